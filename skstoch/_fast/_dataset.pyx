@@ -1,0 +1,122 @@
+"""Row datasets over dense C-contiguous and CSR float64 matrices.
+
+Build them with :func:`skstoch.utils.make_dataset`, which validates the input; the
+constructor here trusts its arguments (kernels run without bounds checks).
+"""
+import numpy as np
+
+from libc.stdint cimport int32_t, int64_t
+
+from ._dataset cimport dataset_row, row_dot, row_axpy, row_sqnorm
+
+
+cdef class RowDataset:
+    """Rows of a dense (C-contiguous) or CSR matrix behind one interface.
+
+    Parameters
+    ----------
+    data : ndarray of float64
+        Dense: the C-contiguous (n_samples, n_features) matrix.  CSR: ``X.data``.
+    indices, indptr : ndarray of int32 / int64, or None
+        CSR structure (None for dense input).
+    n_features : int
+        Number of columns.
+    """
+
+    def __cinit__(self, data, indices, indptr, Py_ssize_t n_features):
+        cdef const double[::1] flat
+        cdef const int32_t[::1] ind
+        cdef const int64_t[::1] ptr
+        data = np.asarray(data)
+        self.is_sparse = indptr is not None
+        if self.is_sparse:
+            flat = data
+            ind = indices
+            ptr = indptr
+            self.rows.n_samples = ptr.shape[0] - 1
+            self.rows.indices = &ind[0] if ind.shape[0] > 0 else NULL
+            self.rows.indptr = &ptr[0]
+            self._keepalive = (data, indices, indptr)
+        else:
+            flat = data.reshape(-1)
+            self.rows.n_samples = data.shape[0]
+            self.rows.indices = NULL
+            self.rows.indptr = NULL
+            self._keepalive = (data,)
+        self.rows.data = &flat[0] if flat.shape[0] > 0 else NULL
+        self.rows.n_features = n_features
+
+    @property
+    def n_samples(self):
+        return self.rows.n_samples
+
+    @property
+    def n_features(self):
+        return self.rows.n_features
+
+    def __reduce__(self):
+        data, indices, indptr = (self._keepalive + (None, None))[:3]
+        return (RowDataset, (data, indices, indptr, self.rows.n_features))
+
+    def _check_index(self, Py_ssize_t i):
+        if not 0 <= i < self.rows.n_samples:
+            raise IndexError(f"row {i} out of range for {self.rows.n_samples} rows")
+
+    def py_row(self, Py_ssize_t i):
+        """Row i as ``(values, column_indices)`` copies (test hook)."""
+        self._check_index(i)
+        cdef const double* data
+        cdef const int32_t* indices
+        cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
+        values = np.array(<const double[:nnz]> data) if nnz > 0 else np.empty(0)
+        if indices == NULL:
+            cols = np.arange(nnz, dtype=np.int32)
+        elif nnz > 0:
+            cols = np.array(<const int32_t[:nnz]> indices)
+        else:
+            cols = np.empty(0, dtype=np.int32)
+        return values, cols
+
+    def py_dot(self, Py_ssize_t i, const double[::1] w):
+        """<x_i, w> through the kernel helper (test hook)."""
+        self._check_index(i)
+        if w.shape[0] != self.rows.n_features:
+            raise ValueError("w has the wrong length")
+        cdef const double* data
+        cdef const int32_t* indices
+        cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
+        return row_dot(data, indices, nnz, &w[0])
+
+    def py_axpy(self, Py_ssize_t i, double a, double[::1] w):
+        """w += a x_i in place through the kernel helper (test hook)."""
+        self._check_index(i)
+        if w.shape[0] != self.rows.n_features:
+            raise ValueError("w has the wrong length")
+        cdef const double* data
+        cdef const int32_t* indices
+        cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
+        row_axpy(a, data, indices, nnz, &w[0])
+
+    def py_sqnorm(self, Py_ssize_t i):
+        """||x_i||^2 through the kernel helper (test hook)."""
+        self._check_index(i)
+        cdef const double* data
+        cdef const int32_t* indices
+        cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
+        return row_sqnorm(data, nnz)
+
+    def margins(self, const double[::1] w, double intercept=0.0):
+        """X @ w + intercept for all rows in one nogil pass."""
+        if w.shape[0] != self.rows.n_features:
+            raise ValueError("w has the wrong length")
+        cdef double[::1] out = np.empty(self.rows.n_samples)
+        cdef const double* data
+        cdef const int32_t* indices
+        cdef const double* wp = &w[0] if w.shape[0] > 0 else NULL
+        cdef int nnz
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(self.rows.n_samples):
+                nnz = dataset_row(&self.rows, i, &data, &indices)
+                out[i] = row_dot(data, indices, nnz, wp) + intercept
+        return np.asarray(out)

@@ -1,0 +1,22 @@
+"""Shared Python solver pieces: outer loops, step-size rules, projections, and the
+history / verbose / callback / warning convention."""
+from ._epoch_projection import epoch_lengths, epoch_projection
+from ._monitor import DivergenceError, FitMonitor, check_finite_iterate
+from ._projections import project_l1_ball, project_psd
+from ._result import SolverResult
+from ._step_size import stabilized_bb_step
+from ._svrg import relative_change, svrg
+
+__all__ = [
+    "DivergenceError",
+    "FitMonitor",
+    "SolverResult",
+    "check_finite_iterate",
+    "epoch_lengths",
+    "epoch_projection",
+    "project_l1_ball",
+    "project_psd",
+    "relative_change",
+    "stabilized_bb_step",
+    "svrg",
+]

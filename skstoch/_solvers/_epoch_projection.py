@@ -1,0 +1,86 @@
+"""Epoch-projection SGD (paper 001, Algorithms 1 and 3): unprojected epochs of doubling
+length, one projection of each epoch's output, step divided per epoch."""
+import numpy as np
+
+from ._monitor import check_finite_iterate
+from ._result import SolverResult
+from ._svrg import relative_change
+
+
+def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_per_epoch=0):
+    """Lengths T_k = T1 2^(k-1) of the epochs that fit into ``budget`` gradient calls.
+
+    The paper runs an epoch only if it fits whole (``sum_k (T_k + extra_per_epoch) <= budget``),
+    which leaves up to half of the budget unused.  With ``use_full_budget`` the leftover
+    is added to the last epoch.  ``extra_per_epoch`` is 1 for ORDA (T_k + 1 gradient calls).
+    """
+    lengths = []
+    used = 0
+    length = int(first_epoch_length)
+    while used + length + extra_per_epoch <= budget:
+        lengths.append(length)
+        used += length + extra_per_epoch
+        length *= 2
+    if use_full_budget and lengths and used < budget:
+        lengths[-1] += budget - used
+    return lengths
+
+
+def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0,
+                     step_decay, monitor, objective=None, tol=None, use_full_budget=False,
+                     extra_per_epoch=0):
+    """Run epoch-projection SGD.
+
+    Parameters
+    ----------
+    x0 : ndarray
+        Feasible starting point.
+    run_epoch : callable
+        ``run_epoch(x_start, eta, n_steps, epoch) -> x_hat``: the compiled unprojected epoch,
+        returning the epoch's output (the average of its iterates for Epro-SGD, the last ORDA
+        iterate for Epro-ORDA).
+    project : callable
+        ``project(x) -> x`` onto the feasible set.
+    budget : int
+        Total stochastic gradient calls allowed (T).
+    first_epoch_length : int
+        T1 (8 for Epro-SGD and 16 for Epro-ORDA in the paper's theorems).
+    eta0 : float
+        Step of the first epoch.
+    step_decay : float
+        Divisor of the step between epochs (2 for Epro-SGD, sqrt(2) for Epro-ORDA).
+    monitor : FitMonitor
+    objective : callable, optional
+        ``objective(x) -> float`` evaluated at each projected point for the history.
+    tol : float or None
+        Stop early when the projected point's relative change is <= tol.
+    use_full_budget, extra_per_epoch
+        See :func:`epoch_lengths`.
+    """
+    x = project(np.array(x0, dtype=np.float64, copy=True))
+    eta = float(eta0)
+    used = 0
+    change = np.inf
+    lengths = epoch_lengths(budget, first_epoch_length, use_full_budget=use_full_budget,
+                            extra_per_epoch=extra_per_epoch)
+    n_epochs = 0
+    for epoch, n_steps in enumerate(lengths):
+        x_hat = run_epoch(x, eta, n_steps, epoch)
+        check_finite_iterate(x_hat, monitor.solver_name, f"epoch {epoch}")
+        x_new = project(x_hat)
+        used += n_steps + extra_per_epoch
+        n_epochs = epoch + 1
+        change = relative_change(x_new, x)
+        x = x_new
+        record = dict(epoch=epoch, step_size=eta, epoch_length=n_steps, n_gradients=used,
+                      relative_change=change)
+        if objective is not None:
+            record["objective"] = objective(x)
+        stop = monitor.record(x=x, **record)
+        eta /= step_decay
+        if stop or (tol is not None and change <= tol):
+            break
+    converged = tol is None or change <= tol or n_epochs == len(lengths)
+    return SolverResult(x=x, n_iter=used, converged=converged, criterion=change,
+                        extra={"n_epochs": n_epochs, "n_projections": n_epochs,
+                               "budget_used": used, "budget": budget})

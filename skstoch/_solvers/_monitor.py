@@ -1,0 +1,106 @@
+"""The history / verbose / callback / ConvergenceWarning convention shared by every solver.
+
+Every outer loop (epoch, outer iteration) ends with one call to :meth:`FitMonitor.record`,
+which appends a record to the history, prints a progress line when ``verbose > 0``, and calls
+the user's callback; the fit stops when the callback returns a true value.  After the loop,
+:meth:`FitMonitor.finish` raises a ``ConvergenceWarning`` naming the criterion when the solver
+did not reach ``tol``.
+"""
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+
+class DivergenceError(FloatingPointError):
+    """Raised when iterates or the objective stop being finite (step size too large)."""
+
+
+class FitMonitor:
+    """Collect per-epoch records, print progress, run the callback, warn on non-convergence.
+
+    Parameters
+    ----------
+    solver_name : str
+        Name used in progress lines and warnings (e.g. ``"CGVRClassifier(solver='cgvr')"``).
+    verbose : int
+        Print one line per record when > 0.
+    callback : callable or None
+        ``callback(record) -> bool``; ``record`` is the dict just recorded plus the current
+        iterate under ``"x"`` when the solver passes one.  A true return value stops the fit.
+    """
+
+    def __init__(self, solver_name, *, verbose=0, callback=None):
+        self.solver_name = solver_name
+        self.verbose = verbose
+        self.callback = callback
+        self.records = []
+        self.stopped_by_callback = False
+        self._start = time.perf_counter()
+
+    def elapsed(self):
+        """Seconds since the monitor was created."""
+        return time.perf_counter() - self._start
+
+    def record(self, *, x=None, **values):
+        """Append one record (``time`` is added) and return True if the fit must stop."""
+        values = {key: _as_scalar(val) for key, val in values.items()}
+        values["time"] = self.elapsed()
+        for key, val in values.items():
+            if isinstance(val, float) and not np.isfinite(val) and key in ("objective", "loss"):
+                raise DivergenceError(
+                    f"{self.solver_name} diverged: the {key} became {val} at record "
+                    f"{len(self.records)}; decrease the step size (eta0 / learning rate)."
+                )
+        self.records.append(values)
+        if self.verbose > 0:
+            print(f"[{self.solver_name}] " + ", ".join(_format(k, v) for k, v in values.items()))
+        if self.callback is not None:
+            info = dict(values)
+            if x is not None:
+                info["x"] = x
+            if self.callback(info):
+                self.stopped_by_callback = True
+                return True
+        return False
+
+    def history(self):
+        """The records as a dict of 1-D arrays (one entry per record), ready to plot."""
+        keys = []
+        for rec in self.records:
+            keys.extend(k for k in rec if k not in keys)
+        return {k: np.array([rec.get(k, np.nan) for rec in self.records]) for k in keys}
+
+    def finish(self, *, converged, criterion, value, tol, max_iter):
+        """Warn with ``ConvergenceWarning`` unless converged or stopped by the callback."""
+        if converged or self.stopped_by_callback:
+            return
+        warnings.warn(
+            f"{self.solver_name} did not converge: after max_iter={max_iter} iterations the "
+            f"{criterion} is {value:.3g}, above tol={tol:.3g}. Increase max_iter, loosen tol "
+            f"or check the step size.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+
+
+def check_finite_iterate(x, solver_name, where):
+    """Raise :class:`DivergenceError` if the array ``x`` has a non-finite entry."""
+    if not np.all(np.isfinite(x)):
+        raise DivergenceError(
+            f"{solver_name} diverged: non-finite coefficients after {where}; "
+            f"decrease the step size (eta0 / learning rate)."
+        )
+
+
+def _as_scalar(val):
+    if isinstance(val, np.generic):
+        return val.item()
+    return val
+
+
+def _format(key, val):
+    if isinstance(val, float):
+        return f"{key}={val:.6g}"
+    return f"{key}={val}"

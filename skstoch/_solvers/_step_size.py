@@ -1,0 +1,31 @@
+"""Step-size rules shared by the solvers."""
+import numpy as np
+
+
+def stabilized_bb_step(dx, dg, *, inner_iter, epsilon, previous):
+    """Stabilized Barzilai-Borwein step of paper 000 (eq. 14 with the 1/m factor of eq. 17).
+
+    ``eta = ||dx||^2 / (m (|<dx, dg>| + epsilon ||dx||^2))`` with ``dx`` the change of the
+    snapshot and ``dg`` the change of the full gradient between two epochs and ``m`` the number
+    of inner iterations.  ``epsilon = 0`` is the paper's SBB0 (BB with an absolute value);
+    ``epsilon > 0`` bounds the step by ``1 / (m epsilon)`` (eq. 15).
+
+    Guards (paper note §2.2): when ``dx`` is zero, or ``epsilon = 0`` and the curvature
+    ``<dx, dg>`` vanishes, or the result is not finite and positive, the previous step is kept.
+
+    Returns
+    -------
+    step : float
+    used_previous : bool
+        True when a guard kept the previous step.
+    """
+    dx = np.ravel(dx)
+    dg = np.ravel(dg)
+    sq = float(dx @ dx)
+    denom = inner_iter * (abs(float(dx @ dg)) + epsilon * sq)
+    if sq == 0.0 or denom == 0.0:
+        return previous, True
+    step = sq / denom
+    if not np.isfinite(step) or step <= 0.0:
+        return previous, True
+    return step, False

@@ -1,0 +1,265 @@
+"""Base classes shared by the estimator families.
+
+The linear bases own everything that is the same for every linear model of the suite
+(validation, label encoding, one-vs-rest, sample and class weights, warm start, fitted
+attributes, probabilities); a subclass only implements ``_fit_problem``, which solves one
+binary (or single-output) problem with its compiled solver.
+"""
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.linear_model._base import LinearClassifierMixin, SparseCoefMixin
+from sklearn.utils import compute_class_weight
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._solvers import FitMonitor
+from .utils import make_dataset, seed_from_random_state
+
+STOCHASTIC_SOLVER_CONSTRAINTS = {
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+    "callback": [callable, None],
+}
+
+
+class StochasticSolverMixin:
+    """Helpers for estimators with ``max_iter``, ``tol``, ``verbose``, ``random_state`` and
+    ``callback`` (merge ``STOCHASTIC_SOLVER_CONSTRAINTS`` into ``_parameter_constraints``)."""
+
+    def _make_monitor(self, solver_name=None):
+        name = solver_name or type(self).__name__
+        return FitMonitor(name, verbose=self.verbose, callback=self.callback)
+
+    def _draw_seed(self):
+        return seed_from_random_state(self.random_state)
+
+
+class _LinearProblem:
+    """One binary or single-output problem handed to ``_fit_problem``.
+
+    Attributes
+    ----------
+    dataset : RowDataset
+        Rows of X for the kernels (shared by all problems of a fit).
+    X : ndarray or CSR matrix
+        The validated X (for BLAS/sparse full passes).
+    y : ndarray of float64
+        Targets: +1/-1 for classification, real values for regression.
+    sample_weight : ndarray of float64
+        Per-sample weights (class weights already folded in).
+    coef_init, intercept_init : ndarray, float
+        Warm start (zeros otherwise).
+    seed : int
+        Seed of the counter-based generator; ``stream`` distinguishes the problems of one fit.
+    stream : int
+    monitor : FitMonitor
+    """
+
+    def __init__(self, dataset, X, y, sample_weight, coef_init, intercept_init, seed, stream,
+                 monitor):
+        self.dataset = dataset
+        self.X = X
+        self.y = y
+        self.sample_weight = sample_weight
+        self.coef_init = coef_init
+        self.intercept_init = intercept_init
+        self.seed = seed
+        self.stream = stream
+        self.monitor = monitor
+
+
+class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
+    """Shared fit machinery of the linear estimators (not public).
+
+    Subclasses implement ``_fit_problem(problem) -> (coef, intercept, n_iter, SolverResult)``
+    and may override ``_solver_name()``.
+    """
+
+    def _solver_name(self):
+        solver = getattr(self, "solver", None)
+        return f"{type(self).__name__}(solver={solver!r})" if solver else type(self).__name__
+
+    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
+        """Solve one problem per row of ``targets`` (threads when ``n_jobs`` allows)."""
+        dataset = make_dataset(X)
+        seed = self._draw_seed()
+        n_problems = len(targets)
+        monitors = [self._make_monitor(self._solver_name()) for _ in range(n_problems)]
+        problems = [
+            _LinearProblem(dataset, X, targets[k], sample_weights[k], coef_init[k],
+                           float(intercept_init[k]), seed, k, monitors[k])
+            for k in range(n_problems)
+        ]
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_problems == 1 or n_jobs in (None, 1):
+            results = [self._fit_problem(p) for p in problems]
+        else:
+            results = Parallel(n_jobs=n_jobs, prefer="threads")(
+                delayed(self._fit_problem)(p) for p in problems
+            )
+        self.coef_ = np.vstack([np.asarray(r[0], dtype=np.float64) for r in results])
+        self.intercept_ = np.array([float(r[1]) for r in results])
+        self.n_iter_ = int(max(r[2] for r in results))
+        histories = [m.history() for m in monitors]
+        self.history_ = histories[0] if n_problems == 1 else histories
+        self.seed_ = seed
+        return results
+
+    def _warm_start_arrays(self, n_problems, n_features):
+        if getattr(self, "warm_start", False) and hasattr(self, "coef_"):
+            coef = np.asarray(self.coef_, dtype=np.float64).reshape(-1, n_features)
+            if coef.shape[0] == n_problems:
+                return coef.copy(), np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64)).copy()
+        return np.zeros((n_problems, n_features)), np.zeros(n_problems)
+
+
+class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearModel):
+    """Linear classifier base: binary problems with labels +1/-1, one-vs-rest for more classes.
+
+    Expects parameters ``class_weight`` and, optionally, ``n_jobs`` and ``warm_start``.
+    ``predict_proba`` is available when ``loss == "log_loss"``.
+    """
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             order="C")
+        check_classification_targets(y)
+        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        n_classes = len(self.classes_)
+        if n_classes < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in the data; "
+                f"got only class {self.classes_[0]!r}."
+            )
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is not None:
+            weights = compute_class_weight(class_weight, classes=self.classes_, y=y)
+            sample_weight = sample_weight * weights[y_encoded]
+        heads = [1] if n_classes == 2 else range(n_classes)
+        targets = [np.where(y_encoded == k, 1.0, -1.0) for k in heads]
+        coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
+        self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
+                           intercept_init)
+        return self
+
+    def predict_proba(self, X):
+        """Class probabilities (``loss="log_loss"`` only; one-vs-rest normalised for
+        more than two classes, as ``SGDClassifier``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        if getattr(self, "loss", None) != "log_loss":
+            raise AttributeError(
+                f"predict_proba is only available with loss='log_loss' (got loss={self.loss!r})"
+            )
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p1 = _sigmoid(scores)
+            return np.column_stack([1.0 - p1, p1])
+        proba = _sigmoid(scores)
+        total = proba.sum(axis=1, keepdims=True)
+        uniform = total == 0
+        total[uniform] = 1.0
+        proba /= total
+        proba[uniform[:, 0]] = 1.0 / proba.shape[1]
+        return proba
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        return np.log(self.predict_proba(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _sigmoid(z):
+    out = np.empty_like(z, dtype=np.float64)
+    pos = z >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
+    ez = np.exp(z[~pos])
+    out[~pos] = ez / (1.0 + ez)
+    return out
+
+
+class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
+    """Linear regressor base: one problem per output column (multi-output y allowed)."""
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             order="C", multi_output=True, y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        single = y.ndim == 1
+        Y = y.reshape(-1, 1) if single else y
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        targets = [np.ascontiguousarray(Y[:, k]) for k in range(Y.shape[1])]
+        coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
+        self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
+                           intercept_init)
+        if single:
+            self.coef_ = self.coef_[0]
+            self.intercept_ = float(self.intercept_[0])
+        return self
+
+    def predict(self, X):
+        """Predict with the linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=False)
+        return X @ np.asarray(self.coef_).T + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.multi_output = True
+        return tags

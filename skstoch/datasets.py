@@ -1,0 +1,151 @@
+"""Data generators for examples, tests and benchmarks (no download needed)."""
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+
+def make_embedding(n_objects=100, n_components=10, *, scale=None, random_state=None):
+    """Hidden points ``N(0, scale^2 I)`` (paper 000 §5.1: 100 points in R^10 with variance
+    1/20, so the mean squared distance is 1).
+
+    Returns
+    -------
+    embedding : ndarray of shape (n_objects, n_components)
+    """
+    rng = check_random_state(random_state)
+    if scale is None:
+        scale = np.sqrt(1.0 / (2.0 * n_components))
+    return rng.normal(0.0, scale, size=(n_objects, n_components))
+
+
+def make_triplets(n_objects=100, n_triplets=10_000, n_components=10, *, embedding=None,
+                  noise=0.0, noise_kind="flip", response="order", return_embedding=False,
+                  random_state=None):
+    """Random triplets (i, j, k) with i, j, k distinct, answered from a hidden embedding.
+
+    A triplet's truth is ``d(i, j) < d(i, k)`` in the embedding.
+
+    Parameters
+    ----------
+    n_objects, n_triplets, n_components : int
+        Sizes (``n_components`` only when ``embedding`` is None).
+    embedding : ndarray of shape (n_objects, n_components), optional
+        The hidden points (default: :func:`make_embedding`).
+    noise : float
+        ``noise_kind="flip"``: probability that an answer is flipped (paper 000 §5.3);
+        ``"gaussian"``: standard deviation of noise added to d^2(i,k) - d^2(i,j).
+    response : {"order", "boolean", "count"}
+        cblearn's formats: ``"order"`` returns only the triplets, reordered so that every
+        row reads "i is closer to j than to k"; ``"boolean"`` returns (triplets, y) with
+        y True when the row as written is correct; ``"count"`` returns y in {+1, -1}.
+    return_embedding : bool
+        Also return the hidden embedding.
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    triplets : ndarray of shape (n_triplets, 3), int
+    y : ndarray of shape (n_triplets,), only for "boolean" and "count"
+    embedding : ndarray, only if ``return_embedding``
+    """
+    rng = check_random_state(random_state)
+    if embedding is None:
+        embedding = make_embedding(n_objects, n_components, random_state=rng)
+    embedding = np.asarray(embedding, dtype=np.float64)
+    n_objects = embedding.shape[0]
+    if n_objects < 3:
+        raise ValueError(f"n_objects must be >= 3 for triplets, got {n_objects}")
+    if not isinstance(n_triplets, Integral) or n_triplets < 1:
+        raise ValueError(f"n_triplets must be a positive integer, got {n_triplets!r}")
+    triplets = _distinct_index_rows(rng, n_objects, n_triplets, 3)
+    i, j, k = triplets.T
+    margin = (np.sum((embedding[i] - embedding[k]) ** 2, axis=1)
+              - np.sum((embedding[i] - embedding[j]) ** 2, axis=1))
+    if noise_kind == "gaussian":
+        correct = margin + rng.normal(0.0, noise, size=n_triplets) > 0
+    elif noise_kind == "flip":
+        correct = (margin > 0) ^ (rng.uniform(size=n_triplets) < noise)
+    else:
+        raise ValueError(f"noise_kind must be 'flip' or 'gaussian', got {noise_kind!r}")
+    if response == "order":
+        out = (np.where(correct[:, None], triplets, triplets[:, [0, 2, 1]]),)
+    elif response == "boolean":
+        out = (triplets, correct)
+    elif response == "count":
+        out = (triplets, np.where(correct, 1, -1))
+    else:
+        raise ValueError(f"response must be 'order', 'boolean' or 'count', got {response!r}")
+    if return_embedding:
+        out = out + (embedding,)
+    return out[0] if len(out) == 1 else out
+
+
+def _distinct_index_rows(rng, n_objects, n_rows, width):
+    """Rows of ``width`` distinct indices in [0, n_objects), drawn uniformly."""
+    rows = np.empty((n_rows, width), dtype=np.intp)
+    todo = np.arange(n_rows)
+    while todo.size:
+        cand = rng.randint(0, n_objects, size=(todo.size, width))
+        ok = np.ones(todo.size, dtype=bool)
+        for a in range(width):
+            for b in range(a + 1, width):
+                ok &= cand[:, a] != cand[:, b]
+        rows[todo[ok]] = cand[ok]
+        todo = todo[~ok]
+    return rows
+
+
+def make_semisupervised(y, *, n_labeled=None, labeled_fraction=None, stratify=True,
+                        random_state=None):
+    """Mark all but a few rows as unlabeled (-1), scikit-learn's semi-supervised convention.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Full labels (must not contain -1).
+    n_labeled : int, optional
+        Number of rows that keep their label.
+    labeled_fraction : float, optional
+        Fraction of rows that keep their label (one of the two must be given).
+    stratify : bool
+        Keep at least one labeled row per class and classes in proportion.
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    y_semi : ndarray of shape (n_samples,)
+        Copy of y with unlabeled rows set to -1.
+    labeled_mask : ndarray of bool
+    """
+    rng = check_random_state(random_state)
+    y = np.asarray(y)
+    n = y.shape[0]
+    if np.any(y == -1):
+        raise ValueError("y already contains -1, the marker of unlabeled rows")
+    if (n_labeled is None) == (labeled_fraction is None):
+        raise ValueError("give exactly one of n_labeled and labeled_fraction")
+    if n_labeled is None:
+        if not 0 < labeled_fraction <= 1:
+            raise ValueError(f"labeled_fraction must be in (0, 1], got {labeled_fraction}")
+        n_labeled = max(1, int(round(labeled_fraction * n)))
+    classes = np.unique(y)
+    if not len(classes) <= n_labeled <= n if stratify else 1 <= n_labeled <= n:
+        raise ValueError(f"n_labeled={n_labeled} must be between the number of classes "
+                         f"({len(classes)}) and n_samples ({n})")
+    if stratify:
+        chosen = []
+        for c in classes:
+            members = np.flatnonzero(y == c)
+            share = max(1, int(round(n_labeled * members.size / n)))
+            chosen.append(rng.choice(members, size=min(share, members.size), replace=False))
+        labeled = np.concatenate(chosen)
+    else:
+        labeled = rng.choice(n, size=n_labeled, replace=False)
+    mask = np.zeros(n, dtype=bool)
+    mask[labeled] = True
+    y_semi = np.array(y, copy=True)
+    if y_semi.dtype.kind in "US":
+        y_semi = y_semi.astype(object)
+    y_semi[~mask] = -1
+    return y_semi, mask
