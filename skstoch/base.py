@@ -147,8 +147,8 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         n_classes = len(self.classes_)
         if n_classes < 2:
             raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes in the data; "
-                f"got only class {self.classes_[0]!r}."
+                f"{type(self).__name__} needs samples of at least 2 classes in the data, "
+                f"but the data contains only one class: {self.classes_[0]!r}."
             )
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         class_weight = getattr(self, "class_weight", None)
