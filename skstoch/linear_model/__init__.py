@@ -1,0 +1,3 @@
+"""Linear models: CGVR (paper 004), S3GD (paper 002) and the constrained Lasso (paper 001)."""
+
+__all__ = []
