@@ -2,4 +2,6 @@
 
 __version__ = "0.1.0.dev0"
 
-__all__ = []
+from .semi_supervised import S3VMClassifier
+
+__all__ = ["S3VMClassifier"]
