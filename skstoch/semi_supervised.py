@@ -8,7 +8,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -194,6 +193,20 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
     return state, n_done
 
 
+def _fit_sigmoid_slope(scores, Y):
+    """argmin_a 1/2 a^2 + sum log(1 + exp(-y a f)) over a in [1e-3, 1e3] (scores, Y: (n_l, K))."""
+    from scipy.optimize import minimize_scalar
+
+    margins = (scores * Y).ravel()
+
+    def objective(a):
+        return 0.5 * a * a + np.logaddexp(0.0, -a * margins).sum()
+
+    res = minimize_scalar(objective, bounds=(1e-3, 1e3), method="bounded",
+                          options={"xatol": 1e-6})
+    return float(res.x)
+
+
 # ----------------------------------------------------------------------------------------------
 # estimator
 # ----------------------------------------------------------------------------------------------
@@ -286,8 +299,9 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     random_weights_ : ndarray of shape (n_iter_, n_components_, n_features_in_) or None
         Cached frequencies omega (None when regenerated).
     random_offset_ : ndarray of shape (n_iter_, n_components_) or None
-    calibration_ : ndarray of shape (n_heads, 2)
-        Platt slope and intercept per head, fitted on the labeled rows (``predict_proba``).
+    calibration_slope_ : float
+        Slope a of the sigmoid ``P = 1 / (1 + exp(-a f))`` fitted on the labeled rows
+        (``predict_proba``).
     history_ : dict of ndarray
         Per iteration: batch estimate of the data terms ``loss`` (labeled + unlabeled, before
         the block is added), ``labeled_loss``, ``unlabeled_loss``, ``step_size``, ``time``.
@@ -359,12 +373,11 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     def _split_labels(self, y):
         y = np.asarray(y)
         if y.dtype.kind in "US":
-            raise ValueError(
-                "y has a string dtype; S3VMClassifier marks unlabeled rows with the integer -1. "
-                "Use an object array with -1 for unlabeled rows and strings for the labeled ones "
-                "(as sklearn.semi_supervised.SelfTrainingClassifier requires)."
-            )
-        unlabeled = np.asarray(y == -1, dtype=bool).reshape(-1)
+            # a string array cannot hold the integer -1: every row is labeled (use an object
+            # array with -1 for unlabeled rows, as SelfTrainingClassifier documents)
+            unlabeled = np.zeros(y.shape[0], dtype=bool)
+        else:
+            unlabeled = np.asarray(y == -1, dtype=bool).reshape(-1)
         y_lab = y[~unlabeled]
         if y_lab.shape[0] == 0:
             raise ValueError(
@@ -470,16 +483,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             self.random_offset_ = None
         self.history_ = monitor.history()
 
-        # Platt calibration on the labeled rows (for predict_proba)
-        scores = self._decision(dataset, labeled_rows)
-        self.calibration_ = np.zeros((n_heads, 2))
-        for h in range(n_heads):
-            target = Y[:, h] > 0
-            if target.all() or not target.any():
-                self.calibration_[h] = (0.0, 8.0 if target.all() else -8.0)
-                continue
-            lr = LogisticRegression(C=1.0).fit(scores[:, [h]], target)
-            self.calibration_[h] = (lr.coef_[0, 0], lr.intercept_[0])
+        # sigmoid calibration on the labeled rows (for predict_proba)
+        self.calibration_slope_ = _fit_sigmoid_slope(self._decision(dataset, labeled_rows), Y)
         return self
 
     # -- prediction ------------------------------------------------------------------------------
@@ -538,11 +543,14 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def predict_proba(self, X):
-        """Class probabilities from a Platt (sigmoid) calibration of f fitted on the labeled rows.
+        """Class probabilities from a sigmoid calibration of f fitted on the labeled rows.
 
-        With few labeled rows the calibration is rough (it is fitted in-sample on them); for
-        two classes P(classes_[1]) = sigmoid(a f + b), for more classes the one-vs-rest
-        sigmoids are normalised to sum to one.
+        ``P(classes_[1]) = 1 / (1 + exp(-a f))`` with one slope ``a > 0`` (``calibration_slope_``)
+        fitted by L2-regularised logistic regression without intercept on the labeled rows'
+        decision values (Platt scaling with the intercept fixed at 0, so the most probable class
+        is always the predicted one); for more classes the one-vs-rest sigmoids share the slope
+        and are normalised to sum to one. With few labeled rows the calibration is rough: it is
+        fitted in-sample on them.
 
         Parameters
         ----------
@@ -554,8 +562,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         """
         scores = self.decision_function(X)
         scores = scores[:, None] if scores.ndim == 1 else scores
-        z = scores * self.calibration_[:, 0] + self.calibration_[:, 1]
-        p = 0.5 * (1.0 + np.tanh(0.5 * z))            # stable sigmoid
+        p = 0.5 * (1.0 + np.tanh(0.5 * self.calibration_slope_ * scores))   # stable sigmoid
         if p.shape[1] == 1:
             return np.column_stack([1.0 - p[:, 0], p[:, 0]])
         total = p.sum(axis=1, keepdims=True)
