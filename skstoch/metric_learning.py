@@ -16,11 +16,13 @@ from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 __all__ = ["LMNNMetric"]
 
 # Lanczos steps of the per-iteration lambda_min check (each costs one d x d mat-vec).
-_LANCZOS_STEPS = 6
+_LANCZOS_STEPS = 4
 # Rows per block when forming the prior matrix from pair differences (memory O(block d)).
 _BLOCK = 4096
 # Triplets sampled to set the automatic step size.
 _N_SCALE_SAMPLES = 2000
+# eta0="auto" = _AUTO_FACTOR / (c s), s = mean squared length of triplet differences.
+_AUTO_FACTOR = 5.0
 
 
 class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSolverMixin,
@@ -182,8 +184,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
 
     def __init__(self, n_components=None, *, solver="epro_sgd", triplet_strategy="knn",
                  n_neighbors=3, n_impostors=3, c=0.5, mu1=1e-4, mu2=1e-3, epsilon=1e-3,
-                 prior="pairs", eta0="auto", lam=1.0, batch_size=8, max_iter=2000,
-                 first_epoch_length=None, use_full_budget=False, tol=1e-6,
+                 prior="pairs", eta0="auto", lam=1.0, batch_size=16, max_iter=4000,
+                 first_epoch_length=None, use_full_budget=True, tol=1e-6,
                  random_state=None, verbose=0, callback=None):
         self.n_components = n_components
         self.solver = solver
@@ -602,4 +604,4 @@ def _auto_step(X, triplets, c, rng):
     s = 0.5 * (np.mean(np.sum(a * a, axis=1)) + np.mean(np.sum(b * b, axis=1)))
     if not np.isfinite(s) or s <= 0.0:
         s = 1.0
-    return 0.1 / (max(c, 1e-3) * s)
+    return _AUTO_FACTOR / (max(c, 1e-3) * s)

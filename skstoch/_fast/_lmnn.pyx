@@ -271,13 +271,15 @@ cdef struct Work:
     double* pos     # batch x d (x1 - x2 of active triplets)
     double* neg     # batch x d (x1 - x3 of active triplets)
     double* tmp     # d
+    double* dif     # d
+    double* sm      # d
 
 
 cdef Py_ssize_t _active_batch(Problem* pb, const double* A, Work* wk,
                               rng_state* rng) noexcept nogil:
     """Draw ``batch`` triplets uniformly; keep the difference vectors of those whose hinge
     ||x1-x2||_A^2 - ||x1-x3||_A^2 + 1 is positive at the current A.  Returns their count."""
-    cdef Py_ssize_t b, t, n_active = 0
+    cdef Py_ssize_t b, t, k, n_active = 0
     cdef Py_ssize_t d = pb.d
     cdef double* a
     cdef double* bn
@@ -287,7 +289,12 @@ cdef Py_ssize_t _active_batch(Problem* pb, const double* A, Work* wk,
         bn = wk.neg + n_active * d
         _diff(pb.X, d, pb.trip[3 * t], pb.trip[3 * t + 1], a)
         _diff(pb.X, d, pb.trip[3 * t], pb.trip[3 * t + 2], bn)
-        if _quad(A, a, wk.tmp, d) - _quad(A, bn, wk.tmp, d) + 1.0 > 0.0:
+        # ||a||_A^2 - ||b||_A^2 = (a - b)' A (a + b): one mat-vec instead of two
+        for k in range(d):
+            wk.dif[k] = a[k] - bn[k]
+            wk.sm[k] = a[k] + bn[k]
+        _matvec(A, wk.sm, wk.tmp, d)
+        if _dot(wk.dif, wk.tmp, d) + 1.0 > 0.0:
             n_active += 1
     return n_active
 
@@ -335,13 +342,18 @@ cdef void _work_null(Work* wk) noexcept nogil:
     wk.pos = NULL
     wk.neg = NULL
     wk.tmp = NULL
+    wk.dif = NULL
+    wk.sm = NULL
 
 
 cdef int _work_alloc(Work* wk, Py_ssize_t batch, Py_ssize_t d) noexcept nogil:
     wk.pos = <double*>malloc(batch * d * sizeof(double))
     wk.neg = <double*>malloc(batch * d * sizeof(double))
     wk.tmp = <double*>malloc(d * sizeof(double))
-    if wk.pos == NULL or wk.neg == NULL or wk.tmp == NULL:
+    wk.dif = <double*>malloc(d * sizeof(double))
+    wk.sm = <double*>malloc(d * sizeof(double))
+    if (wk.pos == NULL or wk.neg == NULL or wk.tmp == NULL or wk.dif == NULL
+            or wk.sm == NULL):
         return -1
     return 0
 
@@ -350,6 +362,8 @@ cdef void _work_free(Work* wk) noexcept nogil:
     free(wk.pos)
     free(wk.neg)
     free(wk.tmp)
+    free(wk.dif)
+    free(wk.sm)
 
 
 cdef int _project_in_place(double* A, Py_ssize_t d, double eps, double* acopy, double* w,
