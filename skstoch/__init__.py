@@ -5,3 +5,6 @@ __version__ = "0.1.0.dev0"
 from .semi_supervised import S3VMClassifier
 
 __all__ = ["S3VMClassifier"]
+from .metric_learning import LMNNMetric
+
+__all__ = ["LMNNMetric"]
