@@ -2,4 +2,6 @@
 
 __version__ = "0.1.0.dev0"
 
-__all__ = []
+from .embedding import OrdinalEmbedding
+
+__all__ = ["OrdinalEmbedding"]
