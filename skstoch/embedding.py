@@ -51,10 +51,14 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
         second epoch on); ``'svrg'``: the same with the fixed step ``eta0``; ``'sgd'``:
         mini-batch SGD with step ``eta0 / (1 + 0.01 epoch)``; ``'gd'``: full-batch gradient
         descent with the fixed step ``eta0``.  The last three are the paper's baselines.
-    epsilon : float, default=1e-2
+    epsilon : float or 'auto', default='auto'
         Stabilizer of the SBB step (eq. 14): ``eta = |dx|^2 / (m (|<dx, dg>| + epsilon
         |dx|^2))``, which bounds the step by ``1 / (m epsilon)``.  ``0`` is the paper's SBB0
-        (allowed; it can blow up on non-convex problems).
+        (allowed; it can blow up on non-convex problems).  ``'auto'`` (not in the paper) uses
+        ``0.01 * kappa0``, where ``kappa0 = |<dx, dg>| / |dx|^2`` is the curvature probed along
+        the first gradient: the step then never exceeds 100 times the initial BB step, whatever
+        the number of objects and comparisons (an absolute epsilon that suits 100 objects caps
+        the step far below the curvature scale for thousands of objects).
     batch_size : int, default=10
         Mini-batch size ``b`` (comparisons drawn uniformly with replacement per inner step);
         an inner step moves by ``b * eta`` (``'svrg_sbb'``, ``'svrg'``, ``'sgd'``).
@@ -109,6 +113,8 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
         Mean loss of :attr:`embedding_` over the training comparisons.
     eta0_ : float
         The first step actually used (the probed one when ``eta0=None``).
+    epsilon_ : float
+        The SBB stabilizer actually used (resolved from ``'auto'``).
     seed_ : int
         Seed of the counter-based generator drawn from ``random_state``.
 
@@ -144,7 +150,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "loss": [StrOptions({"ste", "tste", "gnmds", "ckl", "soe"})],
         "solver": [StrOptions({"svrg_sbb", "svrg", "sgd", "gd"})],
-        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "inner_iter": [Interval(Integral, 1, None, closed="left"), None],
         "eta0": [Interval(Real, 0, None, closed="neither"), None],
@@ -154,7 +160,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
         "init": [StrOptions({"random"}), "array-like"],
     }
 
-    def __init__(self, n_components=2, *, loss="ste", solver="svrg_sbb", epsilon=1e-2,
+    def __init__(self, n_components=2, *, loss="ste", solver="svrg_sbb", epsilon="auto",
                  batch_size=10, inner_iter=None, eta0=None, max_iter=100, tol=1e-5,
                  margin=None, alpha=None, mu=0.05, init="random", random_state=None,
                  verbose=0, callback=None):
@@ -241,12 +247,17 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
             total = _ordinal.full_gradient(loss, Q, x, G, inv_m)
             return total * inv_m, G.copy()
 
-        eta0 = self.eta0
-        if eta0 is None:
-            eta0 = _probe_step(full_gradient, X0, self.epsilon)
-            if self.solver != "gd":
-                eta0 /= inner
-        eta0 = float(eta0)
+        eta0, epsilon = self.eta0, self.epsilon
+        if eta0 is None or epsilon == "auto":
+            kappa0 = _probe_curvature(full_gradient, X0)
+            if epsilon == "auto":
+                epsilon = 0.01 * kappa0
+            if eta0 is None:
+                denom = kappa0 + epsilon
+                eta0 = 1.0 / denom if denom > 0.0 and np.isfinite(denom) else 1.0
+                if self.solver != "gd":
+                    eta0 /= inner
+        eta0, epsilon = float(eta0), float(epsilon)
 
         if self.solver in ("svrg_sbb", "svrg"):
             last = np.zeros(n_obj, dtype=np.int64)
@@ -261,7 +272,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
             result = svrg(X0, full_gradient, inner_loop,
                           step_size="sbb" if self.solver == "svrg_sbb" else "fixed",
                           eta0=eta0, inner_iter=inner, max_iter=self.max_iter, tol=self.tol,
-                          monitor=monitor, epsilon=self.epsilon)
+                          monitor=monitor, epsilon=epsilon)
             x, n_iter, converged, change = (result.x, result.n_iter, result.converged,
                                             result.criterion)
         elif self.solver == "sgd":
@@ -281,6 +292,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
         self.n_iter_ = n_iter
         self.history_ = monitor.history()
         self.eta0_ = eta0
+        self.epsilon_ = epsilon
         self.seed_ = seed
         return self
 
@@ -351,24 +363,21 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
         return tags
 
 
-def _probe_step(full_gradient, X0, epsilon):
-    """Curvature probe for the first step: a tiny gradient step, then the SBB formula on it.
+def _probe_curvature(full_gradient, X0):
+    """Curvature ``|<dx, dg>| / |dx|^2`` along a tiny step down the gradient at ``X0``.
 
-    Returns ``|dx|^2 / (|<dx, dg>| + epsilon |dx|^2)`` in full-gradient step units (1 if the
-    probe is degenerate, e.g. a zero gradient).
+    Costs two full-gradient passes; returns 0 when the probe is degenerate (zero gradient).
     """
     _, g0 = full_gradient(X0)
     gnorm = np.linalg.norm(g0)
     if gnorm == 0.0 or not np.isfinite(gnorm):
-        return 1.0
+        return 0.0
     delta = 1e-4 * max(np.linalg.norm(X0), 1e-12) / gnorm
     dx = -delta * g0
     _, g1 = full_gradient(X0 + dx)
     sq = float(np.vdot(dx, dx))
-    denom = abs(float(np.vdot(dx, g1 - g0))) + epsilon * sq
-    if denom <= 0.0 or not np.isfinite(denom):
-        return 1.0
-    return sq / denom
+    kappa = abs(float(np.vdot(dx, g1 - g0))) / sq
+    return kappa if np.isfinite(kappa) else 0.0
 
 
 def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor):

@@ -7,6 +7,7 @@
 
 cdef class ComparisonLoss:
     cdef double loss_grad(self, double a, double c, double* g_a, double* g_c) noexcept nogil
+    cdef void grad(self, double a, double c, double* g_a, double* g_c) noexcept nogil
 
 
 cdef class GNMDSLoss(ComparisonLoss):

@@ -19,6 +19,16 @@ cdef class ComparisonLoss:
         g_c[0] = 0.0
         return 0.0
 
+    cdef void grad(self, double a, double c, double* g_a, double* g_c) noexcept nogil:
+        """The two partial derivatives only (subclasses skip the loss value when cheaper)."""
+        self.loss_grad(a, c, g_a, g_c)
+
+    def py_grad(self, double a, double c):
+        """(d loss / d a, d loss / d c) through the gradient-only path."""
+        cdef double ga, gc
+        self.grad(a, c, &ga, &gc)
+        return ga, gc
+
     def py_loss_grad(self, double a, double c):
         """(loss, d loss / d a, d loss / d c) at squared distances a = d^2(i,j), c = d^2(l,k)."""
         cdef double ga, gc, val
@@ -92,6 +102,17 @@ cdef class STELoss(ComparisonLoss):
         g_a[0] = s
         g_c[0] = -s
         return val
+
+    cdef void grad(self, double a, double c, double* g_a, double* g_c) noexcept nogil:
+        cdef double z = a - c
+        cdef double e, s
+        if z > 0.0:
+            s = 1.0 / (1.0 + exp(-z))
+        else:
+            e = exp(z)
+            s = e / (1.0 + e)
+        g_a[0] = s
+        g_c[0] = -s
 
 
 cdef class TSTELoss(ComparisonLoss):

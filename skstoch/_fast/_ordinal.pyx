@@ -69,16 +69,19 @@ def loss_sum(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, ::1] 
     return total
 
 
-cdef inline void _catch_up(double[:, ::1] X, const double[:, ::1] G, int64_t[::1] last,
-                           Py_ssize_t r, int64_t t, double dense_step,
-                           Py_ssize_t p) noexcept nogil:
-    """Apply the dense steps t' in [last[r], t) of row r at once: x_r -= (t - last) bη g_r."""
+cdef inline void _catch_up(double* X, const double* G, int64_t* last, Py_ssize_t r,
+                           int64_t t, double dense_step, Py_ssize_t p) noexcept nogil:
+    """Apply the dense steps t' in [last[r], t) of row r at once: x_r -= (t - last) b eta g_r."""
     cdef double coef
     cdef Py_ssize_t f
+    cdef double* x
+    cdef const double* g
     if last[r] < t:
         coef = (t - last[r]) * dense_step
+        x = X + r * p
+        g = G + r * p
         for f in range(p):
-            X[r, f] -= coef * G[r, f]
+            x[f] -= coef * g[f]
         last[r] = t
 
 
@@ -97,70 +100,92 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     where ``g = G`` is the full gradient at the snapshot.  The dense term ``b*step*g`` is
     applied lazily: row r carries ``last[r]``, the number of dense steps already applied, and
     is brought up to date just before it is read and once more at the end (exact, O(b p) per
-    step instead of O(n p)).  Without ``variance_reduced`` (plain SGD) the step is
-    ``x <- x - step * sum_{q in I_t} grad f_q(x)``.
+    step instead of O(n p)).  Without ``variance_reduced`` (plain SGD; ``X_snap`` and ``G``
+    are not read) the step is ``x <- x - step * sum_{q in I_t} grad f_q(x)``.
 
     ``last`` (n_objects,), ``buf`` (2 * batch_size, n_components) and ``idx`` (batch_size,)
     are workspaces.  Draws come from the counter-based stream (seed, stream) from counter 0.
     """
     cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
-    cdef Py_ssize_t t, s, f, r, i, j, l, k, q
+    cdef Py_ssize_t t, s, f, r, q
     cdef double dense_step = batch_size * step
-    cdef double a, c, ga, gc, sa, sc, ga_s, gc_s, v
+    cdef double a, c, ga, gc, ga_s, gc_s, v
+    cdef double* Xp = &X[0, 0]
+    cdef const double* Sp = &X_snap[0, 0]
+    cdef const double* Gp = &G[0, 0]
+    cdef const int32_t* Qp = &Q[0, 0]
+    cdef int64_t* lastp = &last[0]
+    cdef double* bufp = &buf[0, 0]
+    cdef int32_t* idxp = &idx[0]
+    cdef double* xi
+    cdef double* xj
+    cdef double* xl
+    cdef double* xk
+    cdef double* b1
+    cdef double* b2
+    cdef const double* si
+    cdef const double* sj
+    cdef const double* sl
+    cdef const double* sk
+    cdef const int32_t* row
     cdef rng_state rng
     rng_init(&rng, seed, stream, 0)
     with nogil:
         for r in range(n):
-            last[r] = 0
+            lastp[r] = 0
         for t in range(n_steps):
             for s in range(batch_size):
-                idx[s] = <int32_t>rng_randint(&rng, m)
+                idxp[s] = <int32_t>rng_randint(&rng, m)
             if variance_reduced:
                 for s in range(batch_size):
-                    q = idx[s]
-                    _catch_up(X, G, last, Q[q, 0], t, dense_step, p)
-                    _catch_up(X, G, last, Q[q, 1], t, dense_step, p)
-                    _catch_up(X, G, last, Q[q, 2], t, dense_step, p)
-                    _catch_up(X, G, last, Q[q, 3], t, dense_step, p)
+                    row = Qp + 4 * idxp[s]
+                    _catch_up(Xp, Gp, lastp, row[0], t, dense_step, p)
+                    _catch_up(Xp, Gp, lastp, row[1], t, dense_step, p)
+                    _catch_up(Xp, Gp, lastp, row[2], t, dense_step, p)
+                    _catch_up(Xp, Gp, lastp, row[3], t, dense_step, p)
             # gradients of the whole batch at the same point x_t
             for s in range(batch_size):
-                q = idx[s]
-                i = Q[q, 0]
-                j = Q[q, 1]
-                l = Q[q, 2]
-                k = Q[q, 3]
-                a = _sqdist(&X[i, 0], &X[j, 0], p)
-                c = _sqdist(&X[l, 0], &X[k, 0], p)
-                loss.loss_grad(a, c, &ga, &gc)
+                row = Qp + 4 * idxp[s]
+                xi = Xp + row[0] * p
+                xj = Xp + row[1] * p
+                xl = Xp + row[2] * p
+                xk = Xp + row[3] * p
+                b1 = bufp + 2 * s * p
+                b2 = b1 + p
+                a = _sqdist(xi, xj, p)
+                c = _sqdist(xl, xk, p)
+                loss.grad(a, c, &ga, &gc)
                 if variance_reduced:
-                    sa = _sqdist(&X_snap[i, 0], &X_snap[j, 0], p)
-                    sc = _sqdist(&X_snap[l, 0], &X_snap[k, 0], p)
-                    loss.loss_grad(sa, sc, &ga_s, &gc_s)
+                    si = Sp + row[0] * p
+                    sj = Sp + row[1] * p
+                    sl = Sp + row[2] * p
+                    sk = Sp + row[3] * p
+                    loss.grad(_sqdist(si, sj, p), _sqdist(sl, sk, p), &ga_s, &gc_s)
                     for f in range(p):
-                        buf[2 * s, f] = 2.0 * (ga * (X[i, f] - X[j, f])
-                                               - ga_s * (X_snap[i, f] - X_snap[j, f]))
-                        buf[2 * s + 1, f] = 2.0 * (gc * (X[l, f] - X[k, f])
-                                                   - gc_s * (X_snap[l, f] - X_snap[k, f]))
+                        b1[f] = 2.0 * (ga * (xi[f] - xj[f]) - ga_s * (si[f] - sj[f]))
+                        b2[f] = 2.0 * (gc * (xl[f] - xk[f]) - gc_s * (sl[f] - sk[f]))
                 else:
                     for f in range(p):
-                        buf[2 * s, f] = 2.0 * ga * (X[i, f] - X[j, f])
-                        buf[2 * s + 1, f] = 2.0 * gc * (X[l, f] - X[k, f])
+                        b1[f] = 2.0 * ga * (xi[f] - xj[f])
+                        b2[f] = 2.0 * gc * (xl[f] - xk[f])
             for s in range(batch_size):
-                q = idx[s]
-                i = Q[q, 0]
-                j = Q[q, 1]
-                l = Q[q, 2]
-                k = Q[q, 3]
+                row = Qp + 4 * idxp[s]
+                xi = Xp + row[0] * p
+                xj = Xp + row[1] * p
+                xl = Xp + row[2] * p
+                xk = Xp + row[3] * p
+                b1 = bufp + 2 * s * p
+                b2 = b1 + p
                 for f in range(p):
-                    v = step * buf[2 * s, f]
-                    X[i, f] -= v
-                    X[j, f] += v
-                    v = step * buf[2 * s + 1, f]
-                    X[l, f] -= v
-                    X[k, f] += v
+                    v = step * b1[f]
+                    xi[f] -= v
+                    xj[f] += v
+                    v = step * b2[f]
+                    xl[f] -= v
+                    xk[f] += v
         if variance_reduced:
             for r in range(n):
-                _catch_up(X, G, last, r, n_steps, dense_step, p)
+                _catch_up(Xp, Gp, lastp, r, n_steps, dense_step, p)
     return rng.counter
 
 
