@@ -8,3 +8,6 @@ __all__ = ["S3VMClassifier"]
 from .metric_learning import LMNNMetric
 
 __all__ = ["LMNNMetric"]
+from .embedding import OrdinalEmbedding
+
+__all__ = ["OrdinalEmbedding"]
