@@ -1,4 +1,5 @@
 """skstoch: scikit-learn compatible stochastic optimization estimators with Cython kernels."""
+from .linear_model import ConstrainedLasso, ConstrainedLassoCV
 
 __version__ = "0.1.0.dev0"
 
@@ -11,3 +12,7 @@ __all__ = ["LMNNMetric"]
 from .embedding import OrdinalEmbedding
 
 __all__ = ["OrdinalEmbedding"]
+__all__ = [
+    "ConstrainedLasso",
+    "ConstrainedLassoCV",
+]
