@@ -2,4 +2,6 @@
 
 __version__ = "0.1.0.dev0"
 
-__all__ = []
+from .linear_model import S3GDClassifier, S3GDRegressor
+
+__all__ = ["S3GDClassifier", "S3GDRegressor"]

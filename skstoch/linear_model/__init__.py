@@ -1,3 +1,4 @@
 """Linear models: CGVR (paper 004), S3GD (paper 002) and the constrained Lasso (paper 001)."""
+from ._s3gd import S3GDClassifier, S3GDRegressor
 
-__all__ = []
+__all__ = ["S3GDClassifier", "S3GDRegressor"]
