@@ -11,8 +11,8 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.metrics.pairwise import euclidean_distances, pairwise_distances_argmin
 
-# k-means on more samples than this uses MiniBatchKMeans when anchor_method="auto"
-_AUTO_MINIBATCH_SAMPLES = 20_000
+# anchor_method="auto" clusters a uniform subsample of at most max(this, 20 m) rows
+_AUTO_SUBSAMPLE = 10_000
 _CHUNK_ELEMENTS = 2_000_000   # distances held at once: chunk_rows * m
 
 
@@ -65,8 +65,11 @@ def select_anchors(X, n_anchors, *, method="auto", kmeans_max_iter=30, random_st
     n_anchors : int
         Requested number of anchors m; when ``m >= n_samples`` every sample is an anchor.
     method : {"auto", "kmeans", "minibatch_kmeans", "random"}
-        ``"auto"``: KMeans up to 20,000 samples, MiniBatchKMeans above.  ``"random"``: a uniform
-        sample of rows (no clustering).
+        ``"kmeans"``: KMeans on all rows, centres snapped to the nearest row (the paper).
+        ``"auto"``: the same on a uniform subsample of ``max(10,000, 20 m)`` rows (all rows when
+        n is smaller), centres snapped to the nearest subsampled row, so the cost is
+        O(subsample m d) instead of O(n m d) per k-means iteration.  ``"minibatch_kmeans"``:
+        MiniBatchKMeans on all rows.  ``"random"``: a uniform sample of rows (no clustering).
     kmeans_max_iter : int
     random_state : int
 
@@ -81,9 +84,14 @@ def select_anchors(X, n_anchors, *, method="auto", kmeans_max_iter=30, random_st
     rng = np.random.RandomState(random_state % (2**32))
     if method == "random":
         return np.sort(rng.choice(n, n_anchors, replace=False)).astype(np.int32)
-    if method == "auto":
-        method = "minibatch_kmeans" if n > _AUTO_MINIBATCH_SAMPLES else "kmeans"
     seed = int(rng.randint(0, 2**31 - 1))
+    rows = None
+    if method == "auto":
+        size = max(_AUTO_SUBSAMPLE, 20 * n_anchors)
+        if size < n:
+            rows = np.sort(rng.choice(n, size, replace=False))
+            X = X[rows]
+        method = "kmeans"
     if method == "kmeans":
         km = KMeans(n_clusters=n_anchors, n_init=1, max_iter=kmeans_max_iter, random_state=seed)
     else:
@@ -92,6 +100,8 @@ def select_anchors(X, n_anchors, *, method="auto", kmeans_max_iter=30, random_st
     km.fit(X)
     centers = km.cluster_centers_
     snapped = pairwise_distances_argmin(centers, X)
+    if rows is not None:
+        snapped = rows[snapped]
     return np.unique(snapped).astype(np.int32)
 
 

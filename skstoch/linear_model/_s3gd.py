@@ -264,7 +264,7 @@ def _strata(X, n_strata, method, max_iter, seed):
     """Strata of stratified SGD: k-means with ``n_strata`` clusters (paper: p clusters)."""
     rs = int(seed % (2**31 - 1))
     n = X.shape[0]
-    if method == "minibatch_kmeans" or (method == "auto" and n > 20_000):
+    if method == "minibatch_kmeans" or (method == "auto" and n > 50_000):
         km = MiniBatchKMeans(n_clusters=n_strata, n_init=1, max_iter=max_iter, random_state=rs)
     elif method == "random":
         labels = np.random.RandomState(rs).randint(0, n_strata, n)
@@ -323,10 +323,12 @@ _SOLVER_DOC = """
     kernel_eps : float, default=1e-4
         Floor of the kernel width (eq. 14).
     anchor_method : {'auto', 'kmeans', 'minibatch_kmeans', 'random'}, default='auto'
-        Clustering for anchors (and strata of ``'ssgd'``); ``'auto'`` uses MiniBatchKMeans
-        above 20,000 samples.
-    kmeans_max_iter : int, default=30
-        Iterations of the clustering.
+        Clustering for anchors (and strata of ``'ssgd'``).  ``'kmeans'``: KMeans on all
+        samples (the paper); ``'auto'``: KMeans on a uniform subsample of
+        ``max(10,000, 20 n_anchors)`` samples, centres snapped to subsampled samples;
+        ``'minibatch_kmeans'``: MiniBatchKMeans on all samples; ``'random'``: uniform samples.
+    kmeans_max_iter : int, default=10
+        Iterations (epochs for MiniBatchKMeans) of the clustering (paper: not reported).
     max_iter : int, default=50
         Maximum number of epochs (one epoch = ``n_samples`` sampled gradients).
     tol : float, default=1e-4
@@ -426,7 +428,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
                  l1_ratio=0.15, fit_intercept=True, solver="s3gd", eta0="auto",
                  learning_rate="constant", power_t=1.0, batch_size=10, n_inner=20,
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
-                 anchor_method="auto", kmeans_max_iter=30, max_iter=50, tol=1e-4,
+                 anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
                  n_iter_no_change=5, track_objective=False, class_weight=None,
                  warm_start=False, n_jobs=None, random_state=None, verbose=0, callback=None):
         self.loss = loss
@@ -496,7 +498,7 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
                  fit_intercept=True, solver="s3gd", eta0="auto", learning_rate="constant",
                  power_t=1.0, batch_size=10, n_inner=20, n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
-                 kmeans_max_iter=30, max_iter=50, tol=1e-4, n_iter_no_change=5,
+                 kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
                  track_objective=False, warm_start=False, random_state=None, verbose=0,
                  callback=None):
         self.loss = loss
