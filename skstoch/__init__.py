@@ -16,3 +16,6 @@ __all__ = [
     "ConstrainedLasso",
     "ConstrainedLassoCV",
 ]
+from .linear_model import S3GDClassifier, S3GDRegressor
+
+__all__ = ["S3GDClassifier", "S3GDRegressor"]
