@@ -42,6 +42,7 @@ def _cgvr_constraints():
         "fit_intercept": ["boolean"],
         "regularize_intercept": ["boolean"],
         "warm_start": ["boolean"],
+        "safeguard": ["boolean"],
     }
 
 
@@ -123,21 +124,23 @@ class _CGVRMixin:
             z = np.empty(1)
         step_max = np.inf if self.step_max is None else float(self.step_max)
         first = True
+        cap = step_max
+        rejected = 0
         k = 0
         while not converged and not stop and k < self.max_iter:
+            x0 = x.copy()
             if self.solver == "cgvr":
                 g[:] = h if self.restart == "h" else u
                 np.negative(g, out=p)
-                x0 = x.copy()
                 before = stats.copy()
+                z_start = z.copy() if need_z else z
                 counter = _cgvr.cgvr_inner(
                     ds, y, sw, loss, x, x0, u, dl0, g, p, self.inner_iter, batch,
                     _cgvr.BETA_RULES[self.beta], _cgvr.LINE_SEARCHES[self.line_search],
-                    self.c1, self.c2, self.step_init, step_max, self.ls_max_iter,
+                    self.c1, self.c2, self.step_init, cap, self.ls_max_iter,
                     self.zoom_max_iter, alpha, alpha_b, fit_intercept,
                     self.w_selection == "random", seed, batch_stream, counter, z, q_full,
                     ys_full, stats, steps)
-                h = g.copy()
                 restarts = int(stats[0] - before[0])
                 passes += (2 * self.inner_iter + restarts) * batch / n
                 if self.line_search == "full":
@@ -164,19 +167,35 @@ class _CGVRMixin:
                 step_size = step
                 g[:] = u
             else:
-                x0 = x.copy()
                 sb = 1 if self.solver == "svrg" else batch
                 counter = _cgvr.svrg_inner(ds, y, sw, loss, x, x0, u, dl0, self.inner_iter,
                                            sb, self.eta0, alpha, alpha_b, fit_intercept,
                                            seed, batch_stream, counter)
                 passes += self.inner_iter * sb / n
                 step_size = self.eta0
-            check_finite_iterate(x, monitor.solver_name, f"outer iteration {k + 1}")
+            guarded = self.solver == "cgvr" and self.safeguard
+            if not guarded:
+                check_finite_iterate(x, monitor.solver_name, f"outer iteration {k + 1}")
             k += 1
-            obj = _cgvr.full_objective_gradient(ds, y, sw, loss, x, alpha, alpha_b,
-                                                fit_intercept, u, dl0,
-                                                z if need_z else None)
+            u_new = np.empty(D)
+            dl0_new = np.empty(n)
+            new_obj = _cgvr.full_objective_gradient(ds, y, sw, loss, x, alpha, alpha_b,
+                                                    fit_intercept, u_new, dl0_new,
+                                                    z if need_z else None)
             passes += 1.0
+            if guarded and not new_obj <= obj:
+                # the outer iteration increased f: discard it and halve the step cap below
+                # the largest step it took (see the user guide, "safeguards")
+                rejected += 1
+                x[:] = x0
+                if need_z:
+                    z[:] = z_start
+                big = float(np.max(steps))
+                cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(cap, 1.0)
+            else:
+                obj, u, dl0 = new_obj, u_new, dl0_new
+                if self.solver == "cgvr":
+                    h = g.copy()
             if self.solver == "cg":
                 beta = _cg_beta(self.beta, u, g, p)
                 p = -u + beta * p
@@ -185,7 +204,8 @@ class _CGVRMixin:
             stop = monitor.record(epoch=k, objective=obj, grad_max=crit, step_size=step_size,
                                   passes=passes, restarts=int(stats[0]),
                                   skipped_steps=int(stats[1]),
-                                  line_search_evals=int(stats[2]), x=x[:d])
+                                  line_search_evals=int(stats[2]), rejected_epochs=rejected,
+                                  step_cap=cap, x=x[:d])
         monitor.finish(converged=converged, criterion="max |gradient| / alpha",
                        value=crit / scale, tol=self.tol, max_iter=self.max_iter)
         state[problem.stream] = h
@@ -225,7 +245,151 @@ def _batch_size(batch_size, n):
 
 
 class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
-    """PLACEHOLDER"""
+    """Linear classifier trained by stochastic conjugate gradient with variance reduction (CGVR).
+
+    Minimises ``(1/n) sum_i s_i loss(y_i, x_i . w + b) + (alpha/2) ||w||^2`` (``s_i`` the sample
+    weights times class weights) with Algorithm 3 of Jin et al. (2019): an SVRG outer loop (a
+    full gradient ``u_k`` at the snapshot ``w_k``) around nonlinear conjugate-gradient inner
+    steps along variance-reduced mini-batch gradients, each with a strong-Wolfe line search
+    computed on margins (O(batch) per evaluation). More than two classes are handled
+    one-vs-rest, in parallel threads with ``n_jobs``.
+
+    Read more in the :ref:`User Guide <cgvr>`.
+
+    Parameters
+    ----------
+    loss : {'log_loss', 'squared_hinge', 'hinge', 'squared_error'}, default='log_loss'
+        ``'log_loss'`` logistic regression (enables ``predict_proba``); ``'squared_hinge'``
+        ``max(0, 1 - y p)^2`` (LinearSVC's loss, the paper's headline model); ``'hinge'`` (a
+        subgradient is used, as in the paper; no convergence guarantee); ``'squared_error'``
+        ``(p - y)^2 / 2`` on +-1 targets (the paper's ridge classifier).
+    alpha : float, default=1e-4
+        Strength of the L2 penalty ``(alpha/2) ||w||^2`` (must be >= 0; CG line searches need
+        ``alpha > 0`` for the hinge loss). scikit-learn's ``C`` is ``1 / (n_samples * alpha)``;
+        the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50) is ``alpha / 2``.
+    solver : {'cgvr', 'cg', 'svrg', 'minibatch_svrg'}, default='cgvr'
+        ``'cgvr'``: Algorithm 3 of the paper. The paper's baselines: ``'cg'`` full-batch
+        nonlinear CG with the same strong-Wolfe line search (one outer iteration = one CG step);
+        ``'svrg'`` SVRG with a fixed step ``eta0`` and single-sample inner steps (Alg. 1,
+        Option I); ``'minibatch_svrg'`` the same with ``batch_size`` samples per step (what the
+        authors' "SLBFGS" code actually runs, see the user guide).
+    beta : {'PR+', 'FR', 'PR', 'HS', 'DY', 'none'}, default='PR+'
+        Conjugate-direction rule: PR+ (paper Option I, used in its experiments), FR (Option II,
+        used in its proof), plain Polak-Ribiere, Hestenes-Stiefel, Dai-Yuan, or ``'none'``
+        (steepest descent along the variance-reduced gradient).
+    line_search : {'vr', 'batch', 'full'}, default='vr'
+        Objective of the strong-Wolfe line search along ``p_t``. ``'batch'`` is the paper's
+        mini-batch objective ``f_S`` (Eqs. 11-12); its step is chosen from an un-reduced noisy
+        function and the iterates stall at a noise floor. ``'vr'`` (default, ours) adds the
+        SVRG correction ``(u_k - grad f_S(w_k)) . x`` to ``f_S``, so that its gradient is exactly
+        the variance-reduced gradient ``g_{t+1}`` of Eq. (3): the curvature condition then
+        enforces the analysis' condition (13) and the method converges linearly at the same
+        O(batch) cost per evaluation. ``'full'`` searches on ``f`` itself (one extra pass over X
+        per inner step).
+    inner_iter : int, default=50
+        Inner iterations ``m`` per outer iteration (paper: 50).
+    batch_size : 'sqrt' or int, default='sqrt'
+        Mini-batch size; ``'sqrt'`` is ``int(sqrt(n_samples))`` as in the paper. Batches are
+        drawn uniformly with replacement.
+    c1, c2 : float, default=1e-4, 0.1
+        Strong-Wolfe constants, ``0 < c1 < c2 < 1`` (paper values).
+    step_init : float, default=1.0
+        First trial step of every line search (paper: 1).
+    step_max : float or None, default=None
+        Largest step; the bracketing phase doubles the step up to it. None: unbounded (paper).
+    ls_max_iter, zoom_max_iter : int, default=20, 20
+        Budgets of the bracketing and zoom phases (paper: 20 each; zoom bisects). When a budget
+        runs out the step with the lowest line-search objective seen is taken (0 if none).
+    restart : {'h', 'full'}, default='h'
+        Direction at the start of each outer iteration: ``'h'`` is ``-g_m`` of the previous
+        outer iteration (Algorithm 3); ``'full'`` is ``-grad f(w_k)``.
+    w_selection : {'last', 'random'}, default='last'
+        Option I (``w_{k+1} = x_m``, paper experiments) or Option II (a random inner iterate,
+        the paper's theory).
+    init : {'zeros', 'uniform'}, default='zeros'
+        Starting point when not warm starting: zeros, or ``U[0, 1)`` entries as in the paper.
+    eta0 : float, default=1e-3
+        Fixed step of the ``'svrg'`` and ``'minibatch_svrg'`` baselines (paper grid: 1e-3,
+        1e-4, 1e-5).
+    fit_intercept : bool, default=True
+        Fit an intercept ``b`` (an extra coordinate, as the paper's appended constant feature).
+    regularize_intercept : bool, default=False
+        Penalise ``b`` as well (``(alpha/2) b^2``), as the paper and LIBLINEAR do.
+        False (default) matches scikit-learn's lbfgs/newton solvers and Ridge.
+    safeguard : bool, default=True
+        ``solver='cgvr'`` only: discard an outer iteration that does not decrease ``f`` (its
+        full gradient is computed anyway) and cap later steps at half of the largest step
+        it took. False runs Algorithm 3 without this check (as the paper).
+    max_iter : int, default=100
+        Maximal number of outer iterations (paper: a fixed T = 25).
+    tol : float, default=1e-4
+        Stop when ``max |grad f(w_k)| <= tol * alpha`` (checked at every full gradient; alpha
+        is replaced by 1 when it is 0). For ``C = 1 / (n alpha)`` this is exactly the stopping
+        rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the sample weights per class.
+    n_jobs : int or None, default=None
+        Threads for the one-vs-rest heads (the kernels release the GIL).
+    warm_start : bool, default=False
+        Start from the previous solution and keep the solver state (the restart gradient
+        ``h_k`` of each head).
+    verbose : int, default=0
+        Print one line per outer iteration when > 0.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the counter-based generator of the kernels (batches, Option II, uniform init).
+        The same value gives bitwise identical fitted attributes, for any ``n_jobs``.
+    callback : callable or None, default=None
+        ``callback(record)`` after every outer iteration (``record`` holds the history entries
+        and the coefficients under ``"x"``); returning True stops the fit.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    n_iter_ : int
+        Outer iterations run (maximum over one-vs-rest heads).
+    history_ : dict of ndarray, or list of dict
+        One entry per outer iteration (entry 0 is the start): ``objective`` f(w_k),
+        ``grad_max`` max |grad f(w_k)|, ``step_size`` (mean accepted inner step), ``passes``
+        (cumulative effective passes over the data: rows read / n_samples), ``restarts``,
+        ``skipped_steps``, ``line_search_evals`` (cumulative counters) and ``time`` (seconds).
+        A list with one dict per head for one-vs-rest.
+    seed_ : int
+        Seed drawn from ``random_state`` for this fit.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string feature names.
+
+    See Also
+    --------
+    CGVRRegressor : the same solver for ridge regression.
+    sklearn.linear_model.LogisticRegression : exact solvers for the log loss.
+    sklearn.svm.LinearSVC : LIBLINEAR for the (squared) hinge loss.
+
+    Notes
+    -----
+    Differences from the paper, all documented in the user guide: the default line search is
+    on the variance-reduced batch objective (``line_search='vr'``) instead of the plain batch
+    objective, which stalls at a noise floor; a direction that is not a descent direction of
+    the line-search objective is replaced by ``-g`` (and the step skipped if that still fails);
+    beta falls back to 0 on a vanishing or non-finite denominator; the intercept is not
+    penalised and ``w_0 = 0`` by default; ``max_iter``/``tol`` replace the fixed T = 25.
+
+    References
+    ----------
+    X.-B. Jin, X.-Y. Zhang, K. Huang and G.-G. Geng, "Stochastic conjugate gradient algorithm
+    with variance reduction", IEEE TNNLS 30(5):1360-1369, 2019 (arXiv:1710.09979).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skstoch import CGVRClassifier
+    >>> X, y = make_classification(n_samples=500, random_state=0)
+    >>> clf = CGVRClassifier(alpha=1e-3, random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.9
+    True
+    """
 
     _parameter_constraints = {
         **_cgvr_constraints(),
@@ -238,7 +402,8 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
                  line_search="vr", inner_iter=50, batch_size="sqrt", c1=1e-4, c2=0.1,
                  step_init=1.0, step_max=None, ls_max_iter=20, zoom_max_iter=20, restart="h",
                  w_selection="last", init="zeros", eta0=1e-3, fit_intercept=True,
-                 regularize_intercept=False, max_iter=100, tol=1e-4, class_weight=None,
+                 regularize_intercept=False, safeguard=True, max_iter=100, tol=1e-4,
+                 class_weight=None,
                  n_jobs=None, warm_start=False, verbose=0, random_state=None, callback=None):
         self.loss = loss
         self.alpha = alpha
@@ -259,6 +424,7 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         self.eta0 = eta0
         self.fit_intercept = fit_intercept
         self.regularize_intercept = regularize_intercept
+        self.safeguard = safeguard
         self.max_iter = max_iter
         self.tol = tol
         self.class_weight = class_weight
@@ -269,14 +435,149 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         self.callback = callback
 
     def fit(self, X, y, sample_weight=None):
-        """FIT"""
+        """Fit the model with CGVR (or the selected baseline solver).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR; float32 is accepted and computed in float64).
+        y : array-like of shape (n_samples,)
+            Target values.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights ``s_i`` of the objective.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
         self._validate_params()
         self._prepare_state()
         return super().fit(X, y, sample_weight=sample_weight)
 
 
 class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
-    """PLACEHOLDER"""
+    """Ridge regression trained by stochastic conjugate gradient with variance reduction (CGVR).
+
+    Minimises ``(1/n) sum_i s_i (y_i - x_i . w - b)^2 / 2 + (alpha/2) ||w||^2`` with Algorithm 3
+    of Jin et al. (2019) (see :class:`CGVRClassifier`). This equals scikit-learn's
+    :class:`~sklearn.linear_model.Ridge` with ``alpha_ridge = n_samples * alpha`` (the paper's
+    ridge model, Eq. 47, with ``lambda = alpha / 2`` has twice this objective). Several targets
+    are solved one after the other as independent problems.
+
+    Read more in the :ref:`User Guide <cgvr>`.
+
+    Parameters
+    ----------
+    loss : {'squared_error'}, default='squared_error'
+        The only loss of the regressor.
+    alpha : float, default=1e-4
+        Strength of the L2 penalty ``(alpha/2) ||w||^2`` (must be >= 0; CG line searches need
+        ``alpha > 0`` for the hinge loss). scikit-learn's ``C`` is ``1 / (n_samples * alpha)``;
+        the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50) is ``alpha / 2``.
+    solver : {'cgvr', 'cg', 'svrg', 'minibatch_svrg'}, default='cgvr'
+        ``'cgvr'``: Algorithm 3 of the paper. The paper's baselines: ``'cg'`` full-batch
+        nonlinear CG with the same strong-Wolfe line search (one outer iteration = one CG step);
+        ``'svrg'`` SVRG with a fixed step ``eta0`` and single-sample inner steps (Alg. 1,
+        Option I); ``'minibatch_svrg'`` the same with ``batch_size`` samples per step (what the
+        authors' "SLBFGS" code actually runs, see the user guide).
+    beta : {'PR+', 'FR', 'PR', 'HS', 'DY', 'none'}, default='PR+'
+        Conjugate-direction rule: PR+ (paper Option I, used in its experiments), FR (Option II,
+        used in its proof), plain Polak-Ribiere, Hestenes-Stiefel, Dai-Yuan, or ``'none'``
+        (steepest descent along the variance-reduced gradient).
+    line_search : {'vr', 'batch', 'full'}, default='vr'
+        Objective of the strong-Wolfe line search along ``p_t``. ``'batch'`` is the paper's
+        mini-batch objective ``f_S`` (Eqs. 11-12); its step is chosen from an un-reduced noisy
+        function and the iterates stall at a noise floor. ``'vr'`` (default, ours) adds the
+        SVRG correction ``(u_k - grad f_S(w_k)) . x`` to ``f_S``, so that its gradient is exactly
+        the variance-reduced gradient ``g_{t+1}`` of Eq. (3): the curvature condition then
+        enforces the analysis' condition (13) and the method converges linearly at the same
+        O(batch) cost per evaluation. ``'full'`` searches on ``f`` itself (one extra pass over X
+        per inner step).
+    inner_iter : int, default=50
+        Inner iterations ``m`` per outer iteration (paper: 50).
+    batch_size : 'sqrt' or int, default='sqrt'
+        Mini-batch size; ``'sqrt'`` is ``int(sqrt(n_samples))`` as in the paper. Batches are
+        drawn uniformly with replacement.
+    c1, c2 : float, default=1e-4, 0.1
+        Strong-Wolfe constants, ``0 < c1 < c2 < 1`` (paper values).
+    step_init : float, default=1.0
+        First trial step of every line search (paper: 1).
+    step_max : float or None, default=None
+        Largest step; the bracketing phase doubles the step up to it. None: unbounded (paper).
+    ls_max_iter, zoom_max_iter : int, default=20, 20
+        Budgets of the bracketing and zoom phases (paper: 20 each; zoom bisects). When a budget
+        runs out the step with the lowest line-search objective seen is taken (0 if none).
+    restart : {'h', 'full'}, default='h'
+        Direction at the start of each outer iteration: ``'h'`` is ``-g_m`` of the previous
+        outer iteration (Algorithm 3); ``'full'`` is ``-grad f(w_k)``.
+    w_selection : {'last', 'random'}, default='last'
+        Option I (``w_{k+1} = x_m``, paper experiments) or Option II (a random inner iterate,
+        the paper's theory).
+    init : {'zeros', 'uniform'}, default='zeros'
+        Starting point when not warm starting: zeros, or ``U[0, 1)`` entries as in the paper.
+    eta0 : float, default=1e-3
+        Fixed step of the ``'svrg'`` and ``'minibatch_svrg'`` baselines (paper grid: 1e-3,
+        1e-4, 1e-5).
+    fit_intercept : bool, default=True
+        Fit an intercept ``b`` (an extra coordinate, as the paper's appended constant feature).
+    regularize_intercept : bool, default=False
+        Penalise ``b`` as well (``(alpha/2) b^2``), as the paper and LIBLINEAR do.
+        False (default) matches scikit-learn's lbfgs/newton solvers and Ridge.
+    safeguard : bool, default=True
+        ``solver='cgvr'`` only: discard an outer iteration that does not decrease ``f`` (its
+        full gradient is computed anyway) and cap later steps at half of the largest step
+        it took. False runs Algorithm 3 without this check (as the paper).
+    max_iter : int, default=100
+        Maximal number of outer iterations (paper: a fixed T = 25).
+    tol : float, default=1e-4
+        Stop when ``max |grad f(w_k)| <= tol * alpha`` (checked at every full gradient; alpha
+        is replaced by 1 when it is 0). For ``C = 1 / (n alpha)`` this is exactly the stopping
+        rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol.
+    warm_start : bool, default=False
+        Start from the previous solution and keep the solver state (the restart gradient
+        ``h_k`` of each head).
+    verbose : int, default=0
+        Print one line per outer iteration when > 0.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the counter-based generator of the kernels (batches, Option II, uniform init).
+        The same value gives bitwise identical fitted attributes, for any ``n_jobs``.
+    callback : callable or None, default=None
+        ``callback(record)`` after every outer iteration (``record`` holds the history entries
+        and the coefficients under ``"x"``); returning True stops the fit.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+    intercept_ : float or ndarray of shape (n_targets,)
+    n_iter_ : int
+        Outer iterations run (maximum over one-vs-rest heads).
+    history_ : dict of ndarray, or list of dict
+        One entry per outer iteration (entry 0 is the start): ``objective`` f(w_k),
+        ``grad_max`` max |grad f(w_k)|, ``step_size`` (mean accepted inner step), ``passes``
+        (cumulative effective passes over the data: rows read / n_samples), ``restarts``,
+        ``skipped_steps``, ``line_search_evals`` (cumulative counters) and ``time`` (seconds).
+        A list with one dict per head for one-vs-rest.
+    seed_ : int
+        Seed drawn from ``random_state`` for this fit.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string feature names.
+
+    See Also
+    --------
+    CGVRClassifier : classification losses.
+    sklearn.linear_model.Ridge : exact ridge solvers.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from skstoch import CGVRRegressor
+    >>> X, y = make_regression(n_samples=500, noise=1.0, random_state=0)
+    >>> reg = CGVRRegressor(alpha=1e-3, random_state=0).fit(X, y)
+    >>> reg.score(X, y) > 0.99
+    True
+    """
 
     _parameter_constraints = {
         **_cgvr_constraints(),
@@ -287,7 +588,8 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
                  line_search="vr", inner_iter=50, batch_size="sqrt", c1=1e-4, c2=0.1,
                  step_init=1.0, step_max=None, ls_max_iter=20, zoom_max_iter=20, restart="h",
                  w_selection="last", init="zeros", eta0=1e-3, fit_intercept=True,
-                 regularize_intercept=False, max_iter=100, tol=1e-4, warm_start=False,
+                 regularize_intercept=False, safeguard=True, max_iter=100, tol=1e-4,
+                 warm_start=False,
                  verbose=0, random_state=None, callback=None):
         self.loss = loss
         self.alpha = alpha
@@ -308,6 +610,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         self.eta0 = eta0
         self.fit_intercept = fit_intercept
         self.regularize_intercept = regularize_intercept
+        self.safeguard = safeguard
         self.max_iter = max_iter
         self.tol = tol
         self.warm_start = warm_start
@@ -316,7 +619,22 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         self.callback = callback
 
     def fit(self, X, y, sample_weight=None):
-        """FIT"""
+        """Fit the model with CGVR (or the selected baseline solver).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR; float32 is accepted and computed in float64).
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Target values.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-sample weights ``s_i`` of the objective.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
         self._validate_params()
         self._prepare_state()
         return super().fit(X, y, sample_weight=sample_weight)
