@@ -19,3 +19,8 @@ __all__ = [
 from .linear_model import S3GDClassifier, S3GDRegressor
 
 __all__ = ["S3GDClassifier", "S3GDRegressor"]
+from .linear_model import CGVRClassifier, CGVRRegressor
+
+__version__ = "0.1.0.dev0"
+
+__all__ = ["CGVRClassifier", "CGVRRegressor"]
