@@ -11,6 +11,9 @@ import skstoch
 # Small, fast configurations: the checks fit hundreds of times.
 ESTIMATORS = [
     # one constructor call per public estimator, added as estimators land
+    skstoch.ConstrainedLasso(),
+    skstoch.ConstrainedLasso(solver="epro_sgd", max_iter=2000, random_state=0),
+    skstoch.ConstrainedLassoCV(n_radii=3, cv=3),
 ]
 
 # {estimator class name: {check name: reason}}
