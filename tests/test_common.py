@@ -27,6 +27,7 @@ EXPECTED_FAILED_CHECKS = {
             "solver ('fista', the default entry) passes this check"),
         "check_sample_weight_equivalence_on_sparse_data": (
             "stochastic solvers only, as for the dense check"),
+    },
     "S3VMClassifier": {
         "check_classifiers_classes": (
             "the check fits labels {-1, 1}; -1 marks unlabeled rows in scikit-learn's "
