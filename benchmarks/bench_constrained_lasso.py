@@ -59,7 +59,9 @@ def main():
         X, y = make_data(kind, args.scale)
         n, d = X.shape
         # the penalized problem whose solution defines the radius
-        l1_pen = 0.05 if kind == "dense" else 0.01
+        # a tenth of the smallest l1 penalty that zeroes the solution
+        l1_max = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / n
+        l1_pen = 0.1 * l1_max
         A = l1_pen + 2 * ALPHA
         rho = l1_pen / A
         enet = ElasticNet(alpha=A, l1_ratio=rho, tol=1e-10, max_iter=100000).fit(X, y)
