@@ -131,7 +131,7 @@ lab, unl = np.flatnonzero(y_semi != -1), np.flatnonzero(y_semi == -1)
 yl = np.where(y_semi[lab] == 1, 1.0, -1.0)
 w = np.zeros(m)
 fr_err = []
-eta, B = 0.1, 64 if FAST else 256
+eta, B = 0.1, 256
 for it in range(1, max(budgets) + 1):
     il, iu = rng.randint(len(lab), size=B), rng.randint(len(unl), size=B)
     Pl, Pu = phi(X[lab[il]]), phi(X[unl[iu]])
