@@ -317,8 +317,9 @@ def test_objective_and_gradient_equal_cblearn(name):
     else:  # cblearn's SOE is a mean over quadruplets (i, j, i, k)
         theirs, grad = _soe._soe_loss(X.ravel(), X.shape, T[:, [0, 1, 0, 2]], 0.1)
         theirs, grad = theirs * m, grad * m
-    assert ours == pytest.approx(theirs, rel=1e-8)
-    np.testing.assert_allclose(G.ravel(), grad, rtol=1e-6, atol=1e-9)
+    # cblearn adds 1e-12 to the STE/t-STE denominators: agreement to ~1e-7, not to rounding
+    assert ours == pytest.approx(theirs, rel=1e-6)
+    np.testing.assert_allclose(G.ravel(), grad, rtol=1e-5, atol=1e-8)
 
 
 # ---------------------------------------------------------------- API
