@@ -11,6 +11,8 @@ import skstoch
 # Small, fast configurations: the checks fit hundreds of times.
 ESTIMATORS = [
     # one constructor call per public estimator, added as estimators land
+    skstoch.S3GDClassifier(n_anchors=10, max_iter=5, random_state=0),
+    skstoch.S3GDRegressor(n_anchors=10, max_iter=5, random_state=0),
 ]
 
 # {estimator class name: {check name: reason}}

@@ -26,6 +26,7 @@ _MODES = {"s3gd": MODE_S3GD, "svrg": MODE_SVRG, "sgd": MODE_SGD, "ssgd": MODE_SS
 # losses whose derivative splits as f(p) - g(y): one label-free anchor table and a label term
 _DECOUPLED = {"log_loss": -1.0, "squared_error": 0.0}
 # upper bound of the second derivative of each loss (smoothness constant per unit ||x||^2)
+_ADAPTIVE_MIN = 1e-3   # 'adaptive' stops dividing the step below eta0 * this
 _CURVATURE = {"log_loss": 0.25, "squared_hinge": 2.0, "squared_error": 1.0}
 
 _COMMON_CONSTRAINTS = {
@@ -36,8 +37,7 @@ _COMMON_CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "solver": [StrOptions(set(_MODES))],
     "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
-    "learning_rate": [StrOptions({"constant", "invscaling"})],
-    "power_t": [Interval(Real, 0, None, closed="left")],
+    "learning_rate": [StrOptions({"constant", "adaptive"})],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
     "n_inner": [Interval(Integral, 1, None, closed="left")],
     "n_anchors": [Interval(Integral, 1, None, closed="left")],
@@ -203,8 +203,6 @@ class _S3GDMixin:
         n_iter = 0
         eta = eta0
         for epoch in range(self.max_iter):
-            if self.learning_rate == "invscaling":
-                eta = eta0 / (1.0 + epoch) ** self.power_t
             loss_sum, n_seen, counter = run_epoch(
                 ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, lam1, lam2,
                 batch, self.n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum, slot_label,
@@ -233,6 +231,10 @@ class _S3GDMixin:
                 no_improvement += 1
             best = min(best, current)
             if no_improvement >= self.n_iter_no_change:
+                if self.learning_rate == "adaptive" and eta > eta0 * _ADAPTIVE_MIN:
+                    eta /= 5.0      # plateau reached: shrink the noise floor
+                    no_improvement = 0
+                    continue
                 converged = True
                 break
             if stop:
@@ -300,12 +302,12 @@ _SOLVER_DOC = """
         Step size.  ``'auto'`` is ``1 / (2 L)`` with ``L`` the largest per-sample smoothness
         constant (``max_i s_i c (||x_i||^2 + fit_intercept) + alpha (1 - l1_ratio)``, ``c`` the
         loss curvature bound).  The paper picks from the grid {0.1, 1, 5, 10} on normalised data.
-    learning_rate : {'constant', 'invscaling'}, default='constant'
+    learning_rate : {'constant', 'adaptive'}, default='constant'
         ``'constant'`` is the paper's choice; it converges geometrically to a noise floor
-        above the optimum.  ``'invscaling'`` uses ``eta0 / (1 + epoch) ** power_t`` per epoch and
-        removes the floor (slower early on).
-    power_t : float, default=1.0
-        Exponent of ``'invscaling'``.
+        above the optimum.  ``'adaptive'`` (not in the paper, as ``SGDClassifier``): the step is
+        divided by 5 each time ``n_iter_no_change`` epochs bring no improvement larger than
+        ``tol``, down to ``eta0 / 1000``; it removes the floor at the cost of more epochs (use
+        it with ``track_objective=True`` for a noise-free criterion).
     batch_size : int, default=10
         Mini-batch size p (paper: 10).
     n_inner : int, default=20
@@ -401,7 +403,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     -----
     With a constant step the iterates converge geometrically to a neighbourhood of the optimum
     whose size grows with the step and with the anchor approximation error (Theorem 3.1); use
-    ``learning_rate='invscaling'`` (or ``solver='svrg'``) to go below it.  See the user guide
+    ``learning_rate='adaptive'`` (or ``solver='svrg'``) to go below it.  See the user guide
     for the differences from the paper.
 
     Examples
@@ -426,7 +428,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
 
     def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
                  l1_ratio=0.15, fit_intercept=True, solver="s3gd", eta0="auto",
-                 learning_rate="constant", power_t=1.0, batch_size=10, n_inner=20,
+                 learning_rate="constant", batch_size=10, n_inner=20,
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
                  anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
                  n_iter_no_change=5, track_objective=False, class_weight=None,
@@ -440,7 +442,6 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         self.solver = solver
         self.eta0 = eta0
         self.learning_rate = learning_rate
-        self.power_t = power_t
         self.batch_size = batch_size
         self.n_inner = n_inner
         self.n_anchors = n_anchors
@@ -496,7 +497,7 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
 
     def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
                  fit_intercept=True, solver="s3gd", eta0="auto", learning_rate="constant",
-                 power_t=1.0, batch_size=10, n_inner=20, n_anchors=100, n_neighbors=5,
+                 batch_size=10, n_inner=20, n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
                  kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
                  track_objective=False, warm_start=False, random_state=None, verbose=0,
@@ -509,7 +510,6 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
         self.solver = solver
         self.eta0 = eta0
         self.learning_rate = learning_rate
-        self.power_t = power_t
         self.batch_size = batch_size
         self.n_inner = n_inner
         self.n_anchors = n_anchors
