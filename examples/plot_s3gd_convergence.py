@@ -38,8 +38,8 @@ from skstoch.linear_model._anchor_graph import build_anchor_graph  # noqa: E402
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 ALPHA = 2e-3
-N_BIG = 4_000 if FAST else 50_000
-EPOCHS = 4 if FAST else 15
+N_BIG = 1_500 if FAST else 50_000
+EPOCHS = 3 if FAST else 15
 
 
 def prepare(X):
@@ -97,7 +97,7 @@ fig.tight_layout()
 # Final suboptimality after a fixed number of epochs and fit time against m (paper Fig. 7/8).
 name, X, y = data[0]
 fstar = optimum(X, y)
-ms = [10, 20, 50, 100] if FAST else [10, 20, 50, 100, 200, 400]
+ms = [10, 50] if FAST else [10, 20, 50, 100, 200, 400]
 gaps, times = [], []
 for m in ms:
     t0 = time.perf_counter()
@@ -140,7 +140,7 @@ for wt, w in zip(iterates[:-1], iterates[1:]):
                     axis=1)
     gH = Xb.T @ approx / len(y)
     c_sgd, c_s3 = [], []
-    for _ in range(20):
+    for _ in range(5 if FAST else 20):
         idx = rng.choice(len(y), 10, replace=False)
         g_sgd = Xb[idx].T @ dl[idx] / 10 + ALPHA * w
         g_s3 = Xb[idx].T @ (dl[idx] - approx[idx]) / 10 + gH + ALPHA * w
