@@ -60,8 +60,16 @@ ESTIMATORS = [
     skstoch.ConstrainedLasso(solver="epro_sgd", max_iter=2000, random_state=0),
     skstoch.ConstrainedLassoCV(n_radii=3, cv=3),
     FeatureMatrixOrdinalEmbedding(n_components=2, max_iter=5, tol=1e-3),
+    skstoch.S3GDClassifier(n_anchors=10, max_iter=5, random_state=0),
+    skstoch.S3GDRegressor(n_anchors=10, max_iter=5, random_state=0),
     S3VMClassifier(n_components=16, batch_size=16, max_iter=20, random_state=0),
 ]
+
+_S3GD_SW_REASON = (
+    "stochastic solver: integer sample weights and repeated rows give the same objective but "
+    "not the same random mini-batches, k-means anchors and anchor graph, so the fits differ "
+    "(as for scikit-learn's SGDClassifier)"
+)
 
 # {estimator class name: {check name: reason}}
 EXPECTED_FAILED_CHECKS = {
@@ -72,6 +80,14 @@ EXPECTED_FAILED_CHECKS = {
             "solver ('fista', the default entry) passes this check"),
         "check_sample_weight_equivalence_on_sparse_data": (
             "stochastic solvers only, as for the dense check"),
+    },
+    "S3GDClassifier": {
+        "check_sample_weight_equivalence_on_dense_data": _S3GD_SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _S3GD_SW_REASON,
+    },
+    "S3GDRegressor": {
+        "check_sample_weight_equivalence_on_dense_data": _S3GD_SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _S3GD_SW_REASON,
     },
     "S3VMClassifier": {
         "check_classifiers_classes": (
