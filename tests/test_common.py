@@ -11,10 +11,26 @@ import skstoch
 # Small, fast configurations: the checks fit hundreds of times.
 ESTIMATORS = [
     # one constructor call per public estimator, added as estimators land
+    skstoch.CGVRClassifier(max_iter=20, inner_iter=10, random_state=0),
+    skstoch.CGVRRegressor(max_iter=20, inner_iter=10, random_state=0),
 ]
 
 # {estimator class name: {check name: reason}}
+_CGVR_SW_REASON = (
+    "the objective is (1/n) sum_i s_i loss_i + (alpha/2) ||w||^2 with n the number of rows "
+    "(issue 3; LogisticRegression with C = 1/(n alpha)): repeating a row changes n and so the "
+    "optimum, whereas a weight of 2 does not"
+)
+
 EXPECTED_FAILED_CHECKS = {
+    "CGVRClassifier": {
+        "check_sample_weight_equivalence_on_dense_data": _CGVR_SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _CGVR_SW_REASON,
+    },
+    "CGVRRegressor": {
+        "check_sample_weight_equivalence_on_dense_data": _CGVR_SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _CGVR_SW_REASON,
+    },
 }
 
 
