@@ -1,0 +1,677 @@
+"""Kernels of LMNNMetric (paper 001, section 4): unprojected epochs of stochastic
+(proximal) subgradient steps on the Mahalanobis matrix A, the ORDA inner loop, the
+per-iteration-projection and one-projection baselines, and the triplet hinge sum.
+
+All matrices are dense, C-contiguous and exactly symmetric: every update writes the upper
+triangle and mirrors it, so A never drifts away from symmetry by round-off.
+
+The constraint check ``lambda_min(A) >= eps`` runs every iteration with a few Lanczos steps
+warm-started from the previous eigenvector estimate (O(m d^2), m = ``lanczos_steps``), never a
+full eigendecomposition; the per-iteration projection of the 'sgd' baseline calls LAPACK
+``dsyevr`` (eigenpairs below eps only) and corrects A by a rank-r update.
+
+LAPACK is reached through scipy's ``cython_lapack`` capsules at import time (no compile-time
+dependency on scipy's .pxd files).  Python validates every triplet index before a kernel sees it.
+"""
+from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
+from libc.math cimport exp, fabs, sqrt
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+
+from ._random cimport rng_init, rng_normal, rng_randint, rng_state
+
+import numpy as np
+
+ctypedef void (*dstev_t)(char*, int*, double*, double*, double*, int*, double*,
+                         int*) noexcept nogil
+ctypedef void (*dsyevr_t)(char*, char*, char*, int*, double*, int*, double*, double*, int*,
+                          int*, double*, int*, double*, double*, int*, int*, double*, int*,
+                          int*, int*, int*) noexcept nogil
+
+cdef dstev_t _dstev = NULL
+cdef dsyevr_t _dsyevr = NULL
+
+
+cdef void* _lapack_pointer(str name) except NULL:
+    import scipy.linalg.cython_lapack as cython_lapack
+    capsule = cython_lapack.__pyx_capi__[name]
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
+
+
+_dstev = <dstev_t>_lapack_pointer("dstev")
+_dsyevr = <dsyevr_t>_lapack_pointer("dsyevr")
+
+# modes of run_sgd
+cdef enum:
+    MODE_EPRO = 0      # augmented subgradient + prox, no projection (Algorithm 1, Eq. 18)
+    MODE_SGD = 1       # prox step then projection every iteration (baseline)
+    MODE_ONEPROJ = 2   # smoothed penalty gamma log(1 + exp(lam c / gamma)), no projection
+
+
+# ---------------------------------------------------------------------------------------
+# dense helpers (d x d symmetric, C-contiguous)
+
+cdef inline double _dot(const double* a, const double* b, Py_ssize_t d) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double s = 0.0
+    for i in range(d):
+        s += a[i] * b[i]
+    return s
+
+
+cdef inline void _matvec(const double* A, const double* v, double* out,
+                         Py_ssize_t d) noexcept nogil:
+    """out = A v for symmetric A (column axpys over rows of A)."""
+    cdef Py_ssize_t i, j
+    cdef double vj
+    cdef const double* row
+    for i in range(d):
+        out[i] = 0.0
+    for j in range(d):
+        vj = v[j]
+        row = A + j * d
+        for i in range(d):
+            out[i] += row[i] * vj
+
+
+cdef inline double _quad(const double* A, const double* v, double* tmp,
+                         Py_ssize_t d) noexcept nogil:
+    """v' A v."""
+    _matvec(A, v, tmp, d)
+    return _dot(v, tmp, d)
+
+
+cdef inline void _diff(const double* X, Py_ssize_t d, Py_ssize_t i, Py_ssize_t j,
+                       double* out) noexcept nogil:
+    cdef Py_ssize_t k
+    cdef const double* xi = X + i * d
+    cdef const double* xj = X + j * d
+    for k in range(d):
+        out[k] = xi[k] - xj[k]
+
+
+cdef inline void _mirror(double* A, Py_ssize_t d) noexcept nogil:
+    """Copy the upper triangle into the lower one."""
+    cdef Py_ssize_t i, j
+    for i in range(d):
+        for j in range(i + 1, d):
+            A[j * d + i] = A[i * d + j]
+
+
+cdef inline double _soft(double v, double thr) noexcept nogil:
+    if v > thr:
+        return v - thr
+    if v < -thr:
+        return v + thr
+    return 0.0
+
+
+cdef void _prox(double* A, Py_ssize_t d, double step_mu1, double step_mu2) noexcept nogil:
+    """In place prox of s((mu1/2)||A||_F^2 + mu2 ||A||_1,offdiag) (upper triangle, mirrored):
+    off-diagonal soft-threshold by s mu2, then every entry divided by 1 + s mu1."""
+    cdef Py_ssize_t i, j
+    cdef double scale = 1.0 / (1.0 + step_mu1)
+    cdef double* row
+    for i in range(d):
+        row = A + i * d
+        row[i] = row[i] * scale
+        for j in range(i + 1, d):
+            row[j] = _soft(row[j], step_mu2) * scale
+    _mirror(A, d)
+
+
+# ---------------------------------------------------------------------------------------
+# smallest eigenpair by warm-started Lanczos
+
+cdef struct Lanczos:
+    Py_ssize_t d
+    Py_ssize_t m
+    double* Q       # m x d basis
+    double* w       # d
+    double* alpha   # m
+    double* beta    # m
+    double* z       # m x m
+    double* work    # 2 m
+
+
+cdef void _lanczos_null(Lanczos* lz) noexcept nogil:
+    lz.Q = NULL
+    lz.w = NULL
+    lz.alpha = NULL
+    lz.beta = NULL
+    lz.z = NULL
+    lz.work = NULL
+
+
+cdef int _lanczos_alloc(Lanczos* lz, Py_ssize_t d, Py_ssize_t m) noexcept nogil:
+    lz.d = d
+    lz.m = m
+    lz.Q = <double*>malloc(m * d * sizeof(double))
+    lz.w = <double*>malloc(d * sizeof(double))
+    lz.alpha = <double*>malloc(m * sizeof(double))
+    lz.beta = <double*>malloc(m * sizeof(double))
+    lz.z = <double*>malloc(m * m * sizeof(double))
+    lz.work = <double*>malloc(2 * m * sizeof(double) + 8)
+    if (lz.Q == NULL or lz.w == NULL or lz.alpha == NULL or lz.beta == NULL or lz.z == NULL
+            or lz.work == NULL):
+        return -1
+    return 0
+
+
+cdef void _lanczos_free(Lanczos* lz) noexcept nogil:
+    free(lz.Q)
+    free(lz.w)
+    free(lz.alpha)
+    free(lz.beta)
+    free(lz.z)
+    free(lz.work)
+
+
+cdef void _random_unit(double* v, Py_ssize_t d, rng_state* rng) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double nrm
+    while True:
+        for i in range(d):
+            v[i] = rng_normal(rng)
+        nrm = sqrt(_dot(v, v, d))
+        if nrm > 0.0:
+            break
+    for i in range(d):
+        v[i] /= nrm
+
+
+cdef double _lanczos_min(const double* A, double* u, Lanczos* lz,
+                         rng_state* rng) noexcept nogil:
+    """Smallest Ritz value of A on the m-step Krylov space started at u (full
+    reorthogonalization).  u (unit on exit) becomes the Ritz vector.  The Ritz value is an
+    upper bound of lambda_min(A); started from the previous iteration's vector it tracks
+    lambda_min as A changes by small steps."""
+    cdef Py_ssize_t d = lz.d, m = lz.m
+    cdef Py_ssize_t i, j, p, k, steps = 0
+    cdef double nrm, h, theta
+    cdef double* q
+    cdef int n_int, ldz, info = 0
+    cdef char jobz = b'V'
+    nrm = sqrt(_dot(u, u, d))
+    if not (nrm > 0.0):
+        _random_unit(lz.Q, d, rng)
+    else:
+        for i in range(d):
+            lz.Q[i] = u[i] / nrm
+    for j in range(m):
+        q = lz.Q + j * d
+        _matvec(A, q, lz.w, d)
+        lz.alpha[j] = _dot(q, lz.w, d)
+        steps = j + 1
+        if j == m - 1:
+            break
+        for p in range(2):
+            for k in range(j + 1):
+                h = _dot(lz.Q + k * d, lz.w, d)
+                for i in range(d):
+                    lz.w[i] -= h * lz.Q[k * d + i]
+        nrm = sqrt(_dot(lz.w, lz.w, d))
+        if nrm <= 1e-10 * (fabs(lz.alpha[j]) + 1e-300) or j + 1 >= d:
+            if j + 1 >= d:
+                break
+            # invariant subspace: continue from a random direction orthogonal to the basis
+            lz.beta[j] = 0.0
+            _random_unit(lz.w, d, rng)
+            for p in range(2):
+                for k in range(j + 1):
+                    h = _dot(lz.Q + k * d, lz.w, d)
+                    for i in range(d):
+                        lz.w[i] -= h * lz.Q[k * d + i]
+            nrm = sqrt(_dot(lz.w, lz.w, d))
+            if not (nrm > 0.0):
+                break
+        else:
+            lz.beta[j] = nrm
+        for i in range(d):
+            lz.Q[(j + 1) * d + i] = lz.w[i] / nrm
+    if steps == 1:
+        for i in range(d):
+            u[i] = lz.Q[i]
+        return lz.alpha[0]
+    n_int = <int>steps
+    ldz = n_int
+    _dstev(&jobz, &n_int, lz.alpha, lz.beta, lz.z, &ldz, lz.work, &info)
+    theta = lz.alpha[0]   # eigenvalues in ascending order
+    for i in range(d):
+        u[i] = 0.0
+    for k in range(steps):
+        h = lz.z[k]       # first eigenvector, column-major
+        for i in range(d):
+            u[i] += h * lz.Q[k * d + i]
+    nrm = sqrt(_dot(u, u, d))
+    for i in range(d):
+        u[i] /= nrm
+    return theta
+
+
+# ---------------------------------------------------------------------------------------
+# stochastic gradient pieces
+
+cdef struct Problem:
+    const double* X
+    Py_ssize_t n
+    Py_ssize_t d
+    const int64_t* trip     # n_trip x 3
+    Py_ssize_t n_trip
+    const double* prior     # d x d, or NULL
+    double c
+    double mu1
+    double mu2
+    double lam
+    double eps
+    Py_ssize_t batch
+
+
+cdef struct Work:
+    double* pos     # batch x d (x1 - x2 of active triplets)
+    double* neg     # batch x d (x1 - x3 of active triplets)
+    double* tmp     # d
+    double* dif     # d
+    double* sm      # d
+
+
+cdef Py_ssize_t _active_batch(Problem* pb, const double* A, Work* wk,
+                              rng_state* rng) noexcept nogil:
+    """Draw ``batch`` triplets uniformly; keep the difference vectors of those whose hinge
+    ||x1-x2||_A^2 - ||x1-x3||_A^2 + 1 is positive at the current A.  Returns their count."""
+    cdef Py_ssize_t b, t, k, n_active = 0
+    cdef Py_ssize_t d = pb.d
+    cdef double* a
+    cdef double* bn
+    for b in range(pb.batch):
+        t = rng_randint(rng, pb.n_trip)
+        a = wk.pos + n_active * d
+        bn = wk.neg + n_active * d
+        _diff(pb.X, d, pb.trip[3 * t], pb.trip[3 * t + 1], a)
+        _diff(pb.X, d, pb.trip[3 * t], pb.trip[3 * t + 2], bn)
+        # ||a||_A^2 - ||b||_A^2 = (a - b)' A (a + b): one mat-vec instead of two
+        for k in range(d):
+            wk.dif[k] = a[k] - bn[k]
+            wk.sm[k] = a[k] + bn[k]
+        _matvec(A, wk.sm, wk.tmp, d)
+        if _dot(wk.dif, wk.tmp, d) + 1.0 > 0.0:
+            n_active += 1
+    return n_active
+
+
+cdef void _gradient_step(Problem* pb, double* A, const double* src, Work* wk,
+                         Py_ssize_t n_active, double step, double pen,
+                         const double* u) noexcept nogil:
+    """A = src - step * G (upper triangle, mirrored), with the stochastic gradient
+    G = (c / batch) sum_active (a a' - b b') + (1 - c) prior - pen u u'.
+    ``A`` and ``src`` may be the same buffer."""
+    cdef Py_ssize_t d = pb.d
+    cdef Py_ssize_t i, j, k
+    cdef double coef = step * pb.c / pb.batch
+    cdef double cprior = step * (1.0 - pb.c)
+    cdef double cpen = step * pen
+    cdef double ai, bi, ui
+    cdef double* row
+    cdef const double* srow
+    cdef const double* a
+    cdef const double* bn
+    for i in range(d):
+        row = A + i * d
+        srow = src + i * d
+        if pb.prior != NULL and cprior != 0.0:
+            for j in range(i, d):
+                row[j] = srow[j] - cprior * pb.prior[i * d + j]
+        elif row != srow:
+            for j in range(i, d):
+                row[j] = srow[j]
+        if cpen != 0.0:
+            ui = cpen * u[i]
+            for j in range(i, d):
+                row[j] += ui * u[j]
+        for k in range(n_active):
+            a = wk.pos + k * d
+            bn = wk.neg + k * d
+            ai = coef * a[i]
+            bi = coef * bn[i]
+            for j in range(i, d):
+                row[j] -= ai * a[j] - bi * bn[j]
+    _mirror(A, d)
+
+
+cdef void _work_null(Work* wk) noexcept nogil:
+    wk.pos = NULL
+    wk.neg = NULL
+    wk.tmp = NULL
+    wk.dif = NULL
+    wk.sm = NULL
+
+
+cdef int _work_alloc(Work* wk, Py_ssize_t batch, Py_ssize_t d) noexcept nogil:
+    wk.pos = <double*>malloc(batch * d * sizeof(double))
+    wk.neg = <double*>malloc(batch * d * sizeof(double))
+    wk.tmp = <double*>malloc(d * sizeof(double))
+    wk.dif = <double*>malloc(d * sizeof(double))
+    wk.sm = <double*>malloc(d * sizeof(double))
+    if (wk.pos == NULL or wk.neg == NULL or wk.tmp == NULL or wk.dif == NULL
+            or wk.sm == NULL):
+        return -1
+    return 0
+
+
+cdef void _work_free(Work* wk) noexcept nogil:
+    free(wk.pos)
+    free(wk.neg)
+    free(wk.tmp)
+    free(wk.dif)
+    free(wk.sm)
+
+
+cdef int _project_in_place(double* A, Py_ssize_t d, double eps, double* acopy, double* w,
+                           double* z, int* isuppz, double* work, int lwork, int* iwork,
+                           int liwork) noexcept nogil:
+    """Frobenius projection onto {A >= eps I}: LAPACK dsyevr finds the eigenpairs with
+    eigenvalue <= eps (O(d^3) reduction) and A += sum_k (eps - w_k) z_k z_k'.
+    Returns the number of corrected eigenpairs, or -1 on a LAPACK failure."""
+    cdef char jobz = b'V', rng_c = b'V', uplo = b'L'
+    cdef int n = <int>d, lda = <int>d, il = 0, iu = 0, m = 0, ldz = <int>d, info = 0
+    cdef double vl = -1e308, vu = eps, abstol = 0.0
+    cdef Py_ssize_t i, j, k
+    cdef double gap, zi
+    cdef double* row
+    for i in range(d * d):
+        acopy[i] = A[i]
+    _dsyevr(&jobz, &rng_c, &uplo, &n, acopy, &lda, &vl, &vu, &il, &iu, &abstol, &m, w, z,
+            &ldz, isuppz, work, &lwork, iwork, &liwork, &info)
+    if info != 0:
+        return -1
+    for k in range(m):
+        gap = eps - w[k]
+        if gap <= 0.0:
+            continue
+        for i in range(d):
+            row = A + i * d
+            zi = gap * z[k * d + i]     # column k of z (column-major)
+            for j in range(i, d):
+                row[j] += zi * z[k * d + j]
+    _mirror(A, d)
+    return m
+
+
+def run_sgd(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
+            double[:, ::1] A, double[:, ::1] avg, double[::1] u, uint64_t[::1] counters,
+            uint64_t seed, uint64_t stream, int mode, double eta, int64_t t0,
+            int64_t n_steps, Py_ssize_t batch, double c, double mu1, double mu2, double lam,
+            double eps, double gamma, double decay, Py_ssize_t lanczos_steps):
+    """Run ``n_steps`` stochastic (proximal) subgradient steps on A in place.
+
+    Parameters
+    ----------
+    X : (n, d) float64, C-contiguous
+    triplets : (N, 3) int64, indices into X (validated by the caller)
+    prior : (d, d) float64 or None
+    A : (d, d) float64, symmetric; start point on entry, last iterate x_{T+1} on exit.
+    avg : (d, d) float64; on exit the mean of the iterates x_1..x_T (start included).
+    u : (d,) float64; eigenvector estimate of lambda_min (warm start, updated).
+    counters : (2,) uint64; RNG counters of the triplet stream and the Lanczos stream.
+    mode : 0 epro (step ``eta``, penalty lam [eps - lambda_min]_+), 1 sgd (projection every
+        iteration, step eta / (1 + (t0 + t) / decay)), 2 oneproj (smoothed penalty with
+        ``gamma``, same step rule as sgd).
+    t0 : iterations already done before this call (step rule of modes 1 and 2).
+
+    Returns
+    -------
+    n_active : int
+        Number of active (positive hinge) sampled triplets.
+    n_violations : int
+        Iterations whose Lanczos estimate of lambda_min was below eps (modes 0, 2) or whose
+        projection changed A (mode 1).
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    cdef Problem pb
+    cdef Work wk
+    cdef Lanczos lz
+    cdef rng_state rng_t, rng_l
+    cdef const double[:, ::1] prior_view
+    cdef int64_t t
+    cdef Py_ssize_t i, n_act, total_active = 0, n_viol = 0
+    cdef double step, theta, pen, arg
+    cdef double* acopy = NULL
+    cdef double* ew = NULL
+    cdef double* ez = NULL
+    cdef int* isuppz = NULL
+    cdef double* lwork = NULL
+    cdef int* iwork = NULL
+    cdef int lw = 26 * <int>d + 64, liw = 10 * <int>d + 64, status = 0
+    if A.shape[0] != d or A.shape[1] != d or avg.shape[0] != d or avg.shape[1] != d:
+        raise ValueError("A and avg must be (d, d)")
+    if u.shape[0] != d or counters.shape[0] != 2 or triplets.shape[1] != 3:
+        raise ValueError("bad u, counters or triplets shape")
+    if triplets.shape[0] < 1 or batch < 1 or lanczos_steps < 1:
+        raise ValueError("need triplets, batch >= 1 and lanczos_steps >= 1")
+    pb.X = &X[0, 0]
+    pb.n = n
+    pb.d = d
+    pb.trip = &triplets[0, 0]
+    pb.n_trip = triplets.shape[0]
+    pb.prior = NULL
+    if prior is not None:
+        prior_view = prior
+        if prior_view.shape[0] != d or prior_view.shape[1] != d:
+            raise ValueError("prior must be (d, d)")
+        pb.prior = &prior_view[0, 0]
+    pb.c = c
+    pb.mu1 = mu1
+    pb.mu2 = mu2
+    pb.lam = lam
+    pb.eps = eps
+    pb.batch = batch
+    _work_null(&wk)
+    _lanczos_null(&lz)
+    rng_init(&rng_t, seed, 2 * stream, counters[0])
+    rng_init(&rng_l, seed, 2 * stream + 1, counters[1])
+    if _work_alloc(&wk, batch, d) != 0 or _lanczos_alloc(&lz, d, min(lanczos_steps, d)) != 0:
+        _work_free(&wk)
+        _lanczos_free(&lz)
+        raise MemoryError()
+    if mode == MODE_SGD:
+        acopy = <double*>malloc(d * d * sizeof(double))
+        ew = <double*>malloc(d * sizeof(double))
+        ez = <double*>malloc(d * d * sizeof(double))
+        isuppz = <int*>malloc(2 * d * sizeof(int))
+        lwork = <double*>malloc(lw * sizeof(double))
+        iwork = <int*>malloc(liw * sizeof(int))
+        if (acopy == NULL or ew == NULL or ez == NULL or isuppz == NULL or lwork == NULL
+                or iwork == NULL):
+            status = -2
+    if status == 0:
+        with nogil:
+            for i in range(d * d):
+                (&avg[0, 0])[i] = 0.0
+            for t in range(n_steps):
+                for i in range(d * d):
+                    (&avg[0, 0])[i] += (&A[0, 0])[i]
+                if mode == MODE_EPRO:
+                    step = eta
+                else:
+                    step = eta / (1.0 + (t0 + t) / decay)
+                pen = 0.0
+                if mode != MODE_SGD:
+                    theta = _lanczos_min(&A[0, 0], &u[0], &lz, &rng_l)
+                    if mode == MODE_EPRO:
+                        if eps - theta > 0.0:
+                            pen = lam
+                            n_viol += 1
+                    else:
+                        arg = lam * (eps - theta) / gamma
+                        if arg > 0.0:
+                            pen = lam / (1.0 + exp(-arg))
+                            n_viol += 1
+                        else:
+                            pen = lam * exp(arg) / (1.0 + exp(arg))
+                n_act = _active_batch(&pb, &A[0, 0], &wk, &rng_t)
+                total_active += n_act
+                _gradient_step(&pb, &A[0, 0], &A[0, 0], &wk, n_act, step, pen, &u[0])
+                if mu1 != 0.0 or mu2 != 0.0:
+                    _prox(&A[0, 0], d, step * mu1, step * mu2)
+                if mode == MODE_SGD:
+                    status = _project_in_place(&A[0, 0], d, eps, acopy, ew, ez, isuppz,
+                                               lwork, lw, iwork, liw)
+                    if status < 0:
+                        break
+                    if status > 0:
+                        n_viol += 1
+                    status = 0
+            if n_steps > 0:
+                for i in range(d * d):
+                    (&avg[0, 0])[i] /= n_steps
+    counters[0] = rng_t.counter
+    counters[1] = rng_l.counter
+    _work_free(&wk)
+    _lanczos_free(&lz)
+    free(acopy)
+    free(ew)
+    free(ez)
+    free(isuppz)
+    free(lwork)
+    free(iwork)
+    if status == -2:
+        raise MemoryError()
+    if status < 0:
+        raise np.linalg.LinAlgError("LAPACK dsyevr failed in the per-iteration projection")
+    return total_active, n_viol
+
+
+def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
+             const double[:, ::1] x1, double[:, ::1] out, double[::1] u,
+             uint64_t[::1] counters, uint64_t seed, uint64_t stream, double eta,
+             int64_t n_steps, Py_ssize_t batch, double c, double mu1, double mu2, double lam,
+             double eps, Py_ssize_t lanczos_steps):
+    """ORDA (paper 001, Algorithm 2) on the augmented objective of Eq. (16) from x1, with
+    T = ``n_steps`` (T + 1 stochastic gradient calls).  ``out`` receives x_{T+2}.
+
+    theta_t = 2/(t+1), gamma_t = t^1.5 / eta, u_t = (1 - theta_t) x_t + theta_t z_t,
+    G_t = g(x_t) + lam d[eps - lambda_min(x_t)]_+ (gradient at x_t, as the paper writes),
+    gbar_t = 2 S_t / (t(t+1)) with S_t = sum_tau tau G_tau,
+    z_{t+1} = prox_{g/a_t}(x1 - gbar_t / a_t), a_t = 4 sqrt(t+1) / (t eta),
+    x_{t+1} = prox_{g/gamma_t}(u_t - G_t / gamma_t).
+
+    Returns (n_active, n_violations) as :func:`run_sgd`.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], dd
+    cdef Problem pb
+    cdef Work wk
+    cdef Lanczos lz
+    cdef rng_state rng_t, rng_l
+    cdef const double[:, ::1] prior_view
+    cdef int64_t t
+    cdef Py_ssize_t i, n_act, total_active = 0, n_viol = 0
+    cdef double theta_t, gamma_t, a_t, theta, pen, tt
+    cdef double* x = NULL
+    cdef double* z = NULL
+    cdef double* S = NULL
+    cdef double* G = NULL
+    cdef double* zero = NULL
+    if x1.shape[0] != d or x1.shape[1] != d or out.shape[0] != d or out.shape[1] != d:
+        raise ValueError("x1 and out must be (d, d)")
+    if u.shape[0] != d or counters.shape[0] != 2 or triplets.shape[1] != 3:
+        raise ValueError("bad u, counters or triplets shape")
+    if triplets.shape[0] < 1 or batch < 1 or lanczos_steps < 1:
+        raise ValueError("need triplets, batch >= 1 and lanczos_steps >= 1")
+    dd = d * d
+    pb.X = &X[0, 0]
+    pb.n = n
+    pb.d = d
+    pb.trip = &triplets[0, 0]
+    pb.n_trip = triplets.shape[0]
+    pb.prior = NULL
+    if prior is not None:
+        prior_view = prior
+        if prior_view.shape[0] != d or prior_view.shape[1] != d:
+            raise ValueError("prior must be (d, d)")
+        pb.prior = &prior_view[0, 0]
+    pb.c = c
+    pb.mu1 = mu1
+    pb.mu2 = mu2
+    pb.lam = lam
+    pb.eps = eps
+    pb.batch = batch
+    _work_null(&wk)
+    _lanczos_null(&lz)
+    rng_init(&rng_t, seed, 2 * stream, counters[0])
+    rng_init(&rng_l, seed, 2 * stream + 1, counters[1])
+    x = <double*>malloc(dd * sizeof(double))
+    z = <double*>malloc(dd * sizeof(double))
+    S = <double*>malloc(dd * sizeof(double))
+    G = <double*>malloc(dd * sizeof(double))
+    zero = <double*>malloc(dd * sizeof(double))
+    if (x == NULL or z == NULL or S == NULL or G == NULL or zero == NULL
+            or _work_alloc(&wk, batch, d) != 0
+            or _lanczos_alloc(&lz, d, min(lanczos_steps, d)) != 0):
+        free(x); free(z); free(S); free(G); free(zero)
+        _work_free(&wk)
+        _lanczos_free(&lz)
+        raise MemoryError()
+    with nogil:
+        for i in range(dd):
+            x[i] = (&x1[0, 0])[i]
+            z[i] = (&x1[0, 0])[i]
+            S[i] = 0.0
+            zero[i] = 0.0
+        for t in range(1, n_steps + 2):
+            tt = <double>t
+            theta_t = 2.0 / (tt + 1.0)
+            gamma_t = tt * sqrt(tt) / eta
+            a_t = 4.0 * sqrt(tt + 1.0) / (tt * eta)
+            # G_t at x_t (the gradient step from zero gives -G_t)
+            pen = 0.0
+            theta = _lanczos_min(x, &u[0], &lz, &rng_l)
+            if eps - theta > 0.0:
+                pen = lam
+                n_viol += 1
+            n_act = _active_batch(&pb, x, &wk, &rng_t)
+            total_active += n_act
+            _gradient_step(&pb, G, zero, &wk, n_act, 1.0, pen, &u[0])   # G = -G_t
+            for i in range(dd):
+                S[i] -= tt * G[i]
+                # u_t, then x_{t+1} = prox_{g/gamma_t}(u_t - G_t / gamma_t)
+                x[i] = (1.0 - theta_t) * x[i] + theta_t * z[i] + G[i] / gamma_t
+                # z_{t+1} = prox_{g/a_t}(x1 - gbar_t / a_t)
+                z[i] = (&x1[0, 0])[i] - (2.0 * S[i] / (tt * (tt + 1.0))) / a_t
+            _prox(x, d, mu1 / gamma_t, mu2 / gamma_t)
+            _prox(z, d, mu1 / a_t, mu2 / a_t)
+        for i in range(dd):
+            (&out[0, 0])[i] = x[i]
+    counters[0] = rng_t.counter
+    counters[1] = rng_l.counter
+    free(x); free(z); free(S); free(G); free(zero)
+    _work_free(&wk)
+    _lanczos_free(&lz)
+    return total_active, n_viol
+
+
+def triplet_hinge(const double[:, ::1] P, const int64_t[:, ::1] triplets):
+    """Sum over triplets (i, j, l) of max(0, ||P_i - P_j||^2 - ||P_i - P_l||^2 + 1) and the
+    number of positive terms, for P = X R with A = R R' (so ||P_i - P_j||^2 = ||x_i - x_j||_A^2).
+    O(N k) for N triplets and k columns of P; indices validated by the caller."""
+    cdef Py_ssize_t N = triplets.shape[0], k = P.shape[1]
+    cdef Py_ssize_t t, q, i, j, l, n_active = 0
+    cdef double dp, dn, v, total = 0.0
+    if triplets.shape[1] != 3:
+        raise ValueError("triplets must be (N, 3)")
+    with nogil:
+        for t in range(N):
+            i = triplets[t, 0]
+            j = triplets[t, 1]
+            l = triplets[t, 2]
+            dp = 0.0
+            dn = 0.0
+            for q in range(k):
+                v = P[i, q] - P[j, q]
+                dp += v * v
+                v = P[i, q] - P[l, q]
+                dn += v * v
+            v = dp - dn + 1.0
+            if v > 0.0:
+                total += v
+                n_active += 1
+    return total, n_active
