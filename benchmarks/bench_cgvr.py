@@ -137,7 +137,8 @@ def run_problem(tag, X, y, desc):
 
             def evaluate(est, X=X, ys=ys):
                 sub = (objective(X, ys, coef_of(est)) - fstar) / fstar
-                metrics = {"rel_subopt": float(sub), "n_iter": int(np.max(getattr(est, "n_iter_", -1)))}
+                n_iter = int(np.max(getattr(est, "n_iter_", -1)))
+                metrics = {"rel_subopt": float(sub), "n_iter": n_iter}
                 if isinstance(est, CGVRClassifier):
                     metrics["passes"] = float(est.history_["passes"][-1])
                 return metrics
