@@ -51,8 +51,11 @@ def dense_problem():
 def sparse_problem():
     n, d = (10000, 5000) if FAST else (100000, 50000)
     rng = np.random.RandomState(0)
-    X = sp.random(n, d, density=0.001, format="csr", random_state=rng,
-                  data_rvs=lambda k: rng.exponential(1.0, k))
+    nnz = int(n * d * 0.001)
+    rows = rng.randint(0, n, nnz)
+    cols = rng.randint(0, d, nnz)        # O(nnz) draws (scipy's sp.random permutes n*d)
+    X = sp.csr_matrix((rng.exponential(1.0, nnz), (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
     X = normalize(X)
     w_true = np.zeros(d)
     support = rng.choice(d, d // 10, replace=False)
