@@ -62,12 +62,21 @@ ESTIMATORS = [
     FeatureMatrixOrdinalEmbedding(n_components=2, max_iter=5, tol=1e-3),
     skstoch.S3GDClassifier(n_anchors=10, max_iter=5, random_state=0),
     skstoch.S3GDRegressor(n_anchors=10, max_iter=5, random_state=0),
+    skstoch.CGVRClassifier(max_iter=20, inner_iter=10, random_state=0),
+    skstoch.CGVRRegressor(max_iter=20, inner_iter=10, random_state=0),
     S3VMClassifier(n_components=16, batch_size=16, max_iter=20, random_state=0),
 ]
 
 _S3GD_SW_REASON = (
     "stochastic solver: integer sample weights and repeated rows give the same objective but "
     "not the same random mini-batches, k-means anchors and anchor graph, so the fits differ "
+    "(as for scikit-learn's SGDClassifier)"
+)
+
+_CGVR_SW_REASON = (
+    "stochastic solver: sample weights are rescaled to sum to n_samples, so integer weights and "
+    "repeated rows define the same objective, but the random mini-batches (drawn over rows) "
+    "differ, and the check compares fits to 1e-7, tighter than the solver's tolerance "
     "(as for scikit-learn's SGDClassifier)"
 )
 
@@ -88,6 +97,14 @@ EXPECTED_FAILED_CHECKS = {
     "S3GDRegressor": {
         "check_sample_weight_equivalence_on_dense_data": _S3GD_SW_REASON,
         "check_sample_weight_equivalence_on_sparse_data": _S3GD_SW_REASON,
+    },
+    "CGVRClassifier": {
+        "check_sample_weight_equivalence_on_dense_data": _CGVR_SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _CGVR_SW_REASON,
+    },
+    "CGVRRegressor": {
+        "check_sample_weight_equivalence_on_dense_data": _CGVR_SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _CGVR_SW_REASON,
     },
     "S3VMClassifier": {
         "check_classifiers_classes": (
