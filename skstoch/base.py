@@ -40,6 +40,21 @@ class StochasticSolverMixin:
         return seed_from_random_state(self.random_state)
 
 
+def normalize_sample_weight(sample_weight):
+    """Rescale non-negative weights to sum to n_samples.
+
+    The objectives are written ``(1/n) sum_i s_i loss_i + penalty``; with weights summing to n
+    this is the weighted mean ``sum_i s_i loss_i / sum_i s_i``, so an integer weight is the same
+    as repeating the sample and only the relative weights matter (as in scikit-learn's
+    ElasticNet).  Unit weights are unchanged.
+    """
+    total = sample_weight.sum()
+    if not total > 0:
+        raise ValueError("sample_weight (times class_weight) must have a positive sum; "
+                         "every sample has weight zero.")
+    return sample_weight * (sample_weight.shape[0] / total)
+
+
 class _LinearProblem:
     """One binary or single-output problem handed to ``_fit_problem``.
 
@@ -150,11 +165,13 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
                 f"but the data contains only one class: {self.classes_[0]!r}."
             )
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                             ensure_non_negative=True)
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
             weights = compute_class_weight(class_weight, classes=self.classes_, y=y)
             sample_weight = sample_weight * weights[y_encoded]
+        sample_weight = normalize_sample_weight(sample_weight)
         heads = [1] if n_classes == 2 else range(n_classes)
         targets = [np.where(y_encoded == k, 1.0, -1.0) for k in heads]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
@@ -232,7 +249,9 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         y = np.asarray(y, dtype=np.float64)
         single = y.ndim == 1
         Y = y.reshape(-1, 1) if single else y
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sample_weight = normalize_sample_weight(
+            _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        )
         targets = [np.ascontiguousarray(Y[:, k]) for k in range(Y.shape[1])]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,

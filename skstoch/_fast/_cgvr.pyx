@@ -1,0 +1,458 @@
+"""Kernels of CGVR (Jin et al., paper 004): stochastic conjugate gradient with variance
+reduction, and the paper's baselines (full-batch CG, SVRG with a fixed step).
+
+Problem (one binary or single-output head)::
+
+    f(x) = (1/n) sum_i s_i loss(X_i . w + b, y_i) + (alpha/2) ||w||^2 + (alpha_b/2) b^2
+
+The iterate ``x`` has length ``d + 1``: ``x[:d] = w`` and ``x[d] = b`` (``x[d]`` stays 0 when the
+model has no intercept, because every gradient coordinate ``d`` is then forced to 0).
+
+Every line search works on margins: for a batch S with margins ``z = X_S x`` and ``q = X_S p``,
+``phi(a) = sum_S s_i loss(z_i + a q_i) / |S| + reg(x + a p)`` and its derivative cost O(|S|) per
+evaluation after one O(nnz(X_S)) pass.  All random draws come from the counter-based generator of
+``_random.pxd``; Python has validated every array length before a kernel runs.
+"""
+import numpy as np
+
+from libc.math cimport fabs, sqrt, isfinite
+from libc.stdint cimport int32_t, uint64_t
+
+from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy, dense_dot, dense_axpy
+from ._loss cimport MarginLoss
+from ._random cimport rng_state, rng_init, rng_randint, rng_uniform
+
+cdef enum:
+    # beta rules
+    BETA_PRP = 0      # PR+ (paper Option I, experiments)
+    BETA_FR = 1       # Fletcher-Reeves (paper Option II, theory)
+    BETA_PR = 2       # plain Polak-Ribiere
+    BETA_HS = 3       # Hestenes-Stiefel
+    BETA_DY = 4       # Dai-Yuan
+    BETA_NONE = 5     # steepest descent on the VR gradient (beta = 0)
+    # line-search objectives
+    LS_BATCH = 0      # f_S, the paper's (11)-(12)
+    LS_VR = 1         # f_S + (u - grad f_S(x0)) . x : its gradient is the VR gradient
+    LS_FULL = 2       # f, on all n margins
+
+BETA_RULES = {"PR+": BETA_PRP, "FR": BETA_FR, "PR": BETA_PR, "HS": BETA_HS, "DY": BETA_DY,
+              "none": BETA_NONE}
+LINE_SEARCHES = {"batch": LS_BATCH, "vr": LS_VR, "full": LS_FULL}
+
+# indices of the statistics array filled by cgvr_inner
+STAT_RESTARTS = 0         # direction reset to -g because it was not a descent direction
+STAT_SKIPPED = 1          # no step taken (still not a descent direction, or no decrease found)
+STAT_LS_EVALS = 2         # phi evaluations
+STAT_WOLFE_FAIL = 3       # line search ended by its budget (best point returned)
+STAT_BETA_RESET = 4       # beta rejected (non finite or denominator ~ 0)
+N_STATS = 5
+
+
+cdef inline double reg_dot(const double* a, const double* b, Py_ssize_t d, double alpha,
+                           double alpha_b) noexcept nogil:
+    """alpha a[:d].b[:d] + alpha_b a[d] b[d]."""
+    return alpha * dense_dot(a, b, d) + alpha_b * a[d] * b[d]
+
+
+cdef inline double full_pass(const rows_t* X, const double* y, const double* sw, MarginLoss loss,
+                             const double* x, double alpha, double alpha_b, bint fit_intercept,
+                             double* grad, double* dl, double* z) noexcept nogil:
+    """One pass over X: return f(x); write grad f(x), dl_i = loss'(z_i, y_i) and z_i = X_i x."""
+    cdef Py_ssize_t n = X.n_samples, d = X.n_features, i, j
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef double zi, total = 0.0, gb = 0.0, di, inv_n = 1.0 / n
+    for j in range(d + 1):
+        grad[j] = 0.0
+    for i in range(n):
+        nnz = dataset_row(X, i, &data, &indices)
+        zi = row_dot(data, indices, nnz, x) + x[d]
+        total += sw[i] * loss.loss(zi, y[i])
+        di = loss.dloss(zi, y[i])
+        dl[i] = di
+        if z != NULL:
+            z[i] = zi
+        di *= sw[i] * inv_n
+        if di != 0.0:
+            row_axpy(di, data, indices, nnz, grad)
+            gb += di
+    for j in range(d):
+        grad[j] += alpha * x[j]
+    if fit_intercept:
+        grad[d] = gb + alpha_b * x[d]
+    else:
+        grad[d] = 0.0
+    return total * inv_n + 0.5 * reg_dot(x, x, d, alpha, alpha_b)
+
+
+def full_objective_gradient(RowDataset ds, const double[::1] y, const double[::1] sw,
+                            MarginLoss loss, const double[::1] x, double alpha, double alpha_b,
+                            bint fit_intercept, double[::1] grad, double[::1] dl,
+                            double[::1] z=None):
+    """f(x) in one nogil pass; writes grad f(x) (length d + 1), loss'(X_i x, y_i) (length n)
+    and, when ``z`` is given, the margins X_i x (length n)."""
+    cdef double obj
+    cdef double* zp = &z[0] if z is not None else NULL
+    with nogil:
+        obj = full_pass(&ds.rows, &y[0], &sw[0], loss, &x[0], alpha, alpha_b, fit_intercept,
+                        &grad[0], &dl[0], zp)
+    return obj
+
+
+# ---------------------------------------------------------------------------------------------
+# line search along p on margins
+
+
+cdef struct phi_t:
+    # phi(a) = sum_k s_k loss(z_k + a q_k, y_k) + a r0 + a^2 rpp / 2 + a lin  (+ const)
+    const double* z
+    const double* q
+    const double* y
+    const double* s
+    Py_ssize_t n
+    double r0
+    double rpp
+    double lin
+
+
+cdef inline double phi_value(phi_t* P, MarginLoss loss, double a, double* deriv) noexcept nogil:
+    cdef Py_ssize_t k
+    cdef double v = 0.0, dv = 0.0, zk
+    for k in range(P.n):
+        zk = P.z[k] + a * P.q[k]
+        v += P.s[k] * loss.loss(zk, P.y[k])
+        dv += P.s[k] * loss.dloss(zk, P.y[k]) * P.q[k]
+    deriv[0] = dv + P.r0 + a * P.rpp + P.lin
+    return v + a * (P.r0 + 0.5 * a * P.rpp + P.lin)
+
+
+cdef double strong_wolfe(phi_t* P, MarginLoss loss, double phi0, double dphi0, double a_init,
+                         double a_max, double c1, double c2, int max_iter, int zoom_iter,
+                         int* n_evals, int* failed) noexcept nogil:
+    """Strong-Wolfe line search (Nocedal & Wright Alg. 3.5, zoom Alg. 3.6 with the paper's
+    midpoint rule).  Expansion doubles the step up to ``a_max``.  If the budget runs out the
+    step with the lowest phi seen is returned (0 if none decreased phi)."""
+    cdef double a_prev = 0.0, f_prev = phi0, d_prev = dphi0
+    cdef double a = a_init, fa, da
+    cdef double lo, hi, f_lo, d_lo, mid, fm, dm
+    cdef double best_a = 0.0, best_f = phi0
+    cdef int i, j
+    failed[0] = 0
+    if a > a_max:
+        a = a_max
+    for i in range(max_iter):
+        fa = phi_value(P, loss, a, &da)
+        n_evals[0] += 1
+        if fa < best_f:
+            best_f = fa
+            best_a = a
+        if (not isfinite(fa)) or fa > phi0 + c1 * a * dphi0 or (i > 0 and fa >= f_prev):
+            lo = a_prev; f_lo = f_prev; d_lo = d_prev; hi = a
+            break
+        if fabs(da) <= -c2 * dphi0:
+            return a
+        if da >= 0:
+            lo = a; f_lo = fa; d_lo = da; hi = a_prev
+            break
+        if a >= a_max:
+            return a
+        a_prev = a; f_prev = fa; d_prev = da
+        a = 2.0 * a
+        if a > a_max:
+            a = a_max
+    else:
+        failed[0] = 1
+        return best_a
+    # zoom between lo (sufficient decrease holds, lowest phi so far) and hi
+    for j in range(zoom_iter):
+        mid = 0.5 * (lo + hi)
+        fm = phi_value(P, loss, mid, &dm)
+        n_evals[0] += 1
+        if fm < best_f:
+            best_f = fm
+            best_a = mid
+        if (not isfinite(fm)) or fm > phi0 + c1 * mid * dphi0 or fm >= f_lo:
+            hi = mid
+        else:
+            if fabs(dm) <= -c2 * dphi0:
+                return mid
+            if dm * (hi - lo) >= 0:
+                hi = lo
+            lo = mid; f_lo = fm; d_lo = dm
+    failed[0] = 1
+    return best_a
+
+
+def line_search_margins(MarginLoss loss, const double[::1] z, const double[::1] q,
+                        const double[::1] y, const double[::1] s, double r0, double rpp,
+                        double lin, double a_init, double a_max, double c1, double c2,
+                        int max_iter, int zoom_iter):
+    """Strong-Wolfe step along a line given by margins (used by full-batch CG and the tests).
+
+    Returns ``(step, phi(0), phi'(0), n_evals, failed)``; step is 0 when ``phi'(0) >= 0``.
+    """
+    cdef phi_t P
+    cdef double phi0, dphi0, a = 0.0
+    cdef int n_evals = 0, failed = 0
+    P.z = &z[0]; P.q = &q[0]; P.y = &y[0]; P.s = &s[0]; P.n = z.shape[0]
+    P.r0 = r0; P.rpp = rpp; P.lin = lin
+    with nogil:
+        phi0 = phi_value(&P, loss, 0.0, &dphi0)
+        if dphi0 < 0:
+            a = strong_wolfe(&P, loss, phi0, dphi0, a_init, a_max, c1, c2, max_iter,
+                             zoom_iter, &n_evals, &failed)
+    return a, phi0, dphi0, n_evals, bool(failed)
+
+
+# ---------------------------------------------------------------------------------------------
+# CGVR inner loop (Algorithm 3, one outer iteration)
+
+
+cdef inline double cg_beta(int rule, const double* g_new, const double* g_old, const double* p,
+                           Py_ssize_t m, int* reset) noexcept nogil:
+    """beta_{t+1} from g_{t+1}, g_t and p_t (guards: non-finite or ~0 denominators give 0)."""
+    cdef double gg_new = 0.0, gg_old = 0.0, g_new_old = 0.0, p_new = 0.0, p_old = 0.0
+    cdef double num, den, beta
+    cdef Py_ssize_t j
+    if rule == BETA_NONE:
+        return 0.0
+    for j in range(m):
+        gg_new += g_new[j] * g_new[j]
+        gg_old += g_old[j] * g_old[j]
+        g_new_old += g_new[j] * g_old[j]
+        p_new += p[j] * g_new[j]
+        p_old += p[j] * g_old[j]
+    if rule == BETA_FR:
+        num = gg_new; den = gg_old
+    elif rule == BETA_PR or rule == BETA_PRP:
+        num = gg_new - g_new_old; den = gg_old
+    elif rule == BETA_HS:
+        num = gg_new - g_new_old; den = p_new - p_old
+    else:  # DY
+        num = gg_new; den = p_new - p_old
+    if not (fabs(den) > 1e-300):
+        reset[0] += 1
+        return 0.0
+    beta = num / den
+    if not isfinite(beta):
+        reset[0] += 1
+        return 0.0
+    if rule == BETA_PRP and beta < 0:
+        return 0.0
+    return beta
+
+
+cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
+                               const double* x, const double* p, double* z, double* q,
+                               bint want_z) noexcept nogil:
+    cdef Py_ssize_t k, d = X.n_features
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    for k in range(b):
+        nnz = dataset_row(X, idx[k], &data, &indices)
+        if want_z:
+            z[k] = row_dot(data, indices, nnz, x) + x[d]
+        q[k] = row_dot(data, indices, nnz, p) + p[d]
+
+
+cdef inline void all_margins(const rows_t* X, const double* p, double* q) noexcept nogil:
+    cdef Py_ssize_t i, d = X.n_features
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    for i in range(X.n_samples):
+        nnz = dataset_row(X, i, &data, &indices)
+        q[i] = row_dot(data, indices, nnz, p) + p[d]
+
+
+def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
+               double[::1] x, const double[::1] x0, const double[::1] u, const double[::1] dl0,
+               double[::1] g, double[::1] p, Py_ssize_t inner_iter, Py_ssize_t batch_size,
+               int beta_rule, int ls_mode, double c1, double c2, double step_init,
+               double step_max, int ls_max_iter, int zoom_max_iter, double alpha,
+               double alpha_b, bint fit_intercept, bint option_two, uint64_t seed,
+               uint64_t stream, uint64_t counter, double[::1] z_full, double[::1] q_full,
+               double[::1] ys_full, long[::1] stats, double[::1] steps):
+    """Run the m inner steps of one CGVR outer iteration in place.
+
+    On entry ``x`` = ``x0`` = w_k, ``u`` = grad f(w_k), ``dl0`` = loss'(X w_k), ``g`` = the
+    restart gradient (h_k or u_k) and ``p`` = -g.  On exit ``x`` = w_{k+1} (Option I: x_m; Option
+    II: x_t for a random t in 0..m-1), ``g`` = g_m (= h_{k+1}).  For ``ls_mode`` "full",
+    ``z_full`` holds X w_k (updated in place), ``q_full`` is workspace and ``ys_full`` the
+    weights s_i / n.  ``stats`` accumulates the counters listed in N_STATS, ``steps[t]``
+    receives the accepted step of inner step t.  Returns the RNG counter after the last draw.
+    """
+    cdef const rows_t* X = &ds.rows
+    cdef Py_ssize_t n = X.n_samples, d = X.n_features, D = d + 1
+    cdef Py_ssize_t b = batch_size, t, k, j, i
+    cdef rng_state rng
+    cdef double inv_b = 1.0 / b
+    # batch workspaces
+    cdef Py_ssize_t[::1] idx = np.empty(b, dtype=np.intp)
+    cdef double[::1] zS = np.empty(b), qS = np.empty(b), yS = np.empty(b), sS = np.empty(b)
+    cdef double[::1] d0S = np.empty(b)
+    cdef double[::1] g_new = np.empty(D), base = np.empty(D), x_sel = np.empty(D)
+    cdef phi_t P
+    cdef double phi0, dphi0, a, beta, lin_vr, gp, coef, pnorm_guard
+    cdef int n_evals = 0, failed = 0, beta_resets = 0
+    cdef long restarts = 0, skipped = 0, wolfe_fail = 0
+    cdef Py_ssize_t tau = -1
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+
+    rng_init(&rng, seed, stream, counter)
+    with nogil:
+        if option_two:
+            tau = rng_randint(&rng, inner_iter)
+        # base = u - reg(x0): the VR gradient at x on batch S is
+        # base + reg(x) + sum_S s_k (loss'(z_k) - loss'(z0_k)) X_k / b
+        for j in range(d):
+            base[j] = u[j] - alpha * x0[j]
+        base[d] = u[d] - alpha_b * x0[d] if fit_intercept else 0.0
+
+        for t in range(inner_iter):
+            if t == tau:
+                for j in range(D):
+                    x_sel[j] = x[j]
+            for k in range(b):
+                i = rng_randint(&rng, n)
+                idx[k] = i
+                yS[k] = y[i]
+                sS[k] = sw[i] * inv_b
+                d0S[k] = dl0[i]
+            batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0], True)
+            if ls_mode == LS_FULL:
+                all_margins(X, &p[0], &q_full[0])
+                P.z = &z_full[0]; P.q = &q_full[0]; P.y = &y[0]; P.s = &ys_full[0]; P.n = n
+            else:
+                P.z = &zS[0]; P.q = &qS[0]; P.y = &yS[0]; P.s = &sS[0]; P.n = b
+            P.r0 = reg_dot(&x[0], &p[0], d, alpha, alpha_b)
+            P.rpp = reg_dot(&p[0], &p[0], d, alpha, alpha_b)
+            P.lin = 0.0
+            if ls_mode == LS_VR:
+                lin_vr = dense_dot(&base[0], &p[0], D)
+                for k in range(b):
+                    lin_vr -= sS[k] * d0S[k] * qS[k]
+                # (u - reg x0) . p - sum_S s_k loss'(z0_k) q_k
+                P.lin = lin_vr
+            phi0 = phi_value(&P, loss, 0.0, &dphi0)
+            n_evals += 1
+            if not (dphi0 < 0):
+                # not a descent direction of the line-search objective: restart with -g
+                restarts += 1
+                for j in range(D):
+                    p[j] = -g[j]
+                batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0], False)
+                if ls_mode == LS_FULL:
+                    all_margins(X, &p[0], &q_full[0])
+                P.r0 = reg_dot(&x[0], &p[0], d, alpha, alpha_b)
+                P.rpp = reg_dot(&p[0], &p[0], d, alpha, alpha_b)
+                if ls_mode == LS_VR:
+                    lin_vr = dense_dot(&base[0], &p[0], D)
+                    for k in range(b):
+                        lin_vr -= sS[k] * d0S[k] * qS[k]
+                    P.lin = lin_vr
+                phi0 = phi_value(&P, loss, 0.0, &dphi0)
+                n_evals += 1
+            a = 0.0
+            if dphi0 < 0:
+                a = strong_wolfe(&P, loss, phi0, dphi0, step_init, step_max, c1, c2,
+                                 ls_max_iter, zoom_max_iter, &n_evals, &failed)
+                wolfe_fail += failed
+            if a == 0.0:
+                skipped += 1
+            steps[t] = a
+            if a != 0.0:
+                dense_axpy(a, &p[0], &x[0], D)
+                for k in range(b):
+                    zS[k] += a * qS[k]
+                if ls_mode == LS_FULL:
+                    for i in range(n):
+                        z_full[i] += a * q_full[i]
+            # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3)
+            for j in range(d):
+                g_new[j] = base[j] + alpha * x[j]
+            g_new[d] = base[d] + alpha_b * x[d] if fit_intercept else 0.0
+            for k in range(b):
+                coef = sS[k] * (loss.dloss(zS[k], yS[k]) - d0S[k])
+                if coef != 0.0:
+                    nnz = dataset_row(X, idx[k], &data, &indices)
+                    row_axpy(coef, data, indices, nnz, &g_new[0])
+                    if fit_intercept:
+                        g_new[d] += coef
+            beta = cg_beta(beta_rule, &g_new[0], &g[0], &p[0], D, &beta_resets)
+            gp = 0.0
+            for j in range(D):
+                p[j] = -g_new[j] + beta * p[j]
+                gp += p[j] * g_new[j]
+                g[j] = g_new[j]
+            if not (gp < 0):
+                # descent guard on the VR gradient
+                restarts += 1
+                for j in range(D):
+                    p[j] = -g[j]
+        if option_two:
+            for j in range(D):
+                x[j] = x_sel[j]
+    stats[STAT_RESTARTS] += restarts
+    stats[STAT_SKIPPED] += skipped
+    stats[STAT_LS_EVALS] += n_evals
+    stats[STAT_WOLFE_FAIL] += wolfe_fail
+    stats[STAT_BETA_RESET] += beta_resets
+    return rng.counter
+
+
+# ---------------------------------------------------------------------------------------------
+# baseline: (mini-batch) SVRG with a fixed step (paper Alg. 1; batch sqrt(n) = the reference
+# code's "SLBFGS", whose curvature update never runs)
+
+
+def svrg_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
+               double[::1] x, const double[::1] x0, const double[::1] u, const double[::1] dl0,
+               Py_ssize_t inner_iter, Py_ssize_t batch_size, double step, double alpha,
+               double alpha_b, bint fit_intercept, uint64_t seed, uint64_t stream,
+               uint64_t counter):
+    """m steps x <- x - step * g_VR(x) in place (Option I).  Returns the RNG counter."""
+    cdef const rows_t* X = &ds.rows
+    cdef Py_ssize_t n = X.n_samples, d = X.n_features, D = d + 1
+    cdef Py_ssize_t b = batch_size, t, k, j, i
+    cdef rng_state rng
+    cdef double inv_b = 1.0 / b, zk, coef
+    cdef double[::1] gv = np.empty(D), base = np.empty(D)
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    rng_init(&rng, seed, stream, counter)
+    with nogil:
+        for j in range(d):
+            base[j] = u[j] - alpha * x0[j]
+        base[d] = u[d] - alpha_b * x0[d] if fit_intercept else 0.0
+        for t in range(inner_iter):
+            for j in range(d):
+                gv[j] = base[j] + alpha * x[j]
+            gv[d] = base[d] + alpha_b * x[d] if fit_intercept else 0.0
+            for k in range(b):
+                i = rng_randint(&rng, n)
+                nnz = dataset_row(X, i, &data, &indices)
+                zk = row_dot(data, indices, nnz, &x[0]) + x[d]
+                coef = sw[i] * inv_b * (loss.dloss(zk, y[i]) - dl0[i])
+                if coef != 0.0:
+                    row_axpy(coef, data, indices, nnz, &gv[0])
+                    if fit_intercept:
+                        gv[d] += coef
+            dense_axpy(-step, &gv[0], &x[0], D)
+    return rng.counter
+
+
+def uniform_vector(uint64_t seed, uint64_t stream, Py_ssize_t size):
+    """``size`` uniform draws in [0, 1) from stream (seed, stream) (the paper's w_0 ~ U[0,1]^d)."""
+    cdef rng_state rng
+    cdef double[::1] out = np.empty(size)
+    cdef Py_ssize_t j
+    rng_init(&rng, seed, stream, 0)
+    for j in range(size):
+        out[j] = rng_uniform(&rng)
+    return np.asarray(out)

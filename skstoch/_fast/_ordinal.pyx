@@ -1,0 +1,215 @@
+"""Kernels of OrdinalEmbedding (paper 000): full gradient, SVRG / SGD inner loop with a lazy
+dense update, comparison checks and a reproducible normal initialisation.
+
+Comparisons arrive as validated int32 quadruplets ``Q[q] = (i, j, l, k)`` meaning
+``d(i, j) < d(l, k)`` (a triplet (i, j, k) is stored as (i, j, i, k)); Python has checked
+every index (these kernels run without bounds checks).  The embedding ``X`` is a C-contiguous
+(n_objects, n_components) float64 array.
+"""
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+from ._comparison_loss cimport ComparisonLoss
+from ._random cimport rng_state, rng_init, rng_randint, rng_normal
+
+
+cdef inline double _sqdist(const double* u, const double* v, Py_ssize_t p) noexcept nogil:
+    cdef double s = 0.0, d
+    cdef Py_ssize_t f
+    for f in range(p):
+        d = u[f] - v[f]
+        s += d * d
+    return s
+
+
+def full_gradient(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, ::1] X,
+                  double[:, ::1] G, double scale):
+    """Write ``scale * sum_q grad f_q(X)`` into ``G`` (zeroed first); return ``sum_q f_q(X)``.
+
+    One pass over the comparisons, O(m p) time, no memory beyond ``G``.
+    """
+    cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
+    cdef Py_ssize_t q, f, r, i, j, l, k
+    cdef double a, c, ga, gc, d, total = 0.0
+    with nogil:
+        for r in range(n):
+            for f in range(p):
+                G[r, f] = 0.0
+        for q in range(m):
+            i = Q[q, 0]
+            j = Q[q, 1]
+            l = Q[q, 2]
+            k = Q[q, 3]
+            a = _sqdist(&X[i, 0], &X[j, 0], p)
+            c = _sqdist(&X[l, 0], &X[k, 0], p)
+            total += loss.loss_grad(a, c, &ga, &gc)
+            ga = 2.0 * scale * ga
+            gc = 2.0 * scale * gc
+            if ga != 0.0:
+                for f in range(p):
+                    d = ga * (X[i, f] - X[j, f])
+                    G[i, f] += d
+                    G[j, f] -= d
+            if gc != 0.0:
+                for f in range(p):
+                    d = gc * (X[l, f] - X[k, f])
+                    G[l, f] += d
+                    G[k, f] -= d
+    return total
+
+
+def loss_sum(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, ::1] X):
+    """``sum_q f_q(X)`` (no gradient)."""
+    cdef Py_ssize_t m = Q.shape[0], p = X.shape[1]
+    cdef Py_ssize_t q
+    cdef double ga, gc, total = 0.0
+    with nogil:
+        for q in range(m):
+            total += loss.loss_grad(_sqdist(&X[Q[q, 0], 0], &X[Q[q, 1], 0], p),
+                                    _sqdist(&X[Q[q, 2], 0], &X[Q[q, 3], 0], p), &ga, &gc)
+    return total
+
+
+cdef inline void _catch_up(double* X, const double* G, int64_t* last, Py_ssize_t r,
+                           int64_t t, double dense_step, Py_ssize_t p) noexcept nogil:
+    """Apply the dense steps t' in [last[r], t) of row r at once: x_r -= (t - last) b eta g_r."""
+    cdef double coef
+    cdef Py_ssize_t f
+    cdef double* x
+    cdef const double* g
+    if last[r] < t:
+        coef = (t - last[r]) * dense_step
+        x = X + r * p
+        g = G + r * p
+        for f in range(p):
+            x[f] -= coef * g[f]
+        last[r] = t
+
+
+def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1] X,
+                     const double[:, ::1] X_snap, const double[:, ::1] G, double step,
+                     Py_ssize_t n_steps, Py_ssize_t batch_size, uint64_t seed, uint64_t stream,
+                     int64_t[::1] last, double[:, ::1] buf, int32_t[::1] idx,
+                     bint variance_reduced):
+    """Run ``n_steps`` mini-batch steps in place on ``X`` and return the RNG counter.
+
+    With ``variance_reduced`` (SVRG, paper 000 Alg. 1 with the errata fixed), step t draws
+    ``b = batch_size`` comparisons ``I_t`` uniformly with replacement and does
+
+        x <- x - b*step * ( (1/b) sum_{q in I_t} (grad f_q(x) - grad f_q(x_snap)) + g )
+
+    where ``g = G`` is the full gradient at the snapshot.  The dense term ``b*step*g`` is
+    applied lazily: row r carries ``last[r]``, the number of dense steps already applied, and
+    is brought up to date just before it is read and once more at the end (exact, O(b p) per
+    step instead of O(n p)).  Without ``variance_reduced`` (plain SGD; ``X_snap`` and ``G``
+    are not read) the step is ``x <- x - step * sum_{q in I_t} grad f_q(x)``.
+
+    ``last`` (n_objects,), ``buf`` (2 * batch_size, n_components) and ``idx`` (batch_size,)
+    are workspaces.  Draws come from the counter-based stream (seed, stream) from counter 0.
+    """
+    cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
+    cdef Py_ssize_t t, s, f, r, q
+    cdef double dense_step = batch_size * step
+    cdef double a, c, ga, gc, ga_s, gc_s, v
+    cdef double* Xp = &X[0, 0]
+    cdef const double* Sp = &X_snap[0, 0]
+    cdef const double* Gp = &G[0, 0]
+    cdef const int32_t* Qp = &Q[0, 0]
+    cdef int64_t* lastp = &last[0]
+    cdef double* bufp = &buf[0, 0]
+    cdef int32_t* idxp = &idx[0]
+    cdef double* xi
+    cdef double* xj
+    cdef double* xl
+    cdef double* xk
+    cdef double* b1
+    cdef double* b2
+    cdef const double* si
+    cdef const double* sj
+    cdef const double* sl
+    cdef const double* sk
+    cdef const int32_t* row
+    cdef rng_state rng
+    rng_init(&rng, seed, stream, 0)
+    with nogil:
+        for r in range(n):
+            lastp[r] = 0
+        for t in range(n_steps):
+            for s in range(batch_size):
+                idxp[s] = <int32_t>rng_randint(&rng, m)
+            if variance_reduced:
+                for s in range(batch_size):
+                    row = Qp + 4 * idxp[s]
+                    _catch_up(Xp, Gp, lastp, row[0], t, dense_step, p)
+                    _catch_up(Xp, Gp, lastp, row[1], t, dense_step, p)
+                    _catch_up(Xp, Gp, lastp, row[2], t, dense_step, p)
+                    _catch_up(Xp, Gp, lastp, row[3], t, dense_step, p)
+            # gradients of the whole batch at the same point x_t
+            for s in range(batch_size):
+                row = Qp + 4 * idxp[s]
+                xi = Xp + row[0] * p
+                xj = Xp + row[1] * p
+                xl = Xp + row[2] * p
+                xk = Xp + row[3] * p
+                b1 = bufp + 2 * s * p
+                b2 = b1 + p
+                a = _sqdist(xi, xj, p)
+                c = _sqdist(xl, xk, p)
+                loss.grad(a, c, &ga, &gc)
+                if variance_reduced:
+                    si = Sp + row[0] * p
+                    sj = Sp + row[1] * p
+                    sl = Sp + row[2] * p
+                    sk = Sp + row[3] * p
+                    loss.grad(_sqdist(si, sj, p), _sqdist(sl, sk, p), &ga_s, &gc_s)
+                    for f in range(p):
+                        b1[f] = 2.0 * (ga * (xi[f] - xj[f]) - ga_s * (si[f] - sj[f]))
+                        b2[f] = 2.0 * (gc * (xl[f] - xk[f]) - gc_s * (sl[f] - sk[f]))
+                else:
+                    for f in range(p):
+                        b1[f] = 2.0 * ga * (xi[f] - xj[f])
+                        b2[f] = 2.0 * gc * (xl[f] - xk[f])
+            for s in range(batch_size):
+                row = Qp + 4 * idxp[s]
+                xi = Xp + row[0] * p
+                xj = Xp + row[1] * p
+                xl = Xp + row[2] * p
+                xk = Xp + row[3] * p
+                b1 = bufp + 2 * s * p
+                b2 = b1 + p
+                for f in range(p):
+                    v = step * b1[f]
+                    xi[f] -= v
+                    xj[f] += v
+                    v = step * b2[f]
+                    xl[f] -= v
+                    xk[f] += v
+        if variance_reduced:
+            for r in range(n):
+                _catch_up(Xp, Gp, lastp, r, n_steps, dense_step, p)
+    return rng.counter
+
+
+def satisfied(const int32_t[:, ::1] Q, const double[:, ::1] X, signed char[::1] out):
+    """``out[q] = 1`` if d^2(i, j) < d^2(l, k) strictly, else 0; return the count of ones."""
+    cdef Py_ssize_t m = Q.shape[0], p = X.shape[1]
+    cdef Py_ssize_t q, count = 0
+    with nogil:
+        for q in range(m):
+            if (_sqdist(&X[Q[q, 0], 0], &X[Q[q, 1], 0], p)
+                    < _sqdist(&X[Q[q, 2], 0], &X[Q[q, 3], 0], p)):
+                out[q] = 1
+                count += 1
+            else:
+                out[q] = 0
+    return count
+
+
+def normal_fill(double[:, ::1] X, double scale, uint64_t seed, uint64_t stream):
+    """Fill ``X`` with ``scale`` times standard normals from the stream (seed, stream)."""
+    cdef rng_state rng
+    cdef Py_ssize_t r, f
+    rng_init(&rng, seed, stream, 0)
+    with nogil:
+        for r in range(X.shape[0]):
+            for f in range(X.shape[1]):
+                X[r, f] = scale * rng_normal(&rng)

@@ -1,0 +1,233 @@
+"""Compiled loops of S3GD (paper 002, Algorithm 1) and of its baselines.
+
+One call of :func:`run_epoch` runs ``n_outer`` outer loops of ``n_inner`` proximal mini-batch
+steps, entirely without the GIL:
+
+* ``MODE_S3GD``: per outer loop, the anchor derivatives ``dA[s, j] = psi'(z_j.w~ + b~; label_s)``
+  (m row dots) and the surrogate full gradient ``gH = Lw + (1/n) sum_s BT[s]^T dA[s]`` (O(m d),
+  from the precomputed ``BT[s] = M_s^T diag(sw) X``); per sample of a mini-batch the correction
+  ``approx_i = offset_i + sum_t gamma_it dA[slot_i, nbr_it]`` (O(k)).
+* ``MODE_SVRG``: Prox-SVRG; per outer loop a full pass stores ``psi'_i(w~)`` and the full gradient.
+* ``MODE_SGD``: plain proximal mini-batch SGD (no correction).
+* ``MODE_SSGD``: stratified SGD, one sample from each stratum per step, weighted by the stratum's
+  share of the data (an unbiased estimate).
+
+Every step is ``w <- prox(w - eta g)``, ``g = sum_{i in I} coef_i c_i x_i + gH`` with
+``c_i = sw_i (psi'(x_i.w + b; y_i) - approx_i)``.  The prox of
+``lam1 ||w||_1 + lam2/2 ||w||^2`` is ``soft(v, eta lam1) / (1 + eta lam2)``.  With ``lam1 == 0``
+and ``lazy`` the iterate is kept as ``w = a u + beta gH`` so that a step costs O(nnz of the batch)
+instead of O(d) (the scaling trick for sparse rows).
+
+Mini-batches are drawn without replacement by a partial Fisher-Yates shuffle of ``perm`` with
+the counter-based generator; ``perm`` and the counter carry over between calls, so a fit is
+bitwise reproducible.  Python validates every index array before calling.
+"""
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+from ._random cimport rng_state, rng_init, rng_randint
+from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy, dense_axpy
+from ._loss cimport MarginLoss
+
+MODE_S3GD = 0
+MODE_SVRG = 1
+MODE_SGD = 2
+MODE_SSGD = 3
+
+cdef int _S3GD = 0
+cdef int _SVRG = 1
+cdef int _SGD = 2
+cdef int _SSGD = 3
+
+
+cdef inline double _prox_coord(double v, double t1, double shrink) noexcept nogil:
+    """soft(v, t1) * shrink."""
+    if v > t1:
+        return (v - t1) * shrink
+    if v < -t1:
+        return (v + t1) * shrink
+    return 0.0
+
+
+cdef void _prox(double* w, Py_ssize_t d, double eta, double lam1, double lam2) noexcept nogil:
+    cdef Py_ssize_t f
+    cdef double shrink = 1.0 / (1.0 + eta * lam2)
+    cdef double t1 = eta * lam1
+    if lam1 > 0:
+        for f in range(d):
+            w[f] = _prox_coord(w[f], t1, shrink)
+    elif lam2 > 0:
+        for f in range(d):
+            w[f] *= shrink
+
+
+def prox(double[::1] w, double eta, double lam1, double lam2):
+    """In place: w <- soft(w, eta lam1) / (1 + eta lam2) (test hook of the kernel's prox)."""
+    if w.shape[0] > 0:
+        with nogil:
+            _prox(&w[0], w.shape[0], eta, lam1, lam2)
+
+
+cdef inline void _draw_batch(rng_state* s, int32_t* perm, Py_ssize_t n, int p) noexcept nogil:
+    """perm[0:p] becomes a uniform random p-subset (partial Fisher-Yates)."""
+    cdef Py_ssize_t t, j
+    cdef int32_t tmp
+    for t in range(p):
+        j = t + rng_randint(s, n - t)
+        tmp = perm[t]
+        perm[t] = perm[j]
+        perm[j] = tmp
+
+
+cdef void _materialize(double* u, const double* gH, Py_ssize_t d, double* a, double* beta,
+                       bint has_h) noexcept nogil:
+    """u <- a u + beta gH; a <- 1; beta <- 0."""
+    cdef Py_ssize_t f
+    if a[0] != 1.0:
+        for f in range(d):
+            u[f] *= a[0]
+    if has_h and beta[0] != 0.0:
+        dense_axpy(beta[0], gH, u, d)
+    a[0] = 1.0
+    beta[0] = 0.0
+
+
+def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
+              double[::1] w, double[::1] b, int mode, bint fit_intercept,
+              double eta, double lam1, double lam2,
+              int batch_size, int n_inner, Py_ssize_t n_outer,
+              const int32_t[::1] anchor_idx, const int32_t[:, ::1] nbr,
+              const double[:, ::1] nbr_w, const double[:, :, ::1] BT,
+              const double[:, ::1] colsum, const double[::1] slot_label,
+              const double[::1] offset, const double[::1] Lw, double Lb,
+              double[::1] dsnap,
+              const int32_t[::1] strata_order, const int64_t[::1] strata_ptr,
+              int32_t[::1] perm, uint64_t seed, uint64_t stream, uint64_t counter,
+              double[::1] gH, double[:, ::1] dA, int32_t[::1] ibuf, double[::1] cbuf,
+              bint lazy):
+    """Run ``n_outer`` outer loops of ``n_inner`` steps (see the module docstring).
+
+    ``w`` (n_features,) and ``b`` (length 1) are updated in place.  Arrays a mode does not use
+    may be empty.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
+    new counter)``.
+    """
+    cdef const rows_t* X = &ds.rows
+    cdef Py_ssize_t n = X.n_samples
+    cdef Py_ssize_t d = X.n_features
+    cdef Py_ssize_t m = anchor_idx.shape[0]
+    cdef Py_ssize_t n_slots = BT.shape[0]
+    cdef Py_ssize_t k = nbr.shape[1] if nbr.shape[0] > 0 else 0
+    cdef Py_ssize_t n_strata = strata_ptr.shape[0] - 1 if strata_ptr.shape[0] > 0 else 0
+    cdef double inv_n = 1.0 / n
+    cdef double* wp = &w[0]
+    cdef double* gp = &gH[0]
+    cdef int32_t* pp = &perm[0]
+    cdef bint has_h = mode == _S3GD or mode == _SVRG
+    cdef int n_batch = <int>n_strata if mode == _SSGD else batch_size
+    cdef double coef_uniform = 1.0 / batch_size
+    cdef double a_scale = 1.0, beta = 0.0, shrink = 1.0 / (1.0 + eta * lam2)
+    cdef bint use_lazy = lazy and lam1 == 0.0
+    cdef double bb = b[0], gHb = 0.0, loss_sum = 0.0
+    cdef double u_i, approx, dl, csum, coef, a_j, xh
+    cdef Py_ssize_t outer, it, t, t2, i, j, s, f, slot, c, size_c, n_seen = 0
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef rng_state rng
+    rng_init(&rng, seed, stream, counter)
+
+    with nogil:
+        for outer in range(n_outer):
+            # ---- the correction term at the snapshot (w~, b~) = (w, b) ----
+            if use_lazy:
+                _materialize(wp, gp, d, &a_scale, &beta, has_h)
+            if mode == _S3GD:
+                for j in range(m):
+                    nnz = dataset_row(X, anchor_idx[j], &data, &indices)
+                    a_j = row_dot(data, indices, nnz, wp) + bb
+                    for s in range(n_slots):
+                        dA[s, j] = loss.dloss(a_j, slot_label[s])
+                for f in range(d):
+                    gp[f] = Lw[f]
+                gHb = Lb
+                for s in range(n_slots):
+                    for j in range(m):
+                        dense_axpy(dA[s, j] * inv_n, &BT[s, j, 0], gp, d)
+                        gHb += dA[s, j] * inv_n * colsum[s, j]
+            elif mode == _SVRG:
+                for f in range(d):
+                    gp[f] = 0.0
+                gHb = 0.0
+                for i in range(n):
+                    nnz = dataset_row(X, i, &data, &indices)
+                    dl = loss.dloss(row_dot(data, indices, nnz, wp) + bb, y[i])
+                    dsnap[i] = dl
+                    row_axpy(sw[i] * dl * inv_n, data, indices, nnz, gp)
+                    gHb += sw[i] * dl * inv_n
+            # ---- inner loop ----
+            for it in range(n_inner):
+                if mode == _SSGD:
+                    for c in range(n_strata):
+                        size_c = strata_ptr[c + 1] - strata_ptr[c]
+                        ibuf[c] = strata_order[strata_ptr[c] + rng_randint(&rng, size_c)]
+                else:
+                    _draw_batch(&rng, pp, n, batch_size)
+                    for t in range(batch_size):
+                        ibuf[t] = pp[t]
+                # derivatives at w^{k-1} for the whole batch
+                csum = 0.0
+                for t in range(n_batch):
+                    i = ibuf[t]
+                    nnz = dataset_row(X, i, &data, &indices)
+                    if use_lazy:
+                        u_i = a_scale * row_dot(data, indices, nnz, wp) + bb
+                        if has_h and beta != 0.0:
+                            u_i += beta * row_dot(data, indices, nnz, gp)
+                    else:
+                        u_i = row_dot(data, indices, nnz, wp) + bb
+                    loss_sum += sw[i] * loss.loss(u_i, y[i])
+                    dl = loss.dloss(u_i, y[i])
+                    if mode == _S3GD:
+                        slot = (1 if y[i] > 0 else 0) if n_slots == 2 else 0
+                        approx = offset[i]
+                        for t2 in range(k):
+                            approx = approx + nbr_w[i, t2] * dA[slot, nbr[i, t2]]
+                        dl = dl - approx
+                    elif mode == _SVRG:
+                        dl = dl - dsnap[i]
+                    if mode == _SSGD:
+                        c = t
+                        size_c = strata_ptr[c + 1] - strata_ptr[c]
+                        coef = size_c * inv_n
+                    else:
+                        coef = coef_uniform
+                    cbuf[t] = coef * sw[i] * dl
+                    csum += cbuf[t]
+                n_seen += n_batch
+                # the proximal step
+                if use_lazy:
+                    for t in range(n_batch):
+                        i = ibuf[t]
+                        nnz = dataset_row(X, i, &data, &indices)
+                        row_axpy(-eta * cbuf[t] / a_scale, data, indices, nnz, wp)
+                    a_scale *= shrink
+                    if has_h:
+                        beta = shrink * (beta - eta)
+                    if a_scale < 1e-8:
+                        _materialize(wp, gp, d, &a_scale, &beta, has_h)
+                else:
+                    for t in range(n_batch):
+                        i = ibuf[t]
+                        nnz = dataset_row(X, i, &data, &indices)
+                        row_axpy(-eta * cbuf[t], data, indices, nnz, wp)
+                    if has_h:
+                        dense_axpy(-eta, gp, wp, d)
+                    _prox(wp, d, eta, lam1, lam2)
+                if fit_intercept:
+                    if has_h:
+                        bb -= eta * (csum + gHb)
+                    else:
+                        bb -= eta * csum
+        if use_lazy:
+            _materialize(wp, gp, d, &a_scale, &beta, has_h)
+    b[0] = bb
+    return loss_sum, n_seen, rng.counter

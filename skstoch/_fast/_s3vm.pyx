@@ -1,0 +1,187 @@
+# Kernels of S3VMClassifier: triply stochastic functional gradients (Geng et al., IJCAI 2019).
+#
+# A model is a list of T blocks; block i holds m random Fourier features
+#     phi_i(x)_k = sqrt(2 / m) * cos(<omega_ik, x> + b_ik),  omega_ik ~ N(0, 2 gamma I), b_ik ~ U[0, 2 pi)
+# and a coefficient matrix alpha_i of shape (n_heads, m); f_h(x) = sum_i <alpha_i[h], phi_i(x)>.
+#
+# (omega_i, b_i) is a pure function of (seed, i): it is drawn from the counter-based generator of
+# _random.pxd on stream FEATURE_STREAM(i), so fit and predict regenerate bit-identical features
+# (Algorithm 2 of the paper) and nothing but alpha needs to be stored.  The sample batches of
+# iteration i come from stream SAMPLE_STREAM(i).
+#
+# Python validates every index before calling in here (no bounds checks in the kernels).
+from libc.math cimport cos, sqrt
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport malloc, free
+
+from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot
+from ._random cimport rng_state, rng_init, rng_normal, rng_uniform, rng_randint
+
+cdef double TWO_PI = 6.283185307179586
+
+
+cdef inline uint64_t feature_stream(Py_ssize_t block) noexcept nogil:
+    return 2 * <uint64_t>block
+
+
+cdef inline uint64_t sample_stream(Py_ssize_t block) noexcept nogil:
+    return 2 * <uint64_t>block + 1
+
+
+cdef void gen_block(uint64_t seed, Py_ssize_t block, Py_ssize_t m, Py_ssize_t d, double scale,
+                    double* omega, double* offset) noexcept nogil:
+    """omega (m x d, row k = omega_k) = scale * N(0, 1); offset (m) = U[0, 2 pi).
+
+    Draw order: for each feature k, its d normals, then its offset."""
+    cdef rng_state s
+    cdef Py_ssize_t k, j
+    rng_init(&s, seed, feature_stream(block), 0)
+    for k in range(m):
+        for j in range(d):
+            omega[k * d + j] = scale * rng_normal(&s)
+        offset[k] = TWO_PI * rng_uniform(&s)
+
+
+cdef inline void row_features(const rows_t* X, Py_ssize_t i, const double* omega,
+                              const double* offset, Py_ssize_t m, Py_ssize_t d, double norm,
+                              double* out) noexcept nogil:
+    """out[k] = norm * cos(<omega_k, x_i> + b_k)."""
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz = dataset_row(X, i, &data, &indices)
+    cdef Py_ssize_t k
+    for k in range(m):
+        out[k] = norm * cos(row_dot(data, indices, nnz, omega + k * d) + offset[k])
+
+
+def random_block(uint64_t seed, Py_ssize_t block, double scale, double[:, ::1] omega,
+                 double[::1] offset):
+    """Fill ``omega`` (m, d) and ``offset`` (m,) with the features of ``block``."""
+    if omega.shape[0] != offset.shape[0]:
+        raise ValueError("omega and offset disagree on the number of features")
+    with nogil:
+        gen_block(seed, block, omega.shape[0], omega.shape[1], scale, &omega[0, 0], &offset[0])
+
+
+def block_features(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] omega,
+                   const double[::1] offset, double[:, ::1] out):
+    """out[p] = phi(x_{rows[p]}) for one block (test / transform hook)."""
+    cdef Py_ssize_t p, m = omega.shape[0], d = omega.shape[1]
+    cdef double norm = sqrt(2.0 / m)
+    with nogil:
+        for p in range(rows.shape[0]):
+            row_features(&ds.rows, rows[p], &omega[0, 0], &offset[0], m, d, norm, &out[p, 0])
+
+
+def sample_batch(uint64_t seed, Py_ssize_t block, Py_ssize_t n_labeled, Py_ssize_t n_unlabeled,
+                 int64_t[::1] pos_labeled, int64_t[::1] pos_unlabeled):
+    """Uniform draws with replacement: positions in the labeled and unlabeled pools
+    (labeled draws first, then unlabeled, on one stream per iteration)."""
+    cdef rng_state s
+    cdef Py_ssize_t p
+    with nogil:
+        rng_init(&s, seed, sample_stream(block), 0)
+        if n_labeled > 0:
+            for p in range(pos_labeled.shape[0]):
+                pos_labeled[p] = rng_randint(&s, n_labeled)
+        if n_unlabeled > 0:
+            for p in range(pos_unlabeled.shape[0]):
+                pos_unlabeled[p] = rng_randint(&s, n_unlabeled)
+
+
+def decision(RowDataset ds, const int64_t[::1] rows, const double[:, :, ::1] alpha,
+             Py_ssize_t n_blocks, uint64_t seed, double scale, const double[:, :, ::1] omega_cache,
+             const double[:, ::1] offset_cache, bint use_cache, double[:, ::1] out,
+             Py_ssize_t chunk=2048):
+    """out[p, h] += sum_{i < n_blocks} <alpha[i, h], phi_i(x_{rows[p]})>  (Algorithm 2).
+
+    Rows are processed in chunks; inside a chunk the blocks are visited in order, each block's
+    features taken from the cache or regenerated once per chunk, so memory is O(m d) besides
+    the output, and the sum over blocks runs in the same order for every row (the result of a
+    row does not depend on the chunk it falls in)."""
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t m = alpha.shape[2], K = alpha.shape[1], d = ds.rows.n_features
+    cdef double norm = sqrt(2.0 / m)
+    cdef Py_ssize_t start, stop, i, p, k, h
+    cdef double acc
+    cdef const double* om
+    cdef const double* off
+    cdef const double* a
+    cdef double* work = <double*>malloc((m * d + 2 * m + 1) * sizeof(double))
+    cdef double* w_om = work
+    cdef double* w_off = work + m * d
+    cdef double* phi = work + m * d + m
+    if work == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            start = 0
+            while start < n:
+                stop = start + chunk if start + chunk < n else n
+                for i in range(n_blocks):
+                    if use_cache:
+                        om = &omega_cache[i, 0, 0]
+                        off = &offset_cache[i, 0]
+                    else:
+                        gen_block(seed, i, m, d, scale, w_om, w_off)
+                        om = w_om
+                        off = w_off
+                    for p in range(start, stop):
+                        row_features(&ds.rows, rows[p], om, off, m, d, norm, phi)
+                        for h in range(K):
+                            a = &alpha[i, h, 0]
+                            acc = 0.0
+                            for k in range(m):
+                                acc += a[k] * phi[k]
+                            out[p, h] += acc
+                start = stop
+    finally:
+        free(work)
+
+
+def block_gradient(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] coef,
+                   const double[:, ::1] omega, const double[::1] offset, double[:, ::1] out):
+    """out[h, k] += sum_p coef[p, h] * phi(x_{rows[p]})_k  (the functional-gradient block)."""
+    cdef Py_ssize_t n = rows.shape[0], m = omega.shape[0], d = omega.shape[1]
+    cdef Py_ssize_t K = coef.shape[1], p, k, h
+    cdef double norm = sqrt(2.0 / m)
+    cdef double c
+    cdef double* phi = <double*>malloc((m + 1) * sizeof(double))
+    if phi == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for p in range(n):
+                row_features(&ds.rows, rows[p], &omega[0, 0], &offset[0], m, d, norm, phi)
+                for h in range(K):
+                    c = coef[p, h]
+                    if c != 0.0:
+                        for k in range(m):
+                            out[h, k] += c * phi[k]
+    finally:
+        free(phi)
+
+
+def update_values(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] alpha_block,
+                  const double[:, ::1] omega, const double[::1] offset, double decay,
+                  double[:, ::1] values):
+    """values[p, h] = decay * values[p, h] + <alpha_block[h], phi(x_{rows[p]})>:
+    f_{i+1} = (1 - gamma_i) f_i + alpha_i^T phi_i on a cached pool of rows."""
+    cdef Py_ssize_t n = rows.shape[0], m = omega.shape[0], d = omega.shape[1]
+    cdef Py_ssize_t K = alpha_block.shape[0], p, k, h
+    cdef double norm = sqrt(2.0 / m)
+    cdef double acc
+    cdef double* phi = <double*>malloc((m + 1) * sizeof(double))
+    if phi == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for p in range(n):
+                row_features(&ds.rows, rows[p], &omega[0, 0], &offset[0], m, d, norm, phi)
+                for h in range(K):
+                    acc = 0.0
+                    for k in range(m):
+                        acc += alpha_block[h, k] * phi[k]
+                    values[p, h] = decay * values[p, h] + acc
+    finally:
+        free(phi)

@@ -1,0 +1,424 @@
+"""Ordinal embedding from triplet / quadruplet comparisons (paper 000: SVRG with a stabilized
+Barzilai-Borwein step, mini-batches)."""
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ._comparisons import check_comparisons
+from ._fast import _ordinal
+from ._fast._comparison_loss import CKLLoss, GNMDSLoss, SOELoss, STELoss, TSTELoss
+from ._solvers import check_finite_iterate, relative_change, svrg
+from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
+
+__all__ = ["OrdinalEmbedding"]
+
+# RNG streams of one fit: 0 = random init, 1 + epoch = sampling of that epoch.
+_INIT_STREAM = 0
+_SGD_DECAY = 0.01   # SGD step eta0 / (1 + 0.01 * epoch), as in the paper's reference scripts
+
+
+class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
+    """Embedding of objects from ordinal comparisons, fitted by mini-batch SVRG with a
+    stabilized Barzilai-Borwein step (SVRG-SBB, Ma et al., TKDE 2019).
+
+    Given comparisons "object i is closer to j than to k" (triplets) or "pair (i, j) is closer
+    than pair (l, k)" (quadruplets), find points ``x_1, ..., x_n`` in ``R^p`` minimising the
+    mean over comparisons of a loss of the squared distances ``d^2(i, j)`` and ``d^2(l, k)``.
+    The problem is solved directly in the points (non-convex, no Gram matrix, no PSD
+    projection), as in the paper.
+
+    Read more in the :ref:`User Guide <ordinal_embedding>`.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Dimension ``p`` of the embedding.
+    loss : {'ste', 'tste', 'gnmds', 'ckl', 'soe'}, default='ste'
+        Per-comparison loss with ``a = d^2(i, j)``, ``c = d^2(l, k)``:
+
+        - ``'ste'``: ``log(1 + exp(a - c))`` (stochastic triplet embedding);
+        - ``'tste'``: ``-log(w_a / (w_a + w_c))``, ``w = (1 + d^2 / alpha)^(-(alpha + 1) / 2)``;
+        - ``'gnmds'``: hinge ``max(0, margin + a - c)``;
+        - ``'ckl'``: ``-log((mu + c) / (2 mu + a + c))`` (Tamuz et al.'s crowd kernel; the
+          paper's eq. 47 as printed equals STE, see the user guide);
+        - ``'soe'``: ``max(0, sqrt(a) + margin - sqrt(c))^2`` (soft ordinal embedding, not in
+          the paper; the same objective as cblearn's ``SOE``).
+    solver : {'svrg_sbb', 'svrg', 'sgd', 'gd'}, default='svrg_sbb'
+        ``'svrg_sbb'``: Algorithm 1 of the paper (mini-batch SVRG, stabilized BB step from the
+        second epoch on); ``'svrg'``: the same with the fixed step ``eta0``; ``'sgd'``:
+        mini-batch SGD with step ``eta0 / (1 + 0.01 epoch)``; ``'gd'``: full-batch gradient
+        descent with the fixed step ``eta0``.  The last three are the paper's baselines.
+    epsilon : float or 'auto', default='auto'
+        Stabilizer of the SBB step (eq. 14): ``eta = |dx|^2 / (m (|<dx, dg>| + epsilon
+        |dx|^2))``, which bounds the step by ``1 / (m epsilon)``.  ``0`` is the paper's SBB0
+        (allowed; it can blow up on non-convex problems).  ``'auto'`` (not in the paper) uses
+        ``0.01 * kappa0``, where ``kappa0 = |<dx, dg>| / |dx|^2`` is the curvature probed along
+        the first gradient: the step then never exceeds 100 times the initial BB step, whatever
+        the number of objects and comparisons (an absolute epsilon that suits 100 objects caps
+        the step far below the curvature scale for thousands of objects).
+    batch_size : int, default=10
+        Mini-batch size ``b`` (comparisons drawn uniformly with replacement per inner step);
+        an inner step moves by ``b * eta`` (``'svrg_sbb'``, ``'svrg'``, ``'sgd'``).
+    inner_iter : int, default=None
+        ``m`` of the paper; an epoch runs ``max(m // batch_size, 1)`` inner steps.  ``None``
+        uses the number of comparisons (the paper's setting).
+    eta0 : float, default=None
+        Step of the first epoch (``'svrg_sbb'``) or of every epoch (``'svrg'``, ``'sgd'``),
+        in the units of Algorithm 1 (an epoch moves the embedding by about ``m * eta0`` times
+        the gradient); for ``'gd'`` the step of each full-gradient iteration.  ``None``
+        probes the curvature along the first gradient (one extra full-gradient pass) and uses
+        the SBB formula on it, divided by ``m`` except for ``'gd'``.
+    max_iter : int, default=100
+        Maximum number of epochs (iterations for ``'gd'``).
+    tol : float, default=1e-5
+        Stop when the relative change of the embedding between two epochs,
+        ``|X_new - X_old| / |X_old|``, is at most ``tol``.
+    margin : float, default=None
+        Margin of ``'gnmds'`` (``None``: 1, the paper's value) and ``'soe'`` (``None``: 0.1,
+        cblearn's default).  Ignored by the other losses.
+    alpha : float, default=None
+        Degrees of freedom of ``'tste'``; ``None`` uses ``max(n_components - 1, 1)``.
+    mu : float, default=0.05
+        Regulariser of ``'ckl'`` (``mu = 0`` makes the loss scale-invariant).
+    init : 'random' or array of shape (n_objects, n_components), default='random'
+        ``'random'``: independent ``N(0, 1 / n_components)`` coordinates (mean squared
+        distance 2), drawn with skstoch's counter-based generator.  An array is copied.
+        ``fit(..., init=...)`` overrides this parameter.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisation and the mini-batch sampling; the same value gives bitwise
+        identical results.
+    verbose : int, default=0
+        Print one line per epoch when > 0.
+    callback : callable, default=None
+        Called after every epoch with the record of :attr:`history_` plus ``"x"`` (the current
+        embedding); a true return value stops the fit.
+
+    Attributes
+    ----------
+    embedding_ : ndarray of shape (n_objects, n_components)
+        The fitted points, centred (a translation changes no distance).
+    n_objects_ : int
+        Number of embedded objects.
+    n_features_in_ : int
+        3 for triplets, 4 for quadruplets.
+    n_iter_ : int
+        Epochs (iterations for ``'gd'``) run.
+    history_ : dict of ndarray
+        One entry per epoch: ``epoch``, ``objective`` (mean loss at the epoch's snapshot),
+        ``step_size``, ``grad_norm`` and ``time`` (seconds since the start of the fit).
+    objective_ : float
+        Mean loss of :attr:`embedding_` over the training comparisons.
+    eta0_ : float
+        The first step actually used (the probed one when ``eta0=None``).
+    epsilon_ : float
+        The SBB stabilizer actually used (resolved from ``'auto'``).
+    seed_ : int
+        Seed of the counter-based generator drawn from ``random_state``.
+
+    See Also
+    --------
+    sklearn.manifold.MDS : metric and non-metric MDS from a dissimilarity matrix.
+
+    Notes
+    -----
+    Cost per epoch: one full pass over the ``n_comparisons`` comparisons (loss and gradient)
+    and ``m / b`` inner steps of ``O(b p)`` each (the dense full-gradient term of SVRG is
+    applied lazily per row, which is exact).  Memory: ``O(n_comparisons + n_objects p)``.
+
+    References
+    ----------
+    .. [1] K. Ma, J. Zeng, J. Xiong, Q. Xu, X. Cao, W. Liu, Y. Yao, "Fast Stochastic Ordinal
+       Embedding with Variance Reduction and Adaptive Step Size", IEEE TKDE, 2019.
+
+    Examples
+    --------
+    >>> from skstoch import OrdinalEmbedding
+    >>> from skstoch.datasets import make_triplets
+    >>> T = make_triplets(n_objects=30, n_triplets=2000, n_components=2, random_state=0)
+    >>> est = OrdinalEmbedding(n_components=2, random_state=0).fit(T)
+    >>> est.embedding_.shape
+    (30, 2)
+    >>> est.score(T) > 0.95
+    True
+    """
+
+    _parameter_constraints = {
+        **STOCHASTIC_SOLVER_CONSTRAINTS,
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "loss": [StrOptions({"ste", "tste", "gnmds", "ckl", "soe"})],
+        "solver": [StrOptions({"svrg_sbb", "svrg", "sgd", "gd"})],
+        "epsilon": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "inner_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "eta0": [Interval(Real, 0, None, closed="neither"), None],
+        "margin": [Interval(Real, 0, None, closed="neither"), None],
+        "alpha": [Interval(Real, 0, None, closed="neither"), None],
+        "mu": [Interval(Real, 0, None, closed="left")],
+        "init": [StrOptions({"random"}), "array-like"],
+    }
+
+    def __init__(self, n_components=2, *, loss="ste", solver="svrg_sbb", epsilon="auto",
+                 batch_size=10, inner_iter=None, eta0=None, max_iter=100, tol=1e-5,
+                 margin=None, alpha=None, mu=0.05, init="random", random_state=None,
+                 verbose=0, callback=None):
+        self.n_components = n_components
+        self.loss = loss
+        self.solver = solver
+        self.epsilon = epsilon
+        self.batch_size = batch_size
+        self.inner_iter = inner_iter
+        self.eta0 = eta0
+        self.max_iter = max_iter
+        self.tol = tol
+        self.margin = margin
+        self.alpha = alpha
+        self.mu = mu
+        self.init = init
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callback = callback
+
+    # ------------------------------------------------------------------ helpers
+    def _loss_object(self):
+        """The compiled loss for the current parameters."""
+        if self.loss == "ste":
+            return STELoss()
+        if self.loss == "tste":
+            alpha = self.alpha if self.alpha is not None else max(self.n_components - 1, 1)
+            return TSTELoss(float(alpha))
+        if self.loss == "gnmds":
+            return GNMDSLoss(1.0 if self.margin is None else float(self.margin))
+        if self.loss == "ckl":
+            return CKLLoss(float(self.mu))
+        return SOELoss(0.1 if self.margin is None else float(self.margin))
+
+    def _initial_embedding(self, init, n_objects, seed):
+        if isinstance(init, str):
+            X0 = np.empty((n_objects, self.n_components), dtype=np.float64)
+            _ordinal.normal_fill(X0, 1.0 / np.sqrt(self.n_components), seed, _INIT_STREAM)
+            return X0
+        X0 = np.array(init, dtype=np.float64, copy=True, order="C")
+        if X0.shape != (n_objects, self.n_components):
+            raise ValueError(f"init must have shape (n_objects, n_components) = "
+                             f"({n_objects}, {self.n_components}), got {X0.shape}")
+        if not np.all(np.isfinite(X0)):
+            raise ValueError("init contains NaN or infinity")
+        return X0
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, n_objects=None, init=None):
+        """Fit the embedding to comparisons.
+
+        Parameters
+        ----------
+        X : array-like of int, shape (n_comparisons, 3) or (n_comparisons, 4)
+            Triplets ``(i, j, k)`` meaning ``d(i, j) < d(i, k)``, or quadruplets
+            ``(i, j, l, k)`` meaning ``d(i, j) < d(l, k)`` (0-based object indices).
+        y : array-like of shape (n_comparisons,), default=None
+            Optional responses (cblearn's 'list-boolean' / 'list-count'): ``True`` or ``+1``
+            keeps a row, ``False`` or ``-1`` flips it.
+        n_objects : int, default=None
+            Number of objects (default: largest index + 1).
+        init : array-like of shape (n_objects, n_components), default=None
+            Starting embedding; overrides the ``init`` parameter.
+
+        Returns
+        -------
+        self : OrdinalEmbedding
+        """
+        Q, width, n_obj = check_comparisons(X, y, n_objects=n_objects)
+        m = Q.shape[0]
+        seed = self._draw_seed()
+        X0 = self._initial_embedding(self.init if init is None else init, n_obj, seed)
+        loss = self._loss_object()
+        inner = int(self.inner_iter) if self.inner_iter is not None else m
+        b = int(self.batch_size)
+        n_steps = max(inner // b, 1)
+        monitor = self._make_monitor(f"OrdinalEmbedding(loss={self.loss!r}, "
+                                     f"solver={self.solver!r})")
+        G = np.empty_like(X0)
+        inv_m = 1.0 / m
+
+        def full_gradient(x):
+            total = _ordinal.full_gradient(loss, Q, x, G, inv_m)
+            return total * inv_m, G.copy()
+
+        eta0, epsilon = self.eta0, self.epsilon
+        if eta0 is None or epsilon == "auto":
+            kappa0 = _probe_curvature(full_gradient, X0)
+            if epsilon == "auto":
+                epsilon = 0.01 * kappa0
+            if eta0 is None:
+                denom = kappa0 + epsilon
+                eta0 = 1.0 / denom if denom > 0.0 and np.isfinite(denom) else 1.0
+                if self.solver != "gd":
+                    eta0 /= inner
+        eta0, epsilon = float(eta0), float(epsilon)
+
+        if self.solver in ("svrg_sbb", "svrg"):
+            last = np.zeros(n_obj, dtype=np.int64)
+            buf = np.empty((2 * b, self.n_components))
+            idx = np.empty(b, dtype=np.int32)
+
+            def inner_loop(x, snapshot, grad, step, epoch):
+                _ordinal.stochastic_inner(loss, Q, x, snapshot, grad, step, n_steps, b, seed,
+                                          1 + epoch, last, buf, idx, True)
+                return x
+
+            result = svrg(X0, full_gradient, inner_loop,
+                          step_size="sbb" if self.solver == "svrg_sbb" else "fixed",
+                          eta0=eta0, inner_iter=inner, max_iter=self.max_iter, tol=self.tol,
+                          monitor=monitor, epsilon=epsilon)
+            x, n_iter, converged, change = (result.x, result.n_iter, result.converged,
+                                            result.criterion)
+        elif self.solver == "sgd":
+            x, n_iter, converged, change = _sgd(loss, Q, X0, eta0, n_steps, b, seed,
+                                                self.max_iter, self.tol, monitor)
+        else:
+            x, n_iter, converged, change = _gd(full_gradient, X0, eta0, self.max_iter,
+                                               self.tol, monitor)
+
+        monitor.finish(converged=converged, criterion="relative change of the embedding",
+                       value=change, tol=self.tol, max_iter=self.max_iter)
+        x = x - x.mean(axis=0)
+        self.embedding_ = np.ascontiguousarray(x)
+        self.objective_ = _ordinal.loss_sum(loss, Q, self.embedding_) * inv_m
+        self.n_objects_ = n_obj
+        self.n_features_in_ = width
+        self.n_iter_ = n_iter
+        self.history_ = monitor.history()
+        self.eta0_ = eta0
+        self.epsilon_ = epsilon
+        self.seed_ = seed
+        return self
+
+    # ------------------------------------------------------------------ use
+    def transform(self, X=None):
+        """Return the embedding (ordinal embedding is transductive: ``X`` is ignored).
+
+        Parameters
+        ----------
+        X : ignored
+            Accepted for pipeline compatibility.
+
+        Returns
+        -------
+        embedding : ndarray of shape (n_objects, n_components)
+            A copy of :attr:`embedding_`.
+        """
+        check_is_fitted(self)
+        return self.embedding_.copy()
+
+    def _satisfied(self, X, y=None):
+        check_is_fitted(self)
+        Q, _, _ = check_comparisons(X, y, n_objects=self.n_objects_, allow_degenerate=True)
+        out = np.empty(Q.shape[0], dtype=np.int8)
+        count = _ordinal.satisfied(Q, self.embedding_, out)
+        return out, count
+
+    def predict(self, X):
+        """Answer comparisons with the embedding.
+
+        Parameters
+        ----------
+        X : array-like of int, shape (n_comparisons, 3) or (n_comparisons, 4)
+            Triplets or quadruplets of object indices below ``n_objects_``.
+
+        Returns
+        -------
+        y : ndarray of shape (n_comparisons,)
+            ``+1`` where ``d(i, j) < d(i, k)`` (``d(i, j) < d(l, k)``) strictly holds in the
+            embedding, ``-1`` otherwise (ties count as ``-1``).
+        """
+        out, _ = self._satisfied(X)
+        return np.where(out == 1, 1, -1)
+
+    def score(self, X, y=None):
+        """Fraction of comparisons the embedding satisfies (strict inequality).
+
+        Parameters
+        ----------
+        X : array-like of int, shape (n_comparisons, 3) or (n_comparisons, 4)
+            Comparisons.
+        y : array-like of shape (n_comparisons,), default=None
+            Optional responses (booleans or +1/-1) as in :meth:`fit`.
+
+        Returns
+        -------
+        score : float
+            1 minus the triplet error.
+        """
+        out, count = self._satisfied(X, y)
+        return count / out.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.input_tags.two_d_array = True
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+
+def _probe_curvature(full_gradient, X0):
+    """Curvature ``|<dx, dg>| / |dx|^2`` along a tiny step down the gradient at ``X0``.
+
+    Costs two full-gradient passes; returns 0 when the probe is degenerate (zero gradient).
+    """
+    _, g0 = full_gradient(X0)
+    gnorm = np.linalg.norm(g0)
+    if gnorm == 0.0 or not np.isfinite(gnorm):
+        return 0.0
+    delta = 1e-4 * max(np.linalg.norm(X0), 1e-12) / gnorm
+    dx = -delta * g0
+    _, g1 = full_gradient(X0 + dx)
+    sq = float(np.vdot(dx, dx))
+    kappa = abs(float(np.vdot(dx, g1 - g0))) / sq
+    return kappa if np.isfinite(kappa) else 0.0
+
+
+def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor):
+    """Mini-batch SGD baseline (paper 000 'ncvx SGD'), step eta0 / (1 + 0.01 epoch)."""
+    x = X0.copy()
+    n_obj, p = x.shape
+    last = np.zeros(n_obj, dtype=np.int64)
+    buf = np.empty((2 * b, p))
+    idx = np.empty(b, dtype=np.int32)
+    m = Q.shape[0]
+    change, n_iter = np.inf, 0
+    for epoch in range(max_iter):
+        step = eta0 / (1.0 + _SGD_DECAY * epoch)
+        objective = _ordinal.loss_sum(loss, Q, x) / m
+        if monitor.record(epoch=epoch, objective=objective, step_size=step, x=x):
+            break
+        prev = x.copy()
+        _ordinal.stochastic_inner(loss, Q, x, x, x, step, n_steps, b, seed, 1 + epoch, last,
+                                  buf, idx, False)
+        n_iter = epoch + 1
+        check_finite_iterate(x, monitor.solver_name, f"epoch {epoch}")
+        change = relative_change(x, prev)
+        if change <= tol:
+            break
+    return x, n_iter, change <= tol, change
+
+
+def _gd(full_gradient, X0, eta0, max_iter, tol, monitor):
+    """Full-batch gradient descent baseline with a fixed step (paper 000 'ncvx Batch')."""
+    x = X0.copy()
+    change, n_iter = np.inf, 0
+    for it in range(max_iter):
+        objective, grad = full_gradient(x)
+        if monitor.record(epoch=it, objective=objective, step_size=eta0,
+                          grad_norm=float(np.linalg.norm(grad)), x=x):
+            break
+        prev = x
+        x = x - eta0 * grad
+        n_iter = it + 1
+        check_finite_iterate(x, monitor.solver_name, f"iteration {it}")
+        change = relative_change(x, prev)
+        if change <= tol:
+            break
+    return x, n_iter, change <= tol, change

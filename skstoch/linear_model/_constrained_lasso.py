@@ -1,0 +1,742 @@
+"""l1-ball constrained least squares (paper 001, section 5.1, eq. 22).
+
+    minimize_{w, b}  1/(2 S) sum_i s_i (x_i.w + b - y_i)^2 + alpha ||w||_2^2
+    subject to       ||w||_1 <= radius                     (S = sum_i s_i)
+
+Solvers: Epro-SGD (Alg. 1), Epro-ORDA (Alg. 3), the paper's baselines (projected SGD,
+OneProj) and an exact accelerated projected-gradient solver (FISTA with the l1-ball
+projection, backtracking and adaptive restart, stopped on a Frank-Wolfe duality gap).
+"""
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import check_cv
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .._fast import _lasso
+from .._solvers import SolverResult, check_finite_iterate, epoch_projection, project_l1_ball
+from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
+from ..utils import make_dataset, seed_from_random_state
+
+STOCHASTIC_SOLVERS = ("epro_sgd", "epro_orda", "sgd", "oneproj")
+SOLVERS = ("auto", "fista") + STOCHASTIC_SOLVERS
+
+# 'auto' picks the exact solver below this many samples (see the user guide).
+AUTO_STOCHASTIC_MIN_SAMPLES = 200_000
+
+
+# ---------------------------------------------------------------------------------------
+# the problem: weighted least squares with the exact intercept
+
+class _LSProblem:
+    """Full-pass quantities of one output: objective, gradient, optimal intercept, gap."""
+
+    def __init__(self, X, dataset, y, sample_weight, alpha, radius, fit_intercept):
+        self.X = X
+        self.dataset = dataset
+        self.y = np.asarray(y, dtype=np.float64)
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        self.sw = sw
+        self.S = float(sw.sum())
+        self.alpha = float(alpha)
+        self.radius = float(radius)
+        self.fit_intercept = bool(fit_intercept)
+        n = X.shape[0]
+        # c_i = n s_i / S makes the uniformly sampled row's gradient unbiased
+        self.cweight = np.ascontiguousarray(sw * (n / self.S))
+        if fit_intercept:
+            self.x_mean = np.asarray(X.T @ sw).ravel() / self.S
+            self.y_mean = float(sw @ self.y) / self.S
+        else:
+            self.x_mean = np.zeros(X.shape[1])
+            self.y_mean = 0.0
+        yc = self.y - self.y_mean
+        # objective at w = 0 with the optimal intercept: the scale of tolerances
+        self.f_zero = 0.5 * float(sw @ (yc * yc)) / self.S
+
+    def optimal_intercept(self, w):
+        return self.y_mean - float(self.x_mean @ w) if self.fit_intercept else 0.0
+
+    def residual(self, w, b):
+        return self.dataset.margins(np.ascontiguousarray(w, dtype=np.float64), b) - self.y
+
+    def objective(self, w, b):
+        r = self.residual(w, b)
+        return 0.5 * float(self.sw @ (r * r)) / self.S + self.alpha * float(w @ w)
+
+    def gradient(self, w, b):
+        """Gradient in w at (w, b)."""
+        r = self.residual(w, b)
+        return np.asarray(self.X.T @ (self.sw * r)).ravel() / self.S + 2.0 * self.alpha * w
+
+    def gap(self, w, grad=None):
+        """Frank-Wolfe duality gap at (w, optimal intercept): an upper bound on the
+        suboptimality F(w) - F* for any feasible w (exact convexity bound)."""
+        if grad is None:
+            grad = self.gradient(w, self.optimal_intercept(w))
+        return float(grad @ w) + self.radius * float(np.max(np.abs(grad), initial=0.0))
+
+    def max_row_curvature(self):
+        """max_i c_i (||x_i||^2 + [fit_intercept]) + 2 alpha: a safe inverse step for SGD."""
+        X = self.X
+        if sp.issparse(X):
+            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        else:
+            sq = np.einsum("ij,ij->i", X, X)
+        return float(np.max(self.cweight * (sq + self.fit_intercept), initial=0.0)) + \
+            2.0 * self.alpha
+
+
+def _centered_matvecs(problem):
+    """Centered design operator Xc v and Xc^T u (Xc = X - 1 x_mean^T), never formed."""
+    X, xm = problem.X, problem.x_mean
+
+    def mv(v):
+        return np.asarray(X @ v).ravel() - float(xm @ v)
+
+    def rmv(u):
+        return np.asarray(X.T @ u).ravel() - xm * float(u.sum())
+
+    return mv, rmv
+
+
+def _lipschitz_estimate(problem, n_iter=30, seed=0):
+    """Power-iteration estimate of the largest eigenvalue of Xc^T W Xc / S + 2 alpha."""
+    mv, rmv = _centered_matvecs(problem)
+    d = problem.X.shape[1]
+    v = np.random.RandomState(seed).standard_normal(d)
+    lam = 0.0
+    for _ in range(n_iter):
+        norm = np.linalg.norm(v)
+        if norm == 0:
+            break
+        v /= norm
+        u = rmv(problem.sw * mv(v)) / problem.S
+        lam = float(v @ u)
+        v = u
+    return max(lam, 0.0) + 2.0 * problem.alpha
+
+
+def fista_solve(problem, w0, *, max_iter, tol, monitor, gap_every=5):
+    """Accelerated projected gradient (FISTA) on the l1 ball with backtracking and
+    gradient-based adaptive restart (O'Donoghue & Candes 2015).
+
+    The intercept is eliminated exactly (centered design), so the iterate is w only.
+    Stops when the Frank-Wolfe gap is <= tol * F(0).  Two passes over X per iteration
+    (X^T r at the extrapolated point, X x at the new point; X y follows by linearity),
+    plus one every ``gap_every`` iterations for the gap.
+    """
+    mv, rmv = _centered_matvecs(problem)
+    sw, S, alpha, radius = problem.sw, problem.S, problem.alpha, problem.radius
+    yc = problem.y - problem.y_mean
+    threshold = tol * problem.f_zero
+
+    def value(Xw, w):
+        r = Xw - yc
+        return 0.5 * float(sw @ (r * r)) / S + alpha * float(w @ w), r
+
+    L = _lipschitz_estimate(problem)
+    L = max(L, 1e-12)
+    x = project_l1_ball(np.asarray(w0, dtype=np.float64), radius)
+    Xx = mv(x)
+    fx, rx = value(Xx, x)
+    yk, Xy, fy, ry = x, Xx, fx, rx
+    t = 1.0
+    n_proj = 1
+    gap = np.inf
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        grad = rmv(sw * ry) / S + 2.0 * alpha * yk
+        while True:
+            x_new = project_l1_ball(yk - grad / L, radius)
+            n_proj += 1
+            Xx_new = mv(x_new)
+            f_new, r_new = value(Xx_new, x_new)
+            diff = x_new - yk
+            bound = fy + float(grad @ diff) + 0.5 * L * float(diff @ diff)
+            if f_new <= bound + 1e-12 * abs(fy) or L > 1e30:
+                break
+            L *= 2.0
+        if float((yk - x_new) @ (x_new - x)) > 0:   # restart the momentum
+            t = 1.0
+            yk, Xy, fy, ry = x_new, Xx_new, f_new, r_new
+        else:
+            t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+            beta = (t - 1.0) / t_new
+            t = t_new
+            yk = x_new + beta * (x_new - x)
+            Xy = Xx_new + beta * (Xx_new - Xx)
+            fy, ry = value(Xy, yk)
+        x, Xx, fx, rx = x_new, Xx_new, f_new, r_new
+        if it % gap_every == 0 or it == max_iter:
+            grad_x = rmv(sw * rx) / S + 2.0 * alpha * x
+            gap = problem.gap(x, grad_x)
+            stop = monitor.record(epoch=it, objective=fx, gap=gap, step_size=1.0 / L, x=x)
+            if gap <= threshold:
+                converged = True
+                break
+            if stop:
+                break
+    return SolverResult(x=x, n_iter=it, converged=converged, criterion=gap,
+                        extra={"n_projections": n_proj, "n_epochs": it, "budget_used": it,
+                               "budget": max_iter, "threshold": threshold})
+
+
+def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_length,
+                      use_full_budget, tol, seed, stream, monitor, track_objective):
+    """Run one of the stochastic solvers; returns (w, b, SolverResult)."""
+    ds, y, cw = problem.dataset, problem.y, problem.cweight
+    alpha, radius, fit_intercept = problem.alpha, problem.radius, problem.fit_intercept
+    d = problem.X.shape[1]
+    auto_step = isinstance(eta0, str)
+    curvature = problem.max_row_curvature()
+    safe_step = 1.0 / curvature if curvature > 0 else 1.0
+    if alpha > 0:
+        safe_step = min(safe_step, 0.49 / alpha)
+    if auto_step:
+        if solver == "epro_orda" and alpha > 0:
+            # the paper's theory step eta_1 = mu / beta with mu = 1, beta = 2 alpha (ORDA's
+            # explicit step at iteration t is only eta / t^1.5)
+            eta0 = 1.0 / (2.0 * alpha)
+        elif solver == "epro_orda":
+            eta0 = 64.0 * safe_step
+        else:
+            eta0 = safe_step
+    if first_epoch_length is None and solver == "epro_sgd" and auto_step:
+        # keep the theory's epoch "travel" T1 eta1 = 4 mu / beta (T1 = 8, eta1 = mu/(2 beta),
+        # mu = 1, beta = 2 alpha) while eta1 is limited by stability: T1 = 2 / (alpha eta1)
+        n = problem.X.shape[0]
+        t1 = n if alpha == 0 else math.ceil(2.0 / (alpha * eta0))
+        first_epoch_length = int(min(max(t1, 8), max(n, 8)))
+    state = {"b": problem.optimal_intercept(project_l1_ball(w0, radius)), "counter": 0}
+
+    def objective(w):
+        return problem.objective(w, state["b"])
+
+    if solver in ("epro_sgd", "epro_orda"):
+        def project(v):
+            w = project_l1_ball(v, radius)
+            # the intercept is unconstrained: set it to its exact optimum given w
+            state["b"] = problem.optimal_intercept(w)
+            return w
+
+        if solver == "epro_sgd":
+            def run_epoch(x_start, eta, n_steps, epoch):
+                w = np.array(x_start, dtype=np.float64, copy=True)
+                w_avg = np.empty(d)
+                _, b_avg, state["counter"] = _lasso.epro_sgd_epoch(
+                    ds, y, cw, w, state["b"], eta, alpha, lam, radius, n_steps,
+                    fit_intercept, seed, stream, state["counter"], w_avg)
+                state["b"] = b_avg
+                return w_avg
+            step_decay, extra, t1 = 2.0, 0, first_epoch_length or 8
+        else:
+            def run_epoch(x_start, eta, n_steps, epoch):
+                x = np.array(x_start, dtype=np.float64, copy=True)
+                state["b"], state["counter"] = _lasso.orda_epoch(
+                    ds, y, cw, x, state["b"], eta, alpha, lam, radius, n_steps,
+                    fit_intercept, seed, stream, state["counter"])
+                return x
+            step_decay, extra, t1 = math.sqrt(2.0), 1, first_epoch_length or 16
+        result = epoch_projection(
+            w0, run_epoch, project, budget=budget, first_epoch_length=t1, eta0=eta0,
+            step_decay=step_decay, monitor=monitor,
+            objective=objective if track_objective else None, tol=tol,
+            use_full_budget=use_full_budget, extra_per_epoch=extra)
+        result.extra["eta0"] = eta0
+        return result.x, state["b"], result
+
+    # baselines: one continuous run, recorded at the doubling checkpoints 8, 24, 56, ...
+    decay = (2.0 * alpha * eta0 if alpha > 0 else 1.0) if auto_step else 1.0
+    w = project_l1_ball(w0, radius) if solver == "sgd" else np.array(w0, dtype=np.float64)
+    w_sum = np.zeros(d)
+    b_sum = 0.0
+    b = state["b"]
+    gamma = math.log(max(budget, 2)) / max(budget, 2)     # OneProj's smoothing, ln T / T
+    t_done = 0
+    chunk = 8
+    epoch = 0
+    counter = 0
+    while t_done < budget:
+        n_steps = min(chunk, budget - t_done)
+        if solver == "sgd":
+            b, db, counter = _lasso.projected_sgd(
+                ds, y, cw, w, b, eta0, decay, alpha, radius, t_done, n_steps, fit_intercept,
+                seed, stream, counter, w_sum)
+        else:
+            b, db, counter = _lasso.oneproj_sgd(
+                ds, y, cw, w, b, eta0, decay, alpha, lam, gamma, radius, t_done, n_steps,
+                fit_intercept, seed, stream, counter, w_sum)
+        b_sum += db
+        t_done += n_steps
+        chunk *= 2
+        check_finite_iterate(w, monitor.solver_name, f"iteration {t_done}")
+        record = dict(epoch=epoch, step_size=eta0 / (1.0 + decay * (t_done - 1)),
+                      n_gradients=t_done)
+        if track_objective or t_done == budget:
+            # the output if the run stopped here: the (projected) average of the iterates
+            w_out = project_l1_ball(w_sum / t_done, radius)
+            record["objective"] = problem.objective(w_out, problem.optimal_intercept(w_out))
+        epoch += 1
+        if monitor.record(x=w, **record):
+            break
+    w_out = project_l1_ball(w_sum / t_done, radius)
+    n_proj = t_done if solver == "sgd" else 1
+    result = SolverResult(x=w_out, n_iter=t_done, converged=True, criterion=0.0,
+                          extra={"n_projections": n_proj, "n_epochs": epoch,
+                                 "budget_used": t_done, "budget": budget, "eta0": eta0})
+    return w_out, problem.optimal_intercept(w_out), result
+
+
+# ---------------------------------------------------------------------------------------
+
+class ConstrainedLasso(BaseLinearRegressor):
+    r"""Least squares with a ridge penalty under an l1-ball constraint (constrained Lasso).
+
+    Solves, for each output independently,
+
+    .. math::
+
+        \min_{w, b} \frac{1}{2S}\sum_i s_i (x_i^\top w + b - y_i)^2 + \alpha \|w\|_2^2
+        \quad \text{s.t.} \quad \|w\|_1 \le \text{radius},
+
+    with :math:`S = \sum_i s_i` (``sample_weight``, all ones by default).  The intercept
+    :math:`b` is neither constrained nor penalized.  This is eq. 22 of Chen et al.,
+    "Optimal Stochastic Strongly Convex Optimization with a Logarithmic Number of
+    Projections" (paper 001); note the ridge term has no factor 1/2 (the paper's form).
+
+    Read more in the :doc:`User Guide </user_guide/constrained_lasso>`.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Ridge strength (>= 0).  The paper's value; the objective is 2*alpha strongly convex.
+    radius : float, default=0.5
+        Radius of the l1 ball (the paper's beta = 0.5).  Rescale it with your data:
+        ``radius = ||w_lasso||_1`` reproduces ``Lasso`` (with ``alpha=0``).
+    solver : {'auto', 'fista', 'epro_sgd', 'epro_orda', 'sgd', 'oneproj'}, default='auto'
+        - 'fista': exact accelerated projected gradient (machine precision reachable).
+        - 'epro_sgd': Epro-SGD, paper Alg. 1 (one projection per doubling epoch).
+        - 'epro_orda': Epro-ORDA, paper Alg. 3 with g(w) = alpha ||w||^2.
+        - 'sgd': projected SGD, a projection after every step (paper baseline).
+        - 'oneproj': SGD on a smoothed penalty, one final projection (paper baseline).
+        - 'auto': 'fista' below 200,000 samples, 'epro_sgd' from there on.
+    max_iter : int or None, default=None
+        For the stochastic solvers, the budget T of stochastic gradients (sampled rows);
+        None means ``10 * n_samples``.  For 'fista', the number of iterations (each is two
+        passes over X); None means 1000.
+    tol : float, default=1e-4
+        'fista' stops when the Frank-Wolfe duality gap (an upper bound on the
+        suboptimality) is <= ``tol * F(0)``.  The epoch solvers stop early when the relative
+        change of consecutive projected epoch outputs is <= ``tol`` (0 disables it).
+    eta0 : float or 'auto', default='auto'
+        Step size.  Epoch solvers: the first epoch's step (halved per epoch by Epro-SGD,
+        divided by sqrt(2) by Epro-ORDA).  Baselines: eta_t = eta0 / t (the paper's rule).
+        'auto' uses 1 / max_i (c_i ||x_i||^2 + 2 alpha) (and, for the baselines,
+        eta_t = 1 / (1/eta0 + 2 alpha (t - 1))).  The paper's tuned values (0.3 Epro, 0.5 SGD,
+        0.1 OneProj) depend on the data scale.
+    lam : float, default=0.03
+        Multiplier of the exact penalty lam [||w||_1 - radius]_+ used inside the epochs
+        (the paper's lambda, its Lasso value).  Also OneProj's penalty weight.
+    first_epoch_length : int or None, default=None
+        T1; None means the paper's 8 (Epro-SGD) or 16 (Epro-ORDA).
+    use_full_budget : bool, default=True
+        The paper runs an epoch only if it fits whole in the budget, which leaves up to half
+        of ``max_iter`` unused; True (default) adds the leftover to the last epoch.
+        ``budget_used_`` reports what was used.
+    fit_intercept : bool, default=True
+        Fit an unconstrained, unpenalized intercept.  The exact solver eliminates it
+        (centered design, never formed); the stochastic solvers update it with the other
+        coordinates and reset it to its exact optimum given w at every projection.
+    warm_start : bool, default=False
+        Start from the previous ``coef_`` (projected onto the ball).
+    track_objective : bool, default=True
+        Stochastic solvers: evaluate the objective (one pass over X) at every projection
+        for ``history_``.  False saves about log2(max_iter) passes.
+    verbose : int, default=0
+    random_state : int, RandomState instance or None, default=None
+        Seed of the sampling of the stochastic solvers.
+    callback : callable or None, default=None
+        ``callback(record) -> bool`` after every epoch (see ``history_``); True stops.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        Always inside the l1 ball (it is the output of an exact projection).
+    intercept_ : float or ndarray of shape (n_targets,)
+    n_iter_ : int
+        Stochastic gradients used (stochastic solvers) or iterations ('fista'); max over
+        outputs.
+    n_projections_ : int
+        l1-ball projections performed (max over outputs).
+    n_epochs_ : int
+    budget_used_ : int
+        Stochastic gradients actually used out of ``max_iter`` (stochastic solvers).
+    dual_gap_ : float or ndarray of shape (n_targets,)
+        Frank-Wolfe gap at the solution: F(coef_) - F* <= dual_gap_.
+    solver_ : str
+        The solver that ran (resolves 'auto').
+    history_ : dict of ndarray or list of dict
+        One record per epoch (per checkpoint for the baselines, every 5 iterations for
+        'fista'): objective, step_size, time, ...
+    seed_ : int
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    ConstrainedLassoCV : the radius chosen by cross-validation.
+    sklearn.linear_model.Lasso : the penalized form.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skstoch import ConstrainedLasso
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(100, 5); y = X @ [1.0, -1.0, 0.0, 0.0, 0.0]
+    >>> model = ConstrainedLasso(alpha=0.0, radius=1.0).fit(X, y)
+    >>> bool(np.abs(model.coef_).sum() <= 1.0 + 1e-12)
+    True
+    """
+
+    _parameter_constraints = {
+        **STOCHASTIC_SOLVER_CONSTRAINTS,
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "radius": [Interval(Real, 0, None, closed="left")],
+        "solver": [StrOptions(set(SOLVERS))],
+        "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "first_epoch_length": [Interval(Integral, 1, None, closed="left"), None],
+        "use_full_budget": ["boolean"],
+        "fit_intercept": ["boolean"],
+        "warm_start": ["boolean"],
+        "track_objective": ["boolean"],
+    }
+
+    def __init__(self, alpha=1.0, radius=0.5, *, solver="auto", max_iter=None, tol=1e-4,
+                 eta0="auto", lam=0.03, first_epoch_length=None, use_full_budget=True,
+                 fit_intercept=True, warm_start=False, track_objective=True, verbose=0,
+                 random_state=None, callback=None):
+        self.alpha = alpha
+        self.radius = radius
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.eta0 = eta0
+        self.lam = lam
+        self.first_epoch_length = first_epoch_length
+        self.use_full_budget = use_full_budget
+        self.fit_intercept = fit_intercept
+        self.warm_start = warm_start
+        self.track_objective = track_objective
+        self.verbose = verbose
+        self.random_state = random_state
+        self.callback = callback
+
+    def _resolve_solver(self, n_samples):
+        if self.solver != "auto":
+            return self.solver
+        return "fista" if n_samples < AUTO_STOCHASTIC_MIN_SAMPLES else "epro_sgd"
+
+    def _solver_name(self):
+        return f"{type(self).__name__}(solver={getattr(self, 'solver_', self.solver)!r})"
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Dense or CSR (other sparse formats are converted); float32 is accepted.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Each target column is an independent problem.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Nonnegative weights (the objective is their weighted mean); not all zero.
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        n_samples = _num_samples_quick(X)
+        self.solver_ = self._resolve_solver(n_samples)
+        self._extras = []
+        super().fit(X, y, sample_weight=sample_weight)
+        extras = self._extras
+        del self._extras
+        self.n_projections_ = int(max(e["n_projections"] for e in extras))
+        self.n_epochs_ = int(max(e["n_epochs"] for e in extras))
+        self.budget_used_ = int(max(e["budget_used"] for e in extras))
+        gaps = np.array([e["gap"] for e in extras])
+        self.dual_gap_ = float(gaps[0]) if np.ndim(self.coef_) == 1 else gaps
+        return self
+
+    def _fit_problem(self, problem):
+        n, d = problem.X.shape
+        if np.any(problem.sample_weight < 0) or problem.sample_weight.sum() <= 0:
+            raise ValueError("sample_weight must be nonnegative and not all zero.")
+        lsp = _LSProblem(problem.X, problem.dataset, problem.y, problem.sample_weight,
+                         self.alpha, self.radius, self.fit_intercept)
+        solver = self.solver_
+        w0 = np.asarray(problem.coef_init, dtype=np.float64)
+        monitor = problem.monitor
+        if solver == "fista":
+            max_iter = 1000 if self.max_iter is None else self.max_iter
+            result = fista_solve(lsp, w0, max_iter=max_iter, tol=self.tol, monitor=monitor)
+            w = result.x
+            b = lsp.optimal_intercept(w)
+            monitor.finish(converged=result.converged, criterion="Frank-Wolfe duality gap",
+                           value=result.criterion, tol=result.extra["threshold"],
+                           max_iter=max_iter)
+        else:
+            budget = 10 * n if self.max_iter is None else self.max_iter
+            w, b, result = _stochastic_solve(
+                lsp, solver, w0, budget=budget, eta0=self.eta0, lam=self.lam,
+                first_epoch_length=self.first_epoch_length,
+                use_full_budget=self.use_full_budget,
+                tol=self.tol if self.tol > 0 else None, seed=problem.seed,
+                stream=problem.stream, monitor=monitor,
+                track_objective=self.track_objective)
+            if result.x is not w:
+                w = result.x
+            if result.extra["n_epochs"] == 0 and solver in ("epro_sgd", "epro_orda"):
+                warnings.warn(
+                    f"{self._solver_name()}: max_iter={budget} is shorter than the first "
+                    f"epoch; no stochastic step was taken (coef_ is the projected start).",
+                    ConvergenceWarning, stacklevel=4)
+        gap = lsp.gap(w)
+        self._extras.append(dict(result.extra, gap=gap))
+        return w, b, result.n_iter, result
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _num_samples_quick(X):
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        return 0
+
+
+# ---------------------------------------------------------------------------------------
+# cross-validation along a path of radii
+
+def _radius_max(X, y, sample_weight, alpha, fit_intercept):
+    """l1 norm of the unconstrained minimizer (ridge for alpha > 0; the minimum-norm least
+    squares solution for alpha = 0): radii beyond it leave the constraint inactive."""
+    from scipy.sparse.linalg import LinearOperator, lsqr
+
+    lsp = _LSProblem(X, make_dataset(X), y, sample_weight, alpha, np.inf, fit_intercept)
+    mv, rmv = _centered_matvecs(lsp)
+    sq = np.sqrt(lsp.sw / lsp.S)
+    n, d = X.shape
+    op = LinearOperator((n, d), matvec=lambda v: sq * mv(np.ravel(v)),
+                        rmatvec=lambda u: rmv(sq * np.ravel(u)), dtype=np.float64)
+    # min ||sq (Xc w - yc)||^2 / 2 + alpha ||w||^2  <=>  damp^2 = 2 alpha
+    w = lsqr(op, sq * (lsp.y - lsp.y_mean), damp=math.sqrt(2.0 * alpha), atol=1e-10,
+             btol=1e-10, iter_lim=max(100, 2 * min(n, d)))[0]
+    return float(np.abs(w).sum())
+
+
+def _path_fold(X, y, sw, train, test, radii, params):
+    """Fit the radii (increasing) on train with warm starts; return the test MSEs."""
+    Xtr, ytr, swtr = X[train], y[train], sw[train]
+    est = ConstrainedLasso(**params)
+    est.set_params(warm_start=True)
+    mse = np.empty(len(radii))
+    swte = sw[test]
+    for k, radius in enumerate(radii):
+        est.set_params(radius=radius)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(Xtr, ytr, sample_weight=swtr)
+        resid = est.predict(X[test]) - y[test]
+        mse[k] = float(swte @ (resid * resid)) / max(float(swte.sum()), 1e-300)
+    return mse
+
+
+class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
+    """Constrained Lasso with the l1 radius chosen by cross-validation along a path.
+
+    For each fold, the radii are fitted in increasing order, each fit warm-started at the
+    previous solution (feasible for the larger ball), and the weighted validation MSE is
+    recorded; the radius with the lowest mean MSE is refitted on all the data.  This is the
+    constrained-form analogue of :class:`sklearn.linear_model.LassoCV`.
+
+    Read more in the :doc:`User Guide </user_guide/constrained_lasso>`.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Ridge strength, as in :class:`ConstrainedLasso`.
+    radii : array-like of float or None, default=None
+        Radii to try.  None: ``n_radii`` values log-spaced from ``eps * r_max`` to
+        ``r_max``, where r_max is the l1 norm of the unconstrained (ridge) solution.
+    n_radii : int, default=30
+    eps : float, default=1e-3
+        Smallest radius relative to r_max.
+    cv : int, cross-validation generator or iterable, default=5
+    solver : str, default='fista'
+        Solver of every fit along the path (see :class:`ConstrainedLasso`).
+    max_iter, tol, eta0, lam, fit_intercept, verbose, random_state, callback
+        As in :class:`ConstrainedLasso` (passed to every fit).
+    n_jobs : int or None, default=None
+        Folds run in parallel (threads: the kernels and BLAS release the GIL).
+
+    Attributes
+    ----------
+    radius_ : float
+        The chosen radius.
+    radii_ : ndarray of shape (n_radii,)
+        The path, increasing.
+    mse_path_ : ndarray of shape (n_radii, n_folds)
+        Validation mean squared error per radius and fold.
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    n_iter_ : int
+        Iterations of the final refit.
+    n_projections_, dual_gap_, history_ :
+        Of the final refit.
+    estimator_ : ConstrainedLasso
+        The refitted estimator.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skstoch import ConstrainedLassoCV
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.randn(200, 10); y = X[:, 0] - X[:, 1] + 0.1 * rng.randn(200)
+    >>> cv = ConstrainedLassoCV(alpha=0.0, n_radii=10).fit(X, y)
+    >>> bool(0 < cv.radius_ <= cv.radii_[-1])
+    True
+    """
+
+    _parameter_constraints = {
+        **STOCHASTIC_SOLVER_CONSTRAINTS,
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "radii": ["array-like", None],
+        "n_radii": [Interval(Integral, 1, None, closed="left")],
+        "eps": [Interval(Real, 0, 1, closed="neither")],
+        "cv": ["cv_object"],
+        "solver": [StrOptions(set(SOLVERS))],
+        "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(self, alpha=1.0, *, radii=None, n_radii=30, eps=1e-3, cv=5, solver="fista",
+                 max_iter=None, tol=1e-4, eta0="auto", lam=0.03, fit_intercept=True,
+                 n_jobs=None, verbose=0, random_state=None, callback=None):
+        self.alpha = alpha
+        self.radii = radii
+        self.n_radii = n_radii
+        self.eps = eps
+        self.cv = cv
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.eta0 = eta0
+        self.lam = lam
+        self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.random_state = random_state
+        self.callback = callback
+
+    def _estimator_params(self):
+        return dict(alpha=self.alpha, solver=self.solver, max_iter=self.max_iter,
+                    tol=self.tol, eta0=self.eta0, lam=self.lam,
+                    fit_intercept=self.fit_intercept, verbose=self.verbose,
+                    random_state=self.random_state, callback=self.callback)
+
+    def fit(self, X, y, sample_weight=None):
+        """Choose the radius by cross-validation, then refit on all the data.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             order="C", y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(sw < 0) or sw.sum() <= 0:
+            raise ValueError("sample_weight must be nonnegative and not all zero.")
+        if self.radii is None:
+            r_max = _radius_max(X, y, sw, self.alpha, self.fit_intercept)
+            if r_max <= 0:
+                radii = np.zeros(1)
+            else:
+                radii = r_max * np.logspace(math.log10(self.eps), 0, self.n_radii)
+        else:
+            radii = np.sort(np.asarray(self.radii, dtype=np.float64).ravel())
+            if radii.size == 0 or not np.all(np.isfinite(radii)) or np.any(radii < 0):
+                raise ValueError(
+                    f"radii must be a non-empty array of finite nonnegative floats, "
+                    f"got {self.radii!r}.")
+        cv = check_cv(self.cv)
+        folds = list(cv.split(X, y))
+        params = self._estimator_params()
+        mse = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(_path_fold)(X, y, sw, train, test, radii, params)
+            for train, test in folds)
+        self.radii_ = radii
+        self.mse_path_ = np.column_stack(mse)
+        best = int(np.argmin(self.mse_path_.mean(axis=1)))
+        self.radius_ = float(radii[best])
+        est = ConstrainedLasso(radius=self.radius_, **params)
+        est.fit(X, y, sample_weight=sw)
+        self.estimator_ = est
+        self.coef_ = est.coef_
+        self.intercept_ = est.intercept_
+        self.n_iter_ = est.n_iter_
+        self.n_projections_ = est.n_projections_
+        self.dual_gap_ = est.dual_gap_
+        self.history_ = est.history_
+        return self
+
+    def predict(self, X):
+        """Predict with the refitted model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=False)
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,528 @@
+"""S3GD: stratified semi-stochastic gradient descent by manifold propagation (paper 002).
+
+``S3GDClassifier`` and ``S3GDRegressor`` minimise
+
+    (1/n) sum_i s_i loss(y_i, x_i.w + b) + alpha (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2)
+
+with proximal mini-batch steps whose variance is reduced by a control variate built on an
+anchor-sample graph (Algorithms 1 and 2 of Mu, Liu & Fan).  The paper's baselines (plain
+mini-batch SGD, stratified SGD and Prox-SVRG) are available through ``solver``.
+"""
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.cluster import KMeans, MiniBatchKMeans
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
+from .._fast._s3gd import MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, run_epoch
+from .._solvers import SolverResult, check_finite_iterate
+from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
+from ..utils import seed_from_random_state
+from ._anchor_graph import build_anchor_graph
+
+_MODES = {"s3gd": MODE_S3GD, "svrg": MODE_SVRG, "sgd": MODE_SGD, "ssgd": MODE_SSGD}
+# losses whose derivative splits as f(p) - g(y): one label-free anchor table and a label term
+_DECOUPLED = {"log_loss": -1.0, "squared_error": 0.0}
+# upper bound of the second derivative of each loss (smoothness constant per unit ||x||^2)
+_CURVATURE = {"log_loss": 0.25, "squared_hinge": 2.0, "squared_error": 1.0}
+
+_COMMON_CONSTRAINTS = {
+    **STOCHASTIC_SOLVER_CONSTRAINTS,
+    "penalty": [StrOptions({"l2", "l1", "elasticnet"}), None],
+    "alpha": [Interval(Real, 0, None, closed="left")],
+    "l1_ratio": [Interval(Real, 0, 1, closed="both")],
+    "fit_intercept": ["boolean"],
+    "solver": [StrOptions(set(_MODES))],
+    "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
+    "learning_rate": [StrOptions({"constant", "invscaling"})],
+    "power_t": [Interval(Real, 0, None, closed="left")],
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "n_inner": [Interval(Integral, 1, None, closed="left")],
+    "n_anchors": [Interval(Integral, 1, None, closed="left")],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+    "kernel_width": [StrOptions({"nearest", "paper"})],
+    "kernel_eps": [Interval(Real, 0, None, closed="neither")],
+    "anchor_method": [StrOptions({"auto", "kmeans", "minibatch_kmeans", "random"})],
+    "kmeans_max_iter": [Interval(Integral, 1, None, closed="left")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    "track_objective": ["boolean"],
+    "warm_start": ["boolean"],
+}
+
+
+class _S3GDMixin:
+    """The solver shared by the classifier and the regressor."""
+
+    # ----- parameters -----
+    def _loss_object(self):
+        if self.loss == "log_loss":
+            return LogLoss()
+        if self.loss == "squared_hinge":
+            return SquaredHinge(1.0)
+        if self.loss == "smooth_hinge":
+            return SmoothHinge(self.smoothing)
+        return SquaredError()
+
+    def _penalty_coefs(self):
+        if self.penalty is None or self.alpha == 0:
+            return 0.0, 0.0
+        if self.penalty == "l2":
+            return 0.0, float(self.alpha)
+        if self.penalty == "l1":
+            return float(self.alpha), 0.0
+        return float(self.alpha * self.l1_ratio), float(self.alpha * (1.0 - self.l1_ratio))
+
+    def _curvature(self):
+        if self.loss == "smooth_hinge":
+            return 1.0 / self.smoothing
+        return _CURVATURE[self.loss]
+
+    # ----- shared preprocessing (anchors, graph, strata) for every problem of one fit -----
+    def _draw_seed(self):
+        return self._fit_seed
+
+    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
+        if sp.issparse(X):
+            X = X.astype(np.float64) if X.dtype != np.float64 else X
+        else:
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        self._fit_seed = seed_from_random_state(self.random_state)
+        n = X.shape[0]
+        self._shared = {}
+        if self.solver == "s3gd":
+            graph = build_anchor_graph(
+                X, n_anchors=self.n_anchors, n_neighbors=self.n_neighbors,
+                kernel_width=self.kernel_width, kernel_eps=self.kernel_eps,
+                method=self.anchor_method, kmeans_max_iter=self.kmeans_max_iter,
+                random_state=self._fit_seed,
+            )
+            self._shared["graph"] = graph
+            self._shared["M"] = graph.matrix()
+            self.anchor_indices_ = graph.anchor_indices.astype(np.intp)
+            self.n_anchors_ = graph.n_anchors
+        elif self.solver == "ssgd":
+            self._shared["strata"] = _strata(X, min(self.batch_size, n), self.anchor_method,
+                                             self.kmeans_max_iter, self._fit_seed)
+        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+              else np.einsum("ij,ij->i", X, X))
+        self._shared["row_sqnorm"] = sq
+        try:
+            results = super()._run_problems(X, targets, sample_weights, coef_init,
+                                            intercept_init)
+        finally:
+            self._shared = None
+            del self._fit_seed
+        steps = [r[3].extra["step_size"] for r in results]
+        self.step_size_ = steps[0] if len(steps) == 1 else np.array(steps)
+        return results
+
+    def _resolve_eta0(self, sample_weight):
+        if self.eta0 != "auto":
+            return float(self.eta0)
+        sq = self._shared["row_sqnorm"] + (1.0 if self.fit_intercept else 0.0)
+        lipschitz = self._curvature() * float(np.max(sample_weight * sq))
+        lipschitz += self._penalty_coefs()[1]
+        return 1.0 / (2.0 * max(lipschitz, 1e-12))
+
+    def _anchor_tables(self, problem, loss):
+        """BT (n_slots, m, d), column sums, slot labels, per-sample offsets and the label term."""
+        X, y, sw = problem.X, problem.y, problem.sample_weight
+        n = X.shape[0]
+        M = self._shared["M"]
+        if self.loss in _DECOUPLED:
+            # psi'(p; y) = psi'(p; y0) + [psi'(0; y) - psi'(0; y0)]: one label-free table
+            y0 = _DECOUPLED[self.loss]
+            key = ("decoupled", id(sw))
+            if key not in self._shared:   # shared by every OvR head / output
+                BT = _weighted_anchor_sums(M, X, sw)
+                colsum = np.asarray(M.T @ sw).reshape(1, -1)
+                self._shared[key] = (BT[np.newaxis], colsum)
+            BT, colsum = self._shared[key]
+            offset = loss.dloss_array(np.zeros(n), y) - loss.py_dloss(0.0, y0)
+            Lw = np.asarray(X.T @ (sw * offset)).ravel() / n
+            Lb = float(np.sum(sw * offset)) / n
+            return BT, colsum, np.array([y0]), np.ascontiguousarray(offset), Lw, Lb
+        # labels cannot be factored out: one table per class (slot 0: y = -1, slot 1: y = +1)
+        pos = (y > 0).astype(np.float64)
+        sws = [sw * (1.0 - pos), sw * pos]
+        BT = np.stack([_weighted_anchor_sums(M, X, s) for s in sws])
+        colsum = np.vstack([np.asarray(M.T @ s).ravel() for s in sws])
+        return BT, colsum, np.array([-1.0, 1.0]), np.zeros(n), np.zeros(X.shape[1]), 0.0
+
+    # ----- one binary / single-output problem -----
+    def _fit_problem(self, problem):
+        ds, y = problem.dataset, np.ascontiguousarray(problem.y, dtype=np.float64)
+        sw = np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
+        n, d = ds.n_samples, ds.n_features
+        loss = self._loss_object()
+        lam1, lam2 = self._penalty_coefs()
+        mode = _MODES[self.solver]
+        batch = min(self.batch_size, n)
+        eta0 = self._resolve_eta0(sw)
+        monitor = problem.monitor
+
+        empty_i = np.empty((0, 0), dtype=np.int32)
+        empty_d = np.empty((0, 0), dtype=np.float64)
+        anchor_idx = np.empty(0, dtype=np.int32)
+        nbr, nbr_w = empty_i, empty_d
+        BT, colsum = np.empty((0, 0, 0)), empty_d
+        slot_label = offset = Lw = np.empty(0)
+        Lb = 0.0
+        strata_order = np.empty(0, dtype=np.int32)
+        strata_ptr = np.empty(0, dtype=np.int64)
+        if mode == MODE_S3GD:
+            graph = self._shared["graph"]
+            anchor_idx, nbr, nbr_w = graph.anchor_indices, graph.neighbors, graph.weights
+            BT, colsum, slot_label, offset, Lw, Lb = self._anchor_tables(problem, loss)
+            n_batch = batch
+        elif mode == MODE_SSGD:
+            strata_order, strata_ptr = self._shared["strata"]
+            n_batch = strata_ptr.shape[0] - 1
+        else:
+            n_batch = batch
+        dsnap = np.empty(n if mode == MODE_SVRG else 0)
+        steps_per_epoch = -(-n // n_batch)
+        n_outer = max(1, -(-steps_per_epoch // self.n_inner))
+
+        w = np.array(problem.coef_init, dtype=np.float64, copy=True)
+        b = np.array([problem.intercept_init if self.fit_intercept else 0.0])
+        perm = np.arange(n, dtype=np.int32)
+        gH = np.zeros(d)
+        dA = np.zeros((max(BT.shape[0], 1), max(anchor_idx.shape[0], 1)))
+        ibuf = np.zeros(max(n_batch, 1), dtype=np.int32)
+        cbuf = np.zeros(max(n_batch, 1))
+        lazy = ds.is_sparse
+        counter = 0
+
+        best = np.inf
+        no_improvement = 0
+        converged = False
+        rel_improvement = np.inf
+        n_iter = 0
+        eta = eta0
+        for epoch in range(self.max_iter):
+            if self.learning_rate == "invscaling":
+                eta = eta0 / (1.0 + epoch) ** self.power_t
+            loss_sum, n_seen, counter = run_epoch(
+                ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, lam1, lam2,
+                batch, self.n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum, slot_label,
+                offset, Lw, Lb, dsnap, strata_order, strata_ptr, perm, problem.seed,
+                problem.stream, counter, gH, dA, ibuf, cbuf, lazy,
+            )
+            n_iter = epoch + 1
+            check_finite_iterate(np.append(w, b), monitor.solver_name, f"epoch {epoch}")
+            penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
+            record = {"epoch": epoch, "step_size": eta,
+                      "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
+            if self.track_objective:
+                record["objective"] = _objective(ds, w, b[0], y, sw, loss) + penalty
+                current = record["objective"]
+            else:
+                current = record["loss_estimate"]
+            if not np.isfinite(current):
+                check_finite_iterate(np.array([current]), monitor.solver_name,
+                                     f"epoch {epoch} (objective)")
+            stop = monitor.record(x=w.copy(), **record)
+            rel_improvement = (best - current) / max(abs(best), 1.0) if np.isfinite(best) \
+                else np.inf
+            if rel_improvement > self.tol:
+                no_improvement = 0
+            else:
+                no_improvement += 1
+            best = min(best, current)
+            if no_improvement >= self.n_iter_no_change:
+                converged = True
+                break
+            if stop:
+                break
+        monitor.finish(converged=converged,
+                       criterion="relative objective improvement of the last epoch",
+                       value=float(rel_improvement), tol=self.tol, max_iter=self.max_iter)
+        result = SolverResult(x=w, n_iter=n_iter, converged=converged,
+                              criterion=float(rel_improvement), extra={"step_size": eta0})
+        return w, float(b[0]), n_iter, result
+
+
+def _objective(ds, w, b, y, sw, loss):
+    p = ds.margins(w, b)
+    out = np.empty_like(p)
+    return loss.weighted_loss_dloss(p, y, sw, out) / p.shape[0]
+
+
+def _weighted_anchor_sums(M, X, weights):
+    """BT = M^T diag(weights) X as a dense C-contiguous (m, d) array."""
+    Mw = sp.diags(weights) @ M
+    BT = Mw.T @ X
+    if sp.issparse(BT):
+        BT = BT.toarray()
+    return np.ascontiguousarray(BT, dtype=np.float64)
+
+
+def _strata(X, n_strata, method, max_iter, seed):
+    """Strata of stratified SGD: k-means with ``n_strata`` clusters (paper: p clusters)."""
+    rs = int(seed % (2**31 - 1))
+    n = X.shape[0]
+    if method == "minibatch_kmeans" or (method == "auto" and n > 50_000):
+        km = MiniBatchKMeans(n_clusters=n_strata, n_init=1, max_iter=max_iter, random_state=rs)
+    elif method == "random":
+        labels = np.random.RandomState(rs).randint(0, n_strata, n)
+        km = None
+    else:
+        km = KMeans(n_clusters=n_strata, n_init=1, max_iter=max_iter, random_state=rs)
+    if km is not None:
+        labels = km.fit(X).labels_
+    order = np.argsort(labels, kind="stable").astype(np.int32)
+    counts = np.bincount(labels, minlength=n_strata)
+    counts = counts[counts > 0]
+    ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return order, ptr
+
+
+_SOLVER_DOC = """
+    penalty : {'l2', 'l1', 'elasticnet'} or None, default='l2'
+        Regulariser, applied by its proximal operator after every step.
+    alpha : float, default=1e-4
+        Regularisation strength (``SGDClassifier`` convention: the penalty is
+        ``alpha * (l1_ratio * ||w||_1 + (1 - l1_ratio) / 2 * ||w||^2)``).  The paper's
+        Tikhonov ``lambda ||w||^2`` with ``lambda = 1e-3`` is ``alpha = 2e-3``.
+    l1_ratio : float, default=0.15
+        Share of the l1 part for ``penalty='elasticnet'``.
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept (the paper appends a penalised constant feature instead).
+    solver : {'s3gd', 'svrg', 'sgd', 'ssgd'}, default='s3gd'
+        ``'s3gd'``: Algorithm 1 with the anchor-graph control variate.  The paper's baselines:
+        ``'svrg'`` Prox-SVRG (a full pass per outer loop), ``'sgd'`` plain proximal
+        mini-batch SGD, ``'ssgd'`` stratified SGD (``batch_size`` k-means strata, one sample of
+        each per step).
+    eta0 : 'auto' or float, default='auto'
+        Step size.  ``'auto'`` is ``1 / (2 L)`` with ``L`` the largest per-sample smoothness
+        constant (``max_i s_i c (||x_i||^2 + fit_intercept) + alpha (1 - l1_ratio)``, ``c`` the
+        loss curvature bound).  The paper picks from the grid {0.1, 1, 5, 10} on normalised data.
+    learning_rate : {'constant', 'invscaling'}, default='constant'
+        ``'constant'`` is the paper's choice; it converges geometrically to a noise floor
+        above the optimum.  ``'invscaling'`` uses ``eta0 / (1 + epoch) ** power_t`` per epoch and
+        removes the floor (slower early on).
+    power_t : float, default=1.0
+        Exponent of ``'invscaling'``.
+    batch_size : int, default=10
+        Mini-batch size p (paper: 10).
+    n_inner : int, default=20
+        Inner steps per outer loop k_in (paper: 20 for S3GD, 50 for SVRG).
+    n_anchors : int, default=100
+        Number of anchors m (paper: 100).  Anchors are k-means centres snapped to their
+        nearest training sample; duplicates are merged (``n_anchors_`` is the number kept).
+        With ``n_anchors >= n_samples`` every sample is an anchor, and with ``n_neighbors=1``
+        S3GD is then exactly Prox-SVRG.
+    n_neighbors : int, default=5
+        Anchors k linked to each sample (paper: not reported).
+    kernel_width : {'nearest', 'paper'}, default='nearest'
+        ``'nearest'``: Gaussian width = distance to the nearest anchor (scale free);
+        ``'paper'``: eq. (14) literally (width^2 = that distance, not scale invariant).
+    kernel_eps : float, default=1e-4
+        Floor of the kernel width (eq. 14).
+    anchor_method : {'auto', 'kmeans', 'minibatch_kmeans', 'random'}, default='auto'
+        Clustering for anchors (and strata of ``'ssgd'``).  ``'kmeans'``: KMeans on all
+        samples (the paper); ``'auto'``: KMeans on a uniform subsample of
+        ``max(10,000, 20 n_anchors)`` samples, centres snapped to subsampled samples;
+        ``'minibatch_kmeans'``: MiniBatchKMeans on all samples; ``'random'``: uniform samples.
+    kmeans_max_iter : int, default=10
+        Iterations (epochs for MiniBatchKMeans) of the clustering (paper: not reported).
+    max_iter : int, default=50
+        Maximum number of epochs (one epoch = ``n_samples`` sampled gradients).
+    tol : float, default=1e-4
+        The fit stops after ``n_iter_no_change`` epochs whose objective improves on the best
+        so far by less than ``tol * max(1, |best|)``.
+    n_iter_no_change : int, default=5
+    track_objective : bool, default=False
+        Compute the exact objective after each epoch (one extra pass) and stop on it; otherwise
+        the epoch average of the mini-batch losses (free) is used.
+    warm_start : bool, default=False
+        Start from the previous ``coef_`` and ``intercept_``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the clustering and the kernel's counter-based generator.
+    verbose : int, default=0
+        Print one line per epoch.
+    callback : callable or None, default=None
+        ``callback(record) -> bool`` after each epoch; a true value stops the fit.
+"""
+
+_ATTRIBUTES_DOC = """
+    n_iter_ : int
+        Epochs run (the largest over the one-vs-rest / output problems).
+    history_ : dict of ndarray (list of dicts for several problems)
+        Per epoch: ``epoch``, ``step_size``, ``loss_estimate``, ``objective`` (with
+        ``track_objective``) and ``time``.
+    step_size_ : float or ndarray
+        The resolved ``eta0`` (one per problem when there are several).
+    anchor_indices_ : ndarray of int
+        Rows of the training X used as anchors (``solver='s3gd'``).
+    n_anchors_ : int
+        Number of distinct anchors (``solver='s3gd'``).
+    seed_ : int
+        The seed drawn from ``random_state``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+"""
+
+
+class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
+    __doc__ = f"""Linear classifier trained by S3GD (semi-stochastic gradient by manifold
+    propagation, Mu, Liu & Fan, paper 002).
+
+    Minimises ``(1/n) sum_i s_i loss(y_i, x_i.w + b) + penalty(w)`` with proximal mini-batch
+    steps ``w <- prox(w - eta (grad psi_I(w) - grad h_I(w~) + grad H(w~)))`` where ``h`` replaces
+    each sample's loss derivative at the snapshot ``w~`` by a weighted average of the
+    derivatives at its ``n_neighbors`` nearest anchors.  ``grad H`` costs O(m d) per outer loop
+    from the precomputed ``X^T M``.  More than two classes: one-vs-rest, all heads sharing one
+    anchor graph (threads with ``n_jobs``).
+
+    Parameters
+    ----------
+    loss : {{'log_loss', 'squared_hinge', 'smooth_hinge'}}, default='log_loss'
+        ``'log_loss'`` (the paper's), ``'squared_hinge'`` ``max(0, 1 - y p)^2``,
+        ``'smooth_hinge'`` the smoothed hinge with smoothing ``smoothing``.
+    smoothing : float, default=1.0
+        Width of the quadratic part of ``'smooth_hinge'``.
+    {_SOLVER_DOC}
+    class_weight : dict, 'balanced' or None, default=None
+        ``'balanced'`` is the paper's eq. (46) up to a factor 2.
+    n_jobs : int or None, default=None
+        Threads for the one-vs-rest problems.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    {_ATTRIBUTES_DOC}
+    Notes
+    -----
+    With a constant step the iterates converge geometrically to a neighbourhood of the optimum
+    whose size grows with the step and with the anchor approximation error (Theorem 3.1); use
+    ``learning_rate='invscaling'`` (or ``solver='svrg'``) to go below it.  See the user guide
+    for the differences from the paper.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skstoch import S3GDClassifier
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> clf = S3GDClassifier(random_state=0).fit(X, y)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "loss": [StrOptions({"log_loss", "squared_hinge", "smooth_hinge"})],
+        "smoothing": [Interval(Real, 0, None, closed="neither")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
+                 l1_ratio=0.15, fit_intercept=True, solver="s3gd", eta0="auto",
+                 learning_rate="constant", power_t=1.0, batch_size=10, n_inner=20,
+                 n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
+                 anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
+                 n_iter_no_change=5, track_objective=False, class_weight=None,
+                 warm_start=False, n_jobs=None, random_state=None, verbose=0, callback=None):
+        self.loss = loss
+        self.smoothing = smoothing
+        self.penalty = penalty
+        self.alpha = alpha
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.power_t = power_t
+        self.batch_size = batch_size
+        self.n_inner = n_inner
+        self.n_anchors = n_anchors
+        self.n_neighbors = n_neighbors
+        self.kernel_width = kernel_width
+        self.kernel_eps = kernel_eps
+        self.anchor_method = anchor_method
+        self.kmeans_max_iter = kmeans_max_iter
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.track_objective = track_objective
+        self.class_weight = class_weight
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callback = callback
+
+
+class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
+    __doc__ = f"""Linear regressor trained by S3GD (paper 002): ridge, lasso or elastic net.
+
+    Minimises ``(1/n) sum_i s_i (x_i.w + b - y_i)^2 / 2 + penalty(w)``.  The label enters the
+    loss derivative additively, so the anchor correction is label free and shared by all
+    outputs: ``grad H = (1/n) (X^T M) (Z w~ + b~) - (1/n) X^T (s y)``.
+
+    Parameters
+    ----------
+    loss : {{'squared_error'}}, default='squared_error'
+    {_SOLVER_DOC}
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+    intercept_ : float or ndarray of shape (n_targets,)
+    {_ATTRIBUTES_DOC}
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skstoch import S3GDRegressor
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> reg = S3GDRegressor(random_state=0).fit(X, y)
+    >>> reg.score(X, y) > 0.4
+    True
+    """
+
+    _parameter_constraints = {
+        **_COMMON_CONSTRAINTS,
+        "loss": [StrOptions({"squared_error"})],
+    }
+
+    def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
+                 fit_intercept=True, solver="s3gd", eta0="auto", learning_rate="constant",
+                 power_t=1.0, batch_size=10, n_inner=20, n_anchors=100, n_neighbors=5,
+                 kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
+                 kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
+                 track_objective=False, warm_start=False, random_state=None, verbose=0,
+                 callback=None):
+        self.loss = loss
+        self.penalty = penalty
+        self.alpha = alpha
+        self.l1_ratio = l1_ratio
+        self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.eta0 = eta0
+        self.learning_rate = learning_rate
+        self.power_t = power_t
+        self.batch_size = batch_size
+        self.n_inner = n_inner
+        self.n_anchors = n_anchors
+        self.n_neighbors = n_neighbors
+        self.kernel_width = kernel_width
+        self.kernel_eps = kernel_eps
+        self.anchor_method = anchor_method
+        self.kmeans_max_iter = kmeans_max_iter
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.track_objective = track_objective
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callback = callback

@@ -1,0 +1,579 @@
+"""Semi-supervised kernel SVM trained by triply stochastic functional gradients.
+
+Reference: X. Geng, B. Gu, X. Li, W. Shi, G. Zheng, H. Huang, "Scalable Semi-Supervised SVM
+via Triply Stochastic Gradients", IJCAI 2019 (arXiv 1907.11584), Algorithms 1 and 2.
+"""
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._fast import _s3vm
+from ._solvers import FitMonitor
+from .utils import make_dataset, seed_from_random_state
+
+__all__ = ["S3VMClassifier"]
+
+# Random features cached automatically when they take less than this many bytes.
+_AUTO_CACHE_BYTES = 256 * 2**20
+
+
+# ----------------------------------------------------------------------------------------------
+# losses
+# ----------------------------------------------------------------------------------------------
+def labeled_hinge(r, y):
+    """Hinge loss max(0, 1 - y r) and its subgradient in r (0 at the kink y r = 1, as the paper)."""
+    margin = y * r
+    active = margin < 1.0
+    return np.where(active, 1.0 - margin, 0.0), np.where(active, -y, 0.0)
+
+
+def unlabeled_loss(name, r, ramp_s=-0.3):
+    """Unlabeled loss u(r) and its (sub)gradient, with the paper's Table 2 corrected.
+
+    'hinge' (symmetric hinge, SHG): max(0, 1 - |r|), u' = -sign(r) on |r| < 1 (the paper prints
+    -1, which pushes every unlabeled point to the positive side), u'(0) = 0.
+    'squared_hinge' (SSHG): 1/2 max(0, 1 - |r|)^2, u' = (|r| - 1) sign(r) on |r| < 1.
+    'ramp': symmetric ramp R_s(r) + R_s(-r), R_s(t) = max(0, 1 - t) - max(0, s - t), s < 0
+    (Collobert et al. 2006); u' = -sign(r) on |s| < |r| < 1, else 0.
+    'exp' (the paper's DA): exp(-5 r^2), u' = -10 r exp(-5 r^2).
+    """
+    a = np.abs(r)
+    sgn = np.sign(r)
+    if name == "hinge":
+        inside = a < 1.0
+        return np.where(inside, 1.0 - a, 0.0), np.where(inside, -sgn, 0.0)
+    if name == "squared_hinge":
+        gap = np.maximum(0.0, 1.0 - a)
+        return 0.5 * gap * gap, -gap * sgn
+    if name == "ramp":
+        def ramp(t):
+            return np.maximum(0.0, 1.0 - t) - np.maximum(0.0, ramp_s - t)
+
+        value = ramp(r) + ramp(-r)
+        slope = np.where((a > -ramp_s) & (a < 1.0), -sgn, 0.0)
+        return value, slope
+    if name == "exp":
+        e = np.exp(-5.0 * r * r)
+        return e, -10.0 * r * e
+    raise ValueError(f"unknown unlabeled_loss {name!r}")
+
+
+def step_sizes(learning_rate, eta0, power_t, theta, n_iter):
+    """The step sizes gamma_0, ..., gamma_{T-1}."""
+    t = np.arange(n_iter, dtype=np.float64)
+    if learning_rate == "constant":
+        return np.full(n_iter, float(eta0))
+    if learning_rate == "invscaling":
+        return eta0 / (t + 1.0) ** power_t
+    # 'theory': gamma = theta / T^(3/4) (Theorems 1-2 of the paper)
+    return np.full(n_iter, theta / n_iter ** 0.75)
+
+
+# ----------------------------------------------------------------------------------------------
+# Algorithm 1 driver
+# ----------------------------------------------------------------------------------------------
+class _TSGState:
+    """Everything the training loop keeps: alpha blocks, optional feature cache, pools."""
+
+    def __init__(self, n_iter, n_heads, m, d, cache_features):
+        self.alpha = np.zeros((n_iter, n_heads, m))
+        self.cache_features = cache_features
+        if cache_features:
+            self.omega = np.empty((n_iter, m, d))
+            self.offset = np.empty((n_iter, m))
+        else:
+            self.omega = np.zeros((1, 1, 1))
+            self.offset = np.zeros((1, 1))
+            self._w_omega = np.empty((m, d))
+            self._w_offset = np.empty(m)
+
+    def block(self, seed, i, scale):
+        if self.cache_features:
+            om, off = self.omega[i], self.offset[i]
+        else:
+            om, off = self._w_omega, self._w_offset
+        _s3vm.random_block(seed, i, scale, om, off)
+        return om, off
+
+
+def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s, gammas,
+            batch_size, n_components, kernel_gamma, seed, cache_features=True, cache_labeled=None,
+            cache_unlabeled=None, monitor=None):
+    """Run Algorithm 1 (TSGS3VM Train) with mini-batches and one-vs-rest heads.
+
+    Parameters
+    ----------
+    dataset : RowDataset
+    labeled_rows : int64 array (n_l,)
+        Row numbers of the labeled points.
+    Y : float array (n_l, n_heads)
+        +1/-1 targets of each head.
+    unlabeled_rows : int64 array (n_u,)
+    gammas : float array (T,)
+        Step sizes, all in (0, 1].
+    cache_labeled, cache_unlabeled : bool or None
+        Keep f on the whole labeled (unlabeled) pool and update it with every new block
+        (cost n_pool m d per iteration) instead of evaluating f on the sampled batch from all
+        previous blocks (cost B i m d at iteration i). Both are exact; None picks the cheaper.
+
+    Returns
+    -------
+    state : _TSGState
+    n_done : int
+        Number of blocks fitted (< T when the callback stopped the fit).
+    """
+    n_iter = gammas.shape[0]
+    n_l, K = Y.shape
+    n_u = unlabeled_rows.shape[0]
+    m, d = n_components, dataset.n_features
+    B = batch_size
+    scale = np.sqrt(2.0 * kernel_gamma)
+    state = _TSGState(n_iter, K, m, d, cache_features)
+    alpha = state.alpha
+    use_u = n_u > 0 and C_star > 0
+    if cache_labeled is None:
+        cache_labeled = n_l <= B * n_iter / 2
+    if cache_unlabeled is None:
+        cache_unlabeled = n_u <= B * n_iter / 2
+    F_l = np.zeros((n_l, K)) if cache_labeled else None
+    F_u = np.zeros((n_u, K)) if (cache_unlabeled and use_u) else None
+    pos_l = np.empty(B, dtype=np.int64)
+    pos_u = np.empty(B if use_u else 0, dtype=np.int64)
+
+    def batch_values(i, rows, pos, cache):
+        if cache is not None:
+            return cache[pos]
+        out = np.zeros((rows.shape[0], K))
+        _s3vm.decision(dataset, rows, alpha, i, seed, scale, state.omega, state.offset,
+                       state.cache_features, out)
+        return out
+
+    n_done = 0
+    for i in range(n_iter):
+        g = gammas[i]
+        _s3vm.sample_batch(seed, i, n_l, n_u if use_u else 0, pos_l, pos_u)
+        rows_l = labeled_rows[pos_l]
+        f_l = batch_values(i, rows_l, pos_l, F_l)            # step 5: f(x^l) from blocks < i
+        y_b = Y[pos_l]
+        loss_l, dl = labeled_hinge(f_l, y_b)
+        coef_l = np.ascontiguousarray((C / B) * dl)
+        loss_value = C * loss_l.mean(axis=0)
+        if use_u:
+            rows_u = unlabeled_rows[pos_u]
+            f_u = batch_values(i, rows_u, pos_u, F_u)        # step 6: f(x^u) from blocks < i
+            loss_u, du = unlabeled_loss(loss, f_u, ramp_s)
+            coef_u = np.ascontiguousarray((C_star / B) * du)
+            loss_value = loss_value + C_star * loss_u.mean(axis=0)
+        om, off = state.block(seed, i, scale)                # step 4: omega_i from (seed, i)
+        grad = np.zeros((K, m))
+        _s3vm.block_gradient(dataset, rows_l, coef_l, om, off, grad)
+        if use_u:
+            _s3vm.block_gradient(dataset, rows_u, coef_u, om, off, grad)
+        alpha[:i] *= 1.0 - g                                 # step 8
+        alpha[i] = -g * grad                                 # step 7
+        if F_l is not None:
+            _s3vm.update_values(dataset, labeled_rows, alpha[i], om, off, 1.0 - g, F_l)
+        if F_u is not None:
+            _s3vm.update_values(dataset, unlabeled_rows, alpha[i], om, off, 1.0 - g, F_u)
+        n_done = i + 1
+        if monitor is not None:
+            record = dict(
+                epoch=i + 1, loss=float(loss_value.mean()),
+                labeled_loss=float(C * loss_l.mean()),
+                unlabeled_loss=float(C_star * loss_u.mean()) if use_u else 0.0,
+                step_size=float(g),
+            )
+            if monitor.record(**record):
+                break
+    return state, n_done
+
+
+def _fit_sigmoid_slope(scores, Y):
+    """argmin_a 1/2 a^2 + sum log(1 + exp(-y a f)) over a in [1e-3, 1e3] (scores, Y: (n_l, K))."""
+    from scipy.optimize import minimize_scalar
+
+    margins = (scores * Y).ravel()
+
+    def objective(a):
+        return 0.5 * a * a + np.logaddexp(0.0, -a * margins).sum()
+
+    res = minimize_scalar(objective, bounds=(1e-3, 1e3), method="bounded",
+                          options={"xatol": 1e-6})
+    return float(res.x)
+
+
+# ----------------------------------------------------------------------------------------------
+# estimator
+# ----------------------------------------------------------------------------------------------
+class S3VMClassifier(ClassifierMixin, BaseEstimator):
+    """Semi-supervised kernel SVM trained by triply stochastic gradients (TSGS3VM).
+
+    Solves (Geng et al., IJCAI 2019)
+
+    .. math::
+
+        \\min_{f \\in \\mathcal{H}} \\frac12 \\|f\\|_{\\mathcal{H}}^2
+        + \\frac{C}{n_l} \\sum_{(x, y) \\in L} \\max(0, 1 - y f(x))
+        + C^* \\, \\mathbb{E}_{x \\sim U}\\, u(f(x))
+
+    for the RBF kernel ``exp(-gamma ||x - x'||^2)``. Each iteration samples a batch of labeled
+    points, a batch of unlabeled points and a fresh block of random Fourier features (three
+    sources of randomness), and adds one block of coefficients while shrinking the older ones
+    (Algorithm 1). The features of block ``i`` are a pure function of ``(seed_, i)`` in
+    skstoch's counter-based generator, so prediction regenerates them bit for bit
+    (Algorithm 2) and the model stores only ``alpha_`` (``max_iter * n_components`` numbers
+    per head), unless ``store_random_features`` caches them.
+
+    Following scikit-learn's semi-supervised convention, rows with ``y == -1`` are unlabeled
+    and ``classes_`` holds the labels of the labeled rows only. **Labels {-1, +1} are therefore
+    not usable as is**: every -1 would be read as unlabeled; encode them as {0, 1} first.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the mean labeled hinge loss.
+    C_star : float or {"equal", "paper"}, default="equal"
+        Weight of the expected unlabeled loss. "equal" uses ``C`` (labeled and unlabeled terms
+        weighted alike, which is what makes the unlabeled data matter); "paper" is the paper's
+        rule ``C * n_labeled / n_unlabeled``, which in practice turns the unlabeled term off
+        (its weight is 1e-2 to 1e-5 of the labeled one). ``0`` gives the supervised
+        random-feature SVM of Dai et al. (2014).
+    gamma : float or "scale", default="scale"
+        RBF kernel coefficient. "scale" is ``1 / (n_features * X.var())`` as in ``SVC``.
+    unlabeled_loss : {"hinge", "squared_hinge", "ramp", "exp"}, default="hinge"
+        Unlabeled loss u: symmetric hinge max(0, 1 - |r|) (the paper's experiments), its
+        square, the symmetric ramp of Collobert et al. with plateau at ``ramp_s``, or the
+        smooth ``exp(-5 r^2)``. Derivatives are the corrected ones (see the user guide).
+    ramp_s : float, default=-0.3
+        Ramp parameter s < 0 (only for ``unlabeled_loss="ramp"``).
+    n_components : int or "sqrt", default=64
+        Random features per iteration (m). "sqrt" is the paper's ``ceil(sqrt(n_samples))``.
+    batch_size : int, default=256
+        Labeled and unlabeled points sampled (with replacement) per iteration, each side.
+    max_iter : int or "one_pass", default=200
+        Number of iterations T (blocks). "one_pass" is the paper's ``ceil(n_samples /
+        batch_size)``; training costs O(batch_size * n_components * d * T^2), so one pass
+        over millions of points is expensive (see the user guide).
+    learning_rate : {"constant", "invscaling", "theory"}, default="constant"
+        Step-size schedule: ``eta0`` (the paper's experiments), ``eta0 / (t + 1)^power_t``,
+        or the paper's theory ``theta / T^(3/4)``. Every step must lie in (0, 1].
+    eta0 : float, default=0.1
+        Initial (constant) step size, in (0, 1].
+    power_t : float, default=0.5
+        Exponent of "invscaling".
+    theta : float, default=1.0
+        Constant of the "theory" schedule; needs ``theta <= T^(3/4)``.
+    store_random_features : bool or "auto", default="auto"
+        Keep the random features (``max_iter * n_components * (n_features + 1)`` floats) to
+        predict faster; False regenerates them from the seed (the paper's O(T m) memory).
+        "auto" caches them when they take less than 256 MiB.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the counter-based generator that draws batches and features.
+    verbose : int, default=0
+        Print one line per iteration.
+    callback : callable or None, default=None
+        Called with the record of each iteration; a true return value stops the fit.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Labels of the labeled rows.
+    alpha_ : ndarray of shape (n_iter_, n_heads, n_components_)
+        Coefficients of the feature blocks (one head for two classes, else one per class).
+    n_iter_ : int
+        Number of blocks fitted.
+    n_components_ : int
+    gamma_ : float
+    C_star_ : float
+        The unlabeled weight used.
+    step_sizes_ : ndarray of shape (n_iter_,)
+    seed_ : int
+        Seed of the counter-based generator; features of block i are regenerated from
+        (seed_, i).
+    n_labeled_, n_unlabeled_ : int
+    random_weights_ : ndarray of shape (n_iter_, n_components_, n_features_in_) or None
+        Cached frequencies omega (None when regenerated).
+    random_offset_ : ndarray of shape (n_iter_, n_components_) or None
+    calibration_slope_ : float
+        Slope a of the sigmoid ``P = 1 / (1 + exp(-a f))`` fitted on the labeled rows
+        (``predict_proba``).
+    history_ : dict of ndarray
+        Per iteration: batch estimate of the data terms ``loss`` (labeled + unlabeled, before
+        the block is added), ``labeled_loss``, ``unlabeled_loss``, ``step_size``, ``time``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+
+    Notes
+    -----
+    Differences from the paper: the default ``C_star`` weighs the unlabeled term like the
+    labeled one (the paper's rule is ``"paper"``); the default runs 200 iterations of 64
+    features rather than one pass of ``sqrt(n)`` features; more than two classes are handled by
+    one-vs-rest heads that share batches and features (the paper is binary);
+    ``predict_proba`` is a Platt calibration on the labeled rows (the paper has none).
+    There is no intercept and no class-balance constraint, as in the paper.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from skstoch import S3VMClassifier
+    >>> from skstoch.datasets import make_semisupervised
+    >>> X, y = make_moons(500, noise=0.1, random_state=0)
+    >>> y_semi, _ = make_semisupervised(y, n_labeled=10, random_state=0)
+    >>> clf = S3VMClassifier(gamma=5.0, C=10.0, random_state=0).fit(X, y_semi)
+    >>> clf.score(X, y) > 0.95
+    True
+    """
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "C_star": [Interval(Real, 0, None, closed="left"), StrOptions({"equal", "paper"})],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"})],
+        "unlabeled_loss": [StrOptions({"hinge", "squared_hinge", "ramp", "exp"})],
+        "ramp_s": [Interval(Real, None, 0, closed="neither")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"sqrt"})],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"one_pass"})],
+        "learning_rate": [StrOptions({"constant", "invscaling", "theory"})],
+        "eta0": [Interval(Real, 0, 1, closed="right")],
+        "power_t": [Interval(Real, 0, None, closed="left")],
+        "theta": [Interval(Real, 0, None, closed="neither")],
+        "store_random_features": ["boolean", StrOptions({"auto"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "callback": [callable, None],
+    }
+
+    def __init__(self, C=1.0, *, C_star="equal", gamma="scale", unlabeled_loss="hinge",
+                 ramp_s=-0.3, n_components=64, batch_size=256, max_iter=200,
+                 learning_rate="constant", eta0=0.1, power_t=0.5, theta=1.0,
+                 store_random_features="auto", random_state=None, verbose=0, callback=None):
+        self.C = C
+        self.C_star = C_star
+        self.gamma = gamma
+        self.unlabeled_loss = unlabeled_loss
+        self.ramp_s = ramp_s
+        self.n_components = n_components
+        self.batch_size = batch_size
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.theta = theta
+        self.store_random_features = store_random_features
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callback = callback
+
+    # -- labels --------------------------------------------------------------------------------
+    def _split_labels(self, y):
+        y = np.asarray(y)
+        if y.dtype.kind in "US":
+            # a string array cannot hold the integer -1: every row is labeled (use an object
+            # array with -1 for unlabeled rows, as SelfTrainingClassifier documents)
+            unlabeled = np.zeros(y.shape[0], dtype=bool)
+        else:
+            unlabeled = np.asarray(y == -1, dtype=bool).reshape(-1)
+        y_lab = y[~unlabeled]
+        if y_lab.shape[0] == 0:
+            raise ValueError(
+                "y has no labeled rows: every entry is -1 (the marker of unlabeled rows). "
+                "S3VMClassifier needs labeled rows of at least 2 classes."
+            )
+        check_classification_targets(y_lab)
+        classes, y_enc = np.unique(y_lab, return_inverse=True)
+        if classes.shape[0] < 2:
+            hint = ""
+            if unlabeled.any():
+                hint = (" Note that -1 marks unlabeled rows: with labels {-1, +1} every -1 is "
+                        "read as unlabeled; encode the classes as {0, 1} instead.")
+            raise ValueError(
+                f"S3VMClassifier needs labeled rows of at least 2 classes, but the labeled rows "
+                f"contain only one class: {classes[0]!r}.{hint}"
+            )
+        return unlabeled, classes, y_enc
+
+    # -- fit -------------------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Fit the model on labeled and unlabeled rows.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR; float32 is converted to float64).
+        y : array-like of shape (n_samples,)
+            Labels, with -1 for unlabeled rows.
+
+        Returns
+        -------
+        self : S3VMClassifier
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
+                             order="C")
+        unlabeled, classes, y_enc = self._split_labels(y)
+        self.classes_ = classes
+        n_samples, n_features = X.shape
+        labeled_rows = np.flatnonzero(~unlabeled).astype(np.int64)
+        unlabeled_rows = np.flatnonzero(unlabeled).astype(np.int64)
+        n_l, n_u = labeled_rows.shape[0], unlabeled_rows.shape[0]
+        self.n_labeled_, self.n_unlabeled_ = n_l, n_u
+
+        # resolved parameters
+        if self.gamma == "scale":
+            if hasattr(X, "toarray"):
+                var = float(X.multiply(X).mean() - X.mean() ** 2)   # as SVC
+            else:
+                var = float(X.var())
+            self.gamma_ = 1.0 / (n_features * var) if var > 0 else 1.0
+        else:
+            self.gamma_ = float(self.gamma)
+        if n_u == 0:
+            warnings.warn("y contains no unlabeled samples (-1): S3VMClassifier fits a "
+                          "supervised random-feature SVM (C_star is not used).", UserWarning)
+            self.C_star_ = 0.0
+        elif self.C_star == "equal":
+            self.C_star_ = float(self.C)
+        elif self.C_star == "paper":
+            self.C_star_ = float(self.C) * n_l / n_u
+        else:
+            self.C_star_ = float(self.C_star)
+        self.n_components_ = (int(np.ceil(np.sqrt(n_samples))) if self.n_components == "sqrt"
+                              else int(self.n_components))
+        T = (int(np.ceil(n_samples / self.batch_size)) if self.max_iter == "one_pass"
+             else int(self.max_iter))
+        if self.learning_rate == "theory" and self.theta > T ** 0.75:
+            raise ValueError(
+                f"learning_rate='theory' uses step theta / T^(3/4), which must be at most 1: "
+                f"theta={self.theta} is larger than T^(3/4)={T ** 0.75:.4g} for T={T}."
+            )
+        gammas = step_sizes(self.learning_rate, self.eta0, self.power_t, self.theta, T)
+        n_heads = 1 if classes.shape[0] == 2 else classes.shape[0]
+        if n_heads == 1:
+            Y = np.where(y_enc == 1, 1.0, -1.0)[:, None]
+        else:
+            Y = np.where(y_enc[:, None] == np.arange(n_heads)[None, :], 1.0, -1.0)
+        Y = np.ascontiguousarray(Y)
+        if self.store_random_features == "auto":
+            cache = T * self.n_components_ * (n_features + 1) * 8 <= _AUTO_CACHE_BYTES
+        else:
+            cache = bool(self.store_random_features)
+
+        self.seed_ = seed_from_random_state(self.random_state)
+        dataset = make_dataset(X)
+        monitor = FitMonitor(type(self).__name__, verbose=self.verbose, callback=self.callback)
+        state, n_done = tsg_fit(
+            dataset, labeled_rows, Y, unlabeled_rows, C=float(self.C), C_star=self.C_star_,
+            loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
+            batch_size=int(self.batch_size), n_components=self.n_components_,
+            kernel_gamma=self.gamma_, seed=self.seed_, cache_features=cache, monitor=monitor,
+        )
+        self.n_iter_ = n_done
+        self.alpha_ = state.alpha[:n_done].copy()
+        self.step_sizes_ = gammas[:n_done].copy()
+        if cache:
+            self.random_weights_ = state.omega[:n_done].copy()
+            self.random_offset_ = state.offset[:n_done].copy()
+        else:
+            self.random_weights_ = None
+            self.random_offset_ = None
+        self.history_ = monitor.history()
+
+        # sigmoid calibration on the labeled rows (for predict_proba)
+        self.calibration_slope_ = _fit_sigmoid_slope(self._decision(dataset, labeled_rows), Y)
+        return self
+
+    # -- prediction ------------------------------------------------------------------------------
+    def random_block(self, i):
+        """The random features (omega of shape (n_components_, n_features_in_), offset of shape
+        (n_components_,)) of block ``i``, regenerated from ``(seed_, i)``."""
+        check_is_fitted(self)
+        if not 0 <= i < self.n_iter_:
+            raise ValueError(f"block index i={i} out of range [0, {self.n_iter_})")
+        omega = np.empty((self.n_components_, self.n_features_in_))
+        offset = np.empty(self.n_components_)
+        _s3vm.random_block(self.seed_, i, np.sqrt(2.0 * self.gamma_), omega, offset)
+        return omega, offset
+
+    def _decision(self, dataset, rows):
+        out = np.zeros((rows.shape[0], self.alpha_.shape[1]))
+        cached = self.random_weights_ is not None
+        omega = self.random_weights_ if cached else np.zeros((1, 1, 1))
+        offset = self.random_offset_ if cached else np.zeros((1, 1))
+        _s3vm.decision(dataset, rows, self.alpha_, self.n_iter_, self.seed_,
+                       np.sqrt(2.0 * self.gamma_), omega, offset, cached, out)
+        return out
+
+    def decision_function(self, X):
+        """f(x) of each head (Algorithm 2: features regenerated from the seed or cached).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) for two classes (positive means
+            ``classes_[1]``), else (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          order="C", reset=False)
+        out = self._decision(make_dataset(X), np.arange(X.shape[0], dtype=np.int64))
+        return out[:, 0] if out.shape[1] == 1 else out
+
+    def predict(self, X):
+        """Predicted class: sign of f for two classes (f = 0 gives ``classes_[0]``), else argmax.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_proba(self, X):
+        """Class probabilities from a sigmoid calibration of f fitted on the labeled rows.
+
+        ``P(classes_[1]) = 1 / (1 + exp(-a f))`` with one slope ``a > 0`` (``calibration_slope_``)
+        fitted by L2-regularised logistic regression without intercept on the labeled rows'
+        decision values (Platt scaling with the intercept fixed at 0, so the most probable class
+        is always the predicted one); for more classes the one-vs-rest sigmoids share the slope
+        and are normalised to sum to one. With few labeled rows the calibration is rough: it is
+        fitted in-sample on them.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        scores = scores[:, None] if scores.ndim == 1 else scores
+        p = 0.5 * (1.0 + np.tanh(0.5 * self.calibration_slope_ * scores))   # stable sigmoid
+        if p.shape[1] == 1:
+            return np.column_stack([1.0 - p[:, 0], p[:, 0]])
+        total = p.sum(axis=1, keepdims=True)
+        return p / np.where(total > 0, total, 1.0)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,175 @@
+"""The linear bases, exercised through a tiny exact subclass (L-BFGS on the shared losses):
+what every linear estimator of the suite inherits."""
+import pickle
+from numbers import Integral, Real
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from sklearn.datasets import load_iris, make_regression
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.estimator_checks import check_estimator
+
+from skstoch._fast._loss import LogLoss, SquaredError, SquaredHinge
+from skstoch._solvers import SolverResult
+from skstoch.base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
+
+LOSSES = {"log_loss": LogLoss, "squared_hinge": SquaredHinge, "squared_error": SquaredError}
+
+
+class _ExactSolver:
+    """(1/n) sum s_i loss(y_i, x_i.w + b) + alpha/2 ||w||^2 by L-BFGS (test-only)."""
+
+    def _fit_problem(self, problem):
+        loss = LOSSES[self.loss]()
+        X, y, s = problem.X, problem.y, problem.sample_weight
+        n, d = X.shape
+        g = np.empty(n)
+
+        def fun(theta):
+            w, b = theta[:d], theta[d]
+            p = problem.dataset.margins(w, b)
+            value = loss.weighted_loss_dloss(p, y, s, g) / n + 0.5 * self.alpha * w @ w
+            grad = np.append(X.T @ g / n + self.alpha * w, g.sum() / n)
+            return value, grad
+
+        theta0 = np.append(problem.coef_init, problem.intercept_init)
+        res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
+                       options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": 0, "maxcor": 30})
+        problem.monitor.record(epoch=0, objective=res.fun, x=res.x)
+        problem.monitor.finish(converged=res.success, criterion="projected gradient",
+                               value=np.abs(res.jac).max(), tol=self.tol, max_iter=self.max_iter)
+        return res.x[:d], res.x[d], res.nit, SolverResult(res.x, res.nit, res.success, 0.0)
+
+
+COMMON = {**STOCHASTIC_SOLVER_CONSTRAINTS, "alpha": [Interval(Real, 0, None, closed="neither")],
+          "warm_start": ["boolean"]}
+
+
+class ExactClassifier(_ExactSolver, BaseLinearClassifier):
+    _parameter_constraints = {**COMMON, "loss": [StrOptions({"log_loss", "squared_hinge"})],
+                              "class_weight": [dict, StrOptions({"balanced"}), None],
+                              "n_jobs": [None, Integral]}
+
+    def __init__(self, loss="log_loss", alpha=1e-2, max_iter=5000, tol=1e-13, verbose=0,
+                 random_state=None, callback=None, class_weight=None, n_jobs=None,
+                 warm_start=False):
+        self.loss = loss
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.random_state = random_state
+        self.callback = callback
+        self.class_weight = class_weight
+        self.n_jobs = n_jobs
+        self.warm_start = warm_start
+
+
+class ExactRegressor(_ExactSolver, BaseLinearRegressor):
+    _parameter_constraints = COMMON
+    loss = "squared_error"
+
+    def __init__(self, alpha=1e-2, max_iter=5000, tol=1e-13, verbose=0, random_state=None,
+                 callback=None, warm_start=False):
+        self.alpha = alpha
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.random_state = random_state
+        self.callback = callback
+        self.warm_start = warm_start
+
+
+@pytest.fixture
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("estimator", [ExactClassifier(), ExactRegressor()], ids=type)
+def test_bases_pass_sklearn_checks(estimator):
+    check_estimator(estimator)
+
+
+def test_binary_matches_logistic_regression(iris):
+    X, y = iris
+    y = y == 2
+    alpha = 0.01
+    ours = ExactClassifier(alpha=alpha).fit(X, y)
+    ref = LogisticRegression(C=1 / (alpha * len(y)), tol=1e-12, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-6)
+    assert ours.coef_.shape == (1, 4) and list(ours.classes_) == [False, True]
+
+
+def test_multiclass_is_one_vs_rest_and_threads_do_not_change_it(iris):
+    X, y = iris
+    serial = ExactClassifier().fit(X, y)
+    threaded = ExactClassifier(n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(serial.coef_, threaded.coef_)
+    for k in range(3):
+        head = ExactClassifier().fit(X, y == k)
+        np.testing.assert_allclose(serial.coef_[k], head.coef_[0], rtol=1e-10)
+    proba = serial.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert isinstance(serial.history_, list) and len(serial.history_) == 3
+
+
+def test_class_weight_equals_sample_weight(iris):
+    X, y = iris
+    weights = {0: 1.0, 1: 3.0, 2: 0.5}
+    by_class = ExactClassifier(class_weight=weights).fit(X, y)
+    by_sample = ExactClassifier().fit(X, y, sample_weight=np.vectorize(weights.get)(y))
+    np.testing.assert_allclose(by_class.coef_, by_sample.coef_, rtol=1e-6)
+
+
+def test_sparse_float32_and_string_labels(iris):
+    X, y = iris
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    dense = ExactClassifier().fit(X, labels)
+    sparse = ExactClassifier().fit(sp.csr_matrix(X), labels)
+    single = ExactClassifier().fit(X.astype(np.float32), labels)
+    np.testing.assert_allclose(dense.coef_, sparse.coef_, rtol=1e-6)
+    np.testing.assert_allclose(dense.coef_, single.coef_, rtol=1e-4, atol=1e-5)
+    assert set(dense.predict(X)) <= set(labels)
+
+
+def test_predict_proba_only_for_log_loss(iris):
+    X, y = iris
+    est = ExactClassifier(loss="squared_hinge").fit(X, y)
+    with pytest.raises(AttributeError, match="log_loss"):
+        est.predict_proba(X)
+
+
+def test_warm_start_starts_from_previous_coef(iris):
+    X, y = iris
+    est = ExactClassifier(warm_start=True, max_iter=500).fit(X, y)
+    first = est.coef_.copy()
+    est.set_params(max_iter=1)
+    est.fit(X, y)
+    np.testing.assert_allclose(est.coef_, first, rtol=1e-6, atol=1e-8)
+
+
+def test_regressor_single_and_multi_output_match_ridge():
+    X, y = make_regression(80, 6, n_targets=2, noise=1.0, random_state=0)
+    alpha = 0.1
+    multi = ExactRegressor(alpha=alpha).fit(X, y)
+    single = ExactRegressor(alpha=alpha).fit(X, y[:, 0])
+    # (1/n) sum (1/2) r^2 + alpha/2 ||w||^2  <=>  Ridge(alpha = n alpha)
+    ridge = Ridge(alpha=alpha * len(X)).fit(X, y)
+    np.testing.assert_allclose(multi.coef_, ridge.coef_, rtol=1e-6)
+    np.testing.assert_allclose(single.coef_, ridge.coef_[0], rtol=1e-6)
+    assert single.coef_.shape == (6,) and isinstance(single.intercept_, float)
+    assert multi.predict(X).shape == (80, 2)
+
+
+def test_fitted_estimator_pickles(iris):
+    X, y = iris
+    est = ExactClassifier().fit(X, y)
+    clone = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(clone.decision_function(X), est.decision_function(X))

@@ -1,0 +1,466 @@
+"""Tests of S3GDClassifier / S3GDRegressor (paper 002) and of their kernel."""
+import itertools
+import os
+import pickle
+import runpy
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.special import expit
+from sklearn.datasets import load_breast_cancer, load_diabetes, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression, Ridge
+from sklearn.preprocessing import StandardScaler
+
+from skstoch import S3GDClassifier, S3GDRegressor
+from skstoch._fast._loss import LogLoss, SquaredError, SquaredHinge
+from skstoch._fast._s3gd import prox as kernel_prox
+from skstoch.linear_model._anchor_graph import anchor_weights, build_anchor_graph
+from skstoch.utils._random_reference import ReferenceStream
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------- data
+def _cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def _diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    return X, (y - y.mean()) / y.std()
+
+
+def _small(n=40, d=5, seed=0):
+    X, y = make_classification(n, d, n_informative=3, n_redundant=0, random_state=seed)
+    return StandardScaler().fit_transform(X), y
+
+
+# ------------------------------------------------------------ numpy reference (paper's algorithm)
+def _dloss(name, p, y):
+    if name == "log_loss":
+        return -y * expit(-y * p)
+    if name == "squared_hinge":
+        r = 1.0 - y * p
+        return np.where(r > 0, -2.0 * y * r, 0.0)
+    return p - y
+
+
+def _prox(v, eta, lam1, lam2):
+    return np.sign(v) * np.maximum(np.abs(v) - eta * lam1, 0.0) / (1.0 + eta * lam2)
+
+
+def _approx(name, graph, Z, wt, bt, y):
+    """Eq. (19)/(25): approx_i = sum_t gamma_it psi'(z_j.w~ + b~; y_i), labels coupled."""
+    a = Z @ wt + bt
+    return np.sum(graph.weights * _dloss(name, a[graph.neighbors], y[:, None]), axis=1)
+
+
+def _full_grad(name, X, y, sw, w, b):
+    c = sw * _dloss(name, X @ w + b, y) / X.shape[0]
+    return X.T @ c, c.sum()
+
+
+def _semi_stochastic_grad(name, X, y, sw, graph, I, w, b, wt, bt):
+    """g of eq. (8) for the batch I (paper's Algorithm 1), gradient in (w, b)."""
+    n = X.shape[0]
+    Z = X[graph.anchor_indices]
+    approx = _approx(name, graph, Z, wt, bt, y)
+    gH = X.T @ (sw * approx) / n
+    gHb = np.sum(sw * approx) / n
+    c = sw[I] * (_dloss(name, X[I] @ w + b, y[I]) - approx[I]) / len(I)
+    return X[I].T @ c + gH, c.sum() + gHb
+
+
+def _reference_fit(name, X, y, sw, graph, *, eta, lam1, lam2, batch, n_inner, n_outer, n_epochs,
+                   seed, stream, fit_intercept=True):
+    """Algorithm 1 in numpy with the kernel's generator and batch draws."""
+    n, d = X.shape
+    w, b = np.zeros(d), 0.0
+    rng = ReferenceStream(seed, stream)
+    perm = list(range(n))
+    for _ in range(n_epochs):
+        for _ in range(n_outer):
+            wt, bt = w.copy(), b
+            for _ in range(n_inner):
+                for t in range(batch):
+                    j = t + rng.randint(n - t)
+                    perm[t], perm[j] = perm[j], perm[t]
+                I = np.array(perm[:batch])
+                g, gb = _semi_stochastic_grad(name, X, y, sw, graph, I, w, b, wt, bt)
+                w = _prox(w - eta * g, eta, lam1, lam2)
+                if fit_intercept:
+                    b = b - eta * gb
+    return w, b
+
+
+def _objective(name, X, y, w, b, alpha, l1_ratio=0.0, sw=None):
+    p = X @ w + b
+    if name == "log_loss":
+        losses = np.logaddexp(0, -y * p)
+    elif name == "squared_error":
+        losses = 0.5 * (p - y) ** 2
+    else:
+        losses = np.maximum(0, 1 - y * p) ** 2
+    sw = np.ones_like(p) if sw is None else sw
+    return (np.mean(sw * losses) + alpha * l1_ratio * np.abs(w).sum()
+            + 0.5 * alpha * (1 - l1_ratio) * w @ w)
+
+
+# --------------------------------------------------------------------------- anchor graph
+def test_anchor_graph_structure():
+    X, _ = _cancer()
+    g = build_anchor_graph(X, n_anchors=30, n_neighbors=4, random_state=0)
+    assert g.neighbors.shape == (X.shape[0], 4) and g.weights.shape == (X.shape[0], 4)
+    assert g.n_anchors <= 30 and len(np.unique(g.anchor_indices)) == g.n_anchors
+    np.testing.assert_allclose(g.weights.sum(axis=1), 1.0, rtol=1e-12)
+    assert np.all(g.neighbors >= 0) and np.all(g.neighbors < g.n_anchors)
+    # nearest first, and the neighbours are the truly nearest anchors
+    Z = X[g.anchor_indices]
+    d2 = ((X[:, None, :] - Z[None]) ** 2).sum(-1)
+    expected = np.sort(d2, axis=1)[:, :4]
+    got = np.take_along_axis(d2, g.neighbors.astype(np.intp), axis=1)
+    np.testing.assert_allclose(got, expected, atol=1e-8)
+    # an anchor sample is its own nearest anchor with weight ~1 (sigma = eps)
+    rows = g.anchor_indices
+    np.testing.assert_array_equal(g.anchor_indices[g.neighbors[rows, 0]], rows)
+    assert np.all(g.weights[rows, 0] > 0.999)
+    # each sample: anchors_ kept M sparse with k entries per row
+    assert g.matrix().nnz == X.shape[0] * 4
+
+
+def test_anchor_weights_scale_free_and_paper_width():
+    rng = np.random.RandomState(0)
+    sq = np.sort(rng.uniform(1, 4, size=(20, 5)), axis=1)
+    w1 = anchor_weights(sq, kernel_width="nearest")
+    w2 = anchor_weights(100.0**2 * sq, kernel_width="nearest")
+    np.testing.assert_allclose(w1, w2, rtol=1e-12)   # scale invariant
+    # eq. (14) literally: sigma^2 = d_1 (a distance), exp(-d_j^2 / d_1) normalised
+    d1 = np.sqrt(sq[:, :1])
+    raw = np.exp(-sq / d1)
+    np.testing.assert_allclose(anchor_weights(sq, kernel_width="paper"),
+                               raw / raw.sum(1, keepdims=True), rtol=1e-12)
+    # huge scales do not give 0/0 (the shift by the nearest distance)
+    assert np.all(np.isfinite(anchor_weights(1e8 * sq, kernel_width="paper")))
+
+
+def test_all_samples_anchors_identity_graph():
+    X, _ = _small()
+    g = build_anchor_graph(X, n_anchors=10_000, n_neighbors=1)
+    np.testing.assert_array_equal(g.anchor_indices, np.arange(X.shape[0]))
+    np.testing.assert_array_equal(g.neighbors[:, 0], np.arange(X.shape[0]))
+    np.testing.assert_array_equal(g.weights, 1.0)
+
+
+# --------------------------------------------------------------------------- gradients
+@pytest.mark.parametrize("name", ["log_loss", "squared_hinge", "squared_error"])
+def test_full_gradient_matches_finite_differences(name):
+    X, y = _small(n=15)
+    y = (2.0 * y - 1) if name != "squared_error" else X @ np.arange(5.0)
+    sw = np.random.RandomState(1).uniform(0.5, 2, size=len(y))
+    rng = np.random.RandomState(0)
+    w, b = 0.3 * rng.randn(X.shape[1]), 0.2
+    gw, gb = _full_grad(name, X, y, sw, w, b)
+    f = lambda w_, b_: _objective(name, X, y, w_, b_, 0.0, sw=sw)  # noqa: E731
+    h = 1e-6
+    fd = np.array([(f(w + h * e, b) - f(w - h * e, b)) / (2 * h) for e in np.eye(len(w))])
+    np.testing.assert_allclose(gw, fd, rtol=1e-6, atol=1e-8)
+    assert abs(gb - (f(w, b + h) - f(w, b - h)) / (2 * h)) < 1e-7
+
+
+@pytest.mark.parametrize("name", ["log_loss", "squared_hinge", "squared_error"])
+def test_semi_stochastic_gradient_is_unbiased(name):
+    """Exact expectation over all mini-batches (without replacement) equals grad P(w)."""
+    X, y = _small(n=9, d=3)
+    y = (2.0 * y - 1) if name != "squared_error" else X @ np.ones(3) + 0.1
+    sw = np.random.RandomState(2).uniform(0.5, 2, size=len(y))
+    g = build_anchor_graph(X, n_anchors=3, n_neighbors=2, random_state=0)
+    rng = np.random.RandomState(3)
+    w, wt = rng.randn(3), rng.randn(3)
+    b, bt = 0.3, -0.2
+    batches = list(itertools.combinations(range(len(y)), 3))
+    gs = [_semi_stochastic_grad(name, X, y, sw, g, np.array(I), w, b, wt, bt) for I in batches]
+    mean_w = np.mean([x[0] for x in gs], axis=0)
+    mean_b = np.mean([x[1] for x in gs])
+    gw, gb = _full_grad(name, X, y, sw, w, b)
+    np.testing.assert_allclose(mean_w, gw, rtol=1e-12, atol=1e-14)
+    assert abs(mean_b - gb) < 1e-13
+    # and a single batch is not the full gradient (the test can fail)
+    assert not np.allclose(gs[0][0], gw)
+
+
+@pytest.mark.parametrize("name", ["log_loss", "squared_error", "squared_hinge"])
+def test_label_decoupled_correction_equals_direct_sum(name):
+    """grad H from the precomputed X^T M (label-decoupled for log/squared loss, one table
+    per class for squared hinge) equals the direct sum of eq. (25)."""
+    X, y = _cancer()
+    y = (2.0 * y - 1) if name != "squared_error" else X[:, 0] - X[:, 3]
+    sw = np.random.RandomState(0).uniform(0.5, 2, size=len(y))
+    g = build_anchor_graph(X, n_anchors=25, n_neighbors=5, random_state=0)
+    est = (S3GDRegressor() if name == "squared_error" else S3GDClassifier(loss=name))
+    est._shared = {"M": g.matrix()}
+    problem = SimpleNamespace(X=X, y=y, sample_weight=sw)
+    loss = est._loss_object()
+    BT, colsum, slot_label, offset, Lw, Lb = est._anchor_tables(problem, loss)
+    if name in ("log_loss", "squared_error"):
+        assert BT.shape[0] == 1   # one label-free table
+        np.testing.assert_allclose(Lw, X.T @ (sw * offset) / len(y))
+    rng = np.random.RandomState(1)
+    wt, bt = 0.2 * rng.randn(X.shape[1]), 0.1
+    a = X[g.anchor_indices] @ wt + bt
+    dA = np.array([loss.dloss_array(a, np.full_like(a, s)) for s in slot_label])
+    n = len(y)
+    gH = Lw + np.einsum("smd,sm->d", BT, dA) / n
+    gHb = Lb + np.sum(colsum * dA) / n
+    approx = _approx(name, g, X[g.anchor_indices], wt, bt, y)
+    np.testing.assert_allclose(gH, X.T @ (sw * approx) / n, rtol=1e-10, atol=1e-13)
+    assert abs(gHb - np.sum(sw * approx) / n) < 1e-12
+
+
+def test_prox_operator():
+    v = np.array([-2.0, -0.05, 0.0, 0.03, 1.5])
+    for lam1, lam2 in [(0.0, 0.0), (0.0, 0.5), (0.1, 0.0), (0.1, 0.5)]:
+        w = v.copy()
+        kernel_prox(w, 0.5, lam1, lam2)
+        np.testing.assert_allclose(w, _prox(v, 0.5, lam1, lam2), rtol=1e-15)
+
+
+# --------------------------------------------------------------------------- kernel vs reference
+@pytest.mark.parametrize("name,penalty,sparse", [
+    ("log_loss", "l2", False), ("log_loss", "elasticnet", False), ("log_loss", "l2", True),
+    ("squared_hinge", "l1", False),
+])
+def test_kernel_matches_numpy_reference(name, penalty, sparse):
+    X, y01 = _small(n=40, d=5)
+    y = 2.0 * y01 - 1
+    est = S3GDClassifier(loss=name, penalty=penalty, alpha=0.01, l1_ratio=0.5, eta0=0.05,
+                         batch_size=4, n_inner=3, n_anchors=8, n_neighbors=3, max_iter=3,
+                         tol=0, n_iter_no_change=100, anchor_method="kmeans", random_state=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(sp.csr_matrix(X) if sparse else X, y01)
+    g = build_anchor_graph(sp.csr_matrix(X) if sparse else X, n_anchors=8, n_neighbors=3,
+                           method="kmeans", kmeans_max_iter=10, random_state=est.seed_)
+    np.testing.assert_array_equal(g.anchor_indices, est.anchor_indices_)
+    lam1, lam2 = est._penalty_coefs()
+    n_outer = -(-(-(-40 // 4)) // 3)
+    w, b = _reference_fit(name, X, y, np.ones(40), g, eta=0.05, lam1=lam1, lam2=lam2, batch=4,
+                          n_inner=3, n_outer=n_outer, n_epochs=3, seed=est.seed_, stream=0)
+    np.testing.assert_allclose(est.coef_[0], w, rtol=1e-10, atol=1e-12)
+    assert abs(est.intercept_[0] - b) < 1e-10
+
+
+def test_all_anchors_one_neighbor_equals_prox_svrg():
+    """With n_anchors = n and k = 1, h_i = psi_i and S3GD's iterates are Prox-SVRG's."""
+    X, y = _cancer()
+    common = dict(alpha=1e-3, penalty="elasticnet", l1_ratio=0.3, eta0=0.01, batch_size=10,
+                  n_inner=20, max_iter=5, tol=0, n_iter_no_change=100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        s3gd = S3GDClassifier(n_anchors=10_000, n_neighbors=1, **common).fit(X, y)
+        svrg = S3GDClassifier(solver="svrg", **common).fit(X, y)
+        sgd = S3GDClassifier(solver="sgd", **common).fit(X, y)
+    assert s3gd.n_anchors_ == X.shape[0]
+    np.testing.assert_allclose(s3gd.coef_, svrg.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(s3gd.intercept_, svrg.intercept_, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(sgd.coef_, svrg.coef_, rtol=1e-3)
+
+
+@pytest.mark.parametrize("penalty", ["l2", None, "l1"])
+def test_dense_and_csr_agree(penalty):
+    X, y = _cancer()
+    X[np.abs(X) < 0.5] = 0.0
+    kw = dict(penalty=penalty, alpha=1e-3, eta0=0.01, max_iter=4, tol=0, n_iter_no_change=100,
+              n_anchors=20, anchor_method="random", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        dense = S3GDClassifier(**kw).fit(X, y)
+        csr = S3GDClassifier(**kw).fit(sp.csr_matrix(X), y)
+    np.testing.assert_array_equal(dense.anchor_indices_, csr.anchor_indices_)
+    np.testing.assert_allclose(dense.coef_, csr.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dense.intercept_, csr.intercept_, rtol=1e-8, atol=1e-10)
+
+
+# --------------------------------------------------------------------------- convergence
+def test_log_loss_reaches_noise_floor_and_decay_removes_it():
+    X, y = _cancer()
+    n, alpha = X.shape[0], 1e-2
+    lr = LogisticRegression(C=1 / (alpha * n), tol=1e-12, max_iter=10_000).fit(X, y)
+    ys = 2.0 * y - 1
+    fstar = _objective("log_loss", X, ys, lr.coef_[0], lr.intercept_[0], alpha)
+    kw = dict(alpha=alpha, eta0=0.02, tol=0, n_iter_no_change=1000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        const = S3GDClassifier(max_iter=100, **kw).fit(X, y)
+        decay = S3GDClassifier(max_iter=400, learning_rate="invscaling", power_t=1.0,
+                               **kw).fit(X, y)
+        sgd = S3GDClassifier(solver="sgd", max_iter=100, **kw).fit(X, y)
+    gap = lambda c: _objective("log_loss", X, ys, c.coef_[0], c.intercept_[0], alpha) - fstar  # noqa
+    assert 0 <= gap(const) < 2e-3          # the documented constant-step floor (user guide)
+    assert gap(decay) < 2e-4 and gap(decay) < gap(const) / 5
+    assert gap(const) < gap(sgd)           # the control variate lowers SGD's floor
+    np.testing.assert_allclose(const.coef_, lr.coef_, atol=0.1)
+
+
+@pytest.mark.parametrize("penalty", ["l2", "l1", "elasticnet"])
+def test_regressor_matches_sklearn_exact_solvers(penalty):
+    X, y = _diabetes()
+    n, alpha = X.shape[0], 1e-2
+    if penalty == "l2":
+        ref = Ridge(alpha=alpha * n).fit(X, y)
+    elif penalty == "l1":
+        ref = Lasso(alpha=alpha, tol=1e-12, max_iter=100_000).fit(X, y)
+    else:
+        ref = ElasticNet(alpha=alpha, l1_ratio=0.5, tol=1e-12, max_iter=100_000).fit(X, y)
+    l1r = {"l2": 0.0, "l1": 1.0, "elasticnet": 0.5}[penalty]
+    fstar = _objective("squared_error", X, y, ref.coef_, ref.intercept_, alpha, l1r)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg = S3GDRegressor(penalty=penalty, alpha=alpha, l1_ratio=0.5, eta0=0.02,
+                            learning_rate="invscaling", power_t=1.0, max_iter=300, tol=0,
+                            n_iter_no_change=1000, random_state=0).fit(X, y)
+    gap = _objective("squared_error", X, y, reg.coef_, reg.intercept_, alpha, l1r) - fstar
+    assert -1e-12 < gap < 1e-3 * abs(fstar)
+    np.testing.assert_allclose(reg.coef_, ref.coef_, atol=0.03)
+
+
+def test_smooth_hinge_and_squared_hinge_fit():
+    X, y = _cancer()
+    for loss in ["squared_hinge", "smooth_hinge"]:
+        clf = S3GDClassifier(loss=loss, random_state=0).fit(X, y)
+        assert clf.score(X, y) > 0.95
+        assert not hasattr(clf, "predict_proba") or loss == "log_loss"
+
+
+# --------------------------------------------------------------------------- API behaviour
+def test_multiclass_ovr_shares_graph_and_threads_are_deterministic():
+    X, y = make_classification(300, 8, n_informative=5, n_classes=3, random_state=0)
+    a = S3GDClassifier(random_state=0, n_jobs=1, max_iter=5).fit(X, y)
+    b = S3GDClassifier(random_state=0, n_jobs=2, max_iter=5).fit(X, y)
+    assert a.coef_.shape == (3, 8) and len(a.history_) == 3
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    proba = a.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    assert a.score(X, y) > 0.7
+
+
+def test_reproducible_and_seed_matters():
+    X, y = _cancer()
+    fits = [S3GDClassifier(random_state=s).fit(X, y) for s in (1, 1, 2)]
+    np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
+    np.testing.assert_array_equal(fits[0].anchor_indices_, fits[1].anchor_indices_)
+    assert not np.array_equal(fits[0].coef_, fits[2].coef_)
+    clone = pickle.loads(pickle.dumps(fits[0]))
+    np.testing.assert_array_equal(clone.decision_function(X), fits[0].decision_function(X))
+
+
+def test_float32_and_input_not_modified():
+    X, y = _cancer()
+    X32 = X.astype(np.float32)
+    before = X32.copy()
+    a = S3GDClassifier(random_state=0).fit(X32, y)
+    np.testing.assert_array_equal(X32, before)
+    b = S3GDClassifier(random_state=0).fit(X32.astype(np.float64), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_sample_weight_and_class_weight():
+    X, y = _cancer()
+    n1 = y.sum()
+    sw = np.where(y == 1, len(y) / (2 * n1), len(y) / (2 * (len(y) - n1)))
+    a = S3GDClassifier(class_weight="balanced", random_state=0).fit(X, y)
+    b = S3GDClassifier(random_state=0).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+    # zero weights remove samples from the objective: the fit moves
+    c = S3GDClassifier(random_state=0).fit(X, y, sample_weight=(y == 1) + 0.1)
+    assert not np.allclose(c.coef_, b.coef_)
+
+
+def test_warm_start_history_callback_verbose(capsys):
+    X, y = _cancer()
+    clf = S3GDClassifier(max_iter=3, tol=0, track_objective=True, warm_start=True,
+                         random_state=0, verbose=1)
+    with pytest.warns(ConvergenceWarning, match="relative objective improvement"):
+        clf.fit(X, y)
+    assert "S3GDClassifier" in capsys.readouterr().out
+    assert set(clf.history_) >= {"epoch", "objective", "loss_estimate", "step_size", "time"}
+    assert len(clf.history_["objective"]) == 3
+    first = clf.history_["objective"][0]
+    with pytest.warns(ConvergenceWarning):
+        clf.fit(X, y)
+    assert clf.history_["objective"][0] < first     # resumed from the previous coef_
+    seen = []
+    cb = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 2,
+                        random_state=0).fit(X, y)
+    assert cb.n_iter_ == 2 and seen[0].shape == (X.shape[1],)
+
+
+def test_stops_on_tol():
+    X, y = _cancer()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = S3GDClassifier(tol=1e-2, max_iter=200, random_state=0).fit(X, y)
+    assert clf.n_iter_ < 200
+
+
+@pytest.mark.parametrize("params,match", [
+    ({"n_anchors": 0}, "n_anchors"), ({"loss": "hinge"}, "loss"), ({"eta0": -1.0}, "eta0"),
+    ({"solver": "sag"}, "solver"), ({"kernel_width": "wide"}, "kernel_width"),
+])
+def test_bad_parameters(params, match):
+    X, y = _small()
+    with pytest.raises(ValueError, match=match):
+        S3GDClassifier(**params).fit(X, y)
+
+
+def test_bad_input_and_divergence():
+    X, y = _small()
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        S3GDClassifier().fit(Xn, y)
+    with pytest.raises(ValueError, match="class"):
+        S3GDClassifier().fit(X, np.zeros(len(y)))
+    with pytest.raises(FloatingPointError, match="step size"):
+        S3GDRegressor(eta0=1e3, penalty=None).fit(X, X @ np.ones(X.shape[1]) * 1e3)
+
+
+def test_tiny_problems_clamp_anchors_and_batch():
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    clf = S3GDClassifier(n_anchors=50, n_neighbors=10, batch_size=10, random_state=0)
+    clf.fit(X, [0, 1, 1])
+    assert clf.n_anchors_ == 3 and np.all(np.isfinite(clf.coef_))
+
+
+# --------------------------------------------------------------------------- peers
+def test_close_to_lightning_svrg_when_installed():
+    lightning = pytest.importorskip("lightning.classification")
+    X, y = _cancer()
+    alpha = 1e-2
+    ref = lightning.SVRGClassifier(loss="log", alpha=alpha, eta=0.05, max_iter=100,
+                                   tol=1e-12, random_state=0).fit(X, y)
+    clf = S3GDClassifier(alpha=alpha, fit_intercept=False, learning_rate="invscaling",
+                         max_iter=200, tol=0, n_iter_no_change=1000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    np.testing.assert_allclose(clf.coef_.ravel(), np.ravel(ref.coef_), atol=0.05)
+
+
+# --------------------------------------------------------------------------- example
+def test_example_runs_in_fast_mode(monkeypatch):
+    examples = sorted((ROOT / "examples").glob("plot_s3gd*.py"))
+    assert examples, "the S3GD example is missing"
+    monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
+    import matplotlib
+    matplotlib.use("Agg")
+    for path in examples:
+        runpy.run_path(str(path), run_name="__main__")
+    assert os.environ["SKSTOCH_EXAMPLE_FAST"] == "1"

@@ -1,0 +1,414 @@
+"""Tests of S3VMClassifier (triply stochastic gradients, Geng et al. IJCAI 2019)."""
+import os
+import pickle
+import runpy
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_blobs, make_moons
+from sklearn.exceptions import NotFittedError
+
+from skstoch import S3VMClassifier
+from skstoch._fast import _s3vm
+from skstoch.datasets import make_semisupervised
+from skstoch.semi_supervised import labeled_hinge, step_sizes, tsg_fit, unlabeled_loss
+from skstoch.utils import make_dataset
+from skstoch.utils._random_reference import ReferenceStream
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X, y = make_moons(600, noise=0.1, random_state=0)
+    Xt, yt = make_moons(1000, noise=0.1, random_state=1)
+    y_semi, _ = make_semisupervised(y, n_labeled=10, random_state=1)
+    return X, y, y_semi, Xt, yt
+
+
+# ----------------------------------------------------------------------------------------------
+# numpy reference of the paper's algorithm (slow, obvious)
+# ----------------------------------------------------------------------------------------------
+def ref_block(seed, i, m, d, scale):
+    s = ReferenceStream(seed, 2 * i)
+    omega = np.empty((m, d))
+    offset = np.empty(m)
+    for k in range(m):
+        for j in range(d):
+            omega[k, j] = scale * s.normal()
+        offset[k] = 2 * np.pi * s.uniform()
+    return omega, offset
+
+
+def ref_phi(X, omega, offset):
+    m = omega.shape[0]
+    return np.sqrt(2.0 / m) * np.cos(X @ omega.T + offset)
+
+
+def ref_tsg(X, labeled, Y, unlabeled, *, C, C_star, loss, gammas, B, m, kernel_gamma, seed):
+    """Algorithm 1 as printed (with the corrected u'): f on each batch from all previous blocks,
+    then alpha_i, then alpha_j *= (1 - gamma_i)."""
+    T = len(gammas)
+    K = Y.shape[1]
+    d = X.shape[1]
+    scale = np.sqrt(2 * kernel_gamma)
+    blocks = [ref_block(seed, i, m, d, scale) for i in range(T)]
+    alpha = np.zeros((T, K, m))
+
+    def f(x, n_blocks):
+        out = np.zeros((x.shape[0], K))
+        for j in range(n_blocks):
+            out += ref_phi(x, *blocks[j]) @ alpha[j].T
+        return out
+
+    for i in range(T):
+        s = ReferenceStream(seed, 2 * i + 1)
+        pl = np.array([s.randint(len(labeled)) for _ in range(B)])
+        pu = np.array([s.randint(len(unlabeled)) for _ in range(B)])
+        xl, yl, xu = X[labeled[pl]], Y[pl], X[unlabeled[pu]]
+        _, dl = labeled_hinge(f(xl, i), yl)
+        _, du = unlabeled_loss(loss, f(xu, i))
+        zeta = (C / B) * dl.T @ ref_phi(xl, *blocks[i]) + (C_star / B) * du.T @ ref_phi(
+            xu, *blocks[i])
+        alpha[:i] *= 1 - gammas[i]
+        alpha[i] = -gammas[i] * zeta
+    return alpha, blocks
+
+
+# ----------------------------------------------------------------------------------------------
+# random features
+# ----------------------------------------------------------------------------------------------
+def test_random_block_matches_reference_bitwise():
+    omega = np.empty((5, 3))
+    offset = np.empty(5)
+    _s3vm.random_block(12345, 7, 1.7, omega, offset)
+    ref_o, ref_b = ref_block(12345, 7, 5, 3, 1.7)
+    assert np.array_equal(omega, ref_o)
+    assert np.array_equal(offset, ref_b)
+    other = np.empty((5, 3))
+    _s3vm.random_block(12345, 8, 1.7, other, np.empty(5))
+    assert not np.array_equal(omega, other)
+
+
+def test_block_features_match_numpy(rng):
+    X = rng.randn(20, 4)
+    omega = np.empty((6, 4))
+    offset = np.empty(6)
+    _s3vm.random_block(3, 0, 1.0, omega, offset)
+    out = np.empty((20, 6))
+    _s3vm.block_features(make_dataset(X), np.arange(20, dtype=np.int64), omega, offset, out)
+    np.testing.assert_allclose(out, ref_phi(X, omega, offset), rtol=1e-12, atol=1e-14)
+
+
+def test_features_approximate_rbf_kernel(rng):
+    # omega ~ N(0, 2 gamma I): the average of many blocks' phi phi^T is exp(-gamma ||x - x'||^2)
+    X = rng.randn(6, 3) * 0.5
+    gamma, m, n_blocks = 0.7, 200, 50
+    ds, rows = make_dataset(X), np.arange(6, dtype=np.int64)
+    K = np.zeros((6, 6))
+    omega, offset, phi = np.empty((m, 3)), np.empty(m), np.empty((6, m))
+    for i in range(n_blocks):
+        _s3vm.random_block(99, i, np.sqrt(2 * gamma), omega, offset)
+        _s3vm.block_features(ds, rows, omega, offset, phi)
+        K += phi @ phi.T / n_blocks
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)
+    np.testing.assert_allclose(K, np.exp(-gamma * D), atol=0.03)
+
+
+def test_predict_features_equal_fit_features_bitwise_and_after_pickle(moons):
+    X, _, y_semi, Xt, _ = moons
+    clf = S3VMClassifier(n_components=8, batch_size=32, max_iter=15, random_state=0,
+                         store_random_features=True).fit(X, y_semi)
+    clone = pickle.loads(pickle.dumps(clf))
+    for est in (clf, clone):
+        for i in (0, 7, 14):
+            omega, offset = est.random_block(i)
+            assert np.array_equal(omega, clf.random_weights_[i])
+            assert np.array_equal(offset, clf.random_offset_[i])
+    assert np.array_equal(clf.decision_function(Xt), clone.decision_function(Xt))
+    # regenerating instead of caching gives the same fit and the same predictions, bit for bit
+    regen = S3VMClassifier(n_components=8, batch_size=32, max_iter=15, random_state=0,
+                           store_random_features=False).fit(X, y_semi)
+    assert regen.random_weights_ is None
+    assert np.array_equal(regen.alpha_, clf.alpha_)
+    regen = pickle.loads(pickle.dumps(regen))
+    assert np.array_equal(regen.decision_function(Xt), clf.decision_function(Xt))
+
+
+# ----------------------------------------------------------------------------------------------
+# losses
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["hinge", "squared_hinge", "ramp", "exp"])
+def test_unlabeled_derivative_matches_finite_differences(name):
+    r = np.linspace(-2.0, 2.0, 401)
+    kinks = np.array([-1.0, 0.0, 1.0, -0.3, 0.3])
+    r = r[np.min(np.abs(r[:, None] - kinks[None]), axis=1) > 1e-3]
+    h = 1e-6
+    _, du = unlabeled_loss(name, r)
+    fd = (unlabeled_loss(name, r + h)[0] - unlabeled_loss(name, r - h)[0]) / (2 * h)
+    np.testing.assert_allclose(du, fd, atol=1e-6)
+
+
+def test_symmetric_hinge_derivative_is_corrected_sign():
+    # the paper's Table 2 prints -1 on |r| < 1; the subgradient is -sign(r)
+    _, du = unlabeled_loss("hinge", np.array([-0.5, 0.0, 0.5, 1.5]))
+    assert np.array_equal(du, [1.0, 0.0, -1.0, 0.0])
+
+
+def test_labeled_hinge_derivative():
+    value, d = labeled_hinge(np.array([0.5, 1.0, 2.0, -0.5]), np.array([1.0, 1.0, 1.0, -1.0]))
+    np.testing.assert_allclose(value, [0.5, 0.0, 0.0, 0.5])
+    np.testing.assert_allclose(d, [-1.0, 0.0, 0.0, 1.0])
+
+
+# ----------------------------------------------------------------------------------------------
+# kernel vs numpy reference of Algorithm 1
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n_heads", [1, 3])
+@pytest.mark.parametrize("cache_pools", [False, True])
+@pytest.mark.parametrize("loss", ["hinge", "exp"])
+def test_kernel_matches_numpy_reference(rng, n_heads, cache_pools, loss):
+    X = rng.randn(60, 3)
+    labeled = np.arange(0, 60, 6, dtype=np.int64)
+    unlabeled = np.setdiff1d(np.arange(60), labeled).astype(np.int64)
+    Y = np.where(rng.rand(len(labeled), n_heads) > 0.5, 1.0, -1.0)
+    Y[0], Y[1] = 1.0, -1.0
+    gammas = step_sizes("invscaling", 0.5, 0.5, 1.0, 12)
+    kw = dict(C=3.0, C_star=2.0, loss=loss, gammas=gammas, B=8, m=5, kernel_gamma=0.8,
+              seed=2024)
+    ref_alpha, blocks = ref_tsg(X, labeled, Y, unlabeled, **kw)
+    for sparse in (False, True):
+        data = sp.csr_matrix(X) if sparse else X
+        state, n_done = tsg_fit(
+            make_dataset(data), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
+            loss=loss, ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
+            kernel_gamma=0.8, seed=2024, cache_labeled=cache_pools, cache_unlabeled=cache_pools)
+        assert n_done == 12
+        np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
+        for i in range(12):
+            assert np.array_equal(state.omega[i], blocks[i][0])
+    assert np.abs(ref_alpha).max() > 0.01
+
+
+# ----------------------------------------------------------------------------------------------
+# behaviour
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("label_seed", [0, 1, 2])
+def test_two_moons_ten_labels_accuracy(moons, label_seed):
+    X, y, _, Xt, yt = moons
+    y_semi, _ = make_semisupervised(y, n_labeled=10, random_state=label_seed)
+    assert (y_semi != -1).sum() == 10
+    clf = S3VMClassifier(C=10.0, gamma=5.0, random_state=0).fit(X, y_semi)
+    assert clf.score(Xt, yt) >= 0.97
+
+
+def test_unlabeled_term_helps(moons):
+    X, y, y_semi, Xt, yt = moons
+    clf = S3VMClassifier(C=10.0, gamma=5.0, random_state=0).fit(X, y_semi)
+    # the unlabeled term is what does it: the supervised fit on the same labels is worse
+    sup = S3VMClassifier(C=10.0, C_star=0.0, gamma=5.0, random_state=0).fit(X, y_semi)
+    assert sup.score(Xt, yt) < clf.score(Xt, yt)
+
+
+def test_c_star_zero_is_supervised_random_feature_svm(moons):
+    X, y, y_semi, Xt, _ = moons
+    lab = y_semi != -1
+    kw = dict(C=10.0, gamma=5.0, n_components=16, max_iter=40, random_state=3)
+    semi = S3VMClassifier(C_star=0.0, **kw).fit(X, y_semi)
+    with pytest.warns(UserWarning, match="no unlabeled samples"):
+        sup = S3VMClassifier(**kw).fit(X[lab], y_semi[lab])
+    assert sup.C_star_ == 0.0
+    assert np.array_equal(semi.alpha_, sup.alpha_)
+    assert np.array_equal(semi.decision_function(Xt), sup.decision_function(Xt))
+    assert np.all(semi.history_["unlabeled_loss"] == 0.0)
+
+
+def test_supervised_mode_close_to_svc():
+    from sklearn.svm import SVC
+
+    X, y = make_moons(400, noise=0.2, random_state=0)
+    Xt, yt = make_moons(1000, noise=0.2, random_state=1)
+    with pytest.warns(UserWarning, match="no unlabeled samples"):
+        clf = S3VMClassifier(C=10.0, gamma=2.0, random_state=0).fit(X, y)
+    svc = SVC(C=10.0, gamma=2.0).fit(X, y)
+    assert clf.score(Xt, yt) >= svc.score(Xt, yt) - 0.03
+
+
+def test_paper_c_star_rule(moons):
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(C=2.0, C_star="paper", max_iter=3, random_state=0).fit(X, y_semi)
+    assert clf.C_star_ == pytest.approx(2.0 * 10 / 590)
+    clf = S3VMClassifier(C=2.0, max_iter=3, random_state=0).fit(X, y_semi)
+    assert clf.C_star_ == 2.0
+
+
+def test_same_seed_identical_different_seed_differs(moons):
+    X, _, y_semi, Xt, _ = moons
+    kw = dict(n_components=8, batch_size=32, max_iter=20)
+    a = S3VMClassifier(random_state=5, **kw).fit(X, y_semi)
+    b = S3VMClassifier(random_state=5, **kw).fit(X, y_semi)
+    c = S3VMClassifier(random_state=6, **kw).fit(X, y_semi)
+    assert a.seed_ == b.seed_
+    assert np.array_equal(a.alpha_, b.alpha_)
+    assert np.array_equal(a.history_["loss"], b.history_["loss"])
+    assert np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
+    assert not np.array_equal(a.alpha_, c.alpha_)
+
+
+def test_dense_csr_float32_agree_and_input_untouched(moons):
+    X, _, y_semi, Xt, _ = moons
+    X_copy, y_copy = X.copy(), y_semi.copy()
+    kw = dict(n_components=8, batch_size=32, max_iter=20, gamma=3.0, random_state=0)
+    dense = S3VMClassifier(**kw).fit(X, y_semi)
+    csr = S3VMClassifier(**kw).fit(sp.csr_matrix(X), y_semi)
+    np.testing.assert_allclose(csr.alpha_, dense.alpha_, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(csr.decision_function(sp.csr_matrix(Xt)),
+                               dense.decision_function(Xt), rtol=1e-9, atol=1e-12)
+    f32 = S3VMClassifier(**kw).fit(X.astype(np.float32), y_semi)
+    assert f32.alpha_.dtype == np.float64
+    assert np.array_equal(X, X_copy) and np.array_equal(y_semi, y_copy)
+
+
+def test_multiclass_one_vs_rest_shares_blocks():
+    X, y = make_blobs(450, centers=[[-3, 0], [3, 0], [0, 4]], cluster_std=0.8, random_state=0)
+    Xt, yt = make_blobs(300, centers=[[-3, 0], [3, 0], [0, 4]], cluster_std=0.8, random_state=1)
+    y_semi, _ = make_semisupervised(y, n_labeled=15, random_state=0)
+    y_names = np.array(["a", "b", "c"], dtype=object)[y]
+    y_names[y_semi == -1] = -1
+    clf = S3VMClassifier(C=5.0, gamma=0.5, max_iter=100, random_state=0).fit(X, y_names)
+    assert list(clf.classes_) == ["a", "b", "c"]
+    assert clf.alpha_.shape == (100, 3, 64)
+    assert clf.decision_function(Xt).shape == (300, 3)
+    assert np.mean(clf.predict(Xt) == np.array(["a", "b", "c"])[yt]) >= 0.95
+    proba = clf.predict_proba(Xt)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(Xt))
+
+
+def test_predict_proba_binary(moons):
+    X, _, y_semi, Xt, yt = moons
+    clf = S3VMClassifier(C=10.0, gamma=5.0, max_iter=60, random_state=0).fit(X, y_semi)
+    proba = clf.predict_proba(Xt)
+    assert proba.shape == (len(Xt), 2)
+    assert np.array_equal(proba.argmax(axis=1), (clf.decision_function(Xt) > 0).astype(int))
+    assert clf.calibration_slope_ > 0
+    # confident where right: mean probability of the true class is high
+    assert proba[np.arange(len(yt)), yt].mean() > 0.7
+
+
+def test_history_callback_verbose(moons, capsys):
+    X, _, y_semi, _, _ = moons
+    seen = []
+
+    def stop_after_five(record):
+        seen.append(record["epoch"])
+        return len(seen) == 5
+
+    clf = S3VMClassifier(n_components=4, batch_size=8, max_iter=30, verbose=1,
+                         callback=stop_after_five, random_state=0).fit(X, y_semi)
+    assert clf.n_iter_ == 5 and clf.alpha_.shape[0] == 5
+    assert seen == [1, 2, 3, 4, 5]
+    assert set(clf.history_) >= {"loss", "labeled_loss", "unlabeled_loss", "step_size", "time"}
+    assert len(clf.history_["loss"]) == 5
+    assert "S3VMClassifier" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("schedule", ["constant", "invscaling", "theory"])
+def test_step_size_schedules(moons, schedule):
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(learning_rate=schedule, eta0=0.5, theta=2.0, max_iter=16,
+                         n_components=4, batch_size=8, random_state=0).fit(X, y_semi)
+    g = clf.step_sizes_
+    assert np.all((g > 0) & (g <= 1))
+    expected = {"constant": np.full(16, 0.5), "invscaling": 0.5 / np.sqrt(np.arange(1, 17)),
+                "theory": np.full(16, 2.0 / 16 ** 0.75)}[schedule]
+    np.testing.assert_allclose(g, expected)
+
+
+def test_one_pass_and_sqrt_resolve(moons):
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(max_iter="one_pass", n_components="sqrt", batch_size=100,
+                         random_state=0).fit(X, y_semi)
+    assert clf.n_iter_ == 6 and clf.n_components_ == 25
+
+
+# ----------------------------------------------------------------------------------------------
+# label conventions and errors
+# ----------------------------------------------------------------------------------------------
+def test_minus_one_plus_one_labels_raise_clear_error():
+    X, y = make_moons(50, random_state=0)
+    with pytest.raises(ValueError, match=r"-1 marks unlabeled rows.*\{0, 1\}"):
+        S3VMClassifier(max_iter=2).fit(X, np.where(y == 1, 1, -1))
+
+
+def test_single_labeled_class_and_no_labels_raise(moons):
+    X, _, _, _, _ = moons
+    y = np.full(len(X), -1)
+    with pytest.raises(ValueError, match="no labeled rows"):
+        S3VMClassifier(max_iter=2).fit(X, y)
+    y[:5] = 3
+    with pytest.raises(ValueError, match="only one class"):
+        S3VMClassifier(max_iter=2).fit(X, y)
+
+
+def test_no_unlabeled_rows_warns():
+    X, y = make_moons(50, random_state=0)
+    with pytest.warns(UserWarning, match="no unlabeled samples"):
+        S3VMClassifier(max_iter=2).fit(X, y)
+
+
+def test_bad_parameters_and_inputs(moons):
+    X, _, y_semi, _, _ = moons
+    with pytest.raises(ValueError, match="eta0"):
+        S3VMClassifier(eta0=1.5).fit(X, y_semi)
+    with pytest.raises(ValueError, match="theta"):
+        S3VMClassifier(learning_rate="theory", theta=100.0, max_iter=10).fit(X, y_semi)
+    with pytest.raises(ValueError, match="unlabeled_loss"):
+        S3VMClassifier(unlabeled_loss="sigmoid").fit(X, y_semi)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        S3VMClassifier(max_iter=2).fit(X, np.linspace(0, 1, len(X)))
+    with pytest.raises(NotFittedError):
+        S3VMClassifier().predict(X)
+    clf = S3VMClassifier(max_iter=2, random_state=0).fit(X, y_semi)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(np.ones((3, 5)))
+    with pytest.raises(ValueError, match="block index"):
+        clf.random_block(2)
+
+
+# ----------------------------------------------------------------------------------------------
+# peers (scikit-learn is a dependency; these are comparisons, not speed tests)
+# ----------------------------------------------------------------------------------------------
+def test_matches_label_spreading_and_beats_labeled_only_svc(moons):
+    from sklearn.semi_supervised import LabelSpreading
+    from sklearn.svm import SVC
+
+    X, _, y_semi, Xt, yt = moons
+    lab = y_semi != -1
+    ours = S3VMClassifier(C=10.0, gamma=5.0, random_state=0).fit(X, y_semi).score(Xt, yt)
+    spread = LabelSpreading(kernel="knn", n_neighbors=10).fit(X, y_semi).score(Xt, yt)
+    svc = SVC(C=10.0, gamma=5.0).fit(X[lab], y_semi[lab]).score(Xt, yt)
+    assert ours >= spread - 0.02
+    assert ours > svc
+
+
+# ----------------------------------------------------------------------------------------------
+# example
+# ----------------------------------------------------------------------------------------------
+def test_example_runs_in_fast_mode(monkeypatch):
+    examples = sorted((ROOT / "examples").glob("plot_s3vm*.py"))
+    assert examples, "no S3VM example found"
+    monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for path in examples:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runpy.run_path(str(path), run_name="__main__")
+        plt.close("all")
