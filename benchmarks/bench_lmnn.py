@@ -83,6 +83,10 @@ def metric_learn_fit(split):
                                  timeout=ML_TIMEOUT, check=True)
         except subprocess.TimeoutExpired as exc:
             raise ImportError(f"metric-learn LMNN did not finish within {ML_TIMEOUT} s") from exc
+        except subprocess.CalledProcessError as exc:
+            if "No module named" in exc.stderr:
+                raise ImportError(f"metric-learn is not installed for {ML_PYTHON}") from exc
+            raise
         result = json.loads(out.stdout.strip().splitlines()[-1])
     return result, result["seconds"]
 
