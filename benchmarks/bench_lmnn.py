@@ -43,7 +43,7 @@ from _harness import Case, run_benchmark  # noqa: E402
 from skstoch import LMNNMetric  # noqa: E402
 
 ML_PYTHON = os.environ.get("SKSTOCH_METRICLEARN_PYTHON", "/work/venv-metriclearn/bin/python")
-ML_TIMEOUT = 900
+ML_TIMEOUT = 300
 
 _ML_SCRIPT = r"""
 import sys, time, json, numpy as np
