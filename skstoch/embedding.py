@@ -24,7 +24,7 @@ _SGD_DECAY = 0.01   # SGD step eta0 / (1 + 0.01 * epoch), as in the paper's refe
 class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
                        auto_wrap_output_keys=None):
     """Embedding of objects from ordinal comparisons, fitted by mini-batch SVRG with a
-    stabilized Barzilai-Borwein step (SVRG-SBB, Ma et al., TKDE 2019).
+    stabilized Barzilai-Borwein step (SVRG-SBB, Ma et al., TKDE 2019) or by full-batch L-BFGS.
 
     Given comparisons "object i is closer to j than to k" (triplets) or "pair (i, j) is closer
     than pair (l, k)" (quadruplets), find points ``x_1, ..., x_n`` in ``R^p`` minimising the
@@ -48,11 +48,18 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
           paper's eq. 47 as printed equals STE, see the user guide);
         - ``'soe'``: ``max(0, sqrt(a) + margin - sqrt(c))^2`` (soft ordinal embedding, not in
           the paper; the same objective as cblearn's ``SOE``).
-    solver : {'svrg_sbb', 'svrg', 'sgd', 'gd'}, default='svrg_sbb'
+    solver : {'lbfgs', 'svrg_sbb', 'svrg', 'sgd', 'gd'}, default='lbfgs'
         ``'svrg_sbb'``: Algorithm 1 of the paper (mini-batch SVRG, stabilized BB step from the
         second epoch on); ``'svrg'``: the same with the fixed step ``eta0``; ``'sgd'``:
         mini-batch SGD with step ``eta0 / (1 + 0.01 epoch)``; ``'gd'``: full-batch gradient
         descent with the fixed step ``eta0``.  The last three are the paper's baselines.
+        ``'lbfgs'`` (not in the paper; the default): full-batch L-BFGS (scipy's L-BFGS-B
+        without bounds) on the same compiled one-pass loss and gradient, one pass per
+        iteration plus line-search passes.  It is the default because it reached cblearn's
+        test error faster than ``'svrg_sbb'`` in our benchmark at every scale we measured
+        (see the user guide): an SVRG epoch costs three passes over the comparisons, and the
+        quasi-Newton direction makes more progress per pass on these small, smooth problems.
+        ``epsilon``, ``eta0`` and ``batch_size`` are ignored by ``'lbfgs'``.
     epsilon : float or 'auto', default='auto'
         Stabilizer of the SBB step (eq. 14): ``eta = |dx|^2 / (m (|<dx, dg>| + epsilon
         |dx|^2))``, which bounds the step by ``1 / (m epsilon)``.  ``0`` is the paper's SBB0
@@ -74,7 +81,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         probes the curvature along the first gradient (one extra full-gradient pass) and uses
         the SBB formula on it, divided by ``m`` except for ``'gd'``.
     max_iter : int, default=100
-        Maximum number of epochs (iterations for ``'gd'``).
+        Maximum number of epochs (iterations for ``'gd'`` and ``'lbfgs'``).
     tol : float, default=1e-5
         Stop when the relative change of the embedding between two epochs,
         ``|X_new - X_old| / |X_old|``, is at most ``tol``.
@@ -113,12 +120,17 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
     history_ : dict of ndarray
         One entry per epoch: ``epoch``, ``objective`` (mean loss at the epoch's snapshot),
         ``step_size``, ``grad_norm`` and ``time`` (seconds since the start of the fit).
+        For ``'lbfgs'``: one entry for the start and one per iteration, with ``epoch``,
+        ``objective``, ``time`` and ``step_size`` = NaN (the line search has no step size
+        in the units of Algorithm 1).
     objective_ : float
         Mean loss of :attr:`embedding_` over the training comparisons.
     eta0_ : float
-        The first step actually used (the probed one when ``eta0=None``).
+        The first step actually used (the probed one when ``eta0=None``; NaN for
+        ``'lbfgs'`` unless given).
     epsilon_ : float
-        The SBB stabilizer actually used (resolved from ``'auto'``).
+        The SBB stabilizer actually used (resolved from ``'auto'``; NaN for ``'lbfgs'``
+        unless given).
     seed_ : int
         Seed of the counter-based generator drawn from ``random_state``.
 
@@ -164,7 +176,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         "init": [StrOptions({"random"}), "array-like"],
     }
 
-    def __init__(self, n_components=2, *, loss="ste", solver="svrg_sbb", epsilon="auto",
+    def __init__(self, n_components=2, *, loss="ste", solver="lbfgs", epsilon="auto",
                  batch_size=10, inner_iter=None, eta0=None, max_iter=100, tol=1e-5,
                  margin=None, alpha=None, mu=0.05, init="random", random_state=None,
                  verbose=0, callback=None):
