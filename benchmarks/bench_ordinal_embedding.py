@@ -10,6 +10,7 @@ Usage::
     PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py small
     PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py medium ste,tste
     PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py large ste
+    PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py plot
 """
 import resource
 import sys
@@ -163,7 +164,51 @@ def main(scale, losses):
         )
 
 
+def plot():
+    """Bar chart of cblearn time / skstoch time-to-cblearn's-error from the results files."""
+    import json
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = Path(__file__).resolve().parent / "results"
+    losses = ["ste", "tste", "gnmds", "ckl", "soe"]
+    scales = [s for s in ("small", "medium")
+              if any((results / f"ordinal_embedding_{s}_{loss}.json").exists() for loss in losses)]
+    fig, axes = plt.subplots(1, len(scales), figsize=(5.5 * len(scales), 3.8), squeeze=False)
+    for ax, scale in zip(axes[0], scales):
+        for k, solver in enumerate(["lbfgs", "svrg_sbb"]):
+            xs, ys, hatches = [], [], []
+            for pos, loss in enumerate(losses):
+                path = results / f"ordinal_embedding_{scale}_{loss}.json"
+                if not path.exists():
+                    continue
+                rows = {r["label"]: r for r in json.loads(path.read_text())["results"]}
+                row = rows.get(f"skstoch {loss} {solver}, to cblearn's test error")
+                if row is None:
+                    continue
+                xs.append(pos + (k - 0.5) * 0.38)
+                ys.append(1.0 / row["ratio_to_baseline"])
+                hatches.append("" if row["metrics"]["reached_target"] else "//")
+            bars = ax.bar(xs, ys, width=0.38, label=solver)
+            for bar, hatch in zip(bars, hatches):
+                bar.set_hatch(hatch)
+        ax.axhline(10, color="k", ls=":", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(losses)), [loss.upper() for loss in losses])
+        n_objects, n_train = SCALES[scale][:2]
+        ax.set(title=f"{n_objects} objects, {n_train:,} triplets",
+               ylabel="cblearn time / skstoch time to its error")
+        ax.legend(fontsize=8, title="hatched: error not reached", title_fontsize=7)
+    fig.tight_layout()
+    fig.savefig(results / "ordinal_embedding_speedup.png", dpi=110)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "plot":
+        plot()
+        sys.exit()
     scale = sys.argv[1] if len(sys.argv) > 1 else "small"
     losses = sys.argv[2].split(",") if len(sys.argv) > 2 else ["ste", "tste", "gnmds", "ckl",
                                                                 "soe"]
