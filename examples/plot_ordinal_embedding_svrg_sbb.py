@@ -10,7 +10,8 @@ with :class:`skstoch.OrdinalEmbedding`:
   test triplets;
 * test triplet error against wall time for full-batch gradient descent (``gd``), SGD, SVRG with
   a fixed step and SVRG with the stabilized Barzilai-Borwein step (``svrg_sbb``) for several
-  mini-batch sizes, for the four losses of the paper;
+  mini-batch sizes, for the four losses of the paper, and full-batch L-BFGS (skstoch's
+  default solver, not in the paper);
 * the time each solver needs to reach test error 0.15 (the paper's Table I criterion);
 * the SBB step size per epoch (Fig. 1);
 * a 2-D "city map" embedded from 2,000 triplets next to classical MDS on the true distances
@@ -89,10 +90,12 @@ for ax, loss in zip(axes[0], losses):
     configs = [("gd", dict(solver="gd")), ("sgd b=10", dict(solver="sgd")),
                ("svrg (fixed) b=10", dict(solver="svrg"))]
     configs += [(f"svrg_sbb b={b}", dict(solver="svrg_sbb", batch_size=b)) for b in batch_sizes]
+    configs += [("lbfgs (default)", dict(solver="lbfgs"))]
     for label, kw in configs:
         trace, _ = run(loss, **kw)
         results[loss, label] = time_to(trace)
-        ax.plot(trace[:, 0], trace[:, 1], label=label, lw=1)
+        ax.plot(trace[:, 0], trace[:, 1], label=label, lw=1,
+                ls="--" if label.startswith("lbfgs") else "-")
     ax.axhline(0.15, color="k", ls=":", lw=0.8)
     ax.set(title=loss, xlabel="seconds", ylabel="test triplet error", ylim=(0, 0.5))
 axes[0, -1].legend(fontsize=7)

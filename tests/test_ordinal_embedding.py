@@ -202,8 +202,8 @@ def test_fit_equals_numpy_reference_of_algorithm_1(name):
     Q, _, n = check_comparisons(T)
     init = np.random.RandomState(5).normal(size=(n, 2))
     b, m, eps, eta0, S = 5, 50, 0.05, 0.002, 4
-    est = OrdinalEmbedding(2, loss=name, batch_size=b, epsilon=eps, eta0=eta0, max_iter=S,
-                           tol=0.0, random_state=0)
+    est = OrdinalEmbedding(2, loss=name, solver="svrg_sbb", batch_size=b, epsilon=eps,
+                           eta0=eta0, max_iter=S, tol=0.0, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(T, init=init)
@@ -233,7 +233,8 @@ def test_sbb_steps_stay_within_their_bounds():
     T = make_triplets(40, 3000, 3, random_state=0)
     Q, _, n = check_comparisons(T)
     eps = 0.05
-    est = OrdinalEmbedding(3, loss="ste", epsilon=eps, max_iter=25, tol=0.0, random_state=0)
+    est = OrdinalEmbedding(3, loss="ste", solver="svrg_sbb", epsilon=eps, max_iter=25, tol=0.0,
+                           random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(T)
@@ -244,7 +245,7 @@ def test_sbb_steps_stay_within_their_bounds():
     assert np.all(steps <= 1.0 / (m * eps) * (1 + 1e-12))
     assert np.all(steps >= 1.0 / (m * (1e3 + eps)))
     # 'auto' bounds the step by 100x the probed initial BB step
-    est_auto = OrdinalEmbedding(3, max_iter=25, tol=0.0, random_state=0)
+    est_auto = OrdinalEmbedding(3, solver="svrg_sbb", max_iter=25, tol=0.0, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est_auto.fit(T)
@@ -253,10 +254,11 @@ def test_sbb_steps_stay_within_their_bounds():
 
 
 # ---------------------------------------------------------------- solver quality
+@pytest.mark.parametrize("solver", ["lbfgs", "svrg_sbb"])
 @pytest.mark.parametrize("loss", ["ste", "tste", "gnmds", "soe"])
-def test_fit_satisfies_noise_free_training_triplets(loss):
+def test_fit_satisfies_noise_free_training_triplets(loss, solver):
     T = make_triplets(30, 3000, 2, random_state=0)
-    est = OrdinalEmbedding(2, loss=loss, max_iter=150, random_state=0)
+    est = OrdinalEmbedding(2, loss=loss, solver=solver, max_iter=150, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(T)
@@ -276,6 +278,48 @@ def test_baseline_solvers_learn(solver):
         est.fit(T)
     assert est.score(T_test) > 0.9
     assert est.n_iter_ == len(est.history_["objective"])
+
+
+@pytest.mark.parametrize("name", ["ste", "ckl"])
+def test_lbfgs_equals_scipy_on_numpy_reference_objective(name):
+    """solver='lbfgs' is scipy's L-BFGS-B on the mean loss: same iterates as L-BFGS-B driven
+    by the numpy reference objective and gradient."""
+    from scipy.optimize import minimize
+
+    T = make_triplets(12, 200, 2, random_state=2)
+    Q, _, n = check_comparisons(T)
+    init = np.random.RandomState(1).normal(size=(n, 2))
+    loss = LOSSES[name]
+    fun = lambda v: (ref_objective(name, Q, v.reshape(n, 2)),
+                     ref_full_grad(loss, Q, v.reshape(n, 2)).ravel())
+    iterates = []
+    ref = minimize(fun, init.ravel(), jac=True, method="L-BFGS-B",
+                   callback=lambda xk: iterates.append(xk.copy()),
+                   options={"maxiter": 6, "ftol": 0.0, "gtol": 0.0, "maxls": 40})
+    est = OrdinalEmbedding(2, loss=name, solver="lbfgs", max_iter=6, tol=0.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T, init=init)
+    assert est.n_iter_ == 6 == len(iterates)
+    objectives = est.history_["objective"]
+    np.testing.assert_allclose(objectives[1:], [ref_objective(name, Q, v.reshape(n, 2))
+                                                for v in iterates], rtol=1e-7)
+    # a Wolfe line search never increases the objective, and it did decrease
+    assert np.all(np.diff(objectives) <= 1e-15) and objectives[-1] < objectives[0]
+    x = ref.x.reshape(n, 2)
+    np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-6, atol=1e-8)
+    assert est.objective_ == pytest.approx(ref.fun, rel=1e-7)
+
+
+def test_lbfgs_stops_on_relative_change():
+    T = make_triplets(20, 1000, 2, random_state=0)
+    est = OrdinalEmbedding(2, loss="gnmds", solver="lbfgs", max_iter=500, tol=1e-3,
+                           random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(T)
+    assert 0 < est.n_iter_ < 500
+    assert len(est.history_["objective"]) == est.n_iter_ + 1   # the start is record 0
 
 
 def test_quadruplets_fit():
