@@ -20,6 +20,8 @@ __all__ = ["S3VMClassifier"]
 
 # Random features cached automatically when they take less than this many bytes.
 _AUTO_CACHE_BYTES = 256 * 2**20
+# Unlabeled rows used for the balance constraint and the convergence test (all of them when fewer).
+_PROBE_SIZE = 2048
 
 
 # ----------------------------------------------------------------------------------------------
@@ -101,9 +103,15 @@ class _TSGState:
         return om, off
 
 
+# sample_batch block number of the probe set (stream 2 * (2**64 - 1) + 1 mod 2**64 = 2**64 - 1,
+# never used by an iteration's batches, which use streams 2 i + 1)
+_PROBE_BLOCK = -1
+
+
 def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s, gammas,
             batch_size, n_components, kernel_gamma, seed, cache_features=True, cache_labeled=None,
-            cache_unlabeled=None, monitor=None):
+            cache_unlabeled=None, monitor=None, balance=False, probe_size=2048, tol=None,
+            record_every=1):
     """Run Algorithm 1 (TSGS3VM Train) with mini-batches and one-vs-rest heads.
 
     Parameters
@@ -120,12 +128,29 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         Keep f on the whole labeled (unlabeled) pool and update it with every new block
         (cost n_pool m d per iteration) instead of evaluating f on the sampled batch from all
         previous blocks (cost B i m d at iteration i). Both are exact; None picks the cheaper.
+    balance : bool
+        Enforce the class-balance constraint ``mean_probe f = mean_l y`` of each head
+        (Chapelle & Zien 2005) by centring every feature block on the probe set and fixing the
+        intercept at ``mean_l y`` (not in the paper; see the user guide).
+    probe_size : int
+        The probe set is the unlabeled pool when it has at most ``probe_size`` rows, else
+        ``probe_size`` unlabeled rows drawn once (with replacement) from the seed.
+    tol : float or None
+        Stop when the relative change of f on the probe set between two records is below tol.
+    record_every : int
+        Record (history, verbose, callback) and test convergence every ``record_every``
+        iterations and at the last one.
 
     Returns
     -------
     state : _TSGState
     n_done : int
-        Number of blocks fitted (< T when the callback stopped the fit).
+        Number of blocks fitted (< T when the callback stopped the fit or it converged).
+    intercept : float array (n_heads,)
+        ``mean_l y - sum_i alpha_i^T mu_i`` with balance, else 0: f(x) = sum alpha_i phi_i(x) + it.
+    converged : bool
+    change : float
+        Last relative change of f on the probe set (nan before the second record).
     """
     n_iter = gammas.shape[0]
     n_l, K = Y.shape
@@ -136,24 +161,45 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
     state = _TSGState(n_iter, K, m, d, cache_features)
     alpha = state.alpha
     use_u = n_u > 0 and C_star > 0
+    balance = bool(balance) and n_u > 0
+    use_probe = n_u > 0 and (balance or tol is not None)
     if cache_labeled is None:
         cache_labeled = n_l <= B * n_iter / 2
     if cache_unlabeled is None:
         cache_unlabeled = n_u <= B * n_iter / 2
+    cache_unlabeled = cache_unlabeled and (use_u or use_probe)
     F_l = np.zeros((n_l, K)) if cache_labeled else None
-    F_u = np.zeros((n_u, K)) if (cache_unlabeled and use_u) else None
+    F_u = np.zeros((n_u, K)) if cache_unlabeled else None
     pos_l = np.empty(B, dtype=np.int64)
     pos_u = np.empty(B if use_u else 0, dtype=np.int64)
+    probe_all = False
+    if use_probe:
+        if n_u <= probe_size:
+            probe_pos = np.arange(n_u, dtype=np.int64)
+            probe_all = True
+        else:
+            probe_pos = np.empty(probe_size, dtype=np.int64)
+            _s3vm.sample_batch(seed, _PROBE_BLOCK, 0, n_u, np.empty(0, dtype=np.int64),
+                               probe_pos)
+        probe_rows = np.ascontiguousarray(unlabeled_rows[probe_pos])
+        F_p = F_u if (probe_all and F_u is not None) else np.zeros((probe_pos.shape[0], K))
+        F_p_last = None
+    target = Y.mean(axis=0) if balance else np.zeros(K)
+    c_raw = np.zeros(K)          # sum_i alpha_i^T mu_i (balance), f = raw + target - c_raw
+    intercept = target - c_raw
 
     def batch_values(i, rows, pos, cache):
         if cache is not None:
-            return cache[pos]
+            return cache[pos] + intercept
         out = np.zeros((rows.shape[0], K))
         _s3vm.decision(dataset, rows, alpha, i, seed, scale, state.omega, state.offset,
                        state.cache_features, out)
-        return out
+        return out + intercept
 
     n_done = 0
+    converged = False
+    change = np.nan
+    loss_u = np.zeros(1)
     for i in range(n_iter):
         g = gammas[i]
         _s3vm.sample_batch(seed, i, n_l, n_u if use_u else 0, pos_l, pos_u)
@@ -162,35 +208,69 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         y_b = Y[pos_l]
         loss_l, dl = labeled_hinge(f_l, y_b)
         coef_l = np.ascontiguousarray((C / B) * dl)
-        loss_value = C * loss_l.mean(axis=0)
         if use_u:
             rows_u = unlabeled_rows[pos_u]
             f_u = batch_values(i, rows_u, pos_u, F_u)        # step 6: f(x^u) from blocks < i
             loss_u, du = unlabeled_loss(loss, f_u, ramp_s)
             coef_u = np.ascontiguousarray((C_star / B) * du)
-            loss_value = loss_value + C_star * loss_u.mean(axis=0)
         om, off = state.block(seed, i, scale)                # step 4: omega_i from (seed, i)
         grad = np.zeros((K, m))
         _s3vm.block_gradient(dataset, rows_l, coef_l, om, off, grad)
         if use_u:
             _s3vm.block_gradient(dataset, rows_u, coef_u, om, off, grad)
+        phi_u = phi_p = None
+        if F_u is not None:
+            phi_u = np.empty((n_u, m))
+            _s3vm.block_features(dataset, unlabeled_rows, om, off, phi_u)
+        if use_probe:
+            if probe_all and phi_u is not None:
+                phi_p = phi_u
+            else:
+                phi_p = np.empty((probe_rows.shape[0], m))
+                _s3vm.block_features(dataset, probe_rows, om, off, phi_p)
+        if balance:
+            # projected gradient: features centred on the probe set, so the new block leaves
+            # mean_probe f unchanged and the intercept stays at mean_l y
+            mu = phi_p.mean(axis=0)
+            total = coef_l.sum(axis=0)
+            if use_u:
+                total = total + coef_u.sum(axis=0)
+            grad -= total[:, None] * mu[None, :]
         alpha[:i] *= 1.0 - g                                 # step 8
         alpha[i] = -g * grad                                 # step 7
+        if balance:
+            c_raw = (1.0 - g) * c_raw + alpha[i] @ mu
+            intercept = target - c_raw
         if F_l is not None:
             _s3vm.update_values(dataset, labeled_rows, alpha[i], om, off, 1.0 - g, F_l)
         if F_u is not None:
-            _s3vm.update_values(dataset, unlabeled_rows, alpha[i], om, off, 1.0 - g, F_u)
+            F_u *= 1.0 - g
+            F_u += phi_u @ alpha[i].T
+        if use_probe and F_p is not F_u:
+            F_p *= 1.0 - g
+            F_p += phi_p @ alpha[i].T
         n_done = i + 1
-        if monitor is not None:
-            record = dict(
-                epoch=i + 1, loss=float(loss_value.mean()),
-                labeled_loss=float(C * loss_l.mean()),
-                unlabeled_loss=float(C_star * loss_u.mean()) if use_u else 0.0,
-                step_size=float(g),
-            )
-            if monitor.record(**record):
+        if (i + 1) % record_every == 0 or i + 1 == n_iter:
+            if use_probe:
+                values = F_p + intercept
+                if F_p_last is not None:
+                    change = float(np.linalg.norm(values - F_p_last)
+                                   / max(np.linalg.norm(values), 1e-12))
+                    converged = tol is not None and change < tol
+                F_p_last = values.copy()
+            if monitor is not None:
+                loss_value = C * loss_l.mean() + (C_star * loss_u.mean() if use_u else 0.0)
+                record = dict(
+                    epoch=i + 1, loss=float(loss_value),
+                    labeled_loss=float(C * loss_l.mean()),
+                    unlabeled_loss=float(C_star * loss_u.mean()) if use_u else 0.0,
+                    step_size=float(g), probe_change=change,
+                )
+                if monitor.record(**record):
+                    break
+            if converged:
                 break
-    return state, n_done
+    return state, n_done, intercept, converged, change
 
 
 def _fit_sigmoid_slope(scores, Y):
@@ -343,6 +423,9 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         "power_t": [Interval(Real, 0, None, closed="left")],
         "theta": [Interval(Real, 0, None, closed="neither")],
         "store_random_features": ["boolean", StrOptions({"auto"})],
+        "class_balance": ["boolean"],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
+        "record_every": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "callback": [callable, None],
@@ -351,7 +434,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, C=1.0, *, C_star="equal", gamma="scale", unlabeled_loss="hinge",
                  ramp_s=-0.3, n_components=64, batch_size=256, max_iter=200,
                  learning_rate="constant", eta0=0.1, power_t=0.5, theta=1.0,
-                 store_random_features="auto", random_state=None, verbose=0, callback=None):
+                 store_random_features="auto", class_balance=True, tol=1e-3, record_every=10,
+                 random_state=None, verbose=0, callback=None):
         self.C = C
         self.C_star = C_star
         self.gamma = gamma
@@ -365,6 +449,9 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         self.power_t = power_t
         self.theta = theta
         self.store_random_features = store_random_features
+        self.class_balance = class_balance
+        self.tol = tol
+        self.record_every = record_every
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
@@ -466,13 +553,20 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         self.seed_ = seed_from_random_state(self.random_state)
         dataset = make_dataset(X)
         monitor = FitMonitor(type(self).__name__, verbose=self.verbose, callback=self.callback)
-        state, n_done = tsg_fit(
+        tol = None if self.tol is None else float(self.tol)
+        state, n_done, intercept, converged, change = tsg_fit(
             dataset, labeled_rows, Y, unlabeled_rows, C=float(self.C), C_star=self.C_star_,
             loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
             batch_size=int(self.batch_size), n_components=self.n_components_,
             kernel_gamma=self.gamma_, seed=self.seed_, cache_features=cache, monitor=monitor,
+            balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
+            record_every=int(self.record_every),
         )
+        if tol is not None and n_u > 0:
+            monitor.finish(converged=converged, criterion="relative change of f on the probe set",
+                           value=change, tol=tol, max_iter=T)
         self.n_iter_ = n_done
+        self.intercept_ = intercept.copy()
         self.alpha_ = state.alpha[:n_done].copy()
         self.step_sizes_ = gammas[:n_done].copy()
         if cache:
@@ -506,6 +600,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         offset = self.random_offset_ if cached else np.zeros((1, 1))
         _s3vm.decision(dataset, rows, self.alpha_, self.n_iter_, self.seed_,
                        np.sqrt(2.0 * self.gamma_), omega, offset, cached, out)
+        out += self.intercept_
         return out
 
     def decision_function(self, X):
