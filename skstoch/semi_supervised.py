@@ -111,7 +111,7 @@ _PROBE_BLOCK = -1
 def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s, gammas,
             batch_size, n_components, kernel_gamma, seed, cache_features=True, cache_labeled=None,
             cache_unlabeled=None, monitor=None, balance=False, probe_size=2048, tol=None,
-            record_every=1):
+            record_every=1, warmup=0.0):
     """Run Algorithm 1 (TSGS3VM Train) with mini-batches and one-vs-rest heads.
 
     Parameters
@@ -136,7 +136,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         The probe set is the unlabeled pool when it has at most ``probe_size`` rows, else
         ``probe_size`` unlabeled rows drawn once (with replacement) from the seed.
     tol : float or None
-        Stop when the relative change of f on the probe set between two records is below tol.
+        Stop when, in two consecutive windows of ``record_every`` iterations, the fraction of
+        probe points whose predicted class changed is below tol.
     record_every : int
         Record (history, verbose, callback) and test convergence every ``record_every``
         iterations and at the last one.
@@ -150,7 +151,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         ``mean_l y - sum_i alpha_i^T mu_i`` with balance, else 0: f(x) = sum alpha_i phi_i(x) + it.
     converged : bool
     change : float
-        Last relative change of f on the probe set (nan before the second record).
+        Last fraction of probe points whose predicted class changed in a window (nan before
+        the second record).
     """
     n_iter = gammas.shape[0]
     n_l, K = Y.shape
@@ -198,7 +200,7 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
 
     n_done = 0
     converged = False
-    change = np.nan
+    change = last_change = np.nan
     loss_u = np.zeros(1)
     for i in range(n_iter):
         g = gammas[i]
@@ -212,7 +214,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
             rows_u = unlabeled_rows[pos_u]
             f_u = batch_values(i, rows_u, pos_u, F_u)        # step 6: f(x^u) from blocks < i
             loss_u, du = unlabeled_loss(loss, f_u, ramp_s)
-            coef_u = np.ascontiguousarray((C_star / B) * du)
+            cs = C_star * min(1.0, (i + 1) / (warmup * n_iter)) if warmup > 0 else C_star
+            coef_u = np.ascontiguousarray((cs / B) * du)
         om, off = state.block(seed, i, scale)                # step 4: omega_i from (seed, i)
         grad = np.zeros((K, m))
         _s3vm.block_gradient(dataset, rows_l, coef_l, om, off, grad)
@@ -253,11 +256,14 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         if (i + 1) % record_every == 0 or i + 1 == n_iter:
             if use_probe:
                 values = F_p + intercept
+                labels = values > 0 if K == 1 else np.argmax(values, axis=1)
                 if F_p_last is not None:
-                    change = float(np.linalg.norm(values - F_p_last)
-                                   / max(np.linalg.norm(values), 1e-12))
-                    converged = tol is not None and change < tol
-                F_p_last = values.copy()
+                    change = float(np.mean(labels != F_p_last))
+                    # two windows in a row below tol, and not while C* is still ramping up
+                    converged = (tol is not None and change < tol and last_change < tol
+                                 and i + 1 >= warmup * n_iter)
+                    last_change = change
+                F_p_last = labels
             if monitor is not None:
                 loss_value = C * loss_l.mean() + (C_star * loss_u.mean() if use_u else 0.0)
                 record = dict(
@@ -410,8 +416,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "C_star": [Interval(Real, 0, None, closed="left"), StrOptions({"equal", "paper"})],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "C_star": [Interval(Real, 0, None, closed="left"), StrOptions({"auto", "equal", "paper"})],
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"})],
         "unlabeled_loss": [StrOptions({"hinge", "squared_hinge", "ramp", "exp"})],
         "ramp_s": [Interval(Real, None, 0, closed="neither")],
@@ -419,11 +425,12 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"one_pass"})],
         "learning_rate": [StrOptions({"constant", "invscaling", "theory"})],
-        "eta0": [Interval(Real, 0, 1, closed="right")],
+        "eta0": [Interval(Real, 0, 1, closed="right"), StrOptions({"auto"})],
         "power_t": [Interval(Real, 0, None, closed="left")],
         "theta": [Interval(Real, 0, None, closed="neither")],
         "store_random_features": ["boolean", StrOptions({"auto"})],
         "class_balance": ["boolean"],
+        "C_star_warmup": [Interval(Real, 0, 1, closed="both")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "record_every": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
@@ -431,10 +438,11 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         "callback": [callable, None],
     }
 
-    def __init__(self, C=1.0, *, C_star="equal", gamma="scale", unlabeled_loss="hinge",
-                 ramp_s=-0.3, n_components=64, batch_size=256, max_iter=200,
-                 learning_rate="constant", eta0=0.1, power_t=0.5, theta=1.0,
-                 store_random_features="auto", class_balance=True, tol=1e-3, record_every=10,
+    def __init__(self, C="auto", *, C_star="auto", gamma="scale", unlabeled_loss="hinge",
+                 ramp_s=-0.3, n_components=64, batch_size=256, max_iter=300,
+                 learning_rate="constant", eta0="auto", power_t=0.5, theta=1.0,
+                 store_random_features="auto", class_balance=True, C_star_warmup=0.0,
+                 tol=1e-3, record_every=10,
                  random_state=None, verbose=0, callback=None):
         self.C = C
         self.C_star = C_star
@@ -450,6 +458,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         self.theta = theta
         self.store_random_features = store_random_features
         self.class_balance = class_balance
+        self.C_star_warmup = C_star_warmup
         self.tol = tol
         self.record_every = record_every
         self.random_state = random_state
@@ -511,6 +520,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         self.n_labeled_, self.n_unlabeled_ = n_l, n_u
 
         # resolved parameters
+        self.C_ = 10.0 * n_l if self.C == "auto" else float(self.C)
         if self.gamma == "scale":
             if hasattr(X, "toarray"):
                 var = float(X.multiply(X).mean() - X.mean() ** 2)   # as SVC
@@ -523,10 +533,12 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn("y contains no unlabeled samples (-1): S3VMClassifier fits a "
                           "supervised random-feature SVM (C_star is not used).", UserWarning)
             self.C_star_ = 0.0
+        elif self.C_star == "auto":
+            self.C_star_ = 0.3 * self.C_
         elif self.C_star == "equal":
-            self.C_star_ = float(self.C)
+            self.C_star_ = self.C_
         elif self.C_star == "paper":
-            self.C_star_ = float(self.C) * n_l / n_u
+            self.C_star_ = self.C_ * n_l / n_u
         else:
             self.C_star_ = float(self.C_star)
         self.n_components_ = (int(np.ceil(np.sqrt(n_samples))) if self.n_components == "sqrt"
@@ -538,7 +550,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
                 f"learning_rate='theory' uses step theta / T^(3/4), which must be at most 1: "
                 f"theta={self.theta} is larger than T^(3/4)={T ** 0.75:.4g} for T={T}."
             )
-        gammas = step_sizes(self.learning_rate, self.eta0, self.power_t, self.theta, T)
+        self.eta0_ = min(1.0, 1.0 / self.C_) if self.eta0 == "auto" else float(self.eta0)
+        gammas = step_sizes(self.learning_rate, self.eta0_, self.power_t, self.theta, T)
         n_heads = 1 if classes.shape[0] == 2 else classes.shape[0]
         if n_heads == 1:
             Y = np.where(y_enc == 1, 1.0, -1.0)[:, None]
@@ -555,15 +568,15 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         monitor = FitMonitor(type(self).__name__, verbose=self.verbose, callback=self.callback)
         tol = None if self.tol is None else float(self.tol)
         state, n_done, intercept, converged, change = tsg_fit(
-            dataset, labeled_rows, Y, unlabeled_rows, C=float(self.C), C_star=self.C_star_,
+            dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
             loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
             batch_size=int(self.batch_size), n_components=self.n_components_,
             kernel_gamma=self.gamma_, seed=self.seed_, cache_features=cache, monitor=monitor,
             balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
-            record_every=int(self.record_every),
+            record_every=int(self.record_every), warmup=float(self.C_star_warmup),
         )
         if tol is not None and n_u > 0:
-            monitor.finish(converged=converged, criterion="relative change of f on the probe set",
+            monitor.finish(converged=converged, criterion="fraction of probe labels changed per window",
                            value=change, tol=tol, max_iter=T)
         self.n_iter_ = n_done
         self.intercept_ = intercept.copy()
