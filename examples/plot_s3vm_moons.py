@@ -34,7 +34,7 @@ from skstoch import S3VMClassifier
 from skstoch.datasets import make_semisupervised
 
 N = 200 if FAST else 1000
-MAX_ITER = 25 if FAST else 200
+MAX_ITER = 25 if FAST else 300
 
 # %%
 # Decision boundaries with 10 labels
@@ -46,8 +46,8 @@ problems = {
     "circles": (make_circles(N, noise=0.05, factor=0.5, random_state=0), 5.0),
 }
 models = {
-    "S3VMClassifier": lambda g: S3VMClassifier(C=10.0, gamma=g, max_iter=MAX_ITER,
-                                               random_state=0),
+    # default C="auto" = 10 n_l on the mean hinge: every labeled row weighs 10, as SVC(C=10)
+    "S3VMClassifier": lambda g: S3VMClassifier(gamma=g, max_iter=MAX_ITER, random_state=0),
     "SVC (labeled only)": lambda g: SVC(C=10.0, gamma=g),
     "LabelSpreading (knn)": lambda g: LabelSpreading(kernel="knn", n_neighbors=7),
     "SelfTraining(SVC)": lambda g: SelfTrainingClassifier(SVC(C=10.0, gamma=g, probability=True,
@@ -86,7 +86,7 @@ times = {"S3VMClassifier": [], "LabelSpreading (knn)": []}
 for n in sizes:
     X, y = make_moons(n, noise=0.1, random_state=0)
     y_semi, _ = make_semisupervised(y, n_labeled=20, random_state=0)
-    for name, model in [("S3VMClassifier", S3VMClassifier(C=10.0, gamma=5.0, max_iter=MAX_ITER,
+    for name, model in [("S3VMClassifier", S3VMClassifier(gamma=5.0, max_iter=MAX_ITER,
                                                           random_state=0)),
                         ("LabelSpreading (knn)", LabelSpreading(kernel="knn", n_neighbors=7))]:
         start = time.perf_counter()
@@ -105,14 +105,15 @@ ax.legend()
 # ------------------------------------------------------------------
 # We refit with increasing ``max_iter`` (for a seed and a constant step, a shorter fit is
 # exactly a prefix of a longer one). FRS3VM reuses ONE block of ceil(sqrt(n)) random features at
-# every iteration and runs plain SGD on their weights; a few lines of numpy below.
+# every iteration and runs plain SGD on their weights; a few lines of numpy below. Both use
+# the same C (10 n_l), C_star (0.3 C) and step (1 / C); ``tol=None`` runs exactly ``max_iter``.
 X, y = make_moons(N * 2, noise=0.1, random_state=0)
 Xt, yt = make_moons(2000, noise=0.1, random_state=1)
 y_semi, _ = make_semisupervised(y, n_labeled=10, random_state=1)
 budgets = [5, 10, 25] if FAST else [5, 10, 20, 40, 80, 160, 320]
 tsg_err = []
 for T in budgets:
-    clf = S3VMClassifier(C=10.0, gamma=5.0, max_iter=T, random_state=0).fit(X, y_semi)
+    clf = S3VMClassifier(gamma=5.0, max_iter=T, tol=None, random_state=0).fit(X, y_semi)
     tsg_err.append(1.0 - clf.score(Xt, yt))
 
 # FRS3VM: fixed features phi(x) = sqrt(2/m) cos(x omega + b), m = ceil(sqrt(n)), SGD on the
@@ -131,14 +132,15 @@ lab, unl = np.flatnonzero(y_semi != -1), np.flatnonzero(y_semi == -1)
 yl = np.where(y_semi[lab] == 1, 1.0, -1.0)
 w = np.zeros(m)
 fr_err = []
-eta, B = 0.1, 256
+C, C_star = 10.0 * len(lab), 3.0 * len(lab)
+eta, B = 1.0 / C, 256
 for it in range(1, max(budgets) + 1):
     il, iu = rng.randint(len(lab), size=B), rng.randint(len(unl), size=B)
     Pl, Pu = phi(X[lab[il]]), phi(X[unl[iu]])
     fl, fu = Pl @ w, Pu @ w
     gl = np.where(yl[il] * fl < 1, -yl[il], 0.0)
     gu = np.where(np.abs(fu) < 1, -np.sign(fu), 0.0)
-    w -= eta * (w + 10.0 * (gl @ Pl) / B + 10.0 * (gu @ Pu) / B)
+    w -= eta * (w + C * (gl @ Pl) / B + C_star * (gu @ Pu) / B)
     if it in budgets:
         fr_err.append(np.mean((phi(Xt) @ w > 0) != yt))
 
