@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._solvers import FitMonitor
-from .utils import AtomicFitMixin, make_dataset, seed_from_random_state
+from .utils import AtomicFitMixin, make_dataset, reject_string_input, seed_from_random_state
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -163,6 +163,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         self
         """
         self._validate_params()
+        reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
         check_classification_targets(y)
@@ -252,6 +253,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         self
         """
         self._validate_params()
+        reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
