@@ -757,12 +757,34 @@ def run_case(name, index, case):
         return "FAIL", f"{type(exc).__name__}: {exc} -- {tb.splitlines()[-3:]}"
 
 
+class CaseTimeout(BaseException):
+    """Raised by SIGALRM in a case that runs longer than CASE_TIMEOUT (a Python-level hang;
+    a hang inside a GIL-free kernel is caught by the parent's timeout instead)."""
+
+
+CASE_TIMEOUT = 30
+
+
+def _alarm(signum, frame):
+    raise CaseTimeout(f"case still running after {CASE_TIMEOUT} s")
+
+
 def worker(name, start):
     """Run the cases of ``name`` from ``start``; one JSON line per case on stdout."""
+    import signal
+
+    signal.signal(signal.SIGALRM, _alarm)
     cases = all_cases(name)
     for index in range(start, len(cases)):
         print(json.dumps({"start": index, "case": cases[index][0]}), flush=True)
-        outcome, detail = run_case(name, index, cases[index])
+        signal.alarm(CASE_TIMEOUT)
+        try:
+            outcome, detail = run_case(name, index, cases[index])
+        except CaseTimeout as exc:
+            tb = traceback.format_exc(limit=-2).splitlines()
+            outcome, detail = "HANG", f"{exc}; at {tb[-4:-1]}"
+        finally:
+            signal.alarm(0)
         print(json.dumps({"index": index, "case": cases[index][0], "outcome": outcome,
                           "detail": detail}), flush=True)
     print(json.dumps({"done": len(cases)}), flush=True)
