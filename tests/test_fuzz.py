@@ -207,7 +207,7 @@ def feature_cases(task, warm):
     # empty and tiny
     add("empty_rows", mod(lambda r, X, y: (X[:0], y[:0])), "error", KW["empty"])
     add("empty_columns", mod(lambda r, X, y: (X[:, :0], y)), "error", KW["empty"])
-    add("one_sample", mod(lambda r, X, y: (X[:1], y[:1])), "error",
+    add("one_sample", mod(lambda r, X, y: (X[:1], y[:1])), "error" if task != "reg" else "either",
         KW["empty"] + KW["class"] + ("1 sample", "n_samples", "sample"))
     add("two_samples", mod(lambda r, X, y: (X[:2], y[:2] if task not in ("clf", "metric",
                                                                          "semi")
