@@ -259,7 +259,7 @@ def feature_cases(task, warm):
     add("X_csr_all_zero", mod(lambda r, X, y: (sp.csr_matrix(X.shape), y)), "either",
         KW["sparse"])
     add("X_csr_nan", mod(lambda r, X, y: (sp.csr_matrix(_with_nan(_sparsify(X))), y)),
-        "error", KW["nan"])
+        "error", KW["nan"] + KW["sparse"])
     add("X_csr_empty_rows", mod(lambda r, X, y: (sp.csr_matrix(_zero_rows(X)), y)), "either",
         KW["sparse"])
     # magnitudes and constant features
