@@ -777,7 +777,8 @@ def worker(name, start):
     cases = all_cases(name)
     for index in range(start, len(cases)):
         print(json.dumps({"start": index, "case": cases[index][0]}), flush=True)
-        signal.alarm(CASE_TIMEOUT)
+        known_hang = KNOWN.get((name, cases[index][0])) is _LASSO_HANG
+        signal.alarm(KNOWN_HANG_TIMEOUT if known_hang else CASE_TIMEOUT)
         try:
             outcome, detail = run_case(name, index, cases[index])
         except CaseTimeout as exc:
@@ -857,10 +858,44 @@ except ImportError:  # pragma: no cover - the worker does not need pytest
 # Known findings in estimator modules owned by other sessions: {(estimator, case): reason}.
 # The campaign runs them like every case; the test of that estimator is strict-xfail while one
 # of them still fails, and fails again (XPASS) once they are all fixed, so the entry is removed.
-KNOWN = {}
+_LASSO_HANG = (
+    "skstoch/linear_model/_constrained_lasso.py fista_solve: with entries of X near 1e300 the "
+    "Lipschitz estimate overflows to inf/NaN, `max(L, 1e-12)` keeps NaN, and the backtracking "
+    "`while True` loop (exit on `f_new <= bound or L > 1e30`) never ends because every "
+    "comparison with NaN is False: fit hangs forever. Fix: raise ValueError('X is too large: "
+    "the Lipschitz constant of the loss overflowed; scale X') when L is not finite, and exit "
+    "the loop on `not (L <= 1e30)`")
+_LASSO_ZERO_DIV = (
+    "skstoch/linear_model/_constrained_lasso.py _stochastic_solve: with entries of X near "
+    "1e300 the automatic step eta0 underflows to 0 and `math.ceil(2.0 / (alpha * eta0))` "
+    "raises ZeroDivisionError. Fix: validate that the row curvature and eta0 are finite and "
+    "positive, else raise ValueError naming the scale of X")
+_S3GD_NAN_MSG = (
+    "skstoch/linear_model/_s3gd.py (anchor graph / k-means): X near the float64 maximum "
+    "overflows internally and fit raises scikit-learn's 'Input contains NaN', although the "
+    "user's X has no NaN. Fix: check that the squared row norms are finite before building "
+    "the anchor graph and raise ValueError saying X is too large (scale it)")
+_S3VM_NONFINITE = (
+    "skstoch/semi_supervised.py S3VMClassifier.fit: X near the float64 maximum gives a "
+    "non-finite gamma_/feature scale and fit returns non-finite alpha_ silently. Fix: check "
+    "that the variance used by gamma='scale' is finite and that alpha_ is finite after "
+    "tsg_fit (skstoch._solvers.check_finite_iterate), raising ValueError")
+KNOWN = {
+    **{("ConstrainedLasso", case): _LASSO_HANG for case in (
+        "X_huge_1e300", "X_max_float", "random_8", "random_10", "random_13", "random_20")},
+    **{("ConstrainedLasso[epro_sgd]", case): _LASSO_ZERO_DIV for case in (
+        "X_huge_1e300", "X_max_float", "X_float32_huge", "random_8", "random_10",
+        "random_13", "random_20")},
+    ("S3GDClassifier", "X_max_float"): _S3GD_NAN_MSG,
+    ("S3GDRegressor", "X_max_float"): _S3GD_NAN_MSG,
+    ("S3VMClassifier", "X_max_float"): _S3VM_NONFINITE,
+}
+# known hangs get a short alarm (they are expected to hang until fixed)
+KNOWN_HANG_TIMEOUT = 4
 
 if pytest is not None:
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("name", sorted(SPECS))
     def test_fuzz_campaign(name, request):
         results = run_campaign(name)
@@ -869,16 +904,33 @@ if pytest is not None:
         print(f"\n[fuzz] {name}: {n} cases, {counts['fit']} valid fits, "
               f"{counts['error']} clear errors, {len(failures)} failures")
         known = {case: reason for (est, case), reason in KNOWN.items() if est == name}
-        unexpected = [f for f in failures if f.split(" / ")[1].split(":")[0] not in known]
+        unexpected = [f for f in failures
+                      if f.split(" / ", 1)[1].split(":", 1)[0] not in known]
         assert n == len(all_cases(name))
         assert not unexpected, "\n".join(unexpected)
         still = [case for case in known if results.get(case, ("fit",))[0] not in
                  ("fit", "error")]
         if still:
-            pytest.xfail("known findings still failing: " + "; ".join(
-                f"{c}: {known[c]}" for c in still))
+            reasons = sorted({known[c] for c in still})
+            pytest.xfail(f"known findings still failing in cases {still}: " + " | ".join(reasons))
         assert not known, (f"known findings {sorted(known)} now pass: remove them from "
                            f"KNOWN in tests/test_fuzz.py")
+
+
+if pytest is not None:
+
+    @pytest.mark.xfail(strict=True, reason=(
+        "skstoch/embedding.py OrdinalEmbedding.transform(X=None) documents X as ignored, but "
+        "scikit-learn's set_output wrapper (TransformerMixin) requires X, so transform() "
+        "raises TypeError. Fix: document X as required (any value) or set "
+        "auto_wrap_output_keys=None in the class definition"))
+    def test_ordinal_transform_without_x():
+        import skstoch
+        from skstoch.datasets import make_triplets
+
+        T = make_triplets(n_objects=10, n_triplets=100, random_state=0)
+        est = skstoch.OrdinalEmbedding(max_iter=2, random_state=0).fit(T)
+        assert est.transform().shape == (10, 2)
 
 
 if __name__ == "__main__":
