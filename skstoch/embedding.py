@@ -20,7 +20,8 @@ _INIT_STREAM = 0
 _SGD_DECAY = 0.01   # SGD step eta0 / (1 + 0.01 * epoch), as in the paper's reference scripts
 
 
-class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
+class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
+                       auto_wrap_output_keys=None):
     """Embedding of objects from ordinal comparisons, fitted by mini-batch SVRG with a
     stabilized Barzilai-Borwein step (SVRG-SBB, Ma et al., TKDE 2019).
 
@@ -99,7 +100,9 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
     Attributes
     ----------
     embedding_ : ndarray of shape (n_objects, n_components)
-        The fitted points, centred (a translation changes no distance).
+        The fitted points, centred (a translation changes no distance): the iterate with the
+        lowest training objective among the epoch snapshots and the last iterate (the paper
+        returns the last snapshot; SBB steps are not monotone, so an epoch can end higher).
     n_objects_ : int
         Number of embedded objects.
     n_features_in_ : int
@@ -243,15 +246,18 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
         G = np.empty_like(X0)
         inv_m = 1.0 / m
 
+        best = _BestIterate()
+
         def full_gradient(x):
             total = _ordinal.full_gradient(loss, Q, x, G, inv_m)
+            best.offer(total * inv_m, x)
             return total * inv_m, G.copy()
 
         eta0, epsilon = self.eta0, self.epsilon
         if eta0 is None or epsilon == "auto":
             kappa0 = _probe_curvature(full_gradient, X0)
             if epsilon == "auto":
-                epsilon = 0.01 * kappa0
+                epsilon = 0.05 * kappa0
             if eta0 is None:
                 denom = kappa0 + epsilon
                 eta0 = 1.0 / denom if denom > 0.0 and np.isfinite(denom) else 1.0
@@ -277,16 +283,17 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator):
                                             result.criterion)
         elif self.solver == "sgd":
             x, n_iter, converged, change = _sgd(loss, Q, X0, eta0, n_steps, b, seed,
-                                                self.max_iter, self.tol, monitor)
+                                                self.max_iter, self.tol, monitor, best)
         else:
             x, n_iter, converged, change = _gd(full_gradient, X0, eta0, self.max_iter,
                                                self.tol, monitor)
 
         monitor.finish(converged=converged, criterion="relative change of the embedding",
                        value=change, tol=self.tol, max_iter=self.max_iter)
-        x = x - x.mean(axis=0)
+        best.offer(_ordinal.loss_sum(loss, Q, x) * inv_m, x)
+        x = best.x - best.x.mean(axis=0)
         self.embedding_ = np.ascontiguousarray(x)
-        self.objective_ = _ordinal.loss_sum(loss, Q, self.embedding_) * inv_m
+        self.objective_ = best.objective
         self.n_objects_ = n_obj
         self.n_features_in_ = width
         self.n_iter_ = n_iter
@@ -380,7 +387,20 @@ def _probe_curvature(full_gradient, X0):
     return kappa if np.isfinite(kappa) else 0.0
 
 
-def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor):
+class _BestIterate:
+    """Keep the iterate with the lowest objective seen (first one on ties)."""
+
+    def __init__(self):
+        self.objective = np.inf
+        self.x = None
+
+    def offer(self, objective, x):
+        if objective < self.objective or self.x is None:
+            self.objective = float(objective)
+            self.x = np.array(x, copy=True)
+
+
+def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor, best):
     """Mini-batch SGD baseline (paper 000 'ncvx SGD'), step eta0 / (1 + 0.01 epoch)."""
     x = X0.copy()
     n_obj, p = x.shape
@@ -392,6 +412,7 @@ def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor):
     for epoch in range(max_iter):
         step = eta0 / (1.0 + _SGD_DECAY * epoch)
         objective = _ordinal.loss_sum(loss, Q, x) / m
+        best.offer(objective, x)
         if monitor.record(epoch=epoch, objective=objective, step_size=step, x=x):
             break
         prev = x.copy()
