@@ -45,9 +45,6 @@ def _search_args(name):
     if name == "OrdinalEmbedding":
         # every fold must know all objects (its score rejects unseen indices)
         fit_params["n_objects"] = int(args[0].max()) + 1
-    if name == "LMNNMetric":
-        # a transformer: score it through a pipeline with a nearest-neighbour classifier
-        pass
     return args, fit_params
 
 
@@ -87,6 +84,7 @@ def client():
     env = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"),
                                            os.environ.get("PYTHONPATH", "")]),
            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = env["PYTHONPATH"]   # inherited by the spawned workers
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            host="127.0.0.1", dashboard_address=None, protocol="tcp",
@@ -97,6 +95,10 @@ def client():
     finally:
         client.close()
         cluster.close()
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
 
 
 def test_cluster_runs_separate_processes_on_localhost(client):
