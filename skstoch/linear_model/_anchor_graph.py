@@ -113,7 +113,8 @@ def _lloyd(X, m, n_iter, rng):
     C = C.toarray() if sp.issparse(C) else np.array(C, dtype=np.float64)
     x_sq = _row_sqnorms(X)
     for _ in range(n_iter):
-        d2 = np.asarray(safe_sparse_dot(X, C.T, dense_output=True)) * -2.0
+        d2 = np.asarray(safe_sparse_dot(X, np.ascontiguousarray(C.T), dense_output=True))
+        d2 *= -2.0
         d2 += (C * C).sum(axis=1)[np.newaxis, :]
         d2 += x_sq[:, np.newaxis]
         labels = np.argmin(d2, axis=1)
@@ -133,7 +134,8 @@ def _nearest_rows(centers, X):
     chunk = max(1, _CHUNK_ELEMENTS // max(X.shape[0], 1))
     for start in range(0, centers.shape[0], chunk):
         c = centers[start:start + chunk]
-        d2 = np.asarray(safe_sparse_dot(X, c.T, dense_output=True)).T * -2.0
+        d2 = np.asarray(safe_sparse_dot(X, np.ascontiguousarray(c.T), dense_output=True)).T
+        d2 = d2 * -2.0
         d2 += x_sq[np.newaxis, :]
         out[start:start + chunk] = np.argmin(d2, axis=1)
     return out
