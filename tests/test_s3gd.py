@@ -483,3 +483,45 @@ def test_example_runs_in_fast_mode(monkeypatch):
     for path in examples:
         runpy.run_path(str(path), run_name="__main__")
     assert os.environ["SKSTOCH_EXAMPLE_FAST"] == "1"
+
+
+# --------------------------------------------------------------------------- hybrid default
+def test_hybrid_snapshot_objective_is_exact_and_phases():
+    """One S3GD epoch, then Prox-SVRG whose full pass reports the exact F at the snapshot
+    (the previous epoch's iterate) at twice the step (1/(4 L_b) vs 1/(8 L_b))."""
+    X, y = _cancer()
+    ys, alpha = 2.0 * y - 1, 1e-2
+    iterates = []
+    clf = S3GDClassifier(alpha=alpha, fit_intercept=False, max_iter=4, tol=0,
+                         n_iter_no_change=100, random_state=0,
+                         callback=lambda r: iterates.append(r["x"].copy()) and False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    h = clf.history_
+    assert list(h["solver"]) == ["hybrid", "svrg", "svrg", "svrg"]
+    assert np.isnan(h["snapshot_objective"][0])
+    assert h["step_size"][1] == pytest.approx(2 * h["step_size"][0])
+    for e in (1, 2, 3):
+        np.testing.assert_allclose(h["snapshot_objective"][e],
+                                   _objective("log_loss", X, ys, iterates[e - 1], 0.0, alpha),
+                                   rtol=1e-12)
+
+
+def test_anchor_epochs_zero_is_prox_svrg_and_n_inner_auto():
+    X, y = _cancer()
+    kw = dict(alpha=1e-3, max_iter=3, tol=0, n_iter_no_change=100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        h0 = S3GDClassifier(anchor_epochs=0, **kw).fit(X, y)
+        sv = S3GDClassifier(solver="svrg", **kw).fit(X, y)
+    assert not hasattr(h0, "anchor_indices_")          # no anchor graph built
+    np.testing.assert_array_equal(h0.coef_, sv.coef_)  # 'auto': one snapshot per epoch, 1/(4L_b)
+    # n_inner='auto' keeps the paper's 20 on dense low-dimensional data and grows on sparse
+    # high-dimensional data, where an outer loop's O(m d) correction dwarfs a step
+    est = S3GDClassifier(n_anchors=50)
+    ds = SimpleNamespace(n_samples=1000, n_features=30)
+    assert est._anchor_inner(ds, np.zeros((1, 1)), 10, 1, 50, 5, False) == 20
+    Xs = sp.random(1000, 20_000, density=5e-4, format="csr", random_state=0)
+    ds = SimpleNamespace(n_samples=1000, n_features=20_000)
+    assert est._anchor_inner(ds, Xs, 10, 1, 50, 5, True) > 1000
