@@ -127,6 +127,8 @@ def test_anchor_graph_structure():
     expected = np.sort(d2, axis=1)[:, :4]
     got = np.take_along_axis(d2, g.neighbors.astype(np.intp), axis=1)
     np.testing.assert_allclose(got, expected, atol=1e-8)
+    # the compiled top-k writes the weights of eq. (14) (python reference: anchor_weights)
+    np.testing.assert_allclose(g.weights, anchor_weights(got), rtol=1e-9, atol=1e-12)
     # an anchor sample is its own nearest anchor with weight ~1 (sigma = eps)
     rows = g.anchor_indices
     np.testing.assert_array_equal(g.anchor_indices[g.neighbors[rows, 0]], rows)
@@ -240,7 +242,7 @@ def test_kernel_matches_numpy_reference(name, penalty, sparse):
     X, y01 = _small(n=40, d=5)
     y = 2.0 * y01 - 1
     est = S3GDClassifier(loss=name, penalty=penalty, alpha=0.01, l1_ratio=0.5, eta0=0.05,
-                         batch_size=4, n_inner=3, n_anchors=8, n_neighbors=3, max_iter=3,
+                         solver="s3gd", batch_size=4, n_inner=3, n_anchors=8, n_neighbors=3, max_iter=3,
                          tol=0, n_iter_no_change=100, anchor_method="kmeans", random_state=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -263,7 +265,8 @@ def test_all_anchors_one_neighbor_equals_prox_svrg():
                   n_inner=20, max_iter=5, tol=0, n_iter_no_change=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        s3gd = S3GDClassifier(n_anchors=10_000, n_neighbors=1, **common).fit(X, y)
+        s3gd = S3GDClassifier(solver="s3gd", n_anchors=10_000, n_neighbors=1,
+                              **common).fit(X, y)
         svrg = S3GDClassifier(solver="svrg", **common).fit(X, y)
         sgd = S3GDClassifier(solver="sgd", **common).fit(X, y)
     assert s3gd.n_anchors_ == X.shape[0]
@@ -290,7 +293,8 @@ def test_dense_and_csr_agree(penalty):
 # --------------------------------------------------------------------------- convergence
 def test_log_loss_reaches_noise_floor_and_decay_removes_it():
     """Paper protocol (rows normalised, eta from the paper's grid): the constant step stalls
-    at a floor below SGD's; the decaying ('adaptive') step goes well below it."""
+    at a floor below SGD's; the decaying ('adaptive') step goes well below it; the default
+    hybrid (S3GD, then Prox-SVRG) converges to the optimum."""
     X, y = _cancer()
     X = normalize(X)
     n, alpha = X.shape[0], 1e-2
@@ -301,13 +305,16 @@ def test_log_loss_reaches_noise_floor_and_decay_removes_it():
               random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        const = S3GDClassifier(**kw).fit(X, y)
-        decay = S3GDClassifier(learning_rate="adaptive", **kw).fit(X, y)
+        const = S3GDClassifier(solver="s3gd", **kw).fit(X, y)
+        decay = S3GDClassifier(solver="s3gd", learning_rate="adaptive", **kw).fit(X, y)
         sgd = S3GDClassifier(solver="sgd", **kw).fit(X, y)
+    hybrid = S3GDClassifier(alpha=alpha, tol=1e-10, max_iter=100, random_state=0).fit(X, y)
     gap = lambda c: _objective("log_loss", X, ys, c.coef_[0], c.intercept_[0], alpha) - fstar  # noqa
     assert 0 <= gap(const) < 2e-3          # the documented constant-step floor (user guide)
     assert gap(decay) < 1e-4 and gap(decay) < gap(const) / 10
     assert gap(const) < gap(sgd)           # the control variate lowers SGD's floor
+    assert abs(gap(hybrid)) < 1e-9 and hybrid.n_iter_ < 100   # linear convergence, no floor
+    assert hybrid.history_["solver"][0] == "hybrid" and hybrid.history_["solver"][1] == "svrg"
     np.testing.assert_allclose(decay.coef_, lr.coef_, atol=0.02)
 
 
@@ -328,11 +335,15 @@ def test_regressor_matches_sklearn_exact_solvers(penalty):
               track_objective=True, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        const = S3GDRegressor(**kw).fit(X, y)
-        reg = S3GDRegressor(learning_rate="adaptive", **kw).fit(X, y)
+        const = S3GDRegressor(solver="s3gd", **kw).fit(X, y)
+        reg = S3GDRegressor(solver="s3gd", learning_rate="adaptive", **kw).fit(X, y)
+    hybrid = S3GDRegressor(penalty=penalty, alpha=alpha, l1_ratio=0.5, tol=1e-9,
+                           max_iter=300, random_state=0).fit(X, y)
     gap = lambda r: _objective("squared_error", X, y, r.coef_, r.intercept_, alpha, l1r) - fstar  # noqa
     assert -1e-12 < gap(const) < 2e-2 * fstar
     assert -1e-12 < gap(reg) < min(1e-3 * fstar, gap(const) / 5)
+    # ill-conditioned (collinear) and only 45 steps per epoch: slow, but no floor
+    assert abs(gap(hybrid)) < min(1e-4 * fstar, gap(const) / 100)
     # diabetes has collinear features: compare fitted values, not the flat coefficient directions
     assert np.sqrt(np.mean((reg.predict(X) - ref.predict(X)) ** 2)) < 0.05
 
@@ -472,3 +483,45 @@ def test_example_runs_in_fast_mode(monkeypatch):
     for path in examples:
         runpy.run_path(str(path), run_name="__main__")
     assert os.environ["SKSTOCH_EXAMPLE_FAST"] == "1"
+
+
+# --------------------------------------------------------------------------- hybrid default
+def test_hybrid_snapshot_objective_is_exact_and_phases():
+    """One S3GD epoch, then Prox-SVRG whose full pass reports the exact F at the snapshot
+    (the previous epoch's iterate) at twice the step (1/(4 L_b) vs 1/(8 L_b))."""
+    X, y = _cancer()
+    ys, alpha = 2.0 * y - 1, 1e-2
+    iterates = []
+    clf = S3GDClassifier(alpha=alpha, fit_intercept=False, max_iter=4, tol=0,
+                         n_iter_no_change=100, random_state=0,
+                         callback=lambda r: iterates.append(r["x"].copy()) and False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    h = clf.history_
+    assert list(h["solver"]) == ["hybrid", "svrg", "svrg", "svrg"]
+    assert np.isnan(h["snapshot_objective"][0])
+    assert h["step_size"][1] == pytest.approx(2 * h["step_size"][0])
+    for e in (1, 2, 3):
+        np.testing.assert_allclose(h["snapshot_objective"][e],
+                                   _objective("log_loss", X, ys, iterates[e - 1], 0.0, alpha),
+                                   rtol=1e-12)
+
+
+def test_anchor_epochs_zero_is_prox_svrg_and_n_inner_auto():
+    X, y = _cancer()
+    kw = dict(alpha=1e-3, max_iter=3, tol=0, n_iter_no_change=100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        h0 = S3GDClassifier(anchor_epochs=0, **kw).fit(X, y)
+        sv = S3GDClassifier(solver="svrg", **kw).fit(X, y)
+    assert not hasattr(h0, "anchor_indices_")          # no anchor graph built
+    np.testing.assert_array_equal(h0.coef_, sv.coef_)  # 'auto': one snapshot per epoch, 1/(4L_b)
+    # n_inner='auto' keeps the paper's 20 on dense low-dimensional data and grows on sparse
+    # high-dimensional data, where an outer loop's O(m d) correction dwarfs a step
+    est = S3GDClassifier(n_anchors=50)
+    ds = SimpleNamespace(n_samples=1000, n_features=30)
+    assert est._anchor_inner(ds, np.zeros((1, 1)), 10, 1, 50, 5, False) == 20
+    Xs = sp.random(1000, 20_000, density=5e-4, format="csr", random_state=0)
+    ds = SimpleNamespace(n_samples=1000, n_features=20_000)
+    assert est._anchor_inner(ds, Xs, 10, 1, 50, 5, True) > 1000

@@ -22,6 +22,7 @@ Mini-batches are drawn without replacement by a partial Fisher-Yates shuffle of 
 the counter-based generator; ``perm`` and the counter carry over between calls, so a fit is
 bitwise reproducible.  Python validates every index array before calling.
 """
+from libc.math cimport exp, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._random cimport rng_state, rng_init, rng_randint
@@ -91,6 +92,65 @@ cdef void _materialize(double* u, const double* gH, Py_ssize_t d, double* a, dou
     beta[0] = 0.0
 
 
+def anchor_topk(const double[:, ::1] prod, const double[::1] x_sq, const double[::1] z_sq,
+                const int64_t[::1] self_pos, int k, bint paper_width, double eps,
+                int32_t[:, ::1] neighbors, double[:, ::1] weights, Py_ssize_t row_offset):
+    """The k nearest anchors of a chunk of rows and their normalised Gaussian weights.
+
+    ``prod`` (n_rows, m) holds the products ``x_r.z_j``; the squared distance is
+    ``x_sq[r] + z_sq[j] - 2 prod[r, j]`` (clipped at 0), except that the anchor column
+    ``self_pos[r] >= 0`` of a row that is itself an anchor counts as nearer than everything
+    (its distance is exactly 0).  Writes ``neighbors[row_offset + r]`` (columns, nearest first;
+    ties keep the lower column first) and the weights of eq. (14) shifted by the nearest
+    squared distance so nothing underflows: ``sigma^2 = max(eps^2, d_1^2)`` ("nearest") or
+    ``max(eps^2, d_1)`` (``paper_width``, eq. 14 literally).  O(m) per row typically (O(m k)
+    at worst), no sort of the whole row.  Python checks ``1 <= k <= m`` and all shapes.
+    """
+    cdef Py_ssize_t n_rows = prod.shape[0], m = prod.shape[1], r, j, t
+    cdef double dv, d1, sigma2, tot, xs
+    cdef int64_t sp_
+    cdef double* bd
+    cdef int32_t* bj
+    with nogil:
+        for r in range(n_rows):
+            bd = &weights[row_offset + r, 0]
+            bj = &neighbors[row_offset + r, 0]
+            xs = x_sq[r]
+            sp_ = self_pos[r]
+            for t in range(k):
+                bd[t] = 1e308
+                bj[t] = -1
+            for j in range(m):
+                if j == sp_:
+                    dv = -1.0
+                else:
+                    dv = xs + z_sq[j] - 2.0 * prod[r, j]
+                    if dv < 0.0:
+                        dv = 0.0
+                if dv < bd[k - 1]:
+                    t = k - 1
+                    while t > 0 and bd[t - 1] > dv:
+                        bd[t] = bd[t - 1]
+                        bj[t] = bj[t - 1]
+                        t -= 1
+                    bd[t] = dv
+                    bj[t] = <int32_t>j
+            d1 = bd[0] if bd[0] > 0.0 else 0.0
+            if paper_width:
+                sigma2 = sqrt(d1)
+            else:
+                sigma2 = d1
+            if sigma2 < eps * eps:
+                sigma2 = eps * eps
+            tot = 0.0
+            for t in range(k):
+                dv = bd[t] if bd[t] > 0.0 else 0.0
+                bd[t] = exp(-(dv - d1) / sigma2)
+                tot += bd[t]
+            for t in range(k):
+                bd[t] /= tot
+
+
 def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
               double[::1] w, double[::1] b, int mode, bint fit_intercept,
               double eta, double lam1, double lam2,
@@ -126,7 +186,7 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
     cdef double coef_uniform = 1.0 / batch_size
     cdef double a_scale = 1.0, beta = 0.0, shrink = 1.0 / (1.0 + eta * lam2)
     cdef bint use_lazy = lazy and lam1 == 0.0
-    cdef double bb = b[0], gHb = 0.0, loss_sum = 0.0
+    cdef double bb = b[0], gHb = 0.0, loss_sum = 0.0, snap_loss = 0.0
     cdef double u_i, approx, dl, csum, coef, a_j, xh
     cdef Py_ssize_t outer, it, t, t2, i, j, s, f, slot, c, size_c, n_seen = 0
     cdef const double* data
@@ -157,9 +217,12 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                 for f in range(d):
                     gp[f] = 0.0
                 gHb = 0.0
+                snap_loss = 0.0
                 for i in range(n):
                     nnz = dataset_row(X, i, &data, &indices)
-                    dl = loss.dloss(row_dot(data, indices, nnz, wp) + bb, y[i])
+                    u_i = row_dot(data, indices, nnz, wp) + bb
+                    snap_loss += sw[i] * loss.loss(u_i, y[i])
+                    dl = loss.dloss(u_i, y[i])
                     dsnap[i] = dl
                     row_axpy(sw[i] * dl * inv_n, data, indices, nnz, gp)
                     gHb += sw[i] * dl * inv_n
@@ -230,4 +293,4 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
         if use_lazy:
             _materialize(wp, gp, d, &a_scale, &beta, has_h)
     b[0] = bb
-    return loss_sum, n_seen, rng.counter
+    return loss_sum, n_seen, rng.counter, snap_loss

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
 from .._fast._s3gd import MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, run_epoch
-from .._solvers import SolverResult, check_finite_iterate
+from .._solvers import DivergenceError, SolverResult, check_finite_iterate
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ..utils import seed_from_random_state
 from ._anchor_graph import build_anchor_graph
@@ -27,6 +27,11 @@ _MODES = {"s3gd": MODE_S3GD, "svrg": MODE_SVRG, "sgd": MODE_SGD, "ssgd": MODE_SS
 _DECOUPLED = {"log_loss": -1.0, "squared_error": 0.0}
 # upper bound of the second derivative of each loss (smoothness constant per unit ||x||^2)
 _ADAPTIVE_MIN = 1e-3   # 'adaptive' stops dividing the step below eta0 * this
+# eta0='auto' is 1/(_STEP_FACTOR L_b): Theorem 3.1 allows S3GD steps below 1/(8L), Prox-SVRG's
+# analysis (Xiao & Zhang 2014) steps below 1/(4L)
+_STEP_FACTOR = {"s3gd": 8.0, "sgd": 8.0, "ssgd": 8.0, "svrg": 4.0}
+_DIVERGENCE_FACTOR = 1e4   # objective / starting objective beyond which the fit diverged
+_MIN_INNER = 20        # the paper's k_in: n_inner='auto' never goes below it
 _CURVATURE = {"log_loss": 0.25, "squared_hinge": 2.0, "squared_error": 1.0}
 
 _COMMON_CONSTRAINTS = {
@@ -35,11 +40,12 @@ _COMMON_CONSTRAINTS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "l1_ratio": [Interval(Real, 0, 1, closed="both")],
     "fit_intercept": ["boolean"],
-    "solver": [StrOptions(set(_MODES))],
+    "solver": [StrOptions(set(_MODES) | {"hybrid"})],
+    "anchor_epochs": [Interval(Integral, 0, None, closed="left")],
     "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     "learning_rate": [StrOptions({"constant", "adaptive"})],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
-    "n_inner": [Interval(Integral, 1, None, closed="left")],
+    "n_inner": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
     "n_anchors": [Interval(Integral, 1, None, closed="left")],
     "n_neighbors": [Interval(Integral, 1, None, closed="left")],
     "kernel_width": [StrOptions({"nearest", "paper"})],
@@ -91,7 +97,8 @@ class _S3GDMixin:
         self._fit_seed = seed_from_random_state(self.random_state)
         n = X.shape[0]
         self._shared = {}
-        if self.solver == "s3gd":
+        if self.solver == "s3gd" or (self.solver == "hybrid" and self.anchor_epochs > 0
+                                     and self.max_iter > 0):
             graph = build_anchor_graph(
                 X, n_anchors=self.n_anchors, n_neighbors=self.n_neighbors,
                 kernel_width=self.kernel_width, kernel_eps=self.kernel_eps,
@@ -119,8 +126,19 @@ class _S3GDMixin:
         return results
 
     def _resolve_eta0(self, sample_weight, batch):
+        """The step of the anchor phase (or of the baseline solver) and that of Prox-SVRG.
+
+        A float ``eta0`` is used as is by every phase; ``'auto'`` is ``1/(8 L_b)`` for the
+        S3GD / SGD phases and ``1/(4 L_b)`` for Prox-SVRG (the two theory bounds).
+        """
         if self.eta0 != "auto":
-            return float(self.eta0)
+            return float(self.eta0), float(self.eta0)
+        L_b = self._batch_smoothness(sample_weight, batch)
+        first = "svrg" if self.solver == "svrg" else ("s3gd" if self.solver == "hybrid"
+                                                      else self.solver)
+        return 1.0 / (_STEP_FACTOR[first] * L_b), 1.0 / (_STEP_FACTOR["svrg"] * L_b)
+
+    def _batch_smoothness(self, sample_weight, batch):
         sq = self._shared["row_sqnorm"] + (1.0 if self.fit_intercept else 0.0)
         L_i = self._curvature() * sample_weight * sq
         n = L_i.shape[0]
@@ -130,7 +148,7 @@ class _S3GDMixin:
         else:
             L_b = float(L_i.max())
         L_b += self._penalty_coefs()[1]
-        return 1.0 / (2.0 * max(L_b, 1e-12))
+        return max(L_b, 1e-12)
 
     def _anchor_tables(self, problem, loss):
         """BT (n_slots, m, d), column sums, slot labels, per-sample offsets and the label term."""
@@ -158,16 +176,35 @@ class _S3GDMixin:
         return BT, colsum, np.array([-1.0, 1.0]), np.zeros(n), np.zeros(X.shape[1]), 0.0
 
     # ----- one binary / single-output problem -----
+    def _anchor_inner(self, ds, X, batch, n_slots, m, k, lazy):
+        """n_inner='auto' for the anchor phase: an outer loop's correction (m anchor dots and
+        n_slots m dense axpys of length d) costs about as much as the inner steps, and never
+        fewer than the paper's 20 steps (dense data keeps 20; sparse high-dimensional data,
+        where the O(m d) correction dwarfs an O(p nnz) step, gets long inner loops)."""
+        n, d = ds.n_samples, ds.n_features
+        nnz = (X.nnz / max(n, 1)) if sp.issparse(X) else d
+        outer = m * (nnz + n_slots * d) + 2 * d
+        inner = batch * (2 * nnz + k) + (0 if lazy else 3 * d)
+        return int(max(_MIN_INNER, np.ceil(outer / max(inner, 1))))
+
     def _fit_problem(self, problem):
         ds, y = problem.dataset, np.ascontiguousarray(problem.y, dtype=np.float64)
         sw = np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
         n, d = ds.n_samples, ds.n_features
         loss = self._loss_object()
         lam1, lam2 = self._penalty_coefs()
-        mode = _MODES[self.solver]
         batch = min(self.batch_size, n)
-        eta0 = self._resolve_eta0(sw, batch)
+        eta_first, eta_svrg = self._resolve_eta0(sw, batch)
         monitor = problem.monitor
+        lazy = ds.is_sparse
+        use_lazy = lazy and lam1 == 0.0
+
+        if self.solver == "hybrid":
+            n_anchor_epochs = self.anchor_epochs
+            first_mode = MODE_S3GD
+        else:
+            first_mode = _MODES[self.solver]
+            n_anchor_epochs = self.max_iter if first_mode != MODE_SVRG else 0
 
         empty_i = np.empty((0, 0), dtype=np.int32)
         empty_d = np.empty((0, 0), dtype=np.float64)
@@ -178,28 +215,42 @@ class _S3GDMixin:
         Lb = 0.0
         strata_order = np.empty(0, dtype=np.int32)
         strata_ptr = np.empty(0, dtype=np.int64)
-        if mode == MODE_S3GD:
+        first_batch = batch
+        if first_mode == MODE_S3GD and n_anchor_epochs > 0:
             graph = self._shared["graph"]
             anchor_idx, nbr, nbr_w = graph.anchor_indices, graph.neighbors, graph.weights
             BT, colsum, slot_label, offset, Lw, Lb = self._anchor_tables(problem, loss)
-            n_batch = batch
-        elif mode == MODE_SSGD:
+        elif first_mode == MODE_SSGD:
             strata_order, strata_ptr = self._shared["strata"]
-            n_batch = strata_ptr.shape[0] - 1
+            first_batch = strata_ptr.shape[0] - 1
+        steps_first = -(-n // first_batch)
+        steps_svrg = -(-n // batch)
+        if self.n_inner == "auto":
+            if first_mode == MODE_S3GD:
+                inner_first = self._anchor_inner(ds, problem.X, batch, BT.shape[0], anchor_idx.shape[0],
+                                                 nbr.shape[1] if nbr.shape[0] else 0, use_lazy)
+            elif first_mode == MODE_SVRG:
+                inner_first = steps_svrg
+            else:
+                inner_first = _MIN_INNER
         else:
-            n_batch = batch
-        dsnap = np.empty(n if mode == MODE_SVRG else 0)
-        steps_per_epoch = -(-n // n_batch)
-        n_outer = max(1, -(-steps_per_epoch // self.n_inner))
+            inner_first = self.n_inner
+        # hybrid: Prox-SVRG with one snapshot (full pass) per epoch
+        inner_svrg = inner_first if self.solver == "svrg" else steps_svrg
+        phases = {
+            "first": (first_mode, eta_first, min(inner_first, steps_first) if first_mode != MODE_SVRG
+                      else inner_first, max(1, -(-steps_first // inner_first))),
+            "svrg": (MODE_SVRG, eta_svrg, inner_svrg, max(1, -(-steps_svrg // inner_svrg))),
+        }
+        dsnap = np.empty(n if (self.solver in ("svrg", "hybrid")) else 0)
 
         w = np.array(problem.coef_init, dtype=np.float64, copy=True)
         b = np.array([problem.intercept_init if self.fit_intercept else 0.0])
         perm = np.arange(n, dtype=np.int32)
         gH = np.zeros(d)
         dA = np.zeros((max(BT.shape[0], 1), max(anchor_idx.shape[0], 1)))
-        ibuf = np.zeros(max(n_batch, 1), dtype=np.int32)
-        cbuf = np.zeros(max(n_batch, 1))
-        lazy = ds.is_sparse
+        ibuf = np.zeros(max(first_batch, batch, 1), dtype=np.int32)
+        cbuf = np.zeros(max(first_batch, batch, 1))
         counter = 0
 
         best = np.inf
@@ -207,11 +258,18 @@ class _S3GDMixin:
         converged = False
         rel_improvement = np.inf
         n_iter = 0
-        eta = eta0
+        scale = 1.0          # 'adaptive' divides the steps of every phase by 5 per plateau
+        # objective at the start (one pass): an objective far above it means divergence
+        f_start = _objective(ds, w, b[0], y, sw, loss) + lam1 * np.abs(w).sum() \
+            + 0.5 * lam2 * w.dot(w)
         for epoch in range(self.max_iter):
-            loss_sum, n_seen, counter = run_epoch(
+            phase = "first" if (epoch < n_anchor_epochs) else "svrg"
+            mode, eta_phase, n_inner, n_outer = phases[phase]
+            eta = eta_phase * scale
+            snap_penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
+            loss_sum, n_seen, counter, snap_loss = run_epoch(
                 ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, lam1, lam2,
-                batch, self.n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum, slot_label,
+                batch, n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum, slot_label,
                 offset, Lw, Lb, dsnap, strata_order, strata_ptr, perm, problem.seed,
                 problem.stream, counter, gH, dA, ibuf, cbuf, lazy,
             )
@@ -219,26 +277,36 @@ class _S3GDMixin:
             check_finite_iterate(np.append(w, b), monitor.solver_name, f"epoch {epoch}")
             penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
             record = {"epoch": epoch, "step_size": eta,
+                      "solver": "svrg" if mode == MODE_SVRG else self.solver,
                       "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
+            exact = None
             if self.track_objective:
-                record["objective"] = _objective(ds, w, b[0], y, sw, loss) + penalty
-                current = record["objective"]
+                exact = _objective(ds, w, b[0], y, sw, loss) + penalty
+                record["objective"] = exact
+            if mode == MODE_SVRG and n_outer == 1:
+                # the full pass evaluated F exactly at the snapshot (the previous iterate)
+                snap = snap_loss / n + snap_penalty
+                record["snapshot_objective"] = snap
+                current = exact if exact is not None else snap
             else:
-                current = record["loss_estimate"]
+                current = exact if exact is not None else record["loss_estimate"]
             if not np.isfinite(current):
                 check_finite_iterate(np.array([current]), monitor.solver_name,
                                      f"epoch {epoch} (objective)")
             stop = monitor.record(x=w.copy(), **record)
+            if current > _DIVERGENCE_FACTOR * max(f_start, 1.0):
+                raise DivergenceError(
+                    f"{monitor.solver_name} diverged: the objective grew from {f_start:.3g} "
+                    f"to {current:.3g} after epoch {epoch}; decrease the step size (eta0).")
+            counts = self.solver != "hybrid" or epoch >= n_anchor_epochs
             rel_improvement = (best - current) / max(abs(best), 1.0) if np.isfinite(best) \
                 else np.inf
-            if rel_improvement > self.tol:
-                no_improvement = 0
-            else:
-                no_improvement += 1
-            best = min(best, current)
+            if counts:
+                no_improvement = 0 if rel_improvement > self.tol else no_improvement + 1
+                best = min(best, current)
             if no_improvement >= self.n_iter_no_change:
-                if self.learning_rate == "adaptive" and eta > eta0 * _ADAPTIVE_MIN:
-                    eta /= 5.0      # plateau reached: shrink the noise floor
+                if self.learning_rate == "adaptive" and scale > _ADAPTIVE_MIN:
+                    scale /= 5.0      # plateau reached: shrink the noise floor
                     no_improvement = 0
                     continue
                 converged = True
@@ -249,7 +317,7 @@ class _S3GDMixin:
                        criterion="relative objective improvement of the last epoch",
                        value=float(rel_improvement), tol=self.tol, max_iter=self.max_iter)
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
-                              criterion=float(rel_improvement), extra={"step_size": eta0})
+                              criterion=float(rel_improvement), extra={"step_size": eta_first})
         return w, float(b[0]), n_iter, result
 
 
@@ -299,28 +367,44 @@ _SOLVER_DOC = """
         Share of the l1 part for ``penalty='elasticnet'``.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (the paper appends a penalised constant feature instead).
-    solver : {'s3gd', 'svrg', 'sgd', 'ssgd'}, default='s3gd'
-        ``'s3gd'``: Algorithm 1 with the anchor-graph control variate.  The paper's baselines:
-        ``'svrg'`` Prox-SVRG (a full pass per outer loop), ``'sgd'`` plain proximal
-        mini-batch SGD, ``'ssgd'`` stratified SGD (``batch_size`` k-means strata, one sample of
-        each per step).
+    solver : {'hybrid', 's3gd', 'svrg', 'sgd', 'ssgd'}, default='hybrid'
+        ``'s3gd'``: the paper's Algorithm 1 with the anchor-graph control variate throughout
+        (converges to a noise floor above the optimum, Theorem 3.1).  ``'hybrid'`` (default,
+        the paper's suggested remedy, not implemented there): ``anchor_epochs`` epochs of
+        S3GD, then Prox-SVRG with one full pass per epoch, which converges linearly to the
+        optimum.  The paper's baselines: ``'svrg'`` Prox-SVRG (a full pass per outer loop of
+        ``n_inner`` steps; the paper uses ``n_inner=50``), ``'sgd'`` plain proximal mini-batch
+        SGD, ``'ssgd'`` stratified SGD (``batch_size`` k-means strata, one sample of each per
+        step).
+    anchor_epochs : int, default=1
+        ``solver='hybrid'`` only: epochs with the anchor correction before the switch to
+        Prox-SVRG (0: Prox-SVRG from the start, no anchor graph is built).  One epoch of S3GD
+        reaches its noise floor on the benchmark problems; later epochs do not improve on it.
     eta0 : 'auto' or float, default='auto'
-        Step size.  ``'auto'`` is ``1 / (2 L_b)`` with ``L_b`` the expected smoothness of
+        Step size.  ``'auto'`` is ``1 / (8 L_b)`` for S3GD, SGD and stratified SGD (the bound
+        of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
+        ``'hybrid'`` (Xiao & Zhang's bound), with ``L_b`` the expected smoothness of
         mini-batches of ``batch_size`` samples drawn without replacement (Gower et al. 2019),
         ``L_b = [n (b - 1) mean_i L_i + (n - b) max_i L_i] / (b (n - 1)) + alpha (1 - l1_ratio)``,
         ``L_i = c s_i (||x_i||^2 + fit_intercept)`` and ``c`` the loss curvature bound (1/4 for
-        the log loss).  The paper picks the largest stable value of the grid {0.1, 1, 5, 10} on
-        normalised data.
+        the log loss).  On unit-norm rows with the log loss this is 0.5 and 1.  A float is used
+        by every phase.  The paper picks the largest stable value of the grid
+        {0.1, 1, 5, 10} on normalised data.
     learning_rate : {'constant', 'adaptive'}, default='constant'
-        ``'constant'`` is the paper's choice; it converges geometrically to a noise floor
-        above the optimum.  ``'adaptive'`` (not in the paper, as ``SGDClassifier``): the step is
-        divided by 5 each time ``n_iter_no_change`` epochs bring no improvement larger than
-        ``tol``, down to ``eta0 / 1000``; it removes the floor at the cost of more epochs (use
-        it with ``track_objective=True`` for a noise-free criterion).
+        ``'constant'`` is the paper's choice.  ``'adaptive'`` (not in the paper, as
+        ``SGDClassifier``): the step is divided by 5 each time ``n_iter_no_change`` epochs
+        bring no improvement larger than ``tol``, down to ``eta0 / 1000``; it removes the
+        noise floor of ``'s3gd'`` at the cost of more epochs (use it with
+        ``track_objective=True`` for a noise-free criterion).
     batch_size : int, default=10
         Mini-batch size p (paper: 10).
-    n_inner : int, default=20
-        Inner steps per outer loop k_in (paper: 20 for S3GD, 50 for SVRG).
+    n_inner : 'auto' or int, default='auto'
+        Inner steps per outer loop k_in (paper: 20 for S3GD, 50 for SVRG).  ``'auto'``: for
+        the anchor phase, the smallest length (at least the paper's 20) for which the inner
+        steps cost about as much as the O(m d) correction of an outer loop -- 20 on dense
+        low-dimensional data, thousands on sparse high-dimensional data, where a step costs
+        O(p nnz); for ``'svrg'`` one full pass per epoch (``ceil(n / batch_size)`` steps).
+        The Prox-SVRG phase of ``'hybrid'`` always takes one snapshot per epoch.
     n_anchors : int, default=100
         Number of anchors m (paper: 100).  Anchors are k-means centres snapped to their
         nearest training sample; duplicates are merged (``n_anchors_`` is the number kept).
@@ -344,12 +428,16 @@ _SOLVER_DOC = """
         Maximum number of epochs (one epoch = ``n_samples`` sampled gradients).
     tol : float, default=1e-4
         The fit stops after ``n_iter_no_change`` epochs whose objective improves on the best
-        so far by less than ``tol * max(1, |best|)``.
+        so far by less than ``tol * max(1, |best|)``.  The objective is the exact one with
+        ``track_objective``; otherwise, in Prox-SVRG epochs, the exact objective at the
+        snapshot (computed by the full pass for free, one epoch behind), and in the other
+        epochs the epoch average of the mini-batch losses (noisy).  The anchor epochs of
+        ``'hybrid'`` do not count.
     n_iter_no_change : int, default=5
-    track_objective : bool, default=True
-        Compute the exact objective after each epoch (one extra pass over the data, about a
-        quarter of an epoch's cost) and stop on it; with False the epoch average of the
-        mini-batch losses (free, but noisy) is used instead.
+    track_objective : bool, default=False
+        Compute the exact objective after each epoch (one extra pass over the data) and stop
+        on it.  Not needed by ``'hybrid'`` and ``'svrg'``, whose full passes give the exact
+        objective at each snapshot for free.
     warm_start : bool, default=False
         Start from the previous ``coef_`` and ``intercept_``.
     random_state : int, RandomState instance or None, default=None
@@ -364,10 +452,11 @@ _ATTRIBUTES_DOC = """
     n_iter_ : int
         Epochs run (the largest over the one-vs-rest / output problems).
     history_ : dict of ndarray (list of dicts for several problems)
-        Per epoch: ``epoch``, ``step_size``, ``loss_estimate``, ``objective`` (with
-        ``track_objective``) and ``time``.
+        Per epoch: ``epoch``, ``step_size``, ``solver`` (the phase), ``loss_estimate``,
+        ``objective`` (with ``track_objective``), ``snapshot_objective`` (Prox-SVRG epochs:
+        the exact objective at the start of the epoch) and ``time``.
     step_size_ : float or ndarray
-        The resolved ``eta0`` (one per problem when there are several).
+        The resolved ``eta0`` of the first phase (one per problem when there are several).
     anchor_indices_ : ndarray of int
         Rows of the training X used as anchors (``solver='s3gd'``).
     n_anchors_ : int
@@ -411,10 +500,11 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     {_ATTRIBUTES_DOC}
     Notes
     -----
-    With a constant step the iterates converge geometrically to a neighbourhood of the optimum
-    whose size grows with the step and with the anchor approximation error (Theorem 3.1); use
-    ``learning_rate='adaptive'`` (or ``solver='svrg'``) to go below it.  See the user guide
-    for the differences from the paper.
+    With ``solver='s3gd'`` and a constant step the iterates converge geometrically to a
+    neighbourhood of the optimum whose size grows with the step and with the anchor
+    approximation error (Theorem 3.1).  The default ``solver='hybrid'`` runs one S3GD epoch
+    (cheap: no full pass) and then switches to Prox-SVRG, which converges linearly to the
+    optimum.  See the user guide for the differences from the paper.
 
     Examples
     --------
@@ -437,11 +527,11 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     }
 
     def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
-                 l1_ratio=0.15, fit_intercept=True, solver="s3gd", eta0="auto",
-                 learning_rate="constant", batch_size=10, n_inner=20,
+                 l1_ratio=0.15, fit_intercept=True, solver="hybrid", anchor_epochs=1, eta0="auto",
+                 learning_rate="constant", batch_size=10, n_inner="auto",
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
                  anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
-                 n_iter_no_change=5, track_objective=True, class_weight=None,
+                 n_iter_no_change=5, track_objective=False, class_weight=None,
                  warm_start=False, n_jobs=None, random_state=None, verbose=0, callback=None):
         self.loss = loss
         self.smoothing = smoothing
@@ -450,6 +540,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
         self.solver = solver
+        self.anchor_epochs = anchor_epochs
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.batch_size = batch_size
@@ -506,11 +597,11 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
     }
 
     def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
-                 fit_intercept=True, solver="s3gd", eta0="auto", learning_rate="constant",
-                 batch_size=10, n_inner=20, n_anchors=100, n_neighbors=5,
+                 fit_intercept=True, solver="hybrid", anchor_epochs=1, eta0="auto",
+                 learning_rate="constant", batch_size=10, n_inner="auto", n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
                  kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
-                 track_objective=True, warm_start=False, random_state=None, verbose=0,
+                 track_objective=False, warm_start=False, random_state=None, verbose=0,
                  callback=None):
         self.loss = loss
         self.penalty = penalty
@@ -518,6 +609,7 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
         self.l1_ratio = l1_ratio
         self.fit_intercept = fit_intercept
         self.solver = solver
+        self.anchor_epochs = anchor_epochs
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.batch_size = batch_size
