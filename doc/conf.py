@@ -39,6 +39,7 @@ extensions = [
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "_ext.benchmarks_page",
+    "_ext.plain_docstrings",
 ]
 
 templates_path = ["_templates"]
