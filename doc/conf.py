@@ -65,6 +65,10 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/plot_",
     "ignore_pattern": r"(demo|__init__)\.py",
     "within_subsection_order": "FileNameSortKey",
+    # "Examples using X" under each class of the API reference
+    "doc_module": ("skstoch",),
+    "backreferences_dir": "gen_modules/backreferences",
+    "reference_url": {"skstoch": None},
     "download_all_examples": False,
     "remove_config_comments": True,
     "abort_on_example_error": True,

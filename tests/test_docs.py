@@ -180,17 +180,25 @@ def test_docs_build_without_warnings(built_site):
 
 _CHECK_SCRIPT = """
 <script>
-window.addEventListener("load", function () {
-  var rows = [];
-  for (var i = 0; i < document.images.length; i++) {
-    var im = document.images[i];
-    rows.push(im.getAttribute("src") + " " + im.complete + " " + im.naturalWidth);
+// once every <img> has finished (loaded or failed), list them; poll rather than wait for the
+// window "load" event, which external resources (a math CDN offline) can hold back forever
+(function () {
+  var tries = 0;
+  function report() {
+    var images = document.images, rows = [], pending = 0;
+    for (var i = 0; i < images.length; i++) {
+      if (!images[i].complete) { pending++; }
+      rows.push(images[i].getAttribute("src") + " " + images[i].complete + " "
+                + images[i].naturalWidth);
+    }
+    if (pending > 0 && tries++ < 100) { setTimeout(report, 100); return; }
+    var pre = document.createElement("pre");
+    pre.id = "skstoch-render-check";
+    pre.textContent = "TITLE " + document.title + "\\n" + rows.join("\\n");
+    document.body.appendChild(pre);
   }
-  var pre = document.createElement("pre");
-  pre.id = "skstoch-render-check";
-  pre.textContent = "TITLE " + document.title + "\\n" + rows.join("\\n");
-  document.body.appendChild(pre);
-});
+  document.addEventListener("DOMContentLoaded", function () { setTimeout(report, 100); });
+})();
 </script>
 """
 
