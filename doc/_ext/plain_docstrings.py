@@ -12,6 +12,9 @@ this hook escapes, outside inline literals, math roles and literal/directive blo
 On a parameter/attribute line (``name : type``) only the type is escaped, so names stay
 verbatim.  Everything else (roles, ``:math:``, ``.. math::`` blocks, doctest lines) is left
 alone.  Docstrings that already use proper markup are unchanged.
+
+Methods inherited from scikit-learn keep their text, but their ``:ref:`` cross-references
+(to labels of scikit-learn's own user guide) become plain text.
 """
 import re
 
@@ -69,8 +72,20 @@ def escape_docstring(lines):
     return result
 
 
+_REF = re.compile(r":ref:`(?:([^`<]*?)\s*<[^`>]*>|([^`<]*))`")
+
+
+def unlink_refs(lines):
+    """``:ref:`text <label>``` -> ``text``: labels of another project's docs (scikit-learn's,
+    in the docstrings of methods our estimators inherit) do not exist in ours."""
+    return [_REF.sub(lambda m: m.group(1) or m.group(2), line) for line in lines]
+
+
 def _process(app, what, name, obj, options, lines):
     if not (name.startswith("skstoch") and lines):
+        return
+    if not getattr(obj, "__module__", "skstoch").startswith("skstoch"):
+        lines[:] = unlink_refs(lines)  # inherited from scikit-learn: plain text already
         return
     lines[:] = escape_docstring(lines)
 
