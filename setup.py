@@ -47,4 +47,8 @@ directives = dict(
     embedsignature=True,
 )
 
-setup(ext_modules=cythonize(extensions(), compiler_directives=directives, nthreads=os.cpu_count() or 1))
+setup(
+    ext_modules=cythonize(extensions(), compiler_directives=directives, nthreads=os.cpu_count() or 1),
+    # compile the extensions in parallel too (one C file per kernel module)
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
+)

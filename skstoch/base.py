@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ._solvers import FitMonitor
-from .utils import make_dataset, seed_from_random_state
+from .utils import AtomicFitMixin, make_dataset, reject_string_input, seed_from_random_state
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -28,9 +28,14 @@ STOCHASTIC_SOLVER_CONSTRAINTS = {
 }
 
 
-class StochasticSolverMixin:
+class StochasticSolverMixin(AtomicFitMixin):
     """Helpers for estimators with ``max_iter``, ``tol``, ``verbose``, ``random_state`` and
-    ``callback`` (merge ``STOCHASTIC_SOLVER_CONSTRAINTS`` into ``_parameter_constraints``)."""
+    ``callback`` (merge ``STOCHASTIC_SOLVER_CONSTRAINTS`` into ``_parameter_constraints``).
+
+    Every ``fit`` / ``partial_fit`` defined by a subclass is atomic (:class:`AtomicFitMixin`):
+    when it raises (bad input found late, divergence, an exception or ``KeyboardInterrupt``
+    from the callback) the estimator is restored to its state before the call.
+    """
 
     def _make_monitor(self, solver_name=None):
         name = solver_name or type(self).__name__
@@ -128,9 +133,12 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
 
     def _warm_start_arrays(self, n_problems, n_features):
         if getattr(self, "warm_start", False) and hasattr(self, "coef_"):
-            coef = np.asarray(self.coef_, dtype=np.float64).reshape(-1, n_features)
-            if coef.shape[0] == n_problems:
-                return coef.copy(), np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64)).copy()
+            # only a previous fit of the same shape (same features, same number of heads or
+            # outputs) is a start; a reshape of other-shaped coefficients would be garbage
+            coef = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
+            intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
+            if coef.shape == (n_problems, n_features) and intercept.shape == (n_problems,):
+                return coef.copy(), intercept.copy()
         return np.zeros((n_problems, n_features)), np.zeros(n_problems)
 
 
@@ -155,6 +163,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         self
         """
         self._validate_params()
+        reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
         check_classification_targets(y)
@@ -244,6 +253,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         self
         """
         self._validate_params()
+        reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)

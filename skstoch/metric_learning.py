@@ -237,14 +237,14 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         if n_classes < 2:
             raise ValueError(
                 f"LMNNMetric needs samples of at least 2 classes, got 1 class "
-                f"({self.classes_[0]!r}): there are no impostors to push away."
+                f"({self.classes_[0]}): there are no impostors to push away."
             )
         counts = np.bincount(y_enc, minlength=n_classes)
         need = self.n_neighbors + 1 if self.triplet_strategy == "knn" else 2
         if counts.min() < need:
             small = self.classes_[np.argmin(counts)]
             raise ValueError(
-                f"Class {small!r} has {counts.min()} member(s), but "
+                f"Class {small} has {counts.min()} member(s), but "
                 f"triplet_strategy={self.triplet_strategy!r} with n_neighbors="
                 f"{self.n_neighbors} needs at least {need} members per class "
                 f"(lower n_neighbors or use triplet_strategy='random')."

@@ -14,7 +14,7 @@ from scipy.special import expit
 from sklearn.datasets import load_breast_cancer, load_diabetes, make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression, Ridge
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import StandardScaler, normalize
 
 from skstoch import S3GDClassifier, S3GDRegressor
 from skstoch._fast._loss import LogLoss, SquaredError, SquaredHinge
@@ -289,29 +289,33 @@ def test_dense_and_csr_agree(penalty):
 
 # --------------------------------------------------------------------------- convergence
 def test_log_loss_reaches_noise_floor_and_decay_removes_it():
+    """Paper protocol (rows normalised, eta from the paper's grid): the constant step stalls
+    at a floor below SGD's; the decaying ('adaptive') step goes well below it."""
     X, y = _cancer()
+    X = normalize(X)
     n, alpha = X.shape[0], 1e-2
     lr = LogisticRegression(C=1 / (alpha * n), tol=1e-12, max_iter=10_000).fit(X, y)
     ys = 2.0 * y - 1
     fstar = _objective("log_loss", X, ys, lr.coef_[0], lr.intercept_[0], alpha)
-    kw = dict(alpha=alpha, eta0=0.02, tol=0, n_iter_no_change=1000, random_state=0)
+    kw = dict(alpha=alpha, eta0=1.0, tol=1e-7, max_iter=200, track_objective=True,
+              random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        const = S3GDClassifier(max_iter=100, **kw).fit(X, y)
-        decay = S3GDClassifier(max_iter=400, learning_rate="invscaling", power_t=1.0,
-                               **kw).fit(X, y)
-        sgd = S3GDClassifier(solver="sgd", max_iter=100, **kw).fit(X, y)
+        const = S3GDClassifier(**kw).fit(X, y)
+        decay = S3GDClassifier(learning_rate="adaptive", **kw).fit(X, y)
+        sgd = S3GDClassifier(solver="sgd", **kw).fit(X, y)
     gap = lambda c: _objective("log_loss", X, ys, c.coef_[0], c.intercept_[0], alpha) - fstar  # noqa
     assert 0 <= gap(const) < 2e-3          # the documented constant-step floor (user guide)
-    assert gap(decay) < 2e-4 and gap(decay) < gap(const) / 5
+    assert gap(decay) < 1e-4 and gap(decay) < gap(const) / 10
     assert gap(const) < gap(sgd)           # the control variate lowers SGD's floor
-    np.testing.assert_allclose(const.coef_, lr.coef_, atol=0.1)
+    np.testing.assert_allclose(decay.coef_, lr.coef_, atol=0.02)
 
 
 @pytest.mark.parametrize("penalty", ["l2", "l1", "elasticnet"])
 def test_regressor_matches_sklearn_exact_solvers(penalty):
     X, y = _diabetes()
-    n, alpha = X.shape[0], 1e-2
+    X = normalize(X)
+    n, alpha = X.shape[0], 1e-3
     if penalty == "l2":
         ref = Ridge(alpha=alpha * n).fit(X, y)
     elif penalty == "l1":
@@ -320,14 +324,17 @@ def test_regressor_matches_sklearn_exact_solvers(penalty):
         ref = ElasticNet(alpha=alpha, l1_ratio=0.5, tol=1e-12, max_iter=100_000).fit(X, y)
     l1r = {"l2": 0.0, "l1": 1.0, "elasticnet": 0.5}[penalty]
     fstar = _objective("squared_error", X, y, ref.coef_, ref.intercept_, alpha, l1r)
+    kw = dict(penalty=penalty, alpha=alpha, l1_ratio=0.5, eta0=0.5, max_iter=300, tol=1e-7,
+              track_objective=True, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        reg = S3GDRegressor(penalty=penalty, alpha=alpha, l1_ratio=0.5, eta0=0.02,
-                            learning_rate="invscaling", power_t=1.0, max_iter=300, tol=0,
-                            n_iter_no_change=1000, random_state=0).fit(X, y)
-    gap = _objective("squared_error", X, y, reg.coef_, reg.intercept_, alpha, l1r) - fstar
-    assert -1e-12 < gap < 1e-3 * abs(fstar)
-    np.testing.assert_allclose(reg.coef_, ref.coef_, atol=0.03)
+        const = S3GDRegressor(**kw).fit(X, y)
+        reg = S3GDRegressor(learning_rate="adaptive", **kw).fit(X, y)
+    gap = lambda r: _objective("squared_error", X, y, r.coef_, r.intercept_, alpha, l1r) - fstar  # noqa
+    assert -1e-12 < gap(const) < 2e-2 * fstar
+    assert -1e-12 < gap(reg) < min(1e-3 * fstar, gap(const) / 5)
+    # diabetes has collinear features: compare fitted values, not the flat coefficient directions
+    assert np.sqrt(np.mean((reg.predict(X) - ref.predict(X)) ** 2)) < 0.05
 
 
 def test_smooth_hinge_and_squared_hinge_fit():
@@ -335,7 +342,8 @@ def test_smooth_hinge_and_squared_hinge_fit():
     for loss in ["squared_hinge", "smooth_hinge"]:
         clf = S3GDClassifier(loss=loss, random_state=0).fit(X, y)
         assert clf.score(X, y) > 0.95
-        assert not hasattr(clf, "predict_proba") or loss == "log_loss"
+        with pytest.raises(AttributeError, match="log_loss"):
+            clf.predict_proba(X)
 
 
 # --------------------------------------------------------------------------- API behaviour

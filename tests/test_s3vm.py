@@ -19,6 +19,8 @@ from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
 ROOT = Path(__file__).resolve().parents[1]
+# short fits (a few iterations) do not meet the default tol; the warning is tested on its own
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
 @pytest.fixture(scope="module")
@@ -48,20 +50,25 @@ def ref_phi(X, omega, offset):
     return np.sqrt(2.0 / m) * np.cos(X @ omega.T + offset)
 
 
-def ref_tsg(X, labeled, Y, unlabeled, *, C, C_star, loss, gammas, B, m, kernel_gamma, seed):
+def ref_tsg(X, labeled, Y, unlabeled, *, C, C_star, loss, gammas, B, m, kernel_gamma, seed,
+            balance=False):
     """Algorithm 1 as printed (with the corrected u'): f on each batch from all previous blocks,
-    then alpha_i, then alpha_j *= (1 - gamma_i)."""
+    then alpha_i, then alpha_j *= (1 - gamma_i).  With ``balance`` every block's features are
+    centred on the unlabeled rows and f gets the intercept mean_l y (our extension)."""
     T = len(gammas)
     K = Y.shape[1]
     d = X.shape[1]
     scale = np.sqrt(2 * kernel_gamma)
     blocks = [ref_block(seed, i, m, d, scale) for i in range(T)]
     alpha = np.zeros((T, K, m))
+    mus = [ref_phi(X[unlabeled], *blocks[j]).mean(axis=0) if balance else np.zeros(m)
+           for j in range(T)]
+    target = Y.mean(axis=0) if balance else np.zeros(K)
 
     def f(x, n_blocks):
-        out = np.zeros((x.shape[0], K))
+        out = np.zeros((x.shape[0], K)) + target
         for j in range(n_blocks):
-            out += ref_phi(x, *blocks[j]) @ alpha[j].T
+            out += (ref_phi(x, *blocks[j]) - mus[j]) @ alpha[j].T
         return out
 
     for i in range(T):
@@ -71,11 +78,12 @@ def ref_tsg(X, labeled, Y, unlabeled, *, C, C_star, loss, gammas, B, m, kernel_g
         xl, yl, xu = X[labeled[pl]], Y[pl], X[unlabeled[pu]]
         _, dl = labeled_hinge(f(xl, i), yl)
         _, du = unlabeled_loss(loss, f(xu, i))
-        zeta = (C / B) * dl.T @ ref_phi(xl, *blocks[i]) + (C_star / B) * du.T @ ref_phi(
-            xu, *blocks[i])
+        zeta = (C / B) * dl.T @ (ref_phi(xl, *blocks[i]) - mus[i]) + (C_star / B) * du.T @ (
+            ref_phi(xu, *blocks[i]) - mus[i])
         alpha[:i] *= 1 - gammas[i]
         alpha[i] = -gammas[i] * zeta
-    return alpha, blocks
+    intercept = target - sum(alpha[j] @ mus[j] for j in range(T))
+    return alpha, blocks, intercept
 
 
 # ----------------------------------------------------------------------------------------------
@@ -121,7 +129,7 @@ def test_features_approximate_rbf_kernel(rng):
 def test_predict_features_equal_fit_features_bitwise_and_after_pickle(moons):
     X, _, y_semi, Xt, _ = moons
     clf = S3VMClassifier(n_components=8, batch_size=32, max_iter=15, random_state=0,
-                         store_random_features=True).fit(X, y_semi)
+                         store_random_features=True, tol=None).fit(X, y_semi)
     clone = pickle.loads(pickle.dumps(clf))
     for est in (clf, clone):
         for i in (0, 7, 14):
@@ -131,7 +139,7 @@ def test_predict_features_equal_fit_features_bitwise_and_after_pickle(moons):
     assert np.array_equal(clf.decision_function(Xt), clone.decision_function(Xt))
     # regenerating instead of caching gives the same fit and the same predictions, bit for bit
     regen = S3VMClassifier(n_components=8, batch_size=32, max_iter=15, random_state=0,
-                           store_random_features=False).fit(X, y_semi)
+                           store_random_features=False, tol=None).fit(X, y_semi)
     assert regen.random_weights_ is None
     assert np.array_equal(regen.alpha_, clf.alpha_)
     regen = pickle.loads(pickle.dumps(regen))
@@ -169,8 +177,8 @@ def test_labeled_hinge_derivative():
 # ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("n_heads", [1, 3])
 @pytest.mark.parametrize("cache_pools", [False, True])
-@pytest.mark.parametrize("loss", ["hinge", "exp"])
-def test_kernel_matches_numpy_reference(rng, n_heads, cache_pools, loss):
+@pytest.mark.parametrize("loss, balance", [("hinge", True), ("exp", False)])
+def test_kernel_matches_numpy_reference(rng, n_heads, cache_pools, loss, balance):
     X = rng.randn(60, 3)
     labeled = np.arange(0, 60, 6, dtype=np.int64)
     unlabeled = np.setdiff1d(np.arange(60), labeled).astype(np.int64)
@@ -178,16 +186,18 @@ def test_kernel_matches_numpy_reference(rng, n_heads, cache_pools, loss):
     Y[0], Y[1] = 1.0, -1.0
     gammas = step_sizes("invscaling", 0.5, 0.5, 1.0, 12)
     kw = dict(C=3.0, C_star=2.0, loss=loss, gammas=gammas, B=8, m=5, kernel_gamma=0.8,
-              seed=2024)
-    ref_alpha, blocks = ref_tsg(X, labeled, Y, unlabeled, **kw)
+              seed=2024, balance=balance)
+    ref_alpha, blocks, ref_intercept = ref_tsg(X, labeled, Y, unlabeled, **kw)
     for sparse in (False, True):
         data = sp.csr_matrix(X) if sparse else X
-        state, n_done = tsg_fit(
+        state, n_done, intercept, _, _ = tsg_fit(
             make_dataset(data), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
             loss=loss, ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
-            kernel_gamma=0.8, seed=2024, cache_labeled=cache_pools, cache_unlabeled=cache_pools)
+            kernel_gamma=0.8, seed=2024, cache_labeled=cache_pools, cache_unlabeled=cache_pools,
+            balance=balance)
         assert n_done == 12
         np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(intercept, ref_intercept, rtol=1e-9, atol=1e-12)
         for i in range(12):
             assert np.array_equal(state.omega[i], blocks[i][0])
     assert np.abs(ref_alpha).max() > 0.01
@@ -201,22 +211,23 @@ def test_two_moons_ten_labels_accuracy(moons, label_seed):
     X, y, _, Xt, yt = moons
     y_semi, _ = make_semisupervised(y, n_labeled=10, random_state=label_seed)
     assert (y_semi != -1).sum() == 10
-    clf = S3VMClassifier(C=10.0, gamma=5.0, random_state=0).fit(X, y_semi)
+    clf = S3VMClassifier(gamma=5.0, random_state=0).fit(X, y_semi)
     assert clf.score(Xt, yt) >= 0.97
 
 
 def test_unlabeled_term_helps(moons):
     X, y, y_semi, Xt, yt = moons
-    clf = S3VMClassifier(C=10.0, gamma=5.0, random_state=0).fit(X, y_semi)
+    clf = S3VMClassifier(gamma=5.0, random_state=0).fit(X, y_semi)
     # the unlabeled term is what does it: the supervised fit on the same labels is worse
-    sup = S3VMClassifier(C=10.0, C_star=0.0, gamma=5.0, random_state=0).fit(X, y_semi)
+    sup = S3VMClassifier(C_star=0.0, gamma=5.0, tol=None, random_state=0).fit(X, y_semi)
     assert sup.score(Xt, yt) < clf.score(Xt, yt)
 
 
 def test_c_star_zero_is_supervised_random_feature_svm(moons):
     X, y, y_semi, Xt, _ = moons
     lab = y_semi != -1
-    kw = dict(C=10.0, gamma=5.0, n_components=16, max_iter=40, random_state=3)
+    kw = dict(C=10.0, gamma=5.0, n_components=16, max_iter=40, random_state=3,
+              class_balance=False, tol=None)
     semi = S3VMClassifier(C_star=0.0, **kw).fit(X, y_semi)
     with pytest.warns(UserWarning, match="no unlabeled samples"):
         sup = S3VMClassifier(**kw).fit(X[lab], y_semi[lab])
@@ -232,8 +243,9 @@ def test_supervised_mode_close_to_svc():
     X, y = make_moons(400, noise=0.2, random_state=0)
     Xt, yt = make_moons(1000, noise=0.2, random_state=1)
     with pytest.warns(UserWarning, match="no unlabeled samples"):
-        clf = S3VMClassifier(C=10.0, gamma=2.0, random_state=0).fit(X, y)
-    svc = SVC(C=10.0, gamma=2.0).fit(X, y)
+        # our C weighs the *mean* hinge (paper): C = 400 n_l-mean is SVC's C = 1 on 400 rows
+        clf = S3VMClassifier(C=400.0, gamma=2.0, random_state=0).fit(X, y)
+    svc = SVC(C=1.0, gamma=2.0).fit(X, y)
     assert clf.score(Xt, yt) >= svc.score(Xt, yt) - 0.03
 
 
@@ -241,8 +253,10 @@ def test_paper_c_star_rule(moons):
     X, _, y_semi, _, _ = moons
     clf = S3VMClassifier(C=2.0, C_star="paper", max_iter=3, random_state=0).fit(X, y_semi)
     assert clf.C_star_ == pytest.approx(2.0 * 10 / 590)
-    clf = S3VMClassifier(C=2.0, max_iter=3, random_state=0).fit(X, y_semi)
+    clf = S3VMClassifier(C=2.0, C_star="equal", max_iter=3, random_state=0).fit(X, y_semi)
     assert clf.C_star_ == 2.0
+    clf = S3VMClassifier(max_iter=3, random_state=0).fit(X, y_semi)
+    assert clf.C_ == 100.0 and clf.C_star_ == pytest.approx(30.0) and clf.eta0_ == 0.01
 
 
 def test_same_seed_identical_different_seed_differs(moons):
@@ -290,7 +304,7 @@ def test_multiclass_one_vs_rest_shares_blocks():
 
 def test_predict_proba_binary(moons):
     X, _, y_semi, Xt, yt = moons
-    clf = S3VMClassifier(C=10.0, gamma=5.0, max_iter=60, random_state=0).fit(X, y_semi)
+    clf = S3VMClassifier(gamma=5.0, random_state=0).fit(X, y_semi)
     proba = clf.predict_proba(Xt)
     assert proba.shape == (len(Xt), 2)
     assert np.array_equal(proba.argmax(axis=1), (clf.decision_function(Xt) > 0).astype(int))
@@ -307,13 +321,61 @@ def test_history_callback_verbose(moons, capsys):
         seen.append(record["epoch"])
         return len(seen) == 5
 
-    clf = S3VMClassifier(n_components=4, batch_size=8, max_iter=30, verbose=1,
+    clf = S3VMClassifier(n_components=4, batch_size=8, max_iter=30, verbose=1, record_every=1,
                          callback=stop_after_five, random_state=0).fit(X, y_semi)
     assert clf.n_iter_ == 5 and clf.alpha_.shape[0] == 5
     assert seen == [1, 2, 3, 4, 5]
-    assert set(clf.history_) >= {"loss", "labeled_loss", "unlabeled_loss", "step_size", "time"}
+    assert set(clf.history_) >= {"loss", "labeled_loss", "unlabeled_loss", "step_size", "time",
+                                 "probe_change"}
     assert len(clf.history_["loss"]) == 5
     assert "S3VMClassifier" in capsys.readouterr().out
+    # record_every=k: one record every k iterations and one at the end
+    clf = S3VMClassifier(n_components=4, batch_size=8, max_iter=25, record_every=10, tol=None,
+                         random_state=0).fit(X, y_semi)
+    assert list(clf.history_["epoch"]) == [10, 20, 25]
+
+
+def test_class_balance_constraint_holds(moons):
+    X, y, y_semi, _, _ = moons
+    unl = y_semi == -1
+    y_bal = y_semi.copy()
+    lab = np.flatnonzero(~unl)
+    y_bal[lab[:7]], y_bal[lab[7:]] = 1, 0          # 7 positives, 3 negatives: mean_l y = 0.4
+    clf = S3VMClassifier(gamma=5.0, max_iter=50, tol=None, random_state=0).fit(X, y_bal)
+    f_u = clf.decision_function(X[unl])
+    assert np.mean(f_u) == pytest.approx(0.4, abs=1e-9)   # the constraint, exactly
+    assert clf.intercept_.shape == (1,)
+    free = S3VMClassifier(gamma=5.0, max_iter=50, tol=None, class_balance=False,
+                          random_state=0).fit(X, y_bal)
+    assert np.all(free.intercept_ == 0.0)
+    assert abs(np.mean(free.decision_function(X[unl])) - 0.4) > 1e-3
+
+
+def test_convergence_test_stops_and_warns(moons):
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=400, tol=1e-3, random_state=0).fit(X, y_semi)
+    assert clf.n_iter_ < 400
+    changes = clf.history_["probe_change"]
+    assert changes[-1] < 1e-3 and changes[-2] < 1e-3
+    with pytest.warns(ConvergenceWarning, match="fraction of probe labels changed"):
+        S3VMClassifier(gamma=5.0, max_iter=20, tol=0.0, random_state=0).fit(X, y_semi)
+
+
+def test_peak_memory_at_1e5_rows():
+    import tracemalloc
+
+    X, y = make_moons(100_000, noise=0.1, random_state=0)
+    y_semi, _ = make_semisupervised(y, n_labeled=20, random_state=0)
+    clf = S3VMClassifier(gamma=5.0, n_components=16, max_iter=20, tol=None, random_state=0,
+                         store_random_features=False)
+    tracemalloc.start()
+    clf.fit(X, y_semi)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # no n x n or n x m buffers: the index arrays (2 x 0.8 MB) plus O(probe m + T m) floats
+    assert peak < 4 * 2**20, peak
 
 
 @pytest.mark.parametrize("schedule", ["constant", "invscaling", "theory"])

@@ -12,8 +12,8 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
   Dense rows take the direct O(d) step.  Sparse rows take a lazy O(nnz log d) step: w is
   stored as w_j = sign_j * scale * max(K_j - C, 0), where ``scale`` carries the ridge factor
   (1 - 2 eta alpha) and ``C`` the accumulated penalty shrinkage, an indexed min-heap on K_j
-  keeps ||w||_1 exact (it is needed at every step for the penalty's indicator), and prefix
-  sums of scale and scale*C give the per-coordinate sums of the iterates for the average.
+  keeps ||w||_1 exact (it is needed at every step for the penalty's indicator), and the
+  geometric sums of the scale with prefix sums of scale*C give the per-coordinate sums of the iterates for the average.
   Both paths apply the penalty subgradient lam*sign(w_j) *truncated at zero* (a coordinate
   that would cross zero stops at zero); the dense path does the same so the two agree.
 * ``projected_sgd``: the 'sgd' baseline, projection onto the l1 ball after every step.
@@ -22,7 +22,7 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
 """
 import numpy as np
 
-from libc.math cimport fabs, sqrt, exp, log1p
+from libc.math cimport fabs, sqrt, exp, expm1, log1p
 from libc.stdint cimport int32_t, uint64_t
 
 from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy
@@ -124,14 +124,27 @@ cdef Py_ssize_t _last_alive(const double* carr, Py_ssize_t lo, Py_ssize_t hi,
     return lo
 
 
-cdef inline double _window_sum(const double* p1, const double* p2, const double* carr,
-                               Py_ssize_t lo, Py_ssize_t hi, double key) noexcept nogil:
-    """sum_{t in [lo, hi)} scale_t * max(key - C_t, 0) from the prefix sums
-    p1[t+1] = sum_{u<=t} scale_u and p2[t+1] = sum_{u<=t} scale_u C_u."""
+cdef inline double _window_sum(const double* sarr, const double* p2, const double* carr,
+                               Py_ssize_t lo, Py_ssize_t hi, double key, double q,
+                               double log_a) noexcept nogil:
+    """sum_{t in [lo, hi)} scale_t * max(key - C_t, 0).
+
+    scale_t = sarr[lo] a^(t - lo) inside a window (a = 1 - q constant in an epoch), so its
+    sum is computed in closed form, accurate relative to sarr[lo] (prefix sums of the scale
+    would be dominated by the window's first terms and lose the late ones);
+    p2[t+1] = sum_{u<=t} scale_u C_u has terms of bounded size, so its differences are safe.
+    """
     cdef Py_ssize_t last = _last_alive(carr, lo, hi, key)
+    cdef Py_ssize_t m
+    cdef double total
     if last < lo:
         return 0.0
-    return key * (p1[last + 1] - p1[lo]) - (p2[last + 1] - p2[lo])
+    m = last + 1 - lo
+    if q == 0.0:
+        total = sarr[lo] * m
+    else:
+        total = sarr[lo] * (-expm1(m * log_a) / q)
+    return key * total - (p2[last + 1] - p2[lo])
 
 
 def epro_sgd_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
@@ -180,12 +193,12 @@ def epro_sgd_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight
     cdef Py_ssize_t[::1] heap = np.empty(max(d, 1), dtype=np.intp)
     cdef Py_ssize_t[::1] pos = np.empty(max(d, 1), dtype=np.intp)
     cdef double[::1] carr = np.empty(window + 1)
-    cdef double[::1] p1 = np.empty(window + 2)
+    cdef double[::1] sarr = np.empty(window + 1)
     cdef double[::1] p2 = np.empty(window + 2)
     with nogil:
         b_avg = _epro_sparse(X, &y[0], &cweight[0], &w[0], &b, eta, a, lam, radius, n_steps,
                              fit_intercept, &rng, &w_avg[0], window, &K[0], &sgn[0],
-                             &last[0], &heap[0], &pos[0], &carr[0], &p1[0], &p2[0])
+                             &last[0], &heap[0], &pos[0], &carr[0], &sarr[0], &p2[0])
     return b, b_avg, rng.counter
 
 
@@ -253,14 +266,14 @@ cdef double _epro_sparse(const rows_t* X, const double* y, const double* cw, dou
                          Py_ssize_t n_steps, bint fit_intercept, rng_state* rng,
                          double* w_avg, Py_ssize_t window, double* K, double* sgn,
                          Py_ssize_t* last, Py_ssize_t* heap, Py_ssize_t* pos,
-                         double* carr, double* p1, double* p2) noexcept nogil:
+                         double* carr, double* sarr, double* p2) noexcept nogil:
     """CSR rows: lazy O(nnz log d) step, identical in exact arithmetic to ``_epro_dense``.
 
     Inside a window, w_j(tau) = sgn_j * s_tau * max(K_j - C_tau, 0); the step maps
     (s, C) -> (a s, C + eta lam I / (a s)) for all coordinates at once, and only the
     sampled row's coordinates get new (K_j, sgn_j).  ||w||_1 = s (sum_alive K - C n_alive),
     the heap removes coordinates as C passes their K.  The sum of the iterates of
-    coordinate j over the window's times [lo, hi) is read from the prefix sums p1, p2.
+    coordinate j over the window's times [lo, hi) comes from ``_window_sum``.
     """
     cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, size
     cdef const double* data
@@ -269,21 +282,21 @@ cdef double _epro_sparse(const rows_t* X, const double* y, const double* cw, dou
     cdef double r, g, shrink, b_sum = 0.0, v, dot, s = 1.0, C = 0.0, s_new, C_new
     cdef double sumK = 0.0, norm1
     cdef Py_ssize_t cnt = 0
+    cdef double q = 1.0 - a, log_a = log1p(-(1.0 - a))
     for j in range(d):
         w_avg[j] = 0.0
     size = _lazy_init(d, w, K, sgn, last, heap, pos, &sumK, &cnt)
-    p1[0] = 0.0
     p2[0] = 0.0
     for t in range(n_steps):
         carr[tau] = C
-        p1[tau + 1] = p1[tau] + s
+        sarr[tau] = s
         p2[tau + 1] = p2[tau] + s * C
         i = rng_randint(rng, X.n_samples)
         nnz = dataset_row(X, i, &data, &indices)
         dot = 0.0
         for k in range(nnz):
             j = indices[k]
-            w_avg[j] += sgn[j] * _window_sum(p1, p2, carr, last[j], tau + 1, K[j])
+            w_avg[j] += sgn[j] * _window_sum(sarr, p2, carr, last[j], tau + 1, K[j], q, log_a)
             last[j] = tau + 1
             if K[j] > C:
                 dot += data[k] * sgn[j] * s * (K[j] - C)
@@ -321,14 +334,13 @@ cdef double _epro_sparse(const rows_t* X, const double* y, const double* cw, dou
         if tau == window or s < 1e-100 or t == n_steps - 1:
             # materialize every coordinate at time tau and restart the window at scale 1
             for j in range(d):
-                w_avg[j] += sgn[j] * _window_sum(p1, p2, carr, last[j], tau, K[j])
+                w_avg[j] += sgn[j] * _window_sum(sarr, p2, carr, last[j], tau, K[j], q, log_a)
                 w[j] = sgn[j] * s * (K[j] - C) if K[j] > C else 0.0
             if t < n_steps - 1:
                 size = _lazy_init(d, w, K, sgn, last, heap, pos, &sumK, &cnt)
                 s = 1.0
                 C = 0.0
                 tau = 0
-                p1[0] = 0.0
                 p2[0] = 0.0
     for j in range(d):
         w_avg[j] /= n_steps

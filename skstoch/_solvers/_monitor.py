@@ -13,8 +13,13 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 
-class DivergenceError(FloatingPointError):
-    """Raised when iterates or the objective stop being finite (step size too large)."""
+class DivergenceError(FloatingPointError, ValueError):
+    """Raised when iterates or the objective stop being finite (step size too large).
+
+    It is also a ``ValueError`` (as scikit-learn's SGD estimators raise ``ValueError`` on
+    floating-point overflow), so code that handles bad input or bad parameters with
+    ``except ValueError`` also catches a run that diverged because of them.
+    """
 
 
 class FitMonitor:

@@ -183,7 +183,8 @@ class _CGVRMixin:
                                                     fit_intercept, u_new, dl0_new,
                                                     z if need_z else None)
             passes += 1.0
-            if guarded and not new_obj <= obj:
+            # rounding of f (n terms) limits how small a decrease can be seen
+            if guarded and not new_obj <= obj + 1e-14 * abs(obj):
                 # the outer iteration increased f: discard it and halve the step cap below
                 # the largest step it took (see the user guide, "safeguards")
                 rejected += 1

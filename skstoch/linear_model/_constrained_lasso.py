@@ -205,7 +205,8 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
         if solver == "epro_orda" and alpha > 0:
             # the paper's theory step eta_1 = mu / beta with mu = 1, beta = 2 alpha (ORDA's
             # explicit step at iteration t is only eta / t^1.5)
-            eta0 = 1.0 / (2.0 * alpha)
+            # capped at 64 times the stable SGD step (ORDA diverges beyond ~256x)
+            eta0 = min(1.0 / (2.0 * alpha), 64.0 * safe_step)
         elif solver == "epro_orda":
             eta0 = 64.0 * safe_step
         else:

@@ -26,6 +26,7 @@ _MODES = {"s3gd": MODE_S3GD, "svrg": MODE_SVRG, "sgd": MODE_SGD, "ssgd": MODE_SS
 # losses whose derivative splits as f(p) - g(y): one label-free anchor table and a label term
 _DECOUPLED = {"log_loss": -1.0, "squared_error": 0.0}
 # upper bound of the second derivative of each loss (smoothness constant per unit ||x||^2)
+_ADAPTIVE_MIN = 1e-3   # 'adaptive' stops dividing the step below eta0 * this
 _CURVATURE = {"log_loss": 0.25, "squared_hinge": 2.0, "squared_error": 1.0}
 
 _COMMON_CONSTRAINTS = {
@@ -36,8 +37,7 @@ _COMMON_CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "solver": [StrOptions(set(_MODES))],
     "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
-    "learning_rate": [StrOptions({"constant", "invscaling"})],
-    "power_t": [Interval(Real, 0, None, closed="left")],
+    "learning_rate": [StrOptions({"constant", "adaptive"})],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
     "n_inner": [Interval(Integral, 1, None, closed="left")],
     "n_anchors": [Interval(Integral, 1, None, closed="left")],
@@ -118,13 +118,19 @@ class _S3GDMixin:
         self.step_size_ = steps[0] if len(steps) == 1 else np.array(steps)
         return results
 
-    def _resolve_eta0(self, sample_weight):
+    def _resolve_eta0(self, sample_weight, batch):
         if self.eta0 != "auto":
             return float(self.eta0)
         sq = self._shared["row_sqnorm"] + (1.0 if self.fit_intercept else 0.0)
-        lipschitz = self._curvature() * float(np.max(sample_weight * sq))
-        lipschitz += self._penalty_coefs()[1]
-        return 1.0 / (2.0 * max(lipschitz, 1e-12))
+        L_i = self._curvature() * sample_weight * sq
+        n = L_i.shape[0]
+        # expected smoothness of b-nice mini-batches (Gower et al. 2019), L_P <= mean L_i
+        if n > 1:
+            L_b = (n * (batch - 1) * L_i.mean() + (n - batch) * L_i.max()) / (batch * (n - 1))
+        else:
+            L_b = float(L_i.max())
+        L_b += self._penalty_coefs()[1]
+        return 1.0 / (2.0 * max(L_b, 1e-12))
 
     def _anchor_tables(self, problem, loss):
         """BT (n_slots, m, d), column sums, slot labels, per-sample offsets and the label term."""
@@ -160,7 +166,7 @@ class _S3GDMixin:
         lam1, lam2 = self._penalty_coefs()
         mode = _MODES[self.solver]
         batch = min(self.batch_size, n)
-        eta0 = self._resolve_eta0(sw)
+        eta0 = self._resolve_eta0(sw, batch)
         monitor = problem.monitor
 
         empty_i = np.empty((0, 0), dtype=np.int32)
@@ -203,8 +209,6 @@ class _S3GDMixin:
         n_iter = 0
         eta = eta0
         for epoch in range(self.max_iter):
-            if self.learning_rate == "invscaling":
-                eta = eta0 / (1.0 + epoch) ** self.power_t
             loss_sum, n_seen, counter = run_epoch(
                 ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, lam1, lam2,
                 batch, self.n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum, slot_label,
@@ -233,6 +237,10 @@ class _S3GDMixin:
                 no_improvement += 1
             best = min(best, current)
             if no_improvement >= self.n_iter_no_change:
+                if self.learning_rate == "adaptive" and eta > eta0 * _ADAPTIVE_MIN:
+                    eta /= 5.0      # plateau reached: shrink the noise floor
+                    no_improvement = 0
+                    continue
                 converged = True
                 break
             if stop:
@@ -297,15 +305,18 @@ _SOLVER_DOC = """
         mini-batch SGD, ``'ssgd'`` stratified SGD (``batch_size`` k-means strata, one sample of
         each per step).
     eta0 : 'auto' or float, default='auto'
-        Step size.  ``'auto'`` is ``1 / (2 L)`` with ``L`` the largest per-sample smoothness
-        constant (``max_i s_i c (||x_i||^2 + fit_intercept) + alpha (1 - l1_ratio)``, ``c`` the
-        loss curvature bound).  The paper picks from the grid {0.1, 1, 5, 10} on normalised data.
-    learning_rate : {'constant', 'invscaling'}, default='constant'
+        Step size.  ``'auto'`` is ``1 / (2 L_b)`` with ``L_b`` the expected smoothness of
+        mini-batches of ``batch_size`` samples drawn without replacement (Gower et al. 2019),
+        ``L_b = [n (b - 1) mean_i L_i + (n - b) max_i L_i] / (b (n - 1)) + alpha (1 - l1_ratio)``,
+        ``L_i = c s_i (||x_i||^2 + fit_intercept)`` and ``c`` the loss curvature bound (1/4 for
+        the log loss).  The paper picks the largest stable value of the grid {0.1, 1, 5, 10} on
+        normalised data.
+    learning_rate : {'constant', 'adaptive'}, default='constant'
         ``'constant'`` is the paper's choice; it converges geometrically to a noise floor
-        above the optimum.  ``'invscaling'`` uses ``eta0 / (1 + epoch) ** power_t`` per epoch and
-        removes the floor (slower early on).
-    power_t : float, default=1.0
-        Exponent of ``'invscaling'``.
+        above the optimum.  ``'adaptive'`` (not in the paper, as ``SGDClassifier``): the step is
+        divided by 5 each time ``n_iter_no_change`` epochs bring no improvement larger than
+        ``tol``, down to ``eta0 / 1000``; it removes the floor at the cost of more epochs (use
+        it with ``track_objective=True`` for a noise-free criterion).
     batch_size : int, default=10
         Mini-batch size p (paper: 10).
     n_inner : int, default=20
@@ -335,9 +346,10 @@ _SOLVER_DOC = """
         The fit stops after ``n_iter_no_change`` epochs whose objective improves on the best
         so far by less than ``tol * max(1, |best|)``.
     n_iter_no_change : int, default=5
-    track_objective : bool, default=False
-        Compute the exact objective after each epoch (one extra pass) and stop on it; otherwise
-        the epoch average of the mini-batch losses (free) is used.
+    track_objective : bool, default=True
+        Compute the exact objective after each epoch (one extra pass over the data, about a
+        quarter of an epoch's cost) and stop on it; with False the epoch average of the
+        mini-batch losses (free, but noisy) is used instead.
     warm_start : bool, default=False
         Start from the previous ``coef_`` and ``intercept_``.
     random_state : int, RandomState instance or None, default=None
@@ -401,7 +413,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     -----
     With a constant step the iterates converge geometrically to a neighbourhood of the optimum
     whose size grows with the step and with the anchor approximation error (Theorem 3.1); use
-    ``learning_rate='invscaling'`` (or ``solver='svrg'``) to go below it.  See the user guide
+    ``learning_rate='adaptive'`` (or ``solver='svrg'``) to go below it.  See the user guide
     for the differences from the paper.
 
     Examples
@@ -426,10 +438,10 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
 
     def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
                  l1_ratio=0.15, fit_intercept=True, solver="s3gd", eta0="auto",
-                 learning_rate="constant", power_t=1.0, batch_size=10, n_inner=20,
+                 learning_rate="constant", batch_size=10, n_inner=20,
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
                  anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
-                 n_iter_no_change=5, track_objective=False, class_weight=None,
+                 n_iter_no_change=5, track_objective=True, class_weight=None,
                  warm_start=False, n_jobs=None, random_state=None, verbose=0, callback=None):
         self.loss = loss
         self.smoothing = smoothing
@@ -440,7 +452,6 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         self.solver = solver
         self.eta0 = eta0
         self.learning_rate = learning_rate
-        self.power_t = power_t
         self.batch_size = batch_size
         self.n_inner = n_inner
         self.n_anchors = n_anchors
@@ -496,10 +507,10 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
 
     def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
                  fit_intercept=True, solver="s3gd", eta0="auto", learning_rate="constant",
-                 power_t=1.0, batch_size=10, n_inner=20, n_anchors=100, n_neighbors=5,
+                 batch_size=10, n_inner=20, n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
                  kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
-                 track_objective=False, warm_start=False, random_state=None, verbose=0,
+                 track_objective=True, warm_start=False, random_state=None, verbose=0,
                  callback=None):
         self.loss = loss
         self.penalty = penalty
@@ -509,7 +520,6 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
         self.solver = solver
         self.eta0 = eta0
         self.learning_rate = learning_rate
-        self.power_t = power_t
         self.batch_size = batch_size
         self.n_inner = n_inner
         self.n_anchors = n_anchors

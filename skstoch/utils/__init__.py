@@ -1,5 +1,8 @@
 """Utilities shared by the estimators."""
+from ._atomic import AtomicFitMixin, atomic_fit
 from ._dataset import make_dataset
 from ._random import seed_from_random_state
+from ._validation import reject_string_input
 
-__all__ = ["make_dataset", "seed_from_random_state"]
+__all__ = ["AtomicFitMixin", "atomic_fit", "make_dataset", "reject_string_input",
+           "seed_from_random_state"]

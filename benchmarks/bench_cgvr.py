@@ -1,0 +1,166 @@
+"""CGVR vs scikit-learn (and lightning's SVRG): time to reach a relative suboptimality of the
+L2-regularised logistic objective (issue 3).
+
+Objective (all solvers, no intercept so that every library solves the same problem)::
+
+    f(w) = (1/n) sum_i log(1 + exp(-y_i x_i.w)) + (alpha/2) ||w||^2,   alpha = 1e-4
+    (LogisticRegression with C = 1/(n alpha), lightning SVRGClassifier(alpha=alpha))
+
+f* comes from newton-cholesky (dense) or lbfgs (sparse) at tol=1e-14.  For every solver we
+walk up a ladder of tolerances (untimed), keep the cheapest setting whose solution reaches
+(f - f*)/f* <= target, then time that setting with the harness.  Problems:
+
+(a) dense make_classification(200000, 100, n_informative=30, random_state=0)
+(b) sparse rcv1-like: 100000 x 50000 CSR, density 0.1%, rows l2-normalised, labels from a
+    sparse linear teacher with 5% label noise.
+
+Run: ``PYTHONPATH=. python benchmarks/bench_cgvr.py`` (peers from /work/venv-bench);
+``SKSTOCH_BENCH_FAST=1`` shrinks the problems for a smoke run (results are not written).
+"""
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import normalize
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import Case, run_benchmark  # noqa: E402
+
+from skstoch import CGVRClassifier  # noqa: E402
+
+FAST = os.environ.get("SKSTOCH_BENCH_FAST", "0") not in ("", "0")
+ALPHA = 1e-4
+TARGETS = (1e-4, 1e-8)
+TOLS = [1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12]
+warnings.simplefilter("ignore", ConvergenceWarning)
+
+
+def dense_problem():
+    n = 20000 if FAST else 200000
+    X, y = make_classification(n, 100, n_informative=30, random_state=0)
+    return X, y, f"dense make_classification({n}, 100, n_informative=30)"
+
+
+def sparse_problem():
+    n, d = (10000, 5000) if FAST else (100000, 50000)
+    rng = np.random.RandomState(0)
+    nnz = int(n * d * 0.001)
+    rows = rng.randint(0, n, nnz)
+    cols = rng.randint(0, d, nnz)        # O(nnz) draws (scipy's sp.random permutes n*d)
+    X = sp.csr_matrix((rng.exponential(1.0, nnz), (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
+    X = normalize(X)
+    w_true = np.zeros(d)
+    support = rng.choice(d, d // 10, replace=False)
+    w_true[support] = rng.randn(d // 10) * 10
+    y = np.where(X @ w_true + 0.1 * rng.randn(n) > 0, 1, 0)
+    flip = rng.rand(n) < 0.05
+    y[flip] = 1 - y[flip]
+    return X, y, f"sparse rcv1-like CSR {n}x{d}, density 0.1%, l2-normalised rows"
+
+
+def objective(X, ys, w):
+    return np.mean(np.logaddexp(0, -ys * (X @ w))) + 0.5 * ALPHA * w @ w
+
+
+def coef_of(est):
+    return np.ravel(np.asarray(est.coef_))
+
+
+def contenders(X, y):
+    n = X.shape[0]
+    C = 1.0 / (n * ALPHA)
+    sqn = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X) else \
+        np.einsum("ij,ij->i", X, X)
+    eta = 1.0 / (sqn.max() + 4 * ALPHA)    # 1 / (4 L), L = max ||x_i||^2 / 4 + alpha
+
+    def sk(solver):
+        def make(tol):
+            return lambda: LogisticRegression(C=C, solver=solver, tol=tol, max_iter=100000,
+                                              fit_intercept=False).fit(X, y)
+        return make
+
+    def cgvr(tol):
+        return lambda: CGVRClassifier(alpha=ALPHA, tol=tol, max_iter=1000, fit_intercept=False,
+                                      random_state=0).fit(X, y)
+
+    def lightning(tol):
+        def fit():
+            from lightning.classification import SVRGClassifier
+            return SVRGClassifier(loss="log", alpha=ALPHA, eta=eta, n_inner=1.0, tol=tol,
+                                  max_iter=200, random_state=0).fit(X, y)
+        return fit
+
+    out = [("skstoch CGVR", "skstoch", cgvr),
+           ("sklearn lbfgs", "scikit-learn", sk("lbfgs")),
+           ("sklearn newton-cholesky", "scikit-learn", sk("newton-cholesky")),
+           ("sklearn liblinear", "scikit-learn", sk("liblinear")),
+           ("sklearn saga", "scikit-learn", sk("saga")),
+           ("lightning SVRG", "sklearn-contrib-lightning", lightning)]
+    if sp.issparse(X):
+        out = [c for c in out if c[0] != "sklearn newton-cholesky" or FAST]
+    return out
+
+
+def run_problem(tag, X, y, desc):
+    ys = np.where(y == 1, 1.0, -1.0)
+    ref_solver = "lbfgs" if sp.issparse(X) else "newton-cholesky"
+    ref = LogisticRegression(C=1 / (X.shape[0] * ALPHA), solver=ref_solver, tol=1e-14,
+                             max_iter=100000, fit_intercept=False).fit(X, y)
+    fstar = objective(X, ys, coef_of(ref))
+    for target in TARGETS:
+        cases, found = [], {}
+        for label, lib, make in contenders(X, y):
+            chosen = None
+            for tol in TOLS:
+                try:
+                    t0 = time.perf_counter()
+                    est = make(tol)()
+                    elapsed = time.perf_counter() - t0
+                except ImportError:
+                    break
+                sub = (objective(X, ys, coef_of(est)) - fstar) / fstar
+                if sub <= target:
+                    chosen = tol
+                    break
+                if elapsed > (20 if not FAST else 5):      # give up on slow ladders
+                    break
+            if chosen is None:
+                print(f"[{tag} {target:g}] {label}: target not reached on the ladder")
+                found[label] = "not reached"
+                continue
+            found[label] = chosen
+
+            def evaluate(est, X=X, ys=ys):
+                sub = (objective(X, ys, coef_of(est)) - fstar) / fstar
+                n_iter = int(np.max(getattr(est, "n_iter_", -1)))
+                metrics = {"rel_subopt": float(sub), "n_iter": n_iter}
+                if isinstance(est, CGVRClassifier):
+                    metrics["passes"] = float(est.history_["passes"][-1])
+                return metrics
+            cases.append(Case(f"{label} (tol={chosen:g})", lib, make(chosen), evaluate))
+        baseline = next((c.label for c in cases if c.label.startswith("sklearn lbfgs")),
+                        cases[0].label)
+        notes = (f"alpha={ALPHA} (C = 1/(n alpha)), no intercept, f* = {fstar:.15g} from "
+                 f"{ref_solver} at tol=1e-14. Each solver's tol is the smallest rung of "
+                 f"{TOLS} needed to reach relative suboptimality <= {target:g} (chosen: "
+                 f"{found}). CGVR: defaults (PR+, VR line search, m=50, batch=sqrt(n)); "
+                 f"passes = rows read / n. lightning SVRG: eta = 1/(4L), n_inner = n.")
+        run_benchmark(f"cgvr_{tag}_{target:g}", f"{desc}; time to rel. subopt {target:g}",
+                      cases, repeat=3, warmup=0, baseline=baseline, notes=notes,
+                      write=not FAST)
+
+
+if __name__ == "__main__":
+    which = sys.argv[1:] or ["dense", "sparse"]
+    if "dense" in which:
+        run_problem("dense", *dense_problem())
+    if "sparse" in which:
+        run_problem("sparse", *sparse_problem())

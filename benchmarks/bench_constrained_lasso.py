@@ -1,0 +1,143 @@
+"""ConstrainedLasso against scikit-learn ElasticNet/Lasso, skglm and lightning FISTA.
+
+Problem: F(w, b) = 1/(2n) ||Xw + b - y||^2 + alpha ||w||^2 s.t. ||w||_1 <= radius, with
+radius = ||w_enet||_1 of scikit-learn's ElasticNet at a penalty chosen so the solution is
+sparse; both forms then have the same optimum (KKT), so every contender's coefficients are
+scored by the relative suboptimality (F(P(w)) - F*) / F* of our objective after projecting
+onto the ball (the penalized solvers may overshoot the radius by their tolerance).
+
+Each case is one fit at a given budget / tolerance; the table gives its time and accuracy
+(time to a target = the fastest row of a method whose rel_subopt is below the target).
+
+Usage: python benchmarks/bench_constrained_lasso.py [--scale S]   (S = 1: the issue's sizes,
+dense 1,000,000 x 100 and sparse 200,000 x 20,000 at 0.1% density; smaller S shrinks n and d)
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import Case, run_benchmark  # noqa: E402
+
+from sklearn.linear_model import ElasticNet  # noqa: E402
+
+from skstoch import ConstrainedLasso  # noqa: E402
+from skstoch._solvers import project_l1_ball  # noqa: E402
+
+ALPHA = 0.01   # ridge strength of our form; ElasticNet(A, l1_ratio=rho): A (1 - rho) / 2
+
+
+def make_data(kind, scale, seed=0):
+    rng = np.random.RandomState(seed)
+    if kind == "dense":
+        n, d = int(1_000_000 * scale), 100
+        X = rng.randn(n, d)
+    else:
+        n, d = int(200_000 * scale), int(20_000 * scale)
+        X = sp.random(n, d, density=0.001,
+                      random_state=rng, format="csr", data_rvs=rng.randn)
+        X = sp.csr_matrix(X)
+    w = np.zeros(d)
+    support = rng.choice(d, max(5, d // 20), replace=False)
+    w[support] = rng.randn(support.size)
+    y = np.asarray(X @ w).ravel() + 0.5 * rng.randn(n) + 1.0
+    return X, y
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=["dense", "sparse"], default=None)
+    args = parser.parse_args()
+    for kind in ("dense", "sparse"):
+        if args.only and kind != args.only:
+            continue
+        X, y = make_data(kind, args.scale)
+        n, d = X.shape
+        # the penalized problem whose solution defines the radius
+        # a tenth of the smallest l1 penalty that zeroes the solution
+        l1_max = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / n
+        l1_pen = 0.1 * l1_max
+        A = l1_pen + 2 * ALPHA
+        rho = l1_pen / A
+        enet = ElasticNet(alpha=A, l1_ratio=rho, tol=1e-10, max_iter=100000).fit(X, y)
+        radius = float(np.abs(enet.coef_).sum())
+        ref = ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista", tol=1e-13,
+                               max_iter=20000).fit(X, y)
+
+        def F(coef, intercept=None):
+            coef = project_l1_ball(np.asarray(coef, dtype=np.float64).ravel(), radius)
+            Xw = np.asarray(X @ coef).ravel()
+            b = float(np.mean(y - Xw)) if intercept is None else intercept
+            r = Xw + b - y
+            return 0.5 * float(r @ r) / n + ALPHA * float(coef @ coef)
+
+        f_star = min(F(ref.coef_), F(enet.coef_))
+
+        def evaluate(model):
+            coef = model.coef_
+            return {"rel_subopt": (F(coef) - f_star) / f_star,
+                    "l1_norm/radius": float(np.abs(coef).sum()) / radius}
+
+        cases = []
+        for passes in (1, 3, 10):
+            for solver in ("epro_sgd", "epro_orda"):
+                cases.append(Case(
+                    f"skstoch {solver} {passes} passes", "skstoch",
+                    fit=lambda s=solver, p=passes: ConstrainedLasso(
+                        alpha=ALPHA, radius=radius, solver=s, max_iter=p * n, tol=0,
+                        random_state=0, track_objective=False).fit(X, y),
+                    evaluate=evaluate))
+        for tol in (1e-3, 1e-6):
+            cases.append(Case(f"skstoch fista tol={tol:g}", "skstoch",
+                              fit=lambda t=tol: ConstrainedLasso(
+                                  alpha=ALPHA, radius=radius, solver="fista", tol=t,
+                                  max_iter=5000).fit(X, y),
+                              evaluate=evaluate))
+        for tol in (1e-2, 1e-4, 1e-8):
+            cases.append(Case(f"sklearn ElasticNet tol={tol:g}", "scikit-learn",
+                              fit=lambda t=tol: ElasticNet(alpha=A, l1_ratio=rho, tol=t,
+                                                           max_iter=100000).fit(X, y),
+                              evaluate=evaluate))
+        try:
+            from skglm import ElasticNet as SkglmEnet
+            for tol in (1e-2, 1e-4, 1e-8):
+                cases.append(Case(f"skglm ElasticNet tol={tol:g}", "skglm",
+                                  fit=lambda t=tol: SkglmEnet(alpha=A, l1_ratio=rho, tol=t,
+                                                              max_iter=1000).fit(X, y),
+                                  evaluate=evaluate))
+        except ImportError:
+            pass
+        try:
+            from lightning.regression import FistaRegressor
+            # lightning's squared loss is 1/2 sum (no 1/n) and it has no intercept: center
+            # the data first (dense only, to keep the copy cheap); C = 1/n, alpha = 0, and
+            # penalty='l1-ball' does not carry our ridge term, so we report it as is.
+            if kind == "dense":
+                Xc, yc = X - X.mean(axis=0), y - y.mean()
+                for it in (10, 100):
+                    cases.append(Case(
+                        f"lightning FISTA l1-ball (no ridge) max_iter={it}",
+                        "sklearn-contrib-lightning",
+                        fit=lambda m=it: FistaRegressor(C=1.0 / n, alpha=radius,
+                                                        penalty="l1-ball",
+                                                        max_iter=m).fit(Xc, yc),
+                        evaluate=evaluate))
+        except ImportError:
+            pass
+        desc = (f"{kind} {n} x {d}" + (f" (density {X.nnz / (n * d):.4f})" if sp.issparse(X)
+                                      else "") +
+                f", alpha={ALPHA}, radius={radius:.4g} (= ||w_enet||_1), F*={f_star:.6g}")
+        run_benchmark(f"constrained_lasso_{kind}", desc, cases, repeat=args.repeat, warmup=0,
+                      baseline="sklearn ElasticNet tol=0.0001",
+                      notes=f"scale={args.scale}; command: python benchmarks/"
+                            f"bench_constrained_lasso.py --scale {args.scale} "
+                            f"--repeat {args.repeat}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""LMNNMetric vs scikit-learn's NeighborhoodComponentsAnalysis and metric-learn's LMNN.
+
+Fit time and 3-NN test accuracy (75% / 25% stratified split, standardized on the training
+part) on digits, wine and breast_cancer with 20 added N(0, 1) noise features, and a synthetic
+5,000 x 200 problem with 20 informative features (make_classification).
+
+metric-learn 0.7.0 cannot fit with scikit-learn >= 1.6, so it runs in a subprocess with its own
+interpreter.  Create that environment once with::
+
+    python3 -m venv /work/venv-metriclearn
+    /work/venv-metriclearn/bin/pip install "scikit-learn<1.6" metric-learn
+
+(or point ``SKSTOCH_METRICLEARN_PYTHON`` at another interpreter).  The subprocess loads the
+split from a temporary .npz file, times ``LMNN(n_neighbors=3).fit`` itself and returns the
+seconds and the 3-NN accuracy; when the interpreter is missing the row is reported as skipped.
+
+Run: ``PYTHONPATH=. python benchmarks/bench_lmnn.py`` (``--quick`` for a smoke run).
+BLAS / OpenMP are limited to one thread for every contender (the benchmark machine is shared
+by several jobs; oversubscribed threads made small eigendecompositions 100x slower).
+"""
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.datasets import (load_breast_cancer, load_digits, load_wine,  # noqa: E402
+                              make_classification)
+from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.neighbors import KNeighborsClassifier, NeighborhoodComponentsAnalysis  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import Case, run_benchmark  # noqa: E402
+
+from skstoch import LMNNMetric  # noqa: E402
+
+ML_PYTHON = os.environ.get("SKSTOCH_METRICLEARN_PYTHON", "/work/venv-metriclearn/bin/python")
+ML_TIMEOUT = 300
+
+_ML_SCRIPT = r"""
+import sys, time, json, numpy as np
+from metric_learn import LMNN
+from sklearn.neighbors import KNeighborsClassifier
+d = np.load(sys.argv[1])
+start = time.perf_counter()
+m = LMNN(n_neighbors=3, random_state=0).fit(d["Xtr"], d["ytr"])
+seconds = time.perf_counter() - start
+acc = KNeighborsClassifier(3).fit(m.transform(d["Xtr"]), d["ytr"]).score(m.transform(d["Xte"]), d["yte"])
+print(json.dumps({"seconds": seconds, "accuracy": acc}))
+"""
+
+
+def knn_accuracy(transform, split):
+    Xtr, Xte, ytr, yte = split
+    return KNeighborsClassifier(3).fit(transform(Xtr), ytr).score(transform(Xte), yte)
+
+
+def make_split(X, y, seed=0):
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed, stratify=y)
+    scaler = StandardScaler().fit(Xtr)
+    return scaler.transform(Xtr), scaler.transform(Xte), ytr, yte
+
+
+def metric_learn_fit(split):
+    if not os.path.exists(ML_PYTHON):
+        raise ImportError(f"metric-learn interpreter {ML_PYTHON} not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "split.npz")
+        Xtr, Xte, ytr, yte = split
+        np.savez(path, Xtr=Xtr, Xte=Xte, ytr=ytr, yte=yte)
+        script = os.path.join(tmp, "run.py")
+        Path(script).write_text(_ML_SCRIPT)
+        try:
+            out = subprocess.run([ML_PYTHON, script, path], capture_output=True, text=True,
+                                 timeout=ML_TIMEOUT, check=True)
+        except subprocess.TimeoutExpired as exc:
+            raise ImportError(f"metric-learn LMNN did not finish within {ML_TIMEOUT} s") from exc
+        except subprocess.CalledProcessError as exc:
+            if "No module named" in exc.stderr:
+                raise ImportError(f"metric-learn is not installed for {ML_PYTHON}") from exc
+            raise
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result, result["seconds"]
+
+
+def cases_for(split):
+    return [
+        Case("skstoch LMNNMetric (epro_sgd)", "skstoch",
+             lambda: LMNNMetric(random_state=0).fit(split[0], split[2]),
+             lambda m: {"accuracy_3nn": knn_accuracy(m.transform, split),
+                        "n_projections": m.n_projections_, "n_iter": m.n_iter_}),
+        Case("sklearn NeighborhoodComponentsAnalysis", "scikit-learn",
+             lambda: NeighborhoodComponentsAnalysis(random_state=0).fit(split[0], split[2]),
+             lambda m: {"accuracy_3nn": knn_accuracy(m.transform, split)}),
+        Case("metric-learn LMNN (subprocess, sklearn<1.6)", "metric-learn",
+             lambda: metric_learn_fit(split),
+             lambda r: {"accuracy_3nn": r["accuracy"]}, external_timing=True),
+        Case("Euclidean 3-NN (no metric learning)", "scikit-learn",
+             lambda: None,
+             lambda m: {"accuracy_3nn": knn_accuracy(lambda Z: Z, split)}),
+    ]
+
+
+def with_noise(loader, n_noise=20):
+    X, y = loader(return_X_y=True)
+    return np.hstack([X, np.random.RandomState(0).randn(len(X), n_noise)]), y
+
+
+def scale_run(n=100_000, d=100):
+    """Ours only: time and peak memory (ru_maxrss of a fresh subprocess) on n x d."""
+    code = (
+        "import os, time, resource, numpy as np\n"
+        "from sklearn.datasets import make_classification\n"
+        "from skstoch import LMNNMetric\n"
+        f"X, y = make_classification({n}, {d}, n_informative=20, n_classes=5, random_state=0)\n"
+        "t = time.perf_counter(); m = LMNNMetric(random_state=0).fit(X, y)\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])))
+    seconds, mb = map(float, out.stdout.split()[-2:])
+    return seconds, mb
+
+
+def main(quick=False):
+    problems = [
+        ("lmnn_digits", "digits (1797 x 64, 10 classes), standardized, 75% train",
+         load_digits(return_X_y=True)),
+        ("lmnn_wine_noise", "wine (178 x 13) + 20 N(0,1) noise features, standardized",
+         with_noise(load_wine)),
+        ("lmnn_breast_cancer_noise",
+         "breast_cancer (569 x 30) + 20 N(0,1) noise features, standardized",
+         with_noise(load_breast_cancer)),
+        ("lmnn_synthetic_5000x200",
+         "make_classification 5000 x 200, 20 informative, 5 classes, standardized",
+         make_classification(5000, 200, n_informative=20, n_classes=5, random_state=0)),
+    ]
+    if quick:
+        problems = problems[1:2]
+    for name, description, (X, y) in problems:
+        split = make_split(X, y)
+        big = X.shape[0] * X.shape[1] > 500_000
+        run_benchmark(name, description, cases_for(split), repeat=1 if (big or quick) else 3,
+                      warmup=0 if (big or quick) else 1,
+                      baseline="skstoch LMNNMetric (epro_sgd)", write=not quick,
+                      notes="3-NN accuracy on the 25% test split; one BLAS/OpenMP thread for "
+                            "every contender; metric-learn timed inside its subprocess.")
+    if not quick:
+        seconds, mb = scale_run()
+        text = (f"# lmnn_scale\n\nLMNNMetric() default settings on make_classification "
+                f"100,000 x 100 (20 informative, 5 classes): fit {seconds:.1f} s, peak "
+                f"resident memory {mb:.0f} MB (whole Python process).\n")
+        out = Path(__file__).resolve().parent / "results" / "lmnn_scale.md"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(text)
+        print(text)
+
+
+if __name__ == "__main__":
+    main(quick="--quick" in sys.argv)

@@ -1,0 +1,212 @@
+"""S3GD against SAG, SAGA, SGDClassifier (scikit-learn) and lightning's SAG / SVRG.
+
+Problem: L2-regularised logistic regression without intercept,
+``F(w) = (1/n) sum_i log(1 + exp(-y_i x_i.w)) + alpha/2 ||w||^2``, alpha in {1e-5, 1e-3}, on
+
+* ``dense``: a covtype-like ``make_classification`` problem, 54 features (20 informative,
+  10 redundant, 4 clusters per class, 5% flipped labels), standardised, rows scaled to unit norm
+  (the paper's preprocessing); full size 500,000 x 54;
+* ``sparse``: a text-like CSR problem, 50,000 columns, ~50 non-zeros per row (positive values,
+  unit-norm rows), labels from a sparse linear model with 5% flips; full size 100,000 x 50,000.
+
+Metric: wall time (including S3GD's anchor graph) until the relative suboptimality
+``(F(w) - F*) / F*`` first drops below 1e-3 and 1e-5; ``F*`` from scikit-learn's L-BFGS at
+tol 1e-10.  skstoch records the iterate after every epoch through its callback (objective
+evaluated afterwards, untimed); peers without a callback are re-run with growing ``max_iter``
+(1, 2, 3, 5, 8, ...) and the first run reaching the target gives the time.  One run each
+(2 shared cores: no repeats), so ratios carry timing noise of ~10-20%.
+
+Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse] (both by default);
+``SKSTOCH_BENCH_SCALE=0.2`` shrinks n (and d for sparse) for a quick run.  Results:
+``benchmarks/results/s3gd_<problem>.md`` / ``.json``.
+"""
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+from sklearn.preprocessing import StandardScaler, normalize
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import RESULTS_DIR, library_versions, machine_info  # noqa: E402
+
+from skstoch import S3GDClassifier  # noqa: E402
+
+SCALE = float(os.environ.get("SKSTOCH_BENCH_SCALE", "1"))
+TARGETS = (1e-3, 1e-5)
+BUDGET = float(os.environ.get("SKSTOCH_BENCH_BUDGET", "120"))   # seconds per contender
+
+
+def dense_problem(seed=0):
+    n = int(500_000 * SCALE)
+    X, y = make_classification(n, 54, n_informative=20, n_redundant=10,
+                               n_clusters_per_class=4, flip_y=0.05, random_state=seed)
+    return normalize(StandardScaler().fit_transform(X)), y, f"covtype-like dense {n} x 54"
+
+
+def sparse_problem(seed=0):
+    rng = np.random.RandomState(seed)
+    n, d, nnz_row = int(100_000 * SCALE), int(50_000 * max(SCALE, 0.2)), 50
+    cols = rng.randint(0, d, size=(n, nnz_row))
+    vals = rng.exponential(1.0, size=(n, nnz_row))
+    X = sp.csr_matrix((vals.ravel(), cols.ravel(), np.arange(0, n * nnz_row + 1, nnz_row)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    X = normalize(X)
+    w_true = np.zeros(d)
+    support = rng.choice(d, d // 20, replace=False)
+    w_true[support] = rng.randn(len(support)) * 10
+    margin = X @ w_true
+    y = (margin > np.median(margin)).astype(int)
+    flip = rng.rand(n) < 0.05
+    y[flip] = 1 - y[flip]
+    return X, y, f"text-like sparse {n} x {d}, {nnz_row} nnz/row"
+
+
+def objective(X, ys, w, alpha):
+    z = ys * (X @ w)
+    return float(np.mean(np.logaddexp(0, -z)) + 0.5 * alpha * w @ w)
+
+
+def reference_optimum(X, y, ys, alpha):
+    lr = LogisticRegression(C=1 / (alpha * X.shape[0]), fit_intercept=False, tol=1e-10,
+                            max_iter=10_000).fit(X, y)
+    return objective(X, ys, lr.coef_.ravel(), alpha)
+
+
+def skstoch_trace(make, X, y):
+    """Times at which each epoch ended and the iterates (one fit, callback snapshots)."""
+    snaps = []
+    t0 = time.perf_counter()
+
+    def cb(record):
+        snaps.append((time.perf_counter() - t0, record["x"]))
+        return False
+
+    est = make(cb)
+    t0 = time.perf_counter()
+    est.fit(X, y)
+    return snaps
+
+
+def rerun_trace(make, X, y):
+    """Peers: fit with max_iter = 1, 2, 3, 5, 8, ... until the budget is spent."""
+    snaps, spent, it = [], 0.0, 1
+    while spent < BUDGET:
+        est = make(it)
+        t0 = time.perf_counter()
+        est.fit(X, y)
+        dt = time.perf_counter() - t0
+        spent += dt
+        snaps.append((dt, np.asarray(est.coef_, dtype=float).ravel().copy()))
+        it = max(it + 1, int(it * 1.5))
+    return snaps
+
+
+def time_to_targets(snaps, X, ys, alpha, fstar):
+    out, best = {}, np.inf
+    curve = []
+    for t, w in snaps:
+        rel = (objective(X, ys, w, alpha) - fstar) / fstar
+        best = min(best, rel)
+        curve.append((t, rel))
+        for tgt in TARGETS:
+            if tgt not in out and rel <= tgt:
+                out[tgt] = t
+    return out, best, curve
+
+
+def contenders(alpha, n, sparse_input):
+    epochs = 200
+    s3 = dict(alpha=alpha, fit_intercept=False, random_state=0, tol=0, n_iter_no_change=10**6,
+              track_objective=False, max_iter=epochs)
+    cases = [
+        ("S3GD constant (defaults)", "skstoch",
+         lambda cb: S3GDClassifier(callback=cb, **s3), skstoch_trace),
+        ("S3GD n_inner=200", "skstoch",
+         lambda cb: S3GDClassifier(callback=cb, n_inner=200, **s3), skstoch_trace),
+        ("S3GD adaptive step", "skstoch",
+         lambda cb: S3GDClassifier(callback=cb, learning_rate="adaptive",
+                                   **{**s3, "tol": 1e-9, "n_iter_no_change": 2,
+                                      "track_objective": True}), skstoch_trace),
+        ("skstoch SGD baseline", "skstoch",
+         lambda cb: S3GDClassifier(callback=cb, solver="sgd", **s3), skstoch_trace),
+        ("sklearn SAG", "scikit-learn",
+         lambda it: LogisticRegression(solver="sag", C=1 / (alpha * n), fit_intercept=False,
+                                       tol=1e-14, max_iter=it, random_state=0), rerun_trace),
+        ("sklearn SAGA", "scikit-learn",
+         lambda it: LogisticRegression(solver="saga", C=1 / (alpha * n), fit_intercept=False,
+                                       tol=1e-14, max_iter=it, random_state=0), rerun_trace),
+        ("sklearn SGDClassifier", "scikit-learn",
+         lambda it: SGDClassifier(loss="log_loss", alpha=alpha, fit_intercept=False, tol=None,
+                                  max_iter=it, random_state=0), rerun_trace),
+    ]
+    try:
+        from lightning.classification import SAGClassifier, SVRGClassifier
+        cases += [
+            ("lightning SAG", "sklearn-contrib-lightning",
+             lambda it: SAGClassifier(loss="log", alpha=alpha, max_iter=it, tol=1e-14,
+                                      random_state=0), rerun_trace),
+        ]
+        if not sparse_input:
+            cases.append(
+                ("lightning SVRG", "sklearn-contrib-lightning",
+                 lambda it: SVRGClassifier(loss="log", alpha=alpha, eta=1.0, n_inner=1.0,
+                                           max_iter=it, tol=1e-14, random_state=0),
+                 rerun_trace))
+    except ImportError:
+        pass
+    return cases
+
+
+def run(problem_name):
+    X, y, desc = dense_problem() if problem_name == "dense" else sparse_problem()
+    ys = 2.0 * y - 1
+    rows, payload = [], {"problem": desc, "machine": machine_info(),
+                         "versions": library_versions(), "results": []}
+    for alpha in (1e-5, 1e-3):
+        fstar = reference_optimum(X, y, ys, alpha)
+        for label, lib, make, tracer in contenders(alpha, X.shape[0], sp.issparse(X)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                snaps = tracer(make, X, y)
+            hit, best, curve = time_to_targets(snaps, X, ys, alpha, fstar)
+            res = {"alpha": alpha, "label": label, "library": lib, "best_rel_subopt": best,
+                   **{f"t_{tgt:g}": hit.get(tgt) for tgt in TARGETS}, "curve": curve}
+            payload["results"].append(res)
+            print(alpha, label, {k: v for k, v in res.items() if k != "curve"}, flush=True)
+        group = [r for r in payload["results"] if r["alpha"] == alpha]
+        fastest = {tgt: min((r[f"t_{tgt:g}"] for r in group if r[f"t_{tgt:g}"] is not None),
+                            default=None) for tgt in TARGETS}
+        for r in group:
+            cells = []
+            for tgt in TARGETS:
+                t = r[f"t_{tgt:g}"]
+                cells.append("not reached" if t is None else
+                             f"{t:.2f} s ({t / fastest[tgt]:.2f}x)")
+            rows.append(f"| {alpha:g} | {r['label']} | {cells[0]} | {cells[1]} | "
+                        f"{r['best_rel_subopt']:.1e} |")
+    RESULTS_DIR.mkdir(exist_ok=True)
+    name = f"s3gd_{problem_name}"
+    md = [f"# {name}: L2 logistic regression, {desc}", "",
+          "Time to relative suboptimality (ratio to the fastest contender at that alpha and "
+          "target); `best` is the lowest relative suboptimality seen within the budget "
+          f"({BUDGET:g} s per contender). Produced by `benchmarks/bench_s3gd.py`.", "",
+          "| alpha | contender | time to 1e-3 | time to 1e-5 | best |",
+          "|---|---|---|---|---|", *rows, "",
+          f"Machine: {json.dumps(payload['machine'])}", "",
+          f"Versions: {json.dumps(payload['versions'])}", ""]
+    (RESULTS_DIR / f"{name}.md").write_text("\n".join(md))
+    (RESULTS_DIR / f"{name}.json").write_text(json.dumps(payload, indent=1, default=str))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    for name in (sys.argv[1:] or ["dense", "sparse"]):
+        run(name)

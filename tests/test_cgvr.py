@@ -1,0 +1,495 @@
+"""Tests of CGVRClassifier / CGVRRegressor (paper 004) and of their kernels."""
+import os
+import pickle
+import runpy
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_classification, make_regression
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.svm import LinearSVC
+
+from skstoch import CGVRClassifier, CGVRRegressor
+from skstoch._fast import _cgvr
+from skstoch._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
+from skstoch.utils import make_dataset
+from skstoch.utils._random_reference import ReferenceStream
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _np_loss(name, p, y):
+    if name == "log_loss":
+        return np.logaddexp(0, -y * p)
+    if name == "squared_hinge":
+        return np.maximum(0, 1 - y * p) ** 2
+    if name == "hinge":
+        return np.maximum(0, 1 - y * p)
+    return 0.5 * (p - y) ** 2
+
+
+def _np_dloss(name, p, y):
+    if name == "log_loss":
+        return -y / (1 + np.exp(y * p))
+    if name == "squared_hinge":
+        return -2 * y * np.maximum(0, 1 - y * p)
+    if name == "hinge":
+        return np.where(1 - y * p > 0, -y, 0.0)
+    return p - y
+
+
+LOSS_OBJ = {"log_loss": LogLoss, "squared_hinge": SquaredHinge, "hinge": Hinge,
+            "squared_error": SquaredError}
+
+
+def objective(X, y, sw, w, b, alpha, loss, alpha_b=0.0):
+    """(1/n) sum s_i loss + alpha/2 ||w||^2 + alpha_b/2 b^2 in plain numpy."""
+    p = np.asarray(X @ w).ravel() + b
+    return np.mean(sw * _np_loss(loss, p, y)) + 0.5 * alpha * w @ w + 0.5 * alpha_b * b * b
+
+
+def signed(y):
+    return np.where(y == y.max(), 1.0, -1.0)
+
+
+@pytest.fixture(scope="module")
+def clf_data():
+    X, y = make_classification(3000, 20, n_informative=10, random_state=0)
+    return X, y
+
+
+# ----------------------------------------------------------------------------- kernels
+
+
+@pytest.mark.parametrize("loss", ["log_loss", "squared_hinge", "squared_error"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_full_gradient_matches_finite_differences(loss, sparse, rng):
+    n, d = 40, 6
+    X = rng.randn(n, d)
+    X[rng.rand(n, d) < 0.4] = 0.0
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    sw = rng.rand(n) + 0.5
+    x = rng.randn(d + 1) * 0.3
+    alpha, alpha_b = 0.1, 0.05
+    ds = make_dataset(sp.csr_matrix(X) if sparse else X)
+    grad, dl = np.empty(d + 1), np.empty(n)
+    f = _cgvr.full_objective_gradient(ds, y, sw, LOSS_OBJ[loss](), x, alpha, alpha_b, True,
+                                      grad, dl)
+    assert f == pytest.approx(objective(X, y, sw, x[:d], x[d], alpha, loss, alpha_b), rel=1e-12)
+    eps = 1e-6
+    fd = np.empty(d + 1)
+    for j in range(d + 1):
+        e = np.zeros(d + 1)
+        e[j] = eps
+        fp = objective(X, y, sw, (x + e)[:d], (x + e)[d], alpha, loss, alpha_b)
+        fm = objective(X, y, sw, (x - e)[:d], (x - e)[d], alpha, loss, alpha_b)
+        fd[j] = (fp - fm) / (2 * eps)
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(dl, _np_dloss(loss, X @ x[:d] + x[d], y), rtol=1e-12)
+    # no intercept: its gradient coordinate is 0
+    _cgvr.full_objective_gradient(ds, y, sw, LOSS_OBJ[loss](), x, alpha, alpha_b, False,
+                                  grad, dl)
+    assert grad[d] == 0.0
+
+
+def _reference_line_search(phi, a_init, a_max, c1, c2, max_iter, zoom_iter):
+    """Strong-Wolfe search of NW Alg. 3.5/3.6 with midpoint zoom (mirror of the kernel)."""
+    phi0, dphi0 = phi(0.0)
+    a_prev, f_prev = 0.0, phi0
+    a = min(a_init, a_max)
+    best_a, best_f = 0.0, phi0
+    for i in range(max_iter):
+        fa, da = phi(a)
+        if fa < best_f:
+            best_a, best_f = a, fa
+        if not np.isfinite(fa) or fa > phi0 + c1 * a * dphi0 or (i > 0 and fa >= f_prev):
+            lo, f_lo, hi = a_prev, f_prev, a
+            break
+        if abs(da) <= -c2 * dphi0:
+            return a
+        if da >= 0:
+            lo, f_lo, hi = a, fa, a_prev
+            break
+        if a >= a_max:
+            return a
+        a_prev, f_prev = a, fa
+        a = min(2 * a, a_max)
+    else:
+        return best_a
+    for _ in range(zoom_iter):
+        mid = 0.5 * (lo + hi)
+        fm, dm = phi(mid)
+        if fm < best_f:
+            best_a, best_f = mid, fm
+        if not np.isfinite(fm) or fm > phi0 + c1 * mid * dphi0 or fm >= f_lo:
+            hi = mid
+        else:
+            if abs(dm) <= -c2 * dphi0:
+                return mid
+            if dm * (hi - lo) >= 0:
+                hi = lo
+            lo, f_lo = mid, fm
+    return best_a
+
+
+def reference_cgvr_epoch(X, y, sw, loss, x0, u, h, m, b, alpha, line_search, seed, stream,
+                         c1=1e-4, c2=0.1):
+    """Algorithm 3 (one outer iteration, Option I, PR+) in numpy, with the estimator's
+    safeguards: restart with -g when p is not a descent direction of the line-search
+    objective, PR+ beta, restart when the new direction is not a descent direction."""
+    n, d = X.shape
+    Xa = np.hstack([X, np.ones((n, 1))])          # intercept as the last coordinate
+    reg = np.full(d + 1, alpha)
+    reg[d] = 0.0                                  # intercept not penalised
+    dl0 = _np_dloss(loss, Xa @ x0, y)
+    rs = ReferenceStream(seed, stream, 0)
+    x, g = x0.copy(), h.copy()
+    p = -g
+    for _ in range(m):
+        idx = np.array([rs.randint(n) for _ in range(b)])
+        XS, yS, sS = Xa[idx], y[idx], sw[idx] / b
+
+        def phi_factory(p):
+            lin = 0.0
+            if line_search == "vr":
+                lin = (u - reg * x0) @ p - np.sum(sS * dl0[idx] * (XS @ p))
+
+            def phi(a):
+                xa = x + a * p
+                za = XS @ xa
+                val = np.sum(sS * _np_loss(loss, za, yS)) + 0.5 * (reg * xa) @ xa - \
+                    0.5 * (reg * x) @ x + a * lin
+                der = np.sum(sS * _np_dloss(loss, za, yS) * (XS @ p)) + (reg * xa) @ p + lin
+                return val, der
+            return phi
+
+        phi = phi_factory(p)
+        if not phi(0.0)[1] < 0:
+            p = -g
+            phi = phi_factory(p)
+        a = 0.0
+        if phi(0.0)[1] < 0:
+            a = _reference_line_search(phi, 1.0, np.inf, c1, c2, 20, 20)
+        x = x + a * p
+        g_new = XS.T @ (sS * (_np_dloss(loss, XS @ x, yS) - dl0[idx])) + reg * x + \
+            (u - reg * x0)
+        beta = max(g_new @ (g_new - g) / (g @ g), 0.0)
+        p = -g_new + beta * p
+        g = g_new
+        if not g @ p < 0:
+            p = -g
+    return x, g
+
+
+@pytest.mark.parametrize("line_search", ["vr", "batch"])
+@pytest.mark.parametrize("loss", ["log_loss", "squared_hinge"])
+def test_inner_kernel_matches_numpy_reference(line_search, loss, rng):
+    n, d, m, b = 60, 5, 8, 7
+    X = rng.randn(n, d)
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    sw = rng.rand(n) + 0.5
+    alpha = 0.05
+    x0 = rng.randn(d + 1) * 0.2
+    ds = make_dataset(X)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    _cgvr.full_objective_gradient(ds, y, sw, LOSS_OBJ[loss](), x0, alpha, 0.0, True, u, dl0)
+    x, g, p = x0.copy(), u.copy(), -u
+    stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
+    steps = np.zeros(m)
+    seed, stream = 12345, 3
+    _cgvr.cgvr_inner(ds, y, sw, LOSS_OBJ[loss](), x, x0.copy(), u, dl0, g, p, m, b,
+                     _cgvr.BETA_RULES["PR+"], _cgvr.LINE_SEARCHES[line_search], 1e-4, 0.1, 1.0,
+                     np.inf, 20, 20, alpha, 0.0, True, False, seed, stream, 0, np.empty(1),
+                     np.empty(1), np.empty(1), stats, steps)
+    x_ref, g_ref = reference_cgvr_epoch(X, y, sw, loss, x0, u, u.copy(), m, b, alpha,
+                                        line_search, seed, stream)
+    np.testing.assert_allclose(x, x_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-9, atol=1e-12)
+    assert np.count_nonzero(steps) > 0
+
+
+def test_line_search_satisfies_strong_wolfe(rng):
+    z, q = rng.randn(50), rng.randn(50)
+    y = np.where(rng.rand(50) < 0.5, 1.0, -1.0)
+    s = np.full(50, 1 / 50)
+    loss = LogLoss()
+    # make p a descent direction: q aligned with -dloss
+    q = -np.sign(loss.dloss_array(z, y)) * np.abs(q)
+    a, phi0, dphi0, n_evals, failed = _cgvr.line_search_margins(
+        loss, z, q, y, s, 0.0, 0.01, 0.0, 1.0, np.inf, 1e-4, 0.1, 20, 20)
+    assert dphi0 < 0 and a > 0 and not failed
+
+    def phi(t):
+        return np.sum(s * loss.loss_array(z + t * q, y)) + 0.005 * t * t
+
+    def dphi(t):
+        return np.sum(s * loss.dloss_array(z + t * q, y) * q) + 0.01 * t
+
+    assert phi(a) <= phi0 + 1e-4 * a * dphi0
+    assert abs(dphi(a)) <= 0.1 * abs(dphi0)
+    # not a descent direction: no step
+    a, *_ = _cgvr.line_search_margins(loss, z, -q, y, s, 0.0, 0.01, 0.0, 1.0, np.inf, 1e-4,
+                                      0.1, 20, 20)
+    assert a == 0.0
+
+
+# ----------------------------------------------------------------------------- optimum
+
+
+def test_log_loss_reaches_logistic_regression_optimum(clf_data):
+    X, y = clf_data
+    n, alpha = X.shape[0], 1e-3
+    clf = CGVRClassifier(alpha=alpha, tol=1e-6, max_iter=200, random_state=0).fit(X, y)
+    lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000).fit(X, y)
+    ys, sw = signed(y), np.ones(n)
+    f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
+    f_ref = objective(X, ys, sw, lr.coef_[0], lr.intercept_[0], alpha, "log_loss")
+    assert abs(f_ours - f_ref) <= 1e-8 * f_ref
+    assert clf.history_["objective"][-1] == pytest.approx(f_ours, rel=1e-12)
+    np.testing.assert_allclose(clf.coef_, lr.coef_, rtol=1e-3, atol=1e-4)
+
+
+def test_squared_hinge_reaches_linear_svc_optimum(clf_data):
+    X, y = clf_data
+    n, alpha = X.shape[0], 1e-3
+    # LIBLINEAR penalises the intercept (intercept_scaling=1): regularize_intercept=True
+    clf = CGVRClassifier("squared_hinge", alpha=alpha, regularize_intercept=True, tol=1e-6,
+                         max_iter=200, random_state=0).fit(X, y)
+    svc = LinearSVC(C=1 / (n * alpha), tol=1e-12, max_iter=100000).fit(X, y)
+    ys, sw = signed(y), np.ones(n)
+    f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "squared_hinge",
+                       alpha)
+    f_ref = objective(X, ys, sw, svc.coef_[0], svc.intercept_[0], alpha, "squared_hinge",
+                      alpha)
+    assert f_ours <= f_ref * (1 + 1e-8)
+    assert f_ours >= f_ref * (1 - 1e-6)
+
+
+def test_regressor_reaches_ridge_optimum():
+    X, y = make_regression(2000, 15, noise=5.0, random_state=0)
+    n, alpha = X.shape[0], 1e-2
+    reg = CGVRRegressor(alpha=alpha, tol=1e-6, max_iter=200, random_state=0).fit(X, y)
+    ridge = Ridge(alpha=n * alpha, tol=1e-12).fit(X, y)
+    sw = np.ones(n)
+    f_ours = objective(X, y, sw, reg.coef_, reg.intercept_, alpha, "squared_error")
+    f_ref = objective(X, y, sw, ridge.coef_, ridge.intercept_, alpha, "squared_error")
+    assert abs(f_ours - f_ref) <= 1e-8 * f_ref
+    assert reg.coef_.shape == (15,) and isinstance(reg.intercept_, float)
+
+
+def test_sample_weight_matches_logistic_regression(clf_data, rng):
+    X, y = clf_data
+    n, alpha = X.shape[0], 1e-3
+    sw = rng.rand(n) * 2
+    clf = CGVRClassifier(alpha=alpha, tol=1e-6, max_iter=200, random_state=0)
+    clf.fit(X, y, sample_weight=sw)
+    lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000)
+    lr.fit(X, y, sample_weight=sw)
+    ys = signed(y)
+    f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
+    f_ref = objective(X, ys, sw, lr.coef_[0], lr.intercept_[0], alpha, "log_loss")
+    assert abs(f_ours - f_ref) <= 1e-8 * f_ref
+
+
+def test_class_weight_equals_sample_weight(clf_data):
+    X, y = clf_data
+    cw = {0: 2.0, 1: 0.5}
+    a = CGVRClassifier(alpha=1e-3, class_weight=cw, max_iter=5, tol=0, random_state=1)
+    b = CGVRClassifier(alpha=1e-3, max_iter=5, tol=0, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a.fit(X, y)
+        b.fit(X, y, sample_weight=np.where(y == 0, 2.0, 0.5))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("solver", ["cg"])
+def test_full_batch_cg_baseline_reaches_optimum(clf_data, solver):
+    X, y = clf_data
+    n, alpha = X.shape[0], 1e-3
+    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-4, max_iter=300).fit(X, y)
+    lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000).fit(X, y)
+    ys, sw = signed(y), np.ones(n)
+    f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
+    f_ref = objective(X, ys, sw, lr.coef_[0], lr.intercept_[0], alpha, "log_loss")
+    assert abs(f_ours - f_ref) <= 1e-8 * f_ref
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(solver="svrg", eta0=0.05), dict(solver="minibatch_svrg", eta0=0.5),
+    dict(line_search="batch"), dict(line_search="full", max_iter=3), dict(beta="FR"),
+    dict(beta="HS"), dict(beta="DY"), dict(beta="PR"), dict(beta="none"),
+    dict(w_selection="random"), dict(restart="full"), dict(init="uniform"),
+    dict(safeguard=False), dict(step_max=0.5), dict(loss="hinge"),
+    dict(loss="squared_error"), dict(fit_intercept=False),
+])
+def test_options_decrease_objective(clf_data, kwargs):
+    X, y = clf_data
+    kwargs = {"max_iter": 5, "tol": 0, "random_state": 0, "alpha": 1e-3, **kwargs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = CGVRClassifier(**kwargs).fit(X, y)
+    obj = clf.history_["objective"]
+    assert np.all(np.isfinite(obj))
+    assert obj[-1] < obj[0]
+    if kwargs.get("fit_intercept") is False:
+        assert clf.intercept_[0] == 0.0
+    if "eta0" not in kwargs and kwargs.get("line_search") != "batch":
+        # the fixed-step SVRG baselines and the paper's batch line search are slow here
+        assert clf.score(X, y) > 0.7
+
+
+def test_vr_line_search_beats_paper_batch_line_search(clf_data):
+    """The paper's batch line search stalls at a noise floor; the VR line search does not."""
+    X, y = clf_data
+    common = dict(alpha=1e-3, max_iter=15, tol=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        vr = CGVRClassifier(line_search="vr", **common).fit(X, y)
+        paper = CGVRClassifier(line_search="batch", safeguard=False, **common).fit(X, y)
+    lr = LogisticRegression(C=1 / (X.shape[0] * 1e-3), tol=1e-12, max_iter=10000).fit(X, y)
+    f_ref = objective(X, signed(y), np.ones(len(y)), lr.coef_[0], lr.intercept_[0], 1e-3,
+                      "log_loss")
+    gap_vr = vr.history_["objective"][-1] - f_ref
+    gap_paper = paper.history_["objective"][-1] - f_ref
+    assert gap_vr < 1e-9 * f_ref
+    assert gap_paper > 100 * gap_vr
+
+
+# ----------------------------------------------------------------------------- API
+
+
+def test_dense_and_csr_give_the_same_result(clf_data):
+    X, y = clf_data
+    Xs = X.copy()
+    Xs[np.abs(Xs) < 0.7] = 0.0
+    kw = dict(alpha=1e-3, max_iter=4, tol=0, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = CGVRClassifier(**kw).fit(Xs, y)
+        b = CGVRClassifier(**kw).fit(sp.csr_matrix(Xs), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-12, atol=1e-14)
+
+
+def test_same_seed_same_coef_and_threads_do_not_matter():
+    X, y = make_classification(600, 8, n_informative=5, n_classes=3, random_state=0)
+    kw = dict(alpha=1e-3, max_iter=3, tol=0, random_state=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = CGVRClassifier(**kw).fit(X, y)
+        b = CGVRClassifier(**kw).fit(X, y)
+        c = CGVRClassifier(n_jobs=2, **kw).fit(X, y)
+        e = CGVRClassifier(**{**kw, "random_state": 8}).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.coef_, c.coef_)
+    np.testing.assert_array_equal(a.intercept_, c.intercept_)
+    assert not np.array_equal(a.coef_, e.coef_)
+
+
+def test_multiclass_shapes_and_proba():
+    X, y = make_classification(600, 8, n_informative=5, n_classes=3, random_state=0)
+    clf = CGVRClassifier(alpha=1e-2, random_state=0).fit(X, y)
+    assert clf.coef_.shape == (3, 8) and clf.intercept_.shape == (3,)
+    assert clf.decision_function(X).shape == (600, 3)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(proba))
+    assert isinstance(clf.history_, list) and len(clf.history_) == 3
+    assert clf.score(X, y) > 0.7
+    svm = CGVRClassifier("squared_hinge", alpha=1e-2, random_state=0).fit(X, y)
+    with pytest.raises(AttributeError, match="log_loss"):
+        svm.predict_proba(X)
+
+
+def test_history_verbose_callback_and_warning(clf_data, capsys):
+    X, y = clf_data
+    with pytest.warns(ConvergenceWarning, match="max \\|gradient\\| / alpha"):
+        clf = CGVRClassifier(max_iter=2, tol=1e-12, verbose=1, random_state=0).fit(X, y)
+    assert "CGVRClassifier" in capsys.readouterr().out
+    h = clf.history_
+    for key in ("objective", "grad_max", "step_size", "passes", "time", "restarts"):
+        assert len(h[key]) == 3
+    assert np.all(np.diff(h["passes"]) > 0)
+    seen = []
+    clf = CGVRClassifier(callback=lambda rec: seen.append(rec["epoch"]) or len(seen) >= 2,
+                         tol=0, random_state=0).fit(X, y)
+    assert clf.n_iter_ == 1 and seen == [0, 1]
+
+
+def test_warm_start_continues_from_previous_solution(clf_data):
+    X, y = clf_data
+    clf = CGVRClassifier(alpha=1e-3, tol=1e-3, warm_start=True, random_state=0).fit(X, y)
+    first = clf.n_iter_
+    coef = clf.coef_.copy()
+    clf.fit(X, y)
+    assert first > 2 and clf.n_iter_ == 0
+    np.testing.assert_array_equal(clf.coef_, coef)
+    clf.set_params(tol=1e-5).fit(X, y)
+    assert 0 < clf.n_iter_ < first
+
+
+def test_float32_pickle_and_input_not_modified(clf_data):
+    X, y = clf_data
+    X32 = X.astype(np.float32)
+    X_copy = X32.copy()
+    clf = CGVRClassifier(alpha=1e-3, random_state=0).fit(X32, y)
+    np.testing.assert_array_equal(X32, X_copy)
+    clf2 = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(clf2.decision_function(X), clf.decision_function(X))
+
+
+@pytest.mark.parametrize("make_bad, match", [
+    (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 3, np.nan, X), y), "NaN"),
+    (lambda X, y: (X, np.zeros_like(y)), "only one class"),
+    (lambda X, y: (X[:0], y[:0]), "0 sample"),
+])
+def test_bad_input_raises_clear_errors(clf_data, make_bad, match):
+    X, y = clf_data
+    Xb, yb = make_bad(X[:50], y[:50])
+    with pytest.raises(ValueError, match=match):
+        CGVRClassifier().fit(Xb, yb)
+
+
+def test_bad_parameters_raise_clear_errors(clf_data):
+    X, y = clf_data
+    X, y = X[:50], y[:50]
+    with pytest.raises(ValueError, match="sample_weight"):
+        CGVRClassifier().fit(X, y, sample_weight=np.ones(10))
+    with pytest.raises(ValueError, match="c1 < c2"):
+        CGVRClassifier(c1=0.5, c2=0.1).fit(X, y)
+    with pytest.raises(ValueError, match="'beta' parameter"):
+        CGVRClassifier(beta="XY").fit(X, y)
+    with pytest.raises(ValueError, match="'batch_size' parameter"):
+        CGVRClassifier(batch_size=0).fit(X, y)
+    with pytest.raises(ValueError, match="'loss' parameter"):
+        CGVRRegressor(loss="log_loss").fit(X, y)
+    with pytest.raises(ValueError, match="Input y contains infinity"):
+        CGVRRegressor().fit(X, np.where(np.arange(50) == 2, np.inf, 1.0))
+
+
+def test_compare_with_lightning_svrg_if_installed(clf_data):
+    lightning = pytest.importorskip("lightning.classification")
+    X, y = clf_data
+    n, alpha = X.shape[0], 1e-3
+    ours = CGVRClassifier(alpha=alpha, fit_intercept=False, tol=1e-6, random_state=0).fit(X, y)
+    theirs = lightning.SVRGClassifier(loss="log", alpha=alpha, eta=0.1, n_inner=1.0,
+                                      max_iter=100, tol=1e-12, random_state=0).fit(X, y)
+    ys, sw = signed(y), np.ones(n)
+    f_ours = objective(X, ys, sw, ours.coef_[0], 0.0, alpha, "log_loss")
+    f_theirs = objective(X, ys, sw, np.ravel(theirs.coef_), 0.0, alpha, "log_loss")
+    assert f_ours <= f_theirs * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("examples/plot_cgvr*.py")))
+def test_example_runs_in_fast_mode(path, monkeypatch):
+    monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
+    pytest.importorskip("matplotlib")
+    runpy.run_path(str(path), run_name="__main__")

@@ -1,0 +1,416 @@
+"""Tests of ConstrainedLasso / ConstrainedLassoCV (paper 001, section 5.1)."""
+import math
+import os
+import pickle
+import runpy
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import Lasso, Ridge
+
+from skstoch import ConstrainedLasso, ConstrainedLassoCV
+from skstoch._fast import _lasso
+from skstoch._solvers import project_l1_ball
+from skstoch.linear_model._constrained_lasso import _LSProblem
+from skstoch.utils import make_dataset
+from skstoch.utils._random_reference import ReferenceStream
+
+STOCHASTIC = ["epro_sgd", "epro_orda", "sgd", "oneproj"]
+ALL_SOLVERS = ["fista"] + STOCHASTIC
+
+
+def make_problem(n=300, d=20, k=4, density=1.0, noise=0.3, seed=0, offset=2.0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    if density < 1:
+        X *= rng.rand(n, d) < density
+    w = np.zeros(d)
+    w[:k] = rng.randn(k)
+    y = X @ w + noise * rng.randn(n) + offset
+    return X, y
+
+
+def objective(X, y, w, b, alpha, sw=None):
+    sw = np.ones(X.shape[0]) if sw is None else sw
+    r = X @ w + b - y
+    return 0.5 * np.sum(sw * r * r) / sw.sum() + alpha * w @ w
+
+
+def exact(X, y, alpha, radius, **kw):
+    return ConstrainedLasso(alpha=alpha, radius=radius, solver="fista", tol=1e-14,
+                            max_iter=20000, **kw).fit(X, y)
+
+
+# --------------------------------------------------------------------- numpy references
+
+def ref_epro_epoch(X, y, cw, w, b, eta, alpha, lam, radius, T, seed, stream, fit_intercept):
+    """Paper Alg. 1 steps 4-8 (penalty subgradient truncated at zero), numpy."""
+    st = ReferenceStream(seed, stream)
+    a = 1 - 2 * eta * alpha
+    w = w.copy()
+    avg, b_sum = np.zeros_like(w), 0.0
+    for _ in range(T):
+        i = st.randint(X.shape[0])
+        g = eta * cw[i] * (X[i] @ w + b - y[i])
+        shrink = eta * lam if np.abs(w).sum() > radius else 0.0
+        avg += w
+        b_sum += b
+        v = a * w
+        w = np.sign(v) * np.maximum(np.abs(v) - shrink, 0) - g * X[i]
+        if fit_intercept:
+            b -= g
+    return w, b, avg / T, b_sum / T, st.counter
+
+
+def ref_orda(X, y, cw, x, b, eta, alpha, lam, radius, T, seed, stream):
+    """Paper Alg. 2 with g = alpha ||w||^2 (intercept: g = 0), gradient at x_t, numpy."""
+    st = ReferenceStream(seed, stream)
+    x1, z, S = x.copy(), x.copy(), np.zeros_like(x)
+    b1, zb, Sb = b, b, 0.0
+    x = x.copy()
+    for t in range(1, T + 2):
+        theta = 2 / (t + 1)
+        u, ub = (1 - theta) * x + theta * z, (1 - theta) * b + theta * zb
+        i = st.randint(X.shape[0])
+        cr = cw[i] * (X[i] @ x + b - y[i])
+        G = cr * X[i] + (lam * np.sign(x) if np.abs(x).sum() > radius else 0.0)
+        S += t * G
+        Sb += t * cr
+        gbar, gbar_b = 2 * S / (t * (t + 1)), 2 * Sb / (t * (t + 1))
+        a = 4 * math.sqrt(t + 1) / (t * eta)
+        gam = t ** 1.5 / eta
+        z, zb = (a * x1 - gbar) / (a + 2 * alpha), b1 - gbar_b / a
+        x, b = (gam * u - G) / (gam + 2 * alpha), ub - cr / gam
+    return x, b
+
+
+def ref_projected_sgd(X, y, cw, w, b, eta0, decay, alpha, radius, T, seed, stream):
+    st = ReferenceStream(seed, stream)
+    w_sum = np.zeros_like(w)
+    w = w.copy()
+    for t in range(1, T + 1):
+        eta = eta0 / (1 + decay * (t - 1))
+        i = st.randint(X.shape[0])
+        g = eta * cw[i] * (X[i] @ w + b - y[i])
+        w_sum += w
+        w = project_l1_ball((1 - 2 * eta * alpha) * w - g * X[i], radius)
+        b -= g
+    return w, b, w_sum
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("lam", [0.0, 0.3, 5.0])
+@pytest.mark.parametrize("window", [0, 7])
+def test_epro_sgd_epoch_matches_reference(sparse, lam, window):
+    X, y = make_problem(n=40, d=25, density=0.3, seed=1)
+    cw = np.random.RandomState(2).uniform(0.5, 1.5, 40)
+    w0 = np.random.RandomState(3).randn(25) * 0.2
+    M = sp.csr_matrix(X) if sparse else X
+    w, w_avg = w0.copy(), np.empty(25)
+    b, b_avg, counter = _lasso.epro_sgd_epoch(make_dataset(M), y, cw, w, 0.5, 0.02, 1.0, lam,
+                                              0.8, 90, True, 11, 2, 0, w_avg, window)
+    rw, rb, ravg, rbavg, rcounter = ref_epro_epoch(X, y, cw, w0, 0.5, 0.02, 1.0, lam, 0.8,
+                                                   90, 11, 2, True)
+    np.testing.assert_allclose(w, rw, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(w_avg, ravg, rtol=0, atol=1e-11)
+    assert b == pytest.approx(rb, abs=1e-12) and b_avg == pytest.approx(rbavg, abs=1e-12)
+    assert counter == rcounter   # the same draws of the counter-based stream
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_orda_and_projected_sgd_match_reference(sparse):
+    X, y = make_problem(n=30, d=12, density=0.5, seed=4)
+    cw = np.ones(30)
+    M = make_dataset(sp.csr_matrix(X) if sparse else X)
+    x0 = project_l1_ball(np.random.RandomState(5).randn(12), 1.0)
+    x = x0.copy()
+    b, _ = _lasso.orda_epoch(M, y, cw, x, 0.1, 0.5, 0.5, 0.2, 1.0, 20, True, 7, 0, 0)
+    rx, rb = ref_orda(X, y, cw, x0, 0.1, 0.5, 0.5, 0.2, 1.0, 20, 7, 0)
+    np.testing.assert_allclose(x, rx, atol=1e-12)
+    assert b == pytest.approx(rb, abs=1e-12)
+    w, w_sum = x0.copy(), np.zeros(12)
+    b, _, _ = _lasso.projected_sgd(M, y, cw, w, 0.0, 0.05, 1.0, 0.5, 1.0, 0, 25, True, 7, 1,
+                                   0, w_sum)
+    rw, rb, rsum = ref_projected_sgd(X, y, cw, x0, 0.0, 0.05, 1.0, 0.5, 1.0, 25, 7, 1)
+    np.testing.assert_allclose(w, rw, atol=1e-12)
+    np.testing.assert_allclose(w_sum, rsum, atol=1e-12)
+
+
+def test_lazy_sparse_epoch_on_wide_data_matches_dense():
+    """Long epoch, many renormalization windows, strong shrinkage: lazy == direct."""
+    rng = np.random.RandomState(0)
+    X = sp.random(200, 500, density=0.02, random_state=rng, format="csr")
+    y = rng.randn(200)
+    cw = np.ones(200)
+    w0 = project_l1_ball(rng.randn(500), 3.0)
+    out = []
+    for M in (X, X.toarray()):
+        w, avg = w0.copy(), np.empty(500)
+        b = _lasso.epro_sgd_epoch(make_dataset(M), y, cw, w, 0.0, 0.3, 1.0, 0.05, 1.0, 3000,
+                                  True, 3, 0, 0, avg, 0)
+        out.append((w, avg, b))
+    np.testing.assert_allclose(out[0][0], out[1][0], atol=1e-10)
+    np.testing.assert_allclose(out[0][1], out[1][1], atol=1e-10)
+
+
+# --------------------------------------------------------------------- the problem
+
+def test_gradient_matches_finite_differences():
+    X, y = make_problem(n=50, d=6)
+    sw = np.random.RandomState(1).uniform(0.1, 2, 50)
+    P = _LSProblem(X, make_dataset(X), y, sw, 0.7, 1.0, True)
+    w = np.random.RandomState(2).randn(6)
+    b = 0.3
+    grad = P.gradient(w, b)
+    eps = 1e-6
+    fd = np.array([(P.objective(w + eps * e, b) - P.objective(w - eps * e, b)) / (2 * eps)
+                   for e in np.eye(6)])
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+    assert P.objective(w, b) == pytest.approx(objective(X, y, w, b, 0.7, sw))
+    # the optimal intercept zeroes the intercept derivative
+    b_opt = P.optimal_intercept(w)
+    assert np.sum(sw * (X @ w + b_opt - y)) == pytest.approx(0, abs=1e-9)
+
+
+def test_fista_matches_lasso_at_matching_radius():
+    X, y = make_problem(n=200, d=30)
+    lasso = Lasso(alpha=0.05, tol=1e-12, max_iter=100000).fit(X, y)
+    radius = np.abs(lasso.coef_).sum()
+    model = exact(X, y, 0.0, radius)
+    np.testing.assert_allclose(model.coef_, lasso.coef_, atol=1e-7)
+    assert model.intercept_ == pytest.approx(lasso.intercept_, abs=1e-7)
+    assert model.dual_gap_ < 1e-10
+
+
+def test_large_radius_gives_ridge():
+    X, y = make_problem(n=150, d=10)
+    alpha = 0.3
+    # (1/2n)||r||^2 + alpha ||w||^2  ==  (1/2n) (||r||^2 + 2 n alpha ||w||^2)
+    ridge = Ridge(alpha=2 * alpha * X.shape[0]).fit(X, y)
+    radius = 2 * np.abs(ridge.coef_).sum()
+    model = exact(X, y, alpha, radius)
+    np.testing.assert_allclose(model.coef_, ridge.coef_, atol=1e-9)
+    assert model.intercept_ == pytest.approx(ridge.intercept_, abs=1e-9)
+
+
+def test_fista_gap_bounds_suboptimality_and_kkt():
+    X, y = make_problem(n=200, d=25)
+    radius = 1.0
+    ref = exact(X, y, 0.2, radius)
+    f_star = objective(X, y, ref.coef_, ref.intercept_, 0.2)
+    loose = ConstrainedLasso(alpha=0.2, radius=radius, solver="fista", tol=1e-2).fit(X, y)
+    sub = objective(X, y, loose.coef_, loose.intercept_, 0.2) - f_star
+    assert -1e-12 <= sub <= loose.dual_gap_ + 1e-12
+    # KKT: the constraint is active and the gradient is -theta sign(w) on the support
+    assert np.abs(ref.coef_).sum() == pytest.approx(radius, rel=1e-9)
+    P = _LSProblem(X, make_dataset(X), y, np.ones(200), 0.2, radius, True)
+    g = P.gradient(ref.coef_, ref.intercept_)
+    support = np.abs(ref.coef_) > 1e-10
+    theta = np.abs(g[support])
+    np.testing.assert_allclose(theta, theta.max(), rtol=1e-6)
+    assert np.all(np.abs(g[~support]) <= theta.max() * (1 + 1e-6))
+
+
+def test_sample_weight_equals_repetition():
+    X, y = make_problem(n=60, d=8)
+    sw = np.random.RandomState(0).randint(0, 4, 60)
+    a = exact(X, y, 0.1, 1.0).set_params().fit(X, y, sample_weight=sw)
+    b = exact(np.repeat(X, sw, axis=0), np.repeat(y, sw), 0.1, 1.0)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-10)
+    assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-10)
+
+
+# --------------------------------------------------------------------- stochastic solvers
+
+@pytest.mark.parametrize("solver", ALL_SOLVERS)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_coef_always_feasible(solver, sparse):
+    X, y = make_problem(n=200, d=15, density=0.5)
+    X = sp.csr_matrix(X) if sparse else X
+    for radius in (0.0, 0.1, 2.0):
+        m = ConstrainedLasso(alpha=0.5, radius=radius, solver=solver, max_iter=800,
+                             random_state=0).fit(X, y)
+        assert np.abs(m.coef_).sum() <= radius + 1e-12
+        assert np.isfinite(m.intercept_)
+
+
+@pytest.mark.parametrize("solver", STOCHASTIC)
+def test_stochastic_solvers_reach_exact_optimum(solver):
+    """Paper's alpha = 1, radius = 0.5, a generated sparse regression problem."""
+    X, y = make_problem(n=2000, d=40, k=5, noise=0.5, seed=3)
+    X /= np.sqrt(40)   # unit-scale rows, as in the paper's normalized data
+    ref = exact(X, y, 1.0, 0.5)
+    f_star = objective(X, y, ref.coef_, ref.intercept_, 1.0)
+    gaps = []
+    for seed in range(3):
+        m = ConstrainedLasso(alpha=1.0, radius=0.5, solver=solver, max_iter=40 * 2000,
+                             random_state=seed, tol=0, track_objective=False).fit(X, y)
+        gaps.append((objective(X, y, m.coef_, m.intercept_, 1.0) - f_star) / f_star)
+    assert min(gaps) >= -1e-12
+    assert np.mean(gaps) < 1e-3, gaps
+
+
+def test_projection_counts_match_paper():
+    X, y = make_problem(n=500, d=10)
+    T = 2000
+    common = dict(alpha=1.0, radius=0.5, max_iter=T, eta0=0.05, random_state=0, tol=0)
+    epro = ConstrainedLasso(solver="epro_sgd", first_epoch_length=8, use_full_budget=False,
+                            **common).fit(X, y)
+    assert epro.n_projections_ == 7 <= math.log2(T / 4)
+    assert epro.budget_used_ == epro.n_iter_ == 1016      # the paper's loop: half the budget
+    full = ConstrainedLasso(solver="epro_sgd", first_epoch_length=8, **common).fit(X, y)
+    assert full.n_projections_ == 7 and full.budget_used_ == T
+    assert len(full.history_["objective"]) == 7
+    orda = ConstrainedLasso(solver="epro_orda", use_full_budget=False, **common).fit(X, y)
+    assert orda.n_projections_ <= math.log2(T / 8)
+    assert orda.n_projections_ == math.floor(math.log2(T / 17 + 1))
+    sgd = ConstrainedLasso(solver="sgd", **common).fit(X, y)
+    assert sgd.n_projections_ == sgd.n_iter_ == T
+    one = ConstrainedLasso(solver="oneproj", **common).fit(X, y)
+    assert one.n_projections_ == 1
+
+
+@pytest.mark.parametrize("solver", ALL_SOLVERS)
+def test_dense_and_csr_agree(solver):
+    X, y = make_problem(n=150, d=30, density=0.2)
+    kw = dict(alpha=0.5, radius=1.0, solver=solver, max_iter=3000, random_state=1)
+    a = ConstrainedLasso(**kw).fit(X, y)
+    b = ConstrainedLasso(**kw).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-9)
+    assert a.intercept_ == pytest.approx(b.intercept_, abs=1e-9)
+
+
+@pytest.mark.parametrize("solver", STOCHASTIC)
+def test_reproducible_bitwise_and_pickle(solver):
+    X, y = make_problem(n=100, d=10)
+    kw = dict(alpha=0.5, radius=1.0, solver=solver, max_iter=1000, random_state=42)
+    a = ConstrainedLasso(**kw).fit(X, y)
+    b = ConstrainedLasso(**kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.intercept_ == b.intercept_
+    c = ConstrainedLasso(**dict(kw, random_state=7)).fit(X, y)
+    assert not np.array_equal(a.coef_, c.coef_)
+    d = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(d.predict(X), a.predict(X))
+
+
+def test_multi_output_is_independent_problems():
+    X, y = make_problem(n=120, d=8)
+    Y = np.column_stack([y, -2 * y + 1])
+    m = exact(X, Y, 0.1, 0.7)
+    assert m.coef_.shape == (2, 8) and m.intercept_.shape == (2,)
+    for k in range(2):
+        single = exact(X, Y[:, k], 0.1, 0.7)
+        np.testing.assert_allclose(m.coef_[k], single.coef_, atol=1e-12)
+    assert m.predict(X).shape == (120, 2)
+
+
+def test_float32_input_and_inputs_not_modified():
+    X, y = make_problem(n=80, d=6)
+    X32 = X.astype(np.float32)
+    X_copy, y_copy = X32.copy(), y.copy()
+    m = exact(X32, y, 0.1, 0.7)
+    np.testing.assert_array_equal(X32, X_copy)
+    np.testing.assert_array_equal(y, y_copy)
+    np.testing.assert_allclose(m.coef_, exact(X32.astype(np.float64), y, 0.1, 0.7).coef_,
+                               atol=1e-12)
+
+
+def test_history_callback_verbose(capsys):
+    X, y = make_problem(n=200, d=10)
+    seen = []
+    m = ConstrainedLasso(solver="epro_sgd", max_iter=5000, random_state=0, verbose=1,
+                         first_epoch_length=8,
+                         callback=lambda rec: seen.append(rec["epoch"]) or len(seen) >= 3)
+    m.fit(X, y)
+    assert seen == [0, 1, 2] and m.n_epochs_ == 3
+    assert "epoch=0" in capsys.readouterr().out
+    assert np.all(np.diff(ConstrainedLasso(solver="fista", tol=1e-10).fit(X, y)
+                          .history_["objective"]) <= 1e-12)
+
+
+def test_fista_warns_when_not_converged():
+    X, y = make_problem(n=100, d=30)
+    with pytest.warns(ConvergenceWarning, match="Frank-Wolfe duality gap"):
+        ConstrainedLasso(alpha=0.0, radius=5.0, solver="fista", max_iter=5,
+                         tol=1e-12).fit(X, y)
+
+
+def test_auto_solver_choice():
+    X, y = make_problem(n=100, d=5)
+    assert ConstrainedLasso().fit(X, y).solver_ == "fista"
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(radius=-1.0), "radius"),
+    (dict(solver="newton"), "solver"),
+    (dict(alpha=-0.1), "alpha"),
+    (dict(eta0=0.0), "eta0"),
+    (dict(solver="epro_sgd", eta0=10.0, alpha=1.0), "eta0"),
+])
+def test_bad_parameters_raise(params, match):
+    X, y = make_problem(n=50, d=5)
+    with pytest.raises(ValueError, match=match):
+        ConstrainedLasso(**params).fit(X, y)
+
+
+def test_bad_sample_weight_raises():
+    X, y = make_problem(n=50, d=5)
+    with pytest.raises(ValueError, match="sample_weight"):
+        ConstrainedLasso().fit(X, y, sample_weight=-np.ones(50))
+
+
+# --------------------------------------------------------------------- CV
+
+def test_cv_picks_a_radius_and_refits():
+    X, y = make_problem(n=200, d=20, k=3, noise=0.5)
+    cv = ConstrainedLassoCV(alpha=0.0, n_radii=12, cv=3, tol=1e-8).fit(X, y)
+    assert cv.mse_path_.shape == (12, 3)
+    assert np.all(np.diff(cv.radii_) > 0)
+    best = cv.radii_[np.argmin(cv.mse_path_.mean(axis=1))]
+    assert cv.radius_ == best
+    ref = exact(X, y, 0.0, cv.radius_)
+    np.testing.assert_allclose(cv.coef_, ref.coef_, atol=1e-6)
+    # the chosen model predicts better out of sample than the smallest radius
+    assert cv.mse_path_.mean(axis=1).min() < cv.mse_path_.mean(axis=1)[0]
+    # largest radius of the default path = l1 norm of the unconstrained solution
+    ols = np.linalg.lstsq(np.column_stack([X, np.ones(200)]), y, rcond=None)[0][:-1]
+    assert cv.radii_[-1] == pytest.approx(np.abs(ols).sum(), rel=1e-6)
+
+
+def test_cv_explicit_radii_and_errors():
+    X, y = make_problem(n=100, d=5)
+    cv = ConstrainedLassoCV(radii=[2.0, 0.5, 1.0], cv=2).fit(X, y)
+    np.testing.assert_array_equal(cv.radii_, [0.5, 1.0, 2.0])
+    with pytest.raises(ValueError, match="radii"):
+        ConstrainedLassoCV(radii=[-1.0]).fit(X, y)
+
+
+# --------------------------------------------------------------------- peers
+
+def test_skglm_agrees_if_installed():
+    skglm = pytest.importorskip("skglm")
+    X, y = make_problem(n=200, d=30)
+    peer = skglm.Lasso(alpha=0.05, tol=1e-12, max_iter=1000).fit(X, y)
+    model = exact(X, y, 0.0, np.abs(peer.coef_).sum())
+    np.testing.assert_allclose(model.coef_, peer.coef_, atol=1e-6)
+
+
+# --------------------------------------------------------------------- example
+
+EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("plot_constrained_lasso*.py"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs_in_fast_mode(path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    runpy.run_path(str(path), run_name="__main__")
+    plt.close("all")

@@ -1,0 +1,419 @@
+"""Tests of LMNNMetric (paper 001, section 4) and its kernels."""
+import os
+import pickle
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.linalg import eigh_tridiagonal
+from sklearn.datasets import load_wine
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skstoch import LMNNMetric
+from skstoch._fast import _lmnn
+from skstoch.metric_learning import _SolverState
+from skstoch.utils._random_reference import ReferenceStream
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- helpers
+def _noisy_blobs(n=150, n_informative=3, n_noise=12, seed=0):
+    """3 well separated classes in a few dimensions plus many large-variance noise
+    features: Euclidean k-NN is poor, a good metric ignores the noise."""
+    rng = np.random.RandomState(seed)
+    y = np.arange(n) % 3
+    centers = 2.0 * rng.randn(3, n_informative)
+    informative = centers[y] + 0.5 * rng.randn(n, n_informative)
+    noise = 3.0 * rng.randn(n, n_noise)
+    return np.hstack([informative, noise]), y
+
+
+def _problem(seed=0, n=40, d=6, n_trip=60):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    trip = rng.randint(0, n, size=(n_trip, 3)).astype(np.int64)
+    B = rng.randn(d, d)
+    A = B @ B.T / d + 0.05 * np.eye(d)
+    prior = np.cov(X.T)
+    prior = 0.5 * (prior + prior.T)
+    u = rng.randn(d)
+    return X, trip, np.ascontiguousarray(prior), A, u
+
+
+def _ref_lanczos(A, u, m):
+    """The kernel's warm-started Lanczos (full reorthogonalization), in numpy."""
+    d = len(u)
+    m = min(m, d)
+    Q = np.zeros((m, d))
+    alpha = np.zeros(m)
+    beta = np.zeros(m)
+    Q[0] = u / np.linalg.norm(u)
+    steps = 0
+    for j in range(m):
+        w = A @ Q[j]
+        alpha[j] = Q[j] @ w
+        steps = j + 1
+        if j == m - 1:
+            break
+        for _ in range(2):
+            for k in range(j + 1):
+                w = w - (Q[k] @ w) * Q[k]
+        beta[j] = np.linalg.norm(w)
+        assert beta[j] > 1e-8  # the test problems are generic: no breakdown
+        Q[j + 1] = w / beta[j]
+    vals, vecs = eigh_tridiagonal(alpha[:steps], beta[:steps - 1])
+    v = vecs[:, 0] @ Q[:steps]
+    return vals[0], v / np.linalg.norm(v)
+
+
+def _prox(A, s_mu1, s_mu2):
+    off = np.sign(A) * np.maximum(np.abs(A) - s_mu2, 0.0)
+    np.fill_diagonal(off, np.diag(A))
+    return off / (1.0 + s_mu1)
+
+
+def _ref_batch_gradient(X, trip, A, stream, batch, c, prior, pen, u):
+    """Stochastic gradient of the kernels: same triplet draws from the reference stream."""
+    G = (1.0 - c) * prior - pen * np.outer(u, u)
+    for _ in range(batch):
+        i, j, l = trip[stream.randint(len(trip))]
+        a = X[i] - X[j]
+        b = X[i] - X[l]
+        if a @ A @ a - b @ A @ b + 1.0 > 0.0:
+            G = G + (c / batch) * (np.outer(a, a) - np.outer(b, b))
+    return G
+
+
+def _ref_epro_epoch(X, trip, prior, A, u, seed, eta, T, batch, c, mu1, mu2, lam, eps, m):
+    """Algorithm 1 with the prox step (Eq. 18), one epoch, in numpy: returns the average
+    of x_1..x_T and x_{T+1}."""
+    stream = ReferenceStream(seed, 0)
+    total = np.zeros_like(A)
+    for _ in range(T):
+        total += A
+        theta, u = _ref_lanczos(A, u, m)
+        pen = lam if eps - theta > 0.0 else 0.0
+        G = _ref_batch_gradient(X, trip, A, stream, batch, c, prior, pen, u)
+        A = _prox(A - eta * G, eta * mu1, eta * mu2)
+    return total / T, A
+
+
+def _ref_orda(X, trip, prior, x1, u, seed, eta, T, batch, c, mu1, mu2, lam, eps, m):
+    """Algorithm 2 (ORDA) as the paper writes it, in numpy; returns x_{T+2}."""
+    stream = ReferenceStream(seed, 0)
+    x = x1.copy()
+    z = x1.copy()
+    S = np.zeros_like(x1)
+    for t in range(1, T + 2):
+        theta_t = 2.0 / (t + 1)
+        gamma_t = t ** 1.5 / eta
+        a_t = 4.0 * np.sqrt(t + 1) / (t * eta)
+        th, u = _ref_lanczos(x, u, m)
+        pen = lam if eps - th > 0.0 else 0.0
+        G = _ref_batch_gradient(X, trip, x, stream, batch, c, prior, pen, u)
+        S = S + t * G
+        u_t = (1 - theta_t) * x + theta_t * z
+        x_new = _prox(u_t - G / gamma_t, mu1 / gamma_t, mu2 / gamma_t)
+        z = _prox(x1 - (2 * S / (t * (t + 1))) / a_t, mu1 / a_t, mu2 / a_t)
+        x = x_new
+    return x
+
+
+# ----------------------------------------------------------------------------- kernels
+@pytest.mark.parametrize("eps", [1e-3, 0.5])  # 0.5: the penalty is active in some steps
+def test_epro_epoch_kernel_matches_numpy_reference(eps):
+    X, trip, prior, A0, u0 = _problem()
+    seed, eta, T, batch, c, mu1, mu2, lam, m = 123, 0.05, 12, 3, 0.5, 0.1, 0.02, 2.0, 4
+    A = A0.copy()
+    avg = np.empty_like(A)
+    u = u0.copy()
+    counters = np.zeros(2, dtype=np.uint64)
+    n_active, n_viol = _lmnn.run_sgd(X, trip, prior, A, avg, u, counters, seed, 0, 0, eta, 0,
+                                     T, batch, c, mu1, mu2, lam, eps, 1.0, 8.0, m)
+    ref_avg, ref_last = _ref_epro_epoch(X, trip, prior, A0.copy(), u0.copy(), seed, eta, T,
+                                        batch, c, mu1, mu2, lam, eps, m)
+    np.testing.assert_allclose(avg, ref_avg, rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(A, ref_last, rtol=1e-9, atol=1e-11)
+    assert np.array_equal(A, A.T)  # exactly symmetric
+    assert 0 < n_active <= T * batch
+    if eps == 0.5:
+        assert n_viol > 0
+    assert counters[0] >= T * batch  # triplet stream advanced
+
+
+def test_orda_kernel_matches_numpy_reference():
+    X, trip, prior, A0, u0 = _problem(seed=1)
+    seed, eta, T, batch, c, mu1, mu2, lam, eps, m = 7, 0.3, 10, 2, 0.5, 0.1, 0.02, 2.0, 0.3, 4
+    out = np.empty_like(A0)
+    u = u0.copy()
+    counters = np.zeros(2, dtype=np.uint64)
+    _lmnn.run_orda(X, trip, prior, A0, out, u, counters, seed, 0, eta, T, batch, c, mu1, mu2,
+                   lam, eps, m)
+    ref = _ref_orda(X, trip, prior, A0, u0.copy(), seed, eta, T, batch, c, mu1, mu2, lam, eps, m)
+    np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-11)
+
+
+def test_sgd_kernel_projects_every_iteration():
+    X, trip, prior, A0, u0 = _problem(seed=2)
+    eps = 0.4  # above the smallest eigenvalues of A0: the projection must act
+    w, V = np.linalg.eigh(A0)
+    assert w[0] < eps
+    A = np.ascontiguousarray((V * np.maximum(w, eps)) @ V.T)  # feasible start, as in fit
+    A = 0.5 * (A + A.T)
+    u0 = u0 * 0 + 1.0
+    avg = np.empty_like(A)
+    n_active, n_viol = _lmnn.run_sgd(X, trip, prior, A, avg, u0.copy(),
+                                     np.zeros(2, dtype=np.uint64), 3, 0, 1, 0.05, 0, 5, 2,
+                                     0.5, 0.0, 0.0, 1.0, eps, 1.0, 8.0, 4)
+    assert n_viol >= 1
+    assert np.linalg.eigvalsh(A)[0] >= eps - 1e-10
+    assert np.linalg.eigvalsh(avg)[0] >= eps - 1e-10  # average of feasible iterates
+
+
+def test_lanczos_estimate_tracks_lambda_min():
+    """With many steps the Lanczos Ritz value equals lambda_min (checked through the epro
+    kernel: with eps just above / below lambda_min the penalty fires / does not)."""
+    X, trip, prior, A0, u0 = _problem(seed=3)
+    lmin = np.linalg.eigvalsh(A0)[0]
+    for eps, expected in [(lmin + 1e-6, 1), (lmin - 1e-6, 0)]:
+        A = A0.copy()
+        _, n_viol = _lmnn.run_sgd(X, trip, prior, A, np.empty_like(A), u0.copy(),
+                                  np.zeros(2, dtype=np.uint64), 0, 0, 0, 1e-12, 0, 1, 1,
+                                  0.5, 0.0, 0.0, 1.0, eps, 1.0, 8.0, 6)
+        assert n_viol == expected
+
+
+def test_triplet_hinge_matches_numpy():
+    X, trip, _, A, _ = _problem(seed=4)
+    R = np.linalg.cholesky(A)
+    total, n_active = _lmnn.triplet_hinge(np.ascontiguousarray(X @ R), trip)
+    a = X[trip[:, 0]] - X[trip[:, 1]]
+    b = X[trip[:, 0]] - X[trip[:, 2]]
+    margins = np.einsum("ij,jk,ik->i", a, A, a) - np.einsum("ij,jk,ik->i", b, A, b) + 1
+    assert total == pytest.approx(np.maximum(margins, 0).sum(), rel=1e-12)
+    assert n_active == np.sum(margins > 0)
+
+
+def test_objective_gradient_matches_finite_differences():
+    """The kernels' gradient c/N sum_active (aa' - bb') + (1-c) L + mu1 A (+ mu2 sign offdiag)
+    is the derivative of the objective recorded in history_ (Eq. 21)."""
+    X, trip, prior, A, _ = _problem(seed=5)
+    est = LMNNMetric(c=0.4, mu1=0.3, mu2=0.05)
+    state = _SolverState(est, X, trip, prior, None)
+    a = X[trip[:, 0]] - X[trip[:, 1]]
+    b = X[trip[:, 0]] - X[trip[:, 2]]
+    active = (np.einsum("ij,jk,ik->i", a, A, a) - np.einsum("ij,jk,ik->i", b, A, b) + 1) > 0
+    G = est.c / len(trip) * (a[active].T @ a[active] - b[active].T @ b[active])
+    G += (1 - est.c) * prior + est.mu1 * A
+    sign = np.sign(A)
+    np.fill_diagonal(sign, 0)
+    G += est.mu2 * sign
+    rng = np.random.RandomState(0)
+    for _ in range(3):
+        V = rng.randn(*A.shape)
+        V = 0.5 * (V + V.T)
+        h = 1e-6
+        fd = (state.objective(A + h * V) - state.objective(A - h * V)) / (2 * h)
+        assert fd == pytest.approx(np.sum(G * V), rel=1e-5, abs=1e-8)
+
+
+# ----------------------------------------------------------------------------- estimator
+@pytest.mark.parametrize("solver", ["epro_sgd", "epro_orda", "sgd", "oneproj"])
+def test_final_metric_is_feasible_and_factored(solver):
+    X, y = _noisy_blobs(n=90)
+    eps = 0.05
+    est = LMNNMetric(solver=solver, epsilon=eps, max_iter=300, random_state=0).fit(X, y)
+    A = est.metric_
+    assert np.array_equal(A, A.T)
+    assert np.linalg.eigvalsh(A)[0] >= eps - 1e-10
+    np.testing.assert_allclose(est.components_.T @ est.components_, A, atol=1e-10)
+    np.testing.assert_allclose(est.get_mahalanobis_matrix(), A)
+    assert np.isfinite(est.objective_)
+    assert est.history_["objective"].shape == (est.n_epochs_,)
+
+
+@pytest.mark.parametrize("use_full_budget", [False, True])
+def test_projection_counts(use_full_budget):
+    X, y = _noisy_blobs(n=60)
+    T = 1000
+    common = dict(max_iter=T, use_full_budget=use_full_budget, random_state=0, tol=0)
+    epro = LMNNMetric(solver="epro_sgd", **common).fit(X, y)
+    assert epro.n_projections_ == epro.n_epochs_ == 6  # 8 + 16 + ... + 256 = 504 <= 1000
+    assert epro.n_projections_ <= np.log2(T / 4)
+    assert epro.n_iter_ == (T if use_full_budget else 504)
+    orda = LMNNMetric(solver="epro_orda", **common).fit(X, y)
+    assert orda.n_projections_ <= np.log2(T / 8)
+    sgd = LMNNMetric(solver="sgd", **common).fit(X, y)
+    assert sgd.n_projections_ == sgd.n_iter_ == T
+    one = LMNNMetric(solver="oneproj", **common).fit(X, y)
+    assert one.n_projections_ == 1 and one.n_iter_ == T
+
+
+@pytest.mark.parametrize("strategy", ["knn", "random"])
+def test_learned_metric_beats_euclidean_knn_on_noisy_features(strategy):
+    X, y = _noisy_blobs(n=300, seed=1)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
+    sc = StandardScaler().fit(Xtr)
+    Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
+    base = KNeighborsClassifier(3).fit(Xtr, ytr).score(Xte, yte)
+    est = LMNNMetric(triplet_strategy=strategy, random_state=0).fit(Xtr, ytr)
+    learned = KNeighborsClassifier(3).fit(est.transform(Xtr), ytr).score(est.transform(Xte), yte)
+    assert learned >= base + 0.1, (base, learned)
+    # the noise directions are shrunk relative to the informative ones
+    diag = np.diag(est.metric_)
+    assert diag[:3].mean() > 2 * diag[3:].mean()
+
+
+def test_objective_decreases_over_epochs():
+    X, y = _noisy_blobs(n=150)
+    est = LMNNMetric(triplet_strategy="random", random_state=0).fit(StandardScaler().fit_transform(X), y)
+    obj = est.history_["objective"]
+    assert obj[-1] < 0.8 * obj[0]
+
+
+def test_reproducible_and_seed_dependent():
+    X, y = _noisy_blobs(n=90)
+    a = LMNNMetric(random_state=3, max_iter=400).fit(X, y)
+    b = LMNNMetric(random_state=3, max_iter=400).fit(X, y)
+    c = LMNNMetric(random_state=4, max_iter=400).fit(X, y)
+    assert np.array_equal(a.metric_, b.metric_)
+    assert np.array_equal(a.components_, b.components_)
+    assert np.array_equal(a.triplets_, b.triplets_)
+    assert not np.array_equal(a.metric_, c.metric_)
+
+
+def test_float32_and_input_not_modified():
+    X, y = _noisy_blobs(n=60)
+    X32 = X.astype(np.float32)
+    before = X32.copy()
+    est = LMNNMetric(max_iter=200, random_state=0).fit(X32, y)
+    assert np.array_equal(X32, before)
+    ref = LMNNMetric(max_iter=200, random_state=0).fit(X32.astype(np.float64), y)
+    np.testing.assert_array_equal(est.metric_, ref.metric_)
+    assert est.transform(X32).dtype == np.float64
+
+
+def test_transform_metric_pair_distance_agree():
+    X, y = _noisy_blobs(n=60)
+    est = LMNNMetric(max_iter=200, random_state=0).fit(X, y)
+    Z = est.transform(X)
+    pairs = np.stack([X[:10], X[10:20]], axis=1)
+    d_pairs = est.pair_distance(pairs)
+    np.testing.assert_allclose(d_pairs, np.linalg.norm(Z[:10] - Z[10:20], axis=1), rtol=1e-8)
+    np.testing.assert_allclose(est.pair_score(pairs), -d_pairs)
+    metric = est.get_metric()
+    assert metric(X[0], X[10]) == pytest.approx(d_pairs[0], rel=1e-10)
+    knn = KNeighborsClassifier(3, metric=metric, algorithm="brute").fit(X, y)
+    knn_t = KNeighborsClassifier(3).fit(Z, y)
+    assert np.array_equal(knn.predict(X[:20]), knn_t.predict(Z[:20]))
+    with pytest.raises(ValueError, match="pairs must have shape"):
+        est.pair_distance(X[:4])
+
+
+def test_n_components_keeps_top_directions():
+    X, y = _noisy_blobs(n=60)
+    full = LMNNMetric(max_iter=200, random_state=0).fit(X, y)
+    est = LMNNMetric(n_components=2, max_iter=200, random_state=0).fit(X, y)
+    assert est.transform(X).shape == (60, 2)
+    top = np.linalg.eigvalsh(full.metric_)[::-1][:2]
+    np.testing.assert_allclose(np.sum(est.components_ ** 2, axis=1), top, rtol=1e-8)
+    assert est.get_feature_names_out().tolist() == ["lmnnmetric0", "lmnnmetric1"]
+    with pytest.raises(ValueError, match="n_components=20 must be <= n_features=15"):
+        LMNNMetric(n_components=20).fit(X, y)
+
+
+def test_invalid_inputs_raise_clear_errors():
+    X, y = _noisy_blobs(n=30)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        LMNNMetric().fit(X, np.zeros(30))
+    y_small = y.copy()
+    y_small[:3] = 7  # class 7 has 3 members: too few for n_neighbors=3
+    with pytest.raises(ValueError, match="Class 7 has 3 member.*at least 4 members"):
+        LMNNMetric(n_neighbors=3).fit(X, y_small)
+    LMNNMetric(n_neighbors=2, max_iter=50).fit(X, y_small)  # enough members
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LMNNMetric().fit(X_nan, y)
+    X_inf = X.copy()
+    X_inf[1, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        LMNNMetric().fit(X_inf, y)
+    with pytest.raises(ValueError, match="solver"):
+        LMNNMetric(solver="newton").fit(X, y)
+    with pytest.raises(ValueError, match="max_iter=4 is smaller than the first epoch"):
+        LMNNMetric(max_iter=4).fit(X, y)
+    with pytest.raises(NotFittedError):
+        LMNNMetric().transform(X)
+    est = LMNNMetric(max_iter=50).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.transform(X[:, :3])
+
+
+def test_callback_history_and_verbose(capsys):
+    X, y = _noisy_blobs(n=60)
+    seen = []
+
+    def callback(record):
+        seen.append(record)
+        return len(seen) == 2
+
+    est = LMNNMetric(max_iter=2000, callback=callback, verbose=1, random_state=0).fit(X, y)
+    assert len(seen) == 2 and est.n_epochs_ == 2
+    assert seen[0]["x"].shape == (15, 15)
+    for key in ("objective", "step_size", "time", "n_gradients", "relative_change"):
+        assert key in est.history_
+    assert est.history_["step_size"][1] == pytest.approx(est.history_["step_size"][0] / 2)
+    assert "LMNNMetric(solver='epro_sgd')" in capsys.readouterr().out
+
+
+def test_pickle_roundtrip():
+    X, y = _noisy_blobs(n=60)
+    est = LMNNMetric(max_iter=100, random_state=0).fit(X, y)
+    clone = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(clone.transform(X), est.transform(X))
+
+
+def test_pipeline_in_grid_search():
+    X, y = load_wine(return_X_y=True)
+    pipe = Pipeline([("scale", StandardScaler()),
+                     ("lmnn", LMNNMetric(max_iter=200, random_state=0)),
+                     ("knn", KNeighborsClassifier(3))])
+    grid = GridSearchCV(pipe, {"lmnn__c": [0.3, 0.7]}, cv=3).fit(X, y)
+    assert grid.best_score_ > 0.9
+
+
+def test_against_sklearn_nca_on_noisy_wine():
+    """Peer comparison: on wine + 20 noise features the learned metric is about as good as
+    scikit-learn's NeighborhoodComponentsAnalysis for 3-NN (mean over 3 splits)."""
+    from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+    X, y = load_wine(return_X_y=True)
+    X = np.hstack([X, np.random.RandomState(0).randn(len(X), 20)])
+    ours, nca = [], []
+    for split in range(3):
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=split,
+                                              stratify=y)
+        sc = StandardScaler().fit(Xtr)
+        Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
+        m = LMNNMetric(triplet_strategy="random", random_state=0).fit(Xtr, ytr)
+        ours.append(KNeighborsClassifier(3).fit(m.transform(Xtr), ytr)
+                    .score(m.transform(Xte), yte))
+        p = NeighborhoodComponentsAnalysis(random_state=0, max_iter=50).fit(Xtr, ytr)
+        nca.append(KNeighborsClassifier(3).fit(p.transform(Xtr), ytr)
+                   .score(p.transform(Xte), yte))
+    assert np.mean(ours) >= np.mean(nca) - 0.02
+
+
+def test_example_runs_in_fast_mode(monkeypatch):
+    monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
+    examples = sorted((ROOT / "examples").glob("plot_lmnn_*.py"))
+    assert examples, "examples/plot_lmnn_*.py is missing"
+    for path in examples:
+        runpy.run_path(str(path), run_name="__main__")

@@ -1,0 +1,523 @@
+"""Tests of OrdinalEmbedding (paper 000): losses, kernels vs numpy references, solver, API."""
+import os
+import pickle
+import runpy
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from skstoch import OrdinalEmbedding
+from skstoch._comparisons import check_comparisons
+from skstoch._fast import _ordinal
+from skstoch._fast._comparison_loss import CKLLoss, GNMDSLoss, SOELoss, STELoss, TSTELoss
+from skstoch.datasets import make_triplets
+from skstoch.utils._random_reference import ReferenceStream
+
+LOSSES = {
+    "ste": STELoss(),
+    "tste": TSTELoss(3.0),
+    "gnmds": GNMDSLoss(1.0),
+    "ckl": CKLLoss(0.05),
+    "soe": SOELoss(0.1),
+}
+
+
+# ---------------------------------------------------------------- numpy references
+def ref_loss(name, a, c):
+    """Per-comparison losses written directly from their definitions."""
+    if name == "ste":
+        return -np.log(np.exp(-a) / (np.exp(-a) + np.exp(-c)))
+    if name == "tste":
+        alpha = 3.0
+        wa = (1 + a / alpha) ** (-(alpha + 1) / 2)
+        wc = (1 + c / alpha) ** (-(alpha + 1) / 2)
+        return -np.log(wa / (wa + wc))
+    if name == "gnmds":
+        return max(0.0, 1.0 + a - c)
+    if name == "ckl":
+        return -np.log((0.05 + c) / (0.1 + a + c))
+    if name == "soe":
+        return max(0.0, np.sqrt(a) + 0.1 - np.sqrt(c)) ** 2
+    raise ValueError(name)
+
+
+def ref_objective(name, Q, X):
+    a = np.sum((X[Q[:, 0]] - X[Q[:, 1]]) ** 2, axis=1)
+    c = np.sum((X[Q[:, 2]] - X[Q[:, 3]]) ** 2, axis=1)
+    return np.mean([ref_loss(name, ai, ci) for ai, ci in zip(a, c)])
+
+
+def ref_grad_q(loss, X, q):
+    """Dense gradient of one comparison's loss (the chain rule of the paper note, Sec. 1.4)."""
+    i, j, l, k = q
+    a = np.sum((X[i] - X[j]) ** 2)
+    c = np.sum((X[l] - X[k]) ** 2)
+    _, ga, gc = loss.py_loss_grad(a, c)
+    G = np.zeros_like(X)
+    G[i] += 2 * ga * (X[i] - X[j])
+    G[j] -= 2 * ga * (X[i] - X[j])
+    G[l] += 2 * gc * (X[l] - X[k])
+    G[k] -= 2 * gc * (X[l] - X[k])
+    return G
+
+
+def ref_inner(loss, Q, x, snap, g, step, n_steps, b, seed, stream, variance_reduced=True):
+    """Algorithm 1's inner loop, dense update at every step (no laziness)."""
+    rs = ReferenceStream(seed, stream)
+    x = x.copy()
+    m = Q.shape[0]
+    for _ in range(n_steps):
+        batch = [rs.randint(m) for _ in range(b)]
+        if variance_reduced:
+            u = sum(ref_grad_q(loss, x, Q[q]) - ref_grad_q(loss, snap, Q[q]) for q in batch) / b
+            x = x - b * step * (u + g)
+        else:
+            x = x - step * sum(ref_grad_q(loss, x, Q[q]) for q in batch)
+    return x
+
+
+def ref_full_grad(loss, Q, X):
+    return sum(ref_grad_q(loss, X, q) for q in Q) / Q.shape[0]
+
+
+@pytest.fixture
+def small_problem():
+    rng = np.random.RandomState(0)
+    T = make_triplets(12, 60, 3, random_state=rng)
+    Q, _, n = check_comparisons(T)
+    X = rng.normal(size=(n, 3))
+    return Q, X
+
+
+def quadruplets(n_objects, m, rng):
+    rows = []
+    while len(rows) < m:
+        i, j, l, k = rng.randint(0, n_objects, size=4)
+        if i != j and l != k and {i, j} != {l, k}:
+            rows.append((i, j, l, k))
+    return np.array(rows)
+
+
+# ---------------------------------------------------------------- losses
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_loss_values_and_partials_vs_finite_differences(name):
+    loss = LOSSES[name]
+    rng = np.random.RandomState(1)
+    h = 1e-6
+    for a, c in rng.uniform(0.05, 4.0, size=(30, 2)):
+        val, ga, gc = loss.py_loss_grad(a, c)
+        assert val == pytest.approx(ref_loss(name, a, c), rel=1e-10, abs=1e-12)
+        fd_a = (ref_loss(name, a + h, c) - ref_loss(name, a - h, c)) / (2 * h)
+        fd_c = (ref_loss(name, a, c + h) - ref_loss(name, a, c - h)) / (2 * h)
+        if name in ("gnmds", "soe") and abs(ref_loss(name, a, c)) < 1e-3:
+            continue  # near the kink
+        assert ga == pytest.approx(fd_a, rel=1e-5, abs=1e-8)
+        assert gc == pytest.approx(fd_c, rel=1e-5, abs=1e-8)
+        assert loss.py_grad(a, c) == pytest.approx((ga, gc), rel=1e-14, abs=0)
+
+
+def test_losses_are_stable_for_extreme_distances():
+    for loss in LOSSES.values():
+        for a, c in [(1e6, 0.0), (0.0, 1e6), (0.0, 0.0), (1e300, 1e300)]:
+            val, ga, gc = loss.py_loss_grad(a, c)
+            assert np.isfinite([val, ga, gc]).all(), (loss, a, c)
+    # STE: loss ~ a - c for large a - c, without overflow
+    assert STELoss().py_loss_grad(1000.0, 0.0)[0] == pytest.approx(1000.0)
+
+
+def test_losses_pickle():
+    for loss in LOSSES.values():
+        clone = pickle.loads(pickle.dumps(loss))
+        assert type(clone) is type(loss)
+        assert clone.py_loss_grad(0.3, 1.2) == loss.py_loss_grad(0.3, 1.2)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+@pytest.mark.parametrize("kind", ["triplets", "quadruplets"])
+def test_full_gradient_vs_finite_differences(name, kind):
+    loss = LOSSES[name]
+    rng = np.random.RandomState(2)
+    n, p = 9, 3
+    C = make_triplets(n, 40, p, random_state=rng) if kind == "triplets" else quadruplets(n, 40, rng)
+    Q, _, _ = check_comparisons(C, n_objects=n)
+    X = rng.normal(size=(n, p))
+    G = np.empty_like(X)
+    total = _ordinal.full_gradient(loss, Q, X, G, 1.0 / len(Q))
+    assert total / len(Q) == pytest.approx(ref_objective(name, Q, X), rel=1e-10)
+    assert _ordinal.loss_sum(loss, Q, X) == pytest.approx(total, rel=1e-12)
+    h = 1e-6
+    fd = np.empty_like(X)
+    for r in range(n):
+        for f in range(p):
+            Xp, Xm = X.copy(), X.copy()
+            Xp[r, f] += h
+            Xm[r, f] -= h
+            fd[r, f] = (_ordinal.loss_sum(loss, Q, Xp) - _ordinal.loss_sum(loss, Q, Xm)) / (2 * h)
+    fd /= len(Q)
+    np.testing.assert_allclose(G, fd, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(G, ref_full_grad(loss, Q, X), rtol=1e-12, atol=1e-14)
+
+
+# ---------------------------------------------------------------- kernels vs references
+@pytest.mark.parametrize("name", ["ste", "gnmds", "tste"])
+@pytest.mark.parametrize("b", [1, 4])
+def test_svrg_inner_loop_matches_numpy_reference(small_problem, name, b):
+    Q, X = small_problem
+    loss = LOSSES[name]
+    rng = np.random.RandomState(3)
+    snap = X + 0.1 * rng.normal(size=X.shape)
+    G = np.empty_like(X)
+    _ordinal.full_gradient(loss, Q, snap, G, 1.0 / len(Q))
+    step, n_steps, seed, stream = 0.05, 15, 1234, 7
+    x = X.copy()
+    last = np.zeros(len(X), np.int64)
+    buf = np.empty((2 * b, X.shape[1]))
+    idx = np.empty(b, np.int32)
+    _ordinal.stochastic_inner(loss, Q, x, snap, G, step, n_steps, b, seed, stream, last, buf,
+                              idx, True)
+    expected = ref_inner(loss, Q, X, snap, G, step, n_steps, b, seed, stream)
+    # the lazy dense update is exact up to rounding
+    np.testing.assert_allclose(x, expected, rtol=1e-11, atol=1e-12)
+    assert not np.allclose(x, X)
+
+
+def test_sgd_inner_loop_matches_numpy_reference(small_problem):
+    Q, X = small_problem
+    loss = LOSSES["ste"]
+    x = X.copy()
+    b = 3
+    _ordinal.stochastic_inner(loss, Q, x, x, x, 0.02, 10, b, 99, 2, np.zeros(len(X), np.int64),
+                              np.empty((2 * b, 3)), np.empty(b, np.int32), False)
+    expected = ref_inner(loss, Q, X, None, None, 0.02, 10, b, 99, 2, variance_reduced=False)
+    np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["ste", "gnmds"])
+def test_fit_equals_numpy_reference_of_algorithm_1(name):
+    """Whole SVRG-SBB mini-batch fit (Algorithm 1, errata fixed) vs a numpy transcription."""
+    T = make_triplets(10, 50, 2, random_state=4)
+    Q, _, n = check_comparisons(T)
+    init = np.random.RandomState(5).normal(size=(n, 2))
+    b, m, eps, eta0, S = 5, 50, 0.05, 0.002, 4
+    est = OrdinalEmbedding(2, loss=name, solver="svrg_sbb", batch_size=b, epsilon=eps,
+                           eta0=eta0, max_iter=S, tol=0.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T, init=init)
+    loss = LOSSES[name]
+    x, prev_x, prev_g, step = init.copy(), None, None, eta0
+    steps, snapshots = [], [init]
+    for s in range(S):
+        g = ref_full_grad(loss, Q, x)
+        if s > 0:
+            dx, dy = x - prev_x, g - prev_g
+            step = np.sum(dx * dx) / (m * (abs(np.sum(dx * dy)) + eps * np.sum(dx * dx)))
+        steps.append(step)
+        prev_x, prev_g = x.copy(), g
+        x = ref_inner(loss, Q, x, prev_x, g, step, m // b, b, est.seed_, 1 + s)
+        snapshots.append(x)
+    assert any(not np.allclose(snapshots[-1], z) for z in snapshots[:-1])
+    # the estimator returns the lowest-objective iterate among the snapshots and the last one
+    objectives = [ref_objective(name, Q, z) for z in snapshots]
+    x = snapshots[int(np.argmin(objectives))]
+    assert est.objective_ == pytest.approx(min(objectives), rel=1e-9)
+    np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(est.history_["step_size"], steps, rtol=1e-9)
+    assert est.n_iter_ == S
+
+
+def test_sbb_steps_stay_within_their_bounds():
+    T = make_triplets(40, 3000, 3, random_state=0)
+    Q, _, n = check_comparisons(T)
+    eps = 0.05
+    est = OrdinalEmbedding(3, loss="ste", solver="svrg_sbb", epsilon=eps, max_iter=25, tol=0.0,
+                           random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T)
+    m = len(Q)
+    steps = est.history_["step_size"][1:]
+    # eq. 15 with the 1/m of eq. 17: 1/(m(L + eps)) <= eta <= 1/(m eps).  L bounds the
+    # per-comparison curvature; for STE on this embedding it is far below 1e3.
+    assert np.all(steps <= 1.0 / (m * eps) * (1 + 1e-12))
+    assert np.all(steps >= 1.0 / (m * (1e3 + eps)))
+    # 'auto' bounds the step by 100x the probed initial BB step
+    est_auto = OrdinalEmbedding(3, solver="svrg_sbb", max_iter=25, tol=0.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est_auto.fit(T)
+    assert np.all(est_auto.history_["step_size"][1:] <= 1.0 / (m * est_auto.epsilon_) * (1 + 1e-12))
+    assert est_auto.epsilon_ > 0
+
+
+# ---------------------------------------------------------------- solver quality
+@pytest.mark.parametrize("solver", ["lbfgs", "svrg_sbb"])
+@pytest.mark.parametrize("loss", ["ste", "tste", "gnmds", "soe"])
+def test_fit_satisfies_noise_free_training_triplets(loss, solver):
+    T = make_triplets(30, 3000, 2, random_state=0)
+    est = OrdinalEmbedding(2, loss=loss, solver=solver, max_iter=150, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T)
+    # t-STE's heavy tails make far violated triplets cheap, so it converges more slowly
+    assert est.score(T) >= (0.99 if loss != "tste" else 0.93)
+    # the objective decreased from the start
+    assert est.history_["objective"][-1] < est.history_["objective"][0]
+
+
+@pytest.mark.parametrize("solver", ["svrg", "sgd", "gd"])
+def test_baseline_solvers_learn(solver):
+    T_all = make_triplets(30, 4000, 2, random_state=1)
+    T, T_test = T_all[:3000], T_all[3000:]
+    est = OrdinalEmbedding(2, solver=solver, max_iter=60, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T)
+    assert est.score(T_test) > 0.9
+    assert est.n_iter_ == len(est.history_["objective"])
+
+
+@pytest.mark.parametrize("name", ["ste", "ckl"])
+def test_lbfgs_equals_scipy_on_numpy_reference_objective(name):
+    """solver='lbfgs' is scipy's L-BFGS-B on the mean loss: same iterates as L-BFGS-B driven
+    by the numpy reference objective and gradient."""
+    from scipy.optimize import minimize
+
+    T = make_triplets(12, 200, 2, random_state=2)
+    Q, _, n = check_comparisons(T)
+    init = np.random.RandomState(1).normal(size=(n, 2))
+    loss = LOSSES[name]
+    fun = lambda v: (ref_objective(name, Q, v.reshape(n, 2)),
+                     ref_full_grad(loss, Q, v.reshape(n, 2)).ravel())
+    iterates = []
+    ref = minimize(fun, init.ravel(), jac=True, method="L-BFGS-B",
+                   callback=lambda xk: iterates.append(xk.copy()),
+                   options={"maxiter": 6, "ftol": 0.0, "gtol": 0.0, "maxls": 40})
+    est = OrdinalEmbedding(2, loss=name, solver="lbfgs", max_iter=6, tol=0.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T, init=init)
+    assert est.n_iter_ == 6 == len(iterates)
+    objectives = est.history_["objective"]
+    np.testing.assert_allclose(objectives[1:], [ref_objective(name, Q, v.reshape(n, 2))
+                                                for v in iterates], rtol=1e-7)
+    # a Wolfe line search never increases the objective, and it did decrease
+    assert np.all(np.diff(objectives) <= 1e-15) and objectives[-1] < objectives[0]
+    x = ref.x.reshape(n, 2)
+    np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-6, atol=1e-8)
+    assert est.objective_ == pytest.approx(ref.fun, rel=1e-7)
+
+
+def test_lbfgs_stops_on_relative_change():
+    T = make_triplets(20, 1000, 2, random_state=0)
+    est = OrdinalEmbedding(2, loss="gnmds", solver="lbfgs", max_iter=500, tol=1e-3,
+                           random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(T)
+    assert 0 < est.n_iter_ < 500
+    assert len(est.history_["objective"]) == est.n_iter_ + 1   # the start is record 0
+
+
+def test_quadruplets_fit():
+    rng = np.random.RandomState(0)
+    E = rng.normal(size=(20, 2))
+    C = quadruplets(20, 3000, rng)
+    d = lambda u, v: np.sum((E[u] - E[v]) ** 2, axis=1)
+    y = np.where(d(C[:, 0], C[:, 1]) < d(C[:, 2], C[:, 3]), 1, -1)
+    est = OrdinalEmbedding(2, max_iter=100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(C, y)
+    assert est.n_features_in_ == 4
+    assert est.score(C, y) > 0.97
+    np.testing.assert_array_equal(est.predict(C) == y, est._satisfied(C, y)[0] == 1)
+
+
+# ---------------------------------------------------------------- cblearn
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_objective_and_gradient_equal_cblearn(name):
+    pytest.importorskip("cblearn")
+    from cblearn.embedding import _ckl, _gnmds, _soe, _ste
+
+    rng = np.random.RandomState(0)
+    T = make_triplets(15, 200, 3, random_state=rng)
+    X = rng.normal(size=(15, 3))
+    Q, _, _ = check_comparisons(T)
+    G = np.empty_like(X)
+    m = len(T)
+    ours = _ordinal.full_gradient(
+        {"ste": STELoss(), "tste": TSTELoss(2.0), "gnmds": GNMDSLoss(1.0), "ckl": CKLLoss(0.05),
+         "soe": SOELoss(0.1)}[name], Q, X, G, 1.0)
+    if name in ("ste", "tste"):
+        theirs, grad = _ste._ste_x_grad(X.ravel(), X.shape, T, name == "tste")
+    elif name == "gnmds":
+        theirs, grad = _gnmds._gnmds_x_grad(X.ravel(), X.shape, T, 0.0)
+    elif name == "ckl":
+        theirs, grad = _ckl._ckl_x_loss(X.ravel(), X.shape, T, 0.05)
+    else:  # cblearn's SOE is a mean over quadruplets (i, j, i, k)
+        theirs, grad = _soe._soe_loss(X.ravel(), X.shape, T[:, [0, 1, 0, 2]], 0.1)
+        theirs, grad = theirs * m, grad * m
+    # cblearn adds 1e-12 to the STE/t-STE denominators: agreement to ~1e-7, not to rounding
+    assert ours == pytest.approx(theirs, rel=1e-6)
+    np.testing.assert_allclose(G.ravel(), grad, rtol=1e-5, atol=1e-8)
+
+
+# ---------------------------------------------------------------- API
+def test_responses_flip_comparisons_like_cblearn_formats():
+    T, y_bool = make_triplets(20, 500, 2, response="boolean", random_state=0)
+    _, y_count = make_triplets(20, 500, 2, response="count", random_state=0)
+    T_order = make_triplets(20, 500, 2, response="order", random_state=0)
+    fits = [OrdinalEmbedding(2, max_iter=5, random_state=0) for _ in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fits[0].fit(T_order)
+        fits[1].fit(T, y_bool)
+        fits[2].fit(T, y_count)
+    np.testing.assert_array_equal(fits[0].embedding_, fits[1].embedding_)
+    np.testing.assert_array_equal(fits[0].embedding_, fits[2].embedding_)
+    assert fits[1].score(T, y_bool) == fits[0].score(T_order)
+
+
+def test_reproducible_and_pickles():
+    T = make_triplets(20, 500, 2, random_state=0)
+    kw = dict(max_iter=8, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = OrdinalEmbedding(2, **kw).fit(T)
+        b = OrdinalEmbedding(2, **kw).fit(T)
+        c = OrdinalEmbedding(2, max_iter=8, random_state=4).fit(T)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+    assert not np.array_equal(a.embedding_, c.embedding_)
+    clone = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(clone.transform(), a.embedding_)
+    np.testing.assert_array_equal(clone.predict(T), a.predict(T))
+
+
+def test_input_dtypes_and_input_not_modified():
+    T = make_triplets(20, 300, 2, random_state=0)
+    T_copy = T.copy()
+    kw = dict(max_iter=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = OrdinalEmbedding(2, **kw).fit(T)
+        for dtype in (np.int32, np.uint16, np.int64):
+            est = OrdinalEmbedding(2, **kw).fit(T.astype(dtype))
+            np.testing.assert_array_equal(est.embedding_, ref.embedding_)
+        OrdinalEmbedding(2, **kw).fit(T.tolist())
+    np.testing.assert_array_equal(T, T_copy)
+
+
+def test_predict_score_transform():
+    E = np.array([[0.0, 0.0], [1.0, 0.0], [3.0, 0.0], [0.0, 2.0]])
+    est = OrdinalEmbedding(2, max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(np.array([[0, 1, 2], [0, 1, 3]]), n_objects=4)
+    est.embedding_ = E
+    T = np.array([[0, 1, 2], [0, 2, 1], [0, 1, 3], [1, 0, 3]])
+    # squared distances: d(0,1)=1, d(0,2)=9, d(0,3)=4, d(1,3)=5
+    np.testing.assert_array_equal(est.predict(T), [1, -1, 1, 1])
+    assert est.score(T) == 0.75
+    # quadruplet: d(0,1)=1 < d(2,3)=13, and the reverse pair order is violated
+    np.testing.assert_array_equal(est.predict(np.array([[0, 1, 2, 3], [2, 3, 0, 1]])), [1, -1])
+    assert est.score(T, np.array([1, -1, 1, 1])) == 1.0
+
+
+def test_score_ties_count_as_violations():
+    est = OrdinalEmbedding(1, max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(np.array([[0, 1, 2]]))
+    est.embedding_ = np.array([[0.0], [1.0], [-1.0]])
+    assert est.score(np.array([[0, 1, 2]])) == 0.0
+    assert est.predict(np.array([[0, 1, 2]]))[0] == -1
+
+
+@pytest.mark.parametrize(
+    "X, y, match",
+    [
+        (np.array([[0, 1, 5]]), None, "out of range"),
+        (np.array([[0, -1, 2]]), None, "negative"),
+        (np.array([[0, 0, 2]]), None, "repeats an object"),
+        (np.array([[0, 1, 1]]), None, "repeats an object"),
+        (np.array([[0, 1, 0, 1]]), None, "pair with itself"),
+        (np.array([[0, 1, 1, 0]]), None, "pair with itself"),
+        (np.array([[0, 1]]), None, "shape"),
+        (np.array([0, 1, 2]), None, "shape"),
+        (np.array([[0.0, 1.0, 2.0]]), None, "integer"),
+        (np.array([[True, False, True]]), None, "integer"),
+        (np.zeros((0, 3), dtype=int), None, "no comparison"),
+        (np.array([[0, 1, 2]]), np.array([0]), "undecided"),
+        (np.array([[0, 1, 2]]), np.array([1, 1]), "one response per comparison"),
+        (np.array([[0, 1, 2]]), np.array([2]), r"\+1/-1"),
+    ],
+)
+def test_invalid_comparisons_raise(X, y, match):
+    with pytest.raises(ValueError, match=match):
+        OrdinalEmbedding(2, max_iter=1).fit(X, y, n_objects=3 if match == "out of range" else None)
+
+
+def test_invalid_fit_arguments_raise():
+    T = np.array([[0, 1, 2], [1, 2, 0]])
+    with pytest.raises(ValueError, match="init must have shape"):
+        OrdinalEmbedding(2).fit(T, init=np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="n_objects"):
+        OrdinalEmbedding(2).fit(T, n_objects=0)
+    with pytest.raises(ValueError, match="loss"):
+        OrdinalEmbedding(2, loss="hinge").fit(T)
+    with pytest.raises(TypeError, match="sparse"):
+        import scipy.sparse as sp
+        OrdinalEmbedding(2).fit(sp.csr_matrix(T))
+    est = OrdinalEmbedding(2, max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T)
+    with pytest.raises(ValueError, match="out of range"):
+        est.predict(np.array([[0, 1, 3]]))
+
+
+def test_convergence_warning_callback_verbose(capsys):
+    T = make_triplets(20, 300, 2, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="relative change of the embedding"):
+        OrdinalEmbedding(2, max_iter=2, random_state=0).fit(T)
+    seen = []
+
+    def stop_after_three(record):
+        seen.append(record)
+        return len(seen) == 3
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # stopping by callback: no warning
+        est = OrdinalEmbedding(2, max_iter=50, random_state=0, callback=stop_after_three,
+                               verbose=1).fit(T)
+    assert len(seen) == 3 and "x" in seen[0] and seen[0]["x"].shape == (20, 2)
+    assert est.n_iter_ == 2 and len(est.history_["objective"]) == 3
+    assert set(est.history_) >= {"objective", "step_size", "time"}
+    assert "OrdinalEmbedding" in capsys.readouterr().out
+
+
+def test_fit_transform_and_pipeline_friendly():
+    T = make_triplets(20, 300, 2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        E = OrdinalEmbedding(2, max_iter=5, random_state=0).fit_transform(T, n_objects=25)
+        est = OrdinalEmbedding(2, max_iter=5, random_state=0).fit(T, n_objects=25)
+    assert E.shape == (25, 2)
+    np.testing.assert_array_equal(E, est.transform(T))
+    np.testing.assert_allclose(E.mean(axis=0), 0.0, atol=1e-12)
+
+
+# ---------------------------------------------------------------- example
+def test_example_runs_in_fast_mode(monkeypatch):
+    pytest.importorskip("matplotlib")
+    examples = sorted(Path(__file__).resolve().parents[1].glob("examples/plot_ordinal_embedding*.py"))
+    assert examples
+    monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
+    for path in examples:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            runpy.run_path(str(path), run_name="__main__")
