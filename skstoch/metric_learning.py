@@ -3,6 +3,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.metrics import pairwise_distances_chunked
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -19,6 +20,11 @@ __all__ = ["LMNNMetric"]
 _LANCZOS_STEPS = 4
 # Rows per block when forming the prior matrix from pair differences (memory O(block d)).
 _BLOCK = 4096
+# Impostor searches with at most this many anchor x candidate distances run as one chunked
+# pass over all classes; larger ones as one NearestNeighbors search per class.
+_SMALL_SEARCH = 1 << 22
+# Working memory (MB) of the chunked distance pass.
+_WORKING_MEMORY_MB = 64
 # Triplets sampled to set the automatic step size.
 _N_SCALE_SAMPLES = 2000
 # eta0="auto" = _AUTO_FACTOR / (c s), s = mean squared length of triplet differences.
@@ -179,14 +185,17 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "first_epoch_length": [Interval(Integral, 1, None, closed="left"), None],
         "use_full_budget": ["boolean"],
+        "search_size": [Interval(Integral, 16, None, closed="left"), None],
+        "orda_gradient_point": [StrOptions({"x", "u"})],
         **STOCHASTIC_SOLVER_CONSTRAINTS,
     }
 
     def __init__(self, n_components=None, *, solver="epro_sgd", triplet_strategy="knn",
                  n_neighbors=3, n_impostors=3, c=0.5, mu1=1e-4, mu2=1e-3, epsilon=1e-3,
                  prior="pairs", eta0="auto", lam=1.0, batch_size=16, max_iter=4000,
-                 first_epoch_length=None, use_full_budget=True, tol=1e-6,
-                 random_state=None, verbose=0, callback=None):
+                 first_epoch_length=None, use_full_budget=True, search_size=8192,
+                 orda_gradient_point="x", tol=1e-6, random_state=None, verbose=0,
+                 callback=None):
         self.n_components = n_components
         self.solver = solver
         self.triplet_strategy = triplet_strategy
@@ -203,6 +212,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         self.max_iter = max_iter
         self.first_epoch_length = first_epoch_length
         self.use_full_budget = use_full_budget
+        self.search_size = search_size
+        self.orda_gradient_point = orda_gradient_point
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
@@ -254,10 +265,11 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         rng = np.random.default_rng(self.seed_)
         order = np.argsort(y_enc, kind="stable")
         starts = np.concatenate(([0], np.cumsum(counts)))
-        pairs = self._target_pairs(X, y_enc, order, starts, rng)
         impostor_pool = min(self.n_impostors, n_samples - counts.max())
         if impostor_pool < 1:  # pragma: no cover - two classes guarantee one impostor
             raise ValueError("no differently-labelled point available as impostor")
+        search = _Search(self, X, y_enc, counts, impostor_pool, rng)
+        pairs = self._target_pairs(X, y_enc, order, starts, rng, search.pool)
 
         d = n_features
         if self.prior == "pairs":
@@ -268,12 +280,19 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             prior = None
         self.prior_matrix_ = prior if prior is not None else np.zeros((d, d))
 
-        def make_triplets(A):
-            if self.triplet_strategy == "random":
-                return self._random_triplets(pairs, y_enc, order, starts, rng)
-            return _knn_triplets(X, pairs, y_enc, A, impostor_pool)
+        if self.triplet_strategy == "random":
+            fixed = self._random_triplets(pairs, y_enc, order, starts, rng)
 
-        triplets = make_triplets(np.eye(d))
+            def make_triplets(A, n_steps):
+                return fixed
+        else:
+            def make_triplets(A, n_steps):
+                return search.knn_triplets(pairs, A, n_steps)
+
+        first = self.first_epoch_length or (16 if self.solver == "epro_orda" else 8)
+        if self.solver in ("sgd", "oneproj"):
+            first = (epoch_lengths(self.max_iter, 8, use_full_budget=True) or [self.max_iter])[0]
+        triplets = make_triplets(np.eye(d), first)
         self._check_triplets(triplets, n_samples)
 
         if self.eta0 == "auto":
@@ -309,8 +328,10 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         self.history_ = monitor.history()
         return self
 
-    def _target_pairs(self, X, y_enc, order, starts, rng):
-        """(m, 2) int64 array of (anchor, target neighbour) pairs."""
+    def _target_pairs(self, X, y_enc, order, starts, rng, pool):
+        """(m, 2) int64 array of (anchor, target neighbour) pairs, ``n_neighbors``
+        consecutive rows per anchor, anchors in increasing order.  'knn' searches the
+        targets of the anchors in ``pool`` among all members of their class."""
         n = X.shape[0]
         k = self.n_neighbors
         if self.triplet_strategy == "random":
@@ -325,15 +346,17 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             partner = order[cls_start[:, None] + (within[:, None] + shift) % cls_size[:, None]]
             anchors = np.repeat(np.arange(n, dtype=np.int64), k)
             return np.column_stack([anchors, partner.ravel()])
-        blocks = []
+        partners = np.empty((len(pool), k), dtype=np.int64)
+        pool_cls = y_enc[pool]
         for cls in range(len(starts) - 1):
-            members = order[starts[cls]:starts[cls + 1]]
+            members = np.sort(order[starts[cls]:starts[cls + 1]])
+            in_pool = np.flatnonzero(pool_cls == cls)
+            queries = pool[in_pool]
             nn = NearestNeighbors(n_neighbors=k + 1).fit(X[members])
-            ind = nn.kneighbors(X[members], return_distance=False)
-            ind = _drop_self(ind, k)
-            anchors = np.repeat(members, k)
-            blocks.append(np.column_stack([anchors, members[ind].ravel()]))
-        return np.vstack(blocks).astype(np.int64)
+            ind = nn.kneighbors(X[queries], return_distance=False)
+            ind = _drop_self(ind, np.searchsorted(members, queries), k)
+            partners[in_pool] = members[ind]
+        return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(np.int64)
 
     def _random_triplets(self, pairs, y_enc, order, starts, rng):
         """The paper's recipe: n_impostors random differently-labelled points per pair."""
@@ -438,10 +461,13 @@ class _SolverState:
         self.counters = np.zeros(2, dtype=np.uint64)
 
     def objective(self, A):
-        """Eq. (21) at a feasible (positive definite) A on the current triplets."""
+        """Eq. (21) at a feasible (positive definite) A on the current triplets (only the
+        rows they use are mapped: O(n_rows d^2))."""
         est = self.est
         R = _factor(A)
-        hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X @ R), self.triplets)
+        rows, local = np.unique(self.triplets, return_inverse=True)
+        local = np.ascontiguousarray(local.reshape(self.triplets.shape), dtype=np.int64)
+        hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X[rows] @ R), local)
         value = est.c * hinge / len(self.triplets)
         if self.prior is not None:
             value += (1.0 - est.c) * float(np.sum(A * self.prior))
@@ -449,9 +475,9 @@ class _SolverState:
         value += est.mu2 * float(np.sum(np.abs(A)) - np.sum(np.abs(np.diag(A))))
         return value
 
-    def _refresh(self, A):
+    def _refresh(self, A, n_steps):
         if self.refresh:
-            triplets = self.make_triplets(A)
+            triplets = self.make_triplets(A, n_steps)
             self.est._check_triplets(triplets, self.X.shape[0])
             self.triplets = np.ascontiguousarray(triplets, dtype=np.int64)
 
@@ -469,13 +495,14 @@ class _SolverState:
 
         def run_epoch(A_start, eta, n_steps, epoch):
             if epoch > 0:
-                self._refresh(A_start)
+                self._refresh(A_start, n_steps)
             out = np.empty_like(A_start)
             if orda:
                 _lmnn.run_orda(self.X, self.triplets, self.prior,
                                np.ascontiguousarray(A_start), out, self.u, self.counters,
                                est.seed_, 0, eta, n_steps, est.batch_size, est.c, est.mu1,
-                               est.mu2, est.lam, est.epsilon, _LANCZOS_STEPS)
+                               est.mu2, est.lam, est.epsilon, _LANCZOS_STEPS,
+                               est.orda_gradient_point == "u")
             else:
                 A = np.array(A_start, dtype=np.float64, order="C", copy=True)
                 self._sgd_call(A, out, 0, eta, 0, n_steps)
@@ -535,17 +562,17 @@ class _SolverState:
             if stop or change <= est.tol:
                 break
             if k + 1 < len(lengths):
-                self._refresh(current)
+                self._refresh(current, lengths[k + 1])
         if mode == 2:
             n_proj = 1
         return total / used, used, n_proj, k + 1
 
 
-def _drop_self(ind, k):
-    """Remove each row's own index from a (n, k+1) neighbour table (duplicates may put it
-    anywhere); rows where it is absent drop their last column."""
+def _drop_self(ind, self_pos, k):
+    """Remove each row's own index ``self_pos`` from a (n, k+1) neighbour table (duplicates
+    may put it anywhere); rows where it is absent drop their last column."""
     n = ind.shape[0]
-    is_self = ind == np.arange(n)[:, None]
+    is_self = ind == np.asarray(self_pos)[:, None]
     has_self = is_self.any(axis=1)
     is_self[~has_self, -1] = True
     first = np.argmax(is_self, axis=1)
@@ -575,23 +602,91 @@ def _pair_scatter(X, pairs):
     return 0.5 * (S + S.T)
 
 
-def _knn_triplets(X, pairs, y_enc, A, n_impostors):
-    """Triplets (i, j, l): each target pair (i, j) with the n_impostors nearest
-    differently-labelled points l of i in the metric A (tree / chunked brute search through
-    NearestNeighbors; memory O(n k))."""
-    n = X.shape[0]
-    Z = X @ _factor(A)
-    impostors = np.empty((n, n_impostors), dtype=np.int64)
-    for cls in np.unique(y_enc):
-        inside = np.flatnonzero(y_enc == cls)
-        outside = np.flatnonzero(y_enc != cls)
-        nn = NearestNeighbors(n_neighbors=n_impostors).fit(Z[outside])
-        ind = nn.kneighbors(Z[inside], return_distance=False)
-        impostors[inside] = outside[ind]
-    q = n_impostors
-    anchors = pairs[:, 0]
-    return np.column_stack([np.repeat(pairs, q, axis=0),
-                            impostors[anchors].ravel()]).astype(np.int64)
+class _Search:
+    """Neighbour searches of the 'knn' recipe, bounded by ``search_size``.
+
+    Exhaustive when ``n_samples <= search_size`` (or ``search_size=None``): every point is
+    an anchor and its impostors are searched among all differently-labelled points at every
+    refresh.  Otherwise (large data) a fixed random pool of ``search_size`` anchors gets its
+    target neighbours once; each refresh re-searches the impostors of only as many pool
+    anchors as the coming epoch's stochastic gradients can use (at least ``search_size //
+    4``), among ``search_size`` randomly drawn points redrawn at every refresh.  Searches
+    are chunked (sklearn ``pairwise_distances_chunked``, bounded working memory): never an
+    n x n matrix, cost O(n_anchors n_candidates d) per refresh.
+    """
+
+    def __init__(self, est, X, y_enc, counts, n_impostors, rng):
+        n = X.shape[0]
+        self.X = X
+        self.y = y_enc
+        self.counts = counts
+        self.q = n_impostors
+        self.rng = rng
+        self.k = est.n_neighbors
+        self.batch = est.batch_size
+        size = est.search_size
+        self.exhaustive = (est.triplet_strategy == "random" or size is None or n <= size)
+        self.size = n if self.exhaustive else int(size)
+        if self.exhaustive:
+            self.pool = np.arange(n, dtype=np.int64)
+        else:
+            self.pool = np.sort(rng.choice(n, size=self.size, replace=False)).astype(np.int64)
+
+    def n_anchors(self, n_steps):
+        """Anchors refreshed for an epoch of ``n_steps`` stochastic gradients."""
+        n_pool = len(self.pool)
+        if self.exhaustive:
+            return n_pool
+        need = -(-2 * n_steps * self.batch // (self.k * self.q))
+        return int(min(n_pool, max(self.size // 4, need)))
+
+    def candidates(self):
+        """Impostor candidates: all points, or a fresh random sample of ``size`` points
+        (all points if the sample misses too many members of some class's complement)."""
+        n = self.X.shape[0]
+        if self.exhaustive:
+            return np.arange(n, dtype=np.int64)
+        cand = np.sort(self.rng.choice(n, size=self.size, replace=False)).astype(np.int64)
+        in_sample = np.bincount(self.y[cand], minlength=len(self.counts))
+        if np.min(len(cand) - in_sample) < self.q:
+            return np.arange(n, dtype=np.int64)
+        return cand
+
+    def knn_triplets(self, pairs, A, n_steps):
+        """Triplets (i, j, l): target pairs (i, j) of the refreshed anchors with the
+        ``q`` nearest differently-labelled candidates l of i in the metric A."""
+        k, q = self.k, self.q
+        n_pool = len(self.pool)
+        m = self.n_anchors(n_steps)
+        if m < n_pool:
+            rows = np.sort(self.rng.choice(n_pool, size=m, replace=False))
+            pairs = pairs.reshape(n_pool, k, 2)[rows].reshape(-1, 2)
+        anchors = pairs[::k, 0]
+        cand = self.candidates()
+        R = _factor(A)
+        Zq = self.X[anchors] @ R
+        Zc = self.X[cand] @ R
+        yq = self.y[anchors]
+        yc = self.y[cand]
+        if len(anchors) * len(cand) <= _SMALL_SEARCH:
+            # one chunked pass over all classes (small data: per-call overheads dominate)
+            def reduce(D, start):
+                D[yq[start:start + len(D), None] == yc[None, :]] = np.inf
+                return np.argpartition(D, q - 1, axis=1)[:, :q]
+
+            imp = np.vstack(list(pairwise_distances_chunked(
+                Zq, Zc, reduce_func=reduce, working_memory=_WORKING_MEMORY_MB)))
+        else:
+            # one fused distance + k-smallest search (sklearn's chunked brute force) per class
+            imp = np.empty((len(anchors), q), dtype=np.int64)
+            for cls in np.unique(yq):
+                inside = np.flatnonzero(yq == cls)
+                outside = np.flatnonzero(yc != cls)
+                nn = NearestNeighbors(n_neighbors=q, algorithm="brute").fit(Zc[outside])
+                imp[inside] = outside[nn.kneighbors(Zq[inside], return_distance=False)]
+        imp = cand[imp]
+        return np.column_stack([np.repeat(pairs, q, axis=0),
+                                np.repeat(imp, k, axis=0).ravel()]).astype(np.int64)
 
 
 def _auto_step(X, triplets, c, rng):
