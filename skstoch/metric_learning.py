@@ -25,6 +25,8 @@ _BLOCK = 4096
 _SMALL_SEARCH = 1 << 22
 # Working memory (MB) of the chunked distance pass.
 _WORKING_MEMORY_MB = 64
+# Triplets on which the objective (history_, objective_) is estimated when there are more.
+_OBJECTIVE_SAMPLE = 16384
 # Triplets sampled to set the automatic step size.
 _N_SCALE_SAMPLES = 2000
 # eta0="auto" = _AUTO_FACTOR / (c s), s = mean squared length of triplet differences.
@@ -459,16 +461,27 @@ class _SolverState:
         d = X.shape[1]
         self.u = np.zeros(d)
         self.counters = np.zeros(2, dtype=np.uint64)
+        self._objective_rows = None
+        self._objective_table = None
 
     def objective(self, A):
         """Eq. (21) at a feasible (positive definite) A on the current triplets (only the
         rows they use are mapped: O(n_rows d^2))."""
         est = self.est
         R = _factor(A)
-        rows, local = np.unique(self.triplets, return_inverse=True)
-        local = np.ascontiguousarray(local.reshape(self.triplets.shape), dtype=np.int64)
+        trip = self.triplets
+        if len(trip) > _OBJECTIVE_SAMPLE:
+            # large triplet tables: the hinge mean on a fixed-size random sample (the same
+            # sample while the table is unchanged, so the history curve is comparable)
+            if self._objective_rows is None or self._objective_table is not trip:
+                rng = np.random.default_rng([self.est.seed_, len(trip)])
+                self._objective_rows = rng.choice(len(trip), _OBJECTIVE_SAMPLE, replace=False)
+                self._objective_table = trip
+            trip = trip[self._objective_rows]
+        rows, local = np.unique(trip, return_inverse=True)
+        local = np.ascontiguousarray(local.reshape(trip.shape), dtype=np.int64)
         hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X[rows] @ R), local)
-        value = est.c * hinge / len(self.triplets)
+        value = est.c * hinge / len(trip)
         if self.prior is not None:
             value += (1.0 - est.c) * float(np.sum(A * self.prior))
         value += 0.5 * est.mu1 * float(np.sum(A * A))
