@@ -65,13 +65,17 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         sqrt(2)).  'sgd': proximal SGD projected onto ``A >= epsilon I`` every iteration
         (paper's baseline).  'oneproj': SGD on the smoothed penalty with a single
         projection at the end (Mahdavi et al. 2012, paper's baseline).
-    triplet_strategy : {'knn', 'random'}, default='knn'
+    triplet_strategy : {'auto', 'knn', 'random'}, default='auto'
         'knn': the classical LMNN recipe: the ``n_neighbors`` nearest same-class points
         (Euclidean, input space) are the target neighbours, the ``n_impostors`` nearest
         differently-labelled points in the current metric are the impostors, recomputed at
-        every epoch end.  'random': the paper's experimental recipe: ``n_neighbors``
-        random same-class partners per point and ``n_impostors`` random differently-
-        labelled points per pair, drawn once.
+        every epoch end (searches bounded by ``search_size``).  'random': the paper's
+        experimental recipe: ``n_neighbors`` random same-class partners per point and
+        ``n_impostors`` random differently-labelled points per pair, drawn once (O(n)).
+        'auto': 'knn' when ``n_samples <= search_size`` (exact searches), else 'random'
+        (measured: at n=100,000 the sampled 'knn' searches gave a worse metric, 51.3% 3-NN
+        accuracy against 55.4% for 'random', in twice the time; see the user guide).  The
+        recipe used is ``triplet_strategy_``.
     n_neighbors : int, default=3
         Target neighbours per point ('knn') or random same-class partners per point
         ('random'; the paper used 2).  Each class needs ``n_neighbors + 1`` members for
@@ -90,9 +94,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         The prior matrix L: mean of (x_i - x_j)(x_i - x_j)' over the target pairs (paper),
         the identity (trace penalty), or none.
     eta0 : 'auto' or float, default='auto'
-        Step size of the first epoch.  'auto' sets ``0.1 / (c s)`` with s the mean squared
-        Euclidean length of the pair and impostor differences, so that one step changes A
-        by about a tenth of a unit whatever the scale of X (the paper's 1e-5 does nothing
+        Step size of the first epoch.  'auto' sets ``5 / (c s)`` with s the mean squared
+        Euclidean length of the pair and impostor differences of a sample of triplets, so
+        that a step moves A by O(1) whatever the scale of X (the paper's 1e-5 does nothing
         on standardized data).
     lam : float, default=1.0
         Multiplier of the exact penalty lam [epsilon - lambda_min(A)]_+ inside epochs (and
@@ -102,11 +106,24 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     max_iter : int, default=2000
         Budget T of stochastic gradient calls.  Epro runs epochs 8, 16, 32, ... (16, 32,
         ... for ORDA) only while they fit completely (paper's rule), so it uses between
-        T/2 and T calls unless ``use_full_budget``; 'sgd' and 'oneproj' use T.
+        T/2 and T calls unless ``use_full_budget``; 'sgd' and 'oneproj' use T.  (2000 x 8
+        triplets matched 4000 x 16 in validation accuracy at under half the cost.)
     first_epoch_length : int, default=None
         T1; None gives the paper's 8 ('epro_sgd') or 16 ('epro_orda').
-    use_full_budget : bool, default=False
-        Add the iterations left over by the doubling rule to the last Epro epoch.
+    use_full_budget : bool, default=True
+        Add the iterations left over by the doubling rule to the last Epro epoch (False is
+        the paper's rule).
+    search_size : int or None, default=8192
+        Bound on the neighbour searches of the 'knn' recipe.  When ``n_samples >
+        search_size``, a random pool of ``search_size`` anchors gets its target neighbours
+        among the pool, and each epoch end re-searches the impostors of only as many pool
+        anchors as the next epoch can use (at least ``search_size // 4``) among
+        ``search_size`` freshly drawn points; the cost per refresh is then independent of
+        n.  None searches exhaustively (O(n^2 d) per refresh, chunked, memory O(n k)).
+    orda_gradient_point : {'x', 'u'}, default='x'
+        Where 'epro_orda' evaluates the stochastic gradient: at x_t as the paper's
+        Algorithm 2 writes it, or at the extrapolated point u_t = (1 - theta_t) x_t +
+        theta_t z_t as in the original ORDA (Chen, Lin & Pena 2012).
     tol : float, default=1e-6
         Stop when the relative change of the projected A between two epochs is <= tol.
     random_state : int, RandomState instance or None, default=None
@@ -134,6 +151,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Projections onto ``A >= epsilon I`` performed by the solver (one per epoch for
         Epro, one per iteration for 'sgd', one for 'oneproj').
     n_epochs_ : int
+    triplet_strategy_ : str
+        The triplet recipe used ('knn' or 'random').
     eta0_ : float
         The step size used for the first epoch.
     objective_ : float
@@ -153,7 +172,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     -----
     Deviations from the paper (see the user guide): the paper's step sizes are not portable
     and are replaced by ``eta0='auto'``; the default recipe is the classical k-NN recipe
-    rather than the paper's random pairs; mini-batches of 8 triplets; the per-iteration
+    rather than the paper's random pairs up to ``search_size`` samples; mini-batches of 8
+    triplets, 2000 iterations; the per-iteration
     constraint check uses a warm-started Lanczos estimate of lambda_min, which is an upper
     bound, so a violation it misses is repaired by the next epoch-end projection.
 
@@ -174,7 +194,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "solver": [StrOptions({"epro_sgd", "epro_orda", "sgd", "oneproj"})],
-        "triplet_strategy": [StrOptions({"knn", "random"})],
+        "triplet_strategy": [StrOptions({"auto", "knn", "random"})],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "n_impostors": [Interval(Integral, 1, None, closed="left")],
         "c": [Interval(Real, 0, 1, closed="both")],
@@ -192,9 +212,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         **STOCHASTIC_SOLVER_CONSTRAINTS,
     }
 
-    def __init__(self, n_components=None, *, solver="epro_sgd", triplet_strategy="knn",
+    def __init__(self, n_components=None, *, solver="epro_sgd", triplet_strategy="auto",
                  n_neighbors=3, n_impostors=3, c=0.5, mu1=1e-4, mu2=1e-3, epsilon=1e-3,
-                 prior="pairs", eta0="auto", lam=1.0, batch_size=16, max_iter=4000,
+                 prior="pairs", eta0="auto", lam=1.0, batch_size=8, max_iter=2000,
                  first_epoch_length=None, use_full_budget=True, search_size=8192,
                  orda_gradient_point="x", tol=1e-6, random_state=None, verbose=0,
                  callback=None):
@@ -253,12 +273,17 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
                 f"({self.classes_[0]}): there are no impostors to push away."
             )
         counts = np.bincount(y_enc, minlength=n_classes)
-        need = self.n_neighbors + 1 if self.triplet_strategy == "knn" else 2
+        strategy = self.triplet_strategy
+        if strategy == "auto":
+            exhaustive = self.search_size is None or n_samples <= self.search_size
+            strategy = "knn" if exhaustive else "random"
+        self.triplet_strategy_ = strategy
+        need = self.n_neighbors + 1 if strategy == "knn" else 2
         if counts.min() < need:
             small = self.classes_[np.argmin(counts)]
             raise ValueError(
                 f"Class {small} has {counts.min()} member(s), but "
-                f"triplet_strategy={self.triplet_strategy!r} with n_neighbors="
+                f"triplet_strategy={strategy!r} with n_neighbors="
                 f"{self.n_neighbors} needs at least {need} members per class "
                 f"(lower n_neighbors or use triplet_strategy='random')."
             )
@@ -282,7 +307,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             prior = None
         self.prior_matrix_ = prior if prior is not None else np.zeros((d, d))
 
-        if self.triplet_strategy == "random":
+        if strategy == "random":
             fixed = self._random_triplets(pairs, y_enc, order, starts, rng)
 
             def make_triplets(A, n_steps):
@@ -336,7 +361,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         targets of the anchors in ``pool`` among all members of their class."""
         n = X.shape[0]
         k = self.n_neighbors
-        if self.triplet_strategy == "random":
+        if self.triplet_strategy_ == "random":
             # k random same-class partners per point, never the point itself
             counts = np.diff(starts)
             pos = np.empty(n, dtype=np.int64)
@@ -459,7 +484,7 @@ class _SolverState:
         self.triplets = np.ascontiguousarray(triplets, dtype=np.int64)
         self.prior = None if prior is None else np.ascontiguousarray(prior)
         self.make_triplets = make_triplets
-        self.refresh = est.triplet_strategy == "knn"
+        self.refresh = getattr(est, "triplet_strategy_", est.triplet_strategy) == "knn"
         d = X.shape[1]
         self.u = np.zeros(d)
         self.counters = np.zeros(2, dtype=np.uint64)
@@ -642,7 +667,7 @@ class _Search:
         self.k = est.n_neighbors
         self.batch = est.batch_size
         size = est.search_size
-        self.exhaustive = (est.triplet_strategy == "random" or size is None or n <= size)
+        self.exhaustive = (est.triplet_strategy_ == "random" or size is None or n <= size)
         self.size = n if self.exhaustive else int(size)
         if self.exhaustive:
             self.pool = np.arange(n, dtype=np.int64)
@@ -707,8 +732,8 @@ class _Search:
 
 
 def _auto_step(X, triplets, c, rng):
-    """0.1 / (c s), s = mean squared length of the pair and impostor differences of a sample
-    of triplets: a step then moves A by about 0.1 along the sampled directions."""
+    """_AUTO_FACTOR / (c s), s = mean squared length of the pair and impostor differences of
+    a sample of triplets: a step then moves A by O(1) along the sampled directions."""
     sample = triplets[rng.integers(0, len(triplets), size=min(_N_SCALE_SAMPLES,
                                                                   len(triplets)))]
     a = X[sample[:, 0]] - X[sample[:, 1]]
