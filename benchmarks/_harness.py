@@ -52,6 +52,9 @@ class Case:
     external_timing : bool
         When True, ``fit()`` returns ``(fitted, seconds)`` measured elsewhere (a peer run in a
         subprocess with its own interpreter) and that time is used instead of the wall time.
+    repeat, warmup : int or None
+        Per-case overrides of :func:`run_benchmark`'s ``repeat`` / ``warmup`` (e.g. one timed
+        fit for a peer that takes minutes).  None uses the benchmark's values.
     """
 
     label: str
@@ -59,6 +62,8 @@ class Case:
     fit: Callable
     evaluate: Callable = lambda fitted: {}
     external_timing: bool = False
+    repeat: int | None = None
+    warmup: int | None = None
 
 
 def library_versions(extra=()):
@@ -122,8 +127,21 @@ def time_case(case, *, repeat, warmup):
     return times, dict(case.evaluate(fitted))
 
 
+def _thread_limit(blas_threads):
+    """Context manager limiting BLAS / OpenMP thread pools (threadpoolctl) or a no-op."""
+    import contextlib
+
+    if blas_threads is None:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=int(blas_threads))
+
+
 def run_benchmark(name, problem, cases, *, repeat=5, warmup=1, baseline=None, notes="",
-                  write=True):
+                  write=True, blas_threads=None):
     """Time every case, print a markdown table, and write results/<name>.md and .json.
 
     Parameters
@@ -142,6 +160,10 @@ def run_benchmark(name, problem, cases, *, repeat=5, warmup=1, baseline=None, no
         Free text added under the table (settings, caveats).
     write : bool
         Write the results files (False for smoke tests).
+    blas_threads : int, optional
+        Limit the BLAS and OpenMP thread pools of this process to this many threads while the
+        cases run (threadpoolctl; recorded in the results).  Peers run in a subprocess are not
+        affected: set OMP_NUM_THREADS / OPENBLAS_NUM_THREADS for them.  None: no limit.
 
     Returns
     -------
@@ -151,7 +173,10 @@ def run_benchmark(name, problem, cases, *, repeat=5, warmup=1, baseline=None, no
     rows = []
     for case in cases:
         try:
-            times, metrics = time_case(case, repeat=repeat, warmup=warmup)
+            with _thread_limit(blas_threads):
+                times, metrics = time_case(
+                    case, repeat=repeat if case.repeat is None else case.repeat,
+                    warmup=warmup if case.warmup is None else case.warmup)
         except ImportError as exc:
             rows.append({"label": case.label, "library": case.library, "skipped": str(exc)})
             print(f"[{name}] {case.label}: skipped ({exc})", flush=True)
@@ -159,6 +184,7 @@ def run_benchmark(name, problem, cases, *, repeat=5, warmup=1, baseline=None, no
         rows.append({
             "label": case.label,
             "library": case.library,
+            "n_timed": len(times),
             "median_s": statistics.median(times),
             "min_s": min(times),
             "max_s": max(times),
@@ -178,6 +204,7 @@ def run_benchmark(name, problem, cases, *, repeat=5, warmup=1, baseline=None, no
         "baseline": base_label,
         "repeat": repeat,
         "warmup": warmup,
+        "blas_threads": blas_threads,
         "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.executable).name] + sys.argv),
         "versions": library_versions(),
@@ -206,8 +233,10 @@ def to_markdown(payload):
         "",
         f"Problem: {payload['problem']}",
         "",
-        f"Median of {payload['repeat']} timed fits after {payload['warmup']} warm-up fit(s); "
-        f"ratio = median / median of `{payload['baseline']}`.",
+        f"Median of {payload['repeat']} timed fits after {payload['warmup']} warm-up fit(s) "
+        f"(unless a row says otherwise); ratio = median / median of `{payload['baseline']}`."
+        + (f" BLAS/OpenMP limited to {payload['blas_threads']} thread(s)."
+           if payload.get("blas_threads") else ""),
         "",
         "| case | library | median s | min s | max s | ratio | " + " | ".join(metric_names) + " |",
         "|---|---|---|---|---|---|" + "---|" * len(metric_names),
@@ -218,8 +247,11 @@ def to_markdown(payload):
             continue
         ratio = row.get("ratio_to_baseline")
         metrics = [_fmt(row["metrics"].get(k)) for k in metric_names]
+        label = row["label"]
+        if row.get("n_timed") is not None and row["n_timed"] != payload["repeat"]:
+            label += f" ({row['n_timed']} timed fit(s))"
         lines.append(
-            f"| {row['label']} | {row['library']} | {row['median_s']:.4g} | {row['min_s']:.4g} | "
+            f"| {label} | {row['library']} | {row['median_s']:.4g} | {row['min_s']:.4g} | "
             f"{row['max_s']:.4g} | {_fmt(ratio)} | " + " | ".join(metrics) + " |"
         )
     versions = ", ".join(f"{k} {v}" for k, v in payload["versions"].items() if v)

@@ -104,8 +104,10 @@ def _ref_epro_epoch(X, trip, prior, A, u, seed, eta, T, batch, c, mu1, mu2, lam,
     return total / T, A
 
 
-def _ref_orda(X, trip, prior, x1, u, seed, eta, T, batch, c, mu1, mu2, lam, eps, m):
-    """Algorithm 2 (ORDA) as the paper writes it, in numpy; returns x_{T+2}."""
+def _ref_orda(X, trip, prior, x1, u, seed, eta, T, batch, c, mu1, mu2, lam, eps, m,
+              at_u=False):
+    """Algorithm 2 (ORDA) in numpy, gradient at x_t (the paper) or at u_t (the original
+    ORDA); returns x_{T+2}."""
     stream = ReferenceStream(seed, 0)
     x = x1.copy()
     z = x1.copy()
@@ -114,11 +116,12 @@ def _ref_orda(X, trip, prior, x1, u, seed, eta, T, batch, c, mu1, mu2, lam, eps,
         theta_t = 2.0 / (t + 1)
         gamma_t = t ** 1.5 / eta
         a_t = 4.0 * np.sqrt(t + 1) / (t * eta)
-        th, u = _ref_lanczos(x, u, m)
-        pen = lam if eps - th > 0.0 else 0.0
-        G = _ref_batch_gradient(X, trip, x, stream, batch, c, prior, pen, u)
-        S = S + t * G
         u_t = (1 - theta_t) * x + theta_t * z
+        point = u_t if at_u else x
+        th, u = _ref_lanczos(point, u, m)
+        pen = lam if eps - th > 0.0 else 0.0
+        G = _ref_batch_gradient(X, trip, point, stream, batch, c, prior, pen, u)
+        S = S + t * G
         x_new = _prox(u_t - G / gamma_t, mu1 / gamma_t, mu2 / gamma_t)
         z = _prox(x1 - (2 * S / (t * (t + 1))) / a_t, mu1 / a_t, mu2 / a_t)
         x = x_new
@@ -147,16 +150,30 @@ def test_epro_epoch_kernel_matches_numpy_reference(eps):
     assert counters[0] >= T * batch  # triplet stream advanced
 
 
-def test_orda_kernel_matches_numpy_reference():
+@pytest.mark.parametrize("at_u", [False, True])
+def test_orda_kernel_matches_numpy_reference(at_u):
     X, trip, prior, A0, u0 = _problem(seed=1)
     seed, eta, T, batch, c, mu1, mu2, lam, eps, m = 7, 0.3, 10, 2, 0.5, 0.1, 0.02, 2.0, 0.3, 4
     out = np.empty_like(A0)
     u = u0.copy()
     counters = np.zeros(2, dtype=np.uint64)
     _lmnn.run_orda(X, trip, prior, A0, out, u, counters, seed, 0, eta, T, batch, c, mu1, mu2,
-                   lam, eps, m)
-    ref = _ref_orda(X, trip, prior, A0, u0.copy(), seed, eta, T, batch, c, mu1, mu2, lam, eps, m)
+                   lam, eps, m, at_u)
+    ref = _ref_orda(X, trip, prior, A0, u0.copy(), seed, eta, T, batch, c, mu1, mu2, lam, eps, m,
+                    at_u=at_u)
     np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-11)
+    other = _ref_orda(X, trip, prior, A0, u0.copy(), seed, eta, T, batch, c, mu1, mu2, lam, eps,
+                      m, at_u=not at_u)
+    assert not np.allclose(out, other, rtol=1e-6, atol=1e-8)  # the option changes the iterates
+
+
+def test_orda_gradient_point_option_reaches_the_kernel():
+    X, y = _noisy_blobs(n=60)
+    fits = [LMNNMetric(solver="epro_orda", orda_gradient_point=p, max_iter=200,
+                       random_state=0).fit(X, y) for p in ("x", "u")]
+    assert not np.allclose(fits[0].metric_, fits[1].metric_)
+    for m in fits:
+        assert np.linalg.eigvalsh(m.metric_)[0] >= m.epsilon * (1 - 1e-9)
 
 
 def test_sgd_kernel_projects_every_iteration():
@@ -221,6 +238,77 @@ def test_objective_gradient_matches_finite_differences():
         h = 1e-6
         fd = (state.objective(A + h * V) - state.objective(A - h * V)) / (2 * h)
         assert fd == pytest.approx(np.sum(G * V), rel=1e-5, abs=1e-8)
+
+
+# ----------------------------------------------------------------------------- searches
+def _brute_impostors(X, y, anchors, cand, A, q):
+    """Numpy reference: the q nearest differently-labelled candidates of each anchor in A."""
+    R = np.linalg.cholesky(A)
+    D = np.sum(((X[anchors] @ R)[:, None, :] - (X[cand] @ R)[None, :, :]) ** 2, axis=2)
+    D[y[anchors][:, None] == y[cand][None, :]] = np.inf
+    return np.sort(D, axis=1)[:, :q]
+
+
+@pytest.mark.parametrize("small_search", [True, False])  # one chunked pass / per-class search
+def test_impostor_search_matches_brute_force(monkeypatch, small_search):
+    import skstoch.metric_learning as ml
+
+    monkeypatch.setattr(ml, "_SMALL_SEARCH", 1 << 30 if small_search else 0)
+    X, y = _noisy_blobs(n=120, seed=3)
+    est = LMNNMetric(n_neighbors=2, n_impostors=3, max_iter=64, random_state=0).fit(X, y)
+    A = est.metric_
+    rng = np.random.default_rng(0)
+    y_enc = np.searchsorted(est.classes_, y)
+    search = ml._Search(est, X, y_enc, np.bincount(y_enc), 3, rng)
+    assert search.exhaustive
+    pairs = est._target_pairs(X, y_enc, np.argsort(y_enc, kind="stable"),
+                              np.concatenate(([0], np.cumsum(np.bincount(y_enc)))), rng,
+                              search.pool)
+    # targets: the 2 nearest same-class points (Euclidean), never the point itself
+    assert np.all(y[pairs[:, 0]] == y[pairs[:, 1]]) and np.all(pairs[:, 0] != pairs[:, 1])
+    trip = search.knn_triplets(pairs, A, 10)
+    assert np.all(y[trip[:, 0]] != y[trip[:, 2]])
+    anchors = trip[::6, 0]
+    imp = trip[:, 2].reshape(-1, 6)[:, :3]     # the 3 impostors of the anchor's first pair
+    R = np.linalg.cholesky(A)
+    got = np.sort(np.sum(((X[anchors] @ R)[:, None, :] - X[imp] @ R) ** 2, axis=2), axis=1)
+    ref = _brute_impostors(X, y, anchors, np.arange(len(X)), A, 3)
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
+
+
+def test_bounded_search_on_large_data_and_auto_strategy():
+    """n > search_size: a pool of search_size anchors, per-epoch refreshes of a subset,
+    sampled candidates; the result is feasible and reproducible.  'auto' switches to the
+    random recipe above search_size."""
+    X, y = _noisy_blobs(n=600, seed=4)
+    kw = dict(search_size=128, max_iter=200, random_state=0)
+    m = LMNNMetric(triplet_strategy="knn", **kw).fit(X, y)
+    assert m.triplet_strategy_ == "knn"
+    anchors = np.unique(m.triplets_[:, 0])
+    assert 128 // 4 <= len(anchors) <= 128
+    assert np.all(y[m.triplets_[:, 0]] == y[m.triplets_[:, 1]])
+    assert np.all(y[m.triplets_[:, 0]] != y[m.triplets_[:, 2]])
+    assert np.linalg.eigvalsh(m.metric_)[0] >= m.epsilon * (1 - 1e-9)
+    again = LMNNMetric(triplet_strategy="knn", **kw).fit(X, y)
+    assert np.array_equal(m.metric_, again.metric_)
+    assert LMNNMetric(**kw).fit(X, y).triplet_strategy_ == "random"
+    assert LMNNMetric(search_size=None, max_iter=64).fit(X, y).triplet_strategy_ == "knn"
+    assert LMNNMetric(max_iter=64).fit(X, y).triplet_strategy_ == "knn"  # 600 <= 8192
+
+
+def test_objective_sample_on_large_tables(monkeypatch):
+    import skstoch.metric_learning as ml
+
+    X, y = _noisy_blobs(n=90, seed=6)
+    m = LMNNMetric(max_iter=64, random_state=0).fit(X, y)
+    A = np.eye(X.shape[1])  # many active triplets
+    state = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None)
+    exact = state.objective(A)
+    monkeypatch.setattr(ml, "_OBJECTIVE_SAMPLE", len(m.triplets_) // 3)
+    state = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None)
+    approx = state.objective(A)
+    assert approx == state.objective(A)  # the same sample while the table is unchanged
+    assert approx != exact and abs(approx - exact) < 0.5 * exact
 
 
 # ----------------------------------------------------------------------------- estimator

@@ -545,12 +545,13 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
              const double[:, ::1] x1, double[:, ::1] out, double[::1] u,
              uint64_t[::1] counters, uint64_t seed, uint64_t stream, double eta,
              int64_t n_steps, Py_ssize_t batch, double c, double mu1, double mu2, double lam,
-             double eps, Py_ssize_t lanczos_steps):
+             double eps, Py_ssize_t lanczos_steps, bint at_u=False):
     """ORDA (paper 001, Algorithm 2) on the augmented objective of Eq. (16) from x1, with
     T = ``n_steps`` (T + 1 stochastic gradient calls).  ``out`` receives x_{T+2}.
 
     theta_t = 2/(t+1), gamma_t = t^1.5 / eta, u_t = (1 - theta_t) x_t + theta_t z_t,
-    G_t = g(x_t) + lam d[eps - lambda_min(x_t)]_+ (gradient at x_t, as the paper writes),
+    G_t = g(p_t) + lam d[eps - lambda_min(p_t)]_+ with p_t = x_t (``at_u=False``, as the
+    paper writes) or p_t = u_t (``at_u=True``, the original ORDA of Chen, Lin & Pena 2012),
     gbar_t = 2 S_t / (t(t+1)) with S_t = sum_tau tau G_tau,
     z_{t+1} = prox_{g/a_t}(x1 - gbar_t / a_t), a_t = 4 sqrt(t+1) / (t eta),
     x_{t+1} = prox_{g/gamma_t}(u_t - G_t / gamma_t).
@@ -571,6 +572,8 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
     cdef double* S = NULL
     cdef double* G = NULL
     cdef double* zero = NULL
+    cdef double* ut = NULL
+    cdef double* point
     if x1.shape[0] != d or x1.shape[1] != d or out.shape[0] != d or out.shape[1] != d:
         raise ValueError("x1 and out must be (d, d)")
     if u.shape[0] != d or counters.shape[0] != 2 or triplets.shape[1] != 3:
@@ -604,10 +607,11 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
     S = <double*>malloc(dd * sizeof(double))
     G = <double*>malloc(dd * sizeof(double))
     zero = <double*>malloc(dd * sizeof(double))
-    if (x == NULL or z == NULL or S == NULL or G == NULL or zero == NULL
+    ut = <double*>malloc(dd * sizeof(double))
+    if (x == NULL or z == NULL or S == NULL or G == NULL or zero == NULL or ut == NULL
             or _work_alloc(&wk, batch, d) != 0
             or _lanczos_alloc(&lz, d, min(lanczos_steps, d)) != 0):
-        free(x); free(z); free(S); free(G); free(zero)
+        free(x); free(z); free(S); free(G); free(zero); free(ut)
         _work_free(&wk)
         _lanczos_free(&lz)
         raise MemoryError()
@@ -622,19 +626,23 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
             theta_t = 2.0 / (tt + 1.0)
             gamma_t = tt * sqrt(tt) / eta
             a_t = 4.0 * sqrt(tt + 1.0) / (tt * eta)
-            # G_t at x_t (the gradient step from zero gives -G_t)
+            # u_t = (1 - theta_t) x_t + theta_t z_t
+            for i in range(dd):
+                ut[i] = (1.0 - theta_t) * x[i] + theta_t * z[i]
+            point = ut if at_u else x
+            # G_t at the gradient point (the gradient step from zero gives -G_t)
             pen = 0.0
-            theta = _lanczos_min(x, &u[0], &lz, &rng_l)
+            theta = _lanczos_min(point, &u[0], &lz, &rng_l)
             if eps - theta > 0.0:
                 pen = lam
                 n_viol += 1
-            n_act = _active_batch(&pb, x, &wk, &rng_t)
+            n_act = _active_batch(&pb, point, &wk, &rng_t)
             total_active += n_act
             _gradient_step(&pb, G, zero, &wk, n_act, 1.0, pen, &u[0])   # G = -G_t
             for i in range(dd):
                 S[i] -= tt * G[i]
-                # u_t, then x_{t+1} = prox_{g/gamma_t}(u_t - G_t / gamma_t)
-                x[i] = (1.0 - theta_t) * x[i] + theta_t * z[i] + G[i] / gamma_t
+                # x_{t+1} = prox_{g/gamma_t}(u_t - G_t / gamma_t)
+                x[i] = ut[i] + G[i] / gamma_t
                 # z_{t+1} = prox_{g/a_t}(x1 - gbar_t / a_t)
                 z[i] = (&x1[0, 0])[i] - (2.0 * S[i] / (tt * (tt + 1.0))) / a_t
             _prox(x, d, mu1 / gamma_t, mu2 / gamma_t)
@@ -643,7 +651,7 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
             (&out[0, 0])[i] = x[i]
     counters[0] = rng_t.counter
     counters[1] = rng_l.counter
-    free(x); free(z); free(S); free(G); free(zero)
+    free(x); free(z); free(S); free(G); free(zero); free(ut)
     _work_free(&wk)
     _lanczos_free(&lz)
     return total_active, n_viol
