@@ -37,9 +37,13 @@ def make_data(kind, scale, seed=0):
         X = rng.randn(n, d)
     else:
         n, d = int(200_000 * scale), int(20_000 * scale)
-        X = sp.random(n, d, density=0.001,
-                      random_state=rng, format="csr", data_rvs=rng.randn)
-        X = sp.csr_matrix(X)
+        # rows with Binomial(d, 0.001) entries at uniform columns, N(0, 1) values (built
+        # directly: scipy.sparse.random draws without replacement over all n*d cells)
+        counts = rng.binomial(d, 0.001, size=n)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        indices = rng.randint(0, d, size=indptr[-1]).astype(np.int32)
+        X = sp.csr_matrix((rng.randn(indptr[-1]), indices, indptr), shape=(n, d))
+        X.sum_duplicates()     # canonical CSR: sorted, duplicate cells merged
     w = np.zeros(d)
     support = rng.choice(d, max(5, d // 20), replace=False)
     w[support] = rng.randn(support.size)
