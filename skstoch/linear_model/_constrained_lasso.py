@@ -83,6 +83,18 @@ class _LSProblem:
             grad = self.gradient(w, self.optimal_intercept(w))
         return float(grad @ w) + self.radius * float(np.max(np.abs(grad), initial=0.0))
 
+    def multiplier(self, w):
+        """Estimate of the constraint's Lagrange multiplier at a feasible w.
+
+        At the optimum, -grad_j = nu sign(w_j) on the support, so nu = -grad.w / ||w||_1;
+        0 when w is strictly inside the ball (the constraint is then inactive there).
+        """
+        norm1 = float(np.abs(w).sum())
+        if not self.radius > 0 or norm1 < self.radius * (1.0 - 1e-9):
+            return 0.0
+        grad = self.gradient(w, self.optimal_intercept(w))
+        return max(0.0, -float(grad @ w) / norm1)
+
     def max_row_curvature(self):
         """max_i c_i (||x_i||^2 + [fit_intercept]) + 2 alpha: a safe inverse step for SGD."""
         X = self.X
@@ -217,7 +229,16 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
         n = problem.X.shape[0]
         t1 = n if alpha == 0 else math.ceil(2.0 / (alpha * eta0))
         first_epoch_length = int(min(max(t1, 8), max(n, 8)))
-    state = {"b": problem.optimal_intercept(project_l1_ball(w0, radius)), "counter": 0}
+    state = {"b": problem.optimal_intercept(project_l1_ball(w0, radius)), "counter": 0,
+             "lams": []}
+    auto_lam = isinstance(lam, str)
+
+    def lam_at(w):
+        # lam='auto': the exact penalty's multiplier set, before every epoch, to the
+        # constraint's Lagrange multiplier estimated at the epoch's (projected) start
+        value = problem.multiplier(w) if auto_lam else lam
+        state["lams"].append(value)
+        return value
 
     def objective(w):
         return problem.objective(w, state["b"])
@@ -234,7 +255,7 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
                 w = np.array(x_start, dtype=np.float64, copy=True)
                 w_avg = np.empty(d)
                 _, b_avg, state["counter"] = _lasso.epro_sgd_epoch(
-                    ds, y, cw, w, state["b"], eta, alpha, lam, radius, n_steps,
+                    ds, y, cw, w, state["b"], eta, alpha, lam_at(x_start), radius, n_steps,
                     fit_intercept, seed, stream, state["counter"], w_avg)
                 state["b"] = b_avg
                 return w_avg
@@ -243,7 +264,7 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
             def run_epoch(x_start, eta, n_steps, epoch):
                 x = np.array(x_start, dtype=np.float64, copy=True)
                 state["b"], state["counter"] = _lasso.orda_epoch(
-                    ds, y, cw, x, state["b"], eta, alpha, lam, radius, n_steps,
+                    ds, y, cw, x, state["b"], eta, alpha, lam_at(x_start), radius, n_steps,
                     fit_intercept, seed, stream, state["counter"])
                 return x
             step_decay, extra, t1 = math.sqrt(2.0), 1, first_epoch_length or 16
@@ -253,6 +274,7 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
             objective=objective if track_objective else None, tol=tol,
             use_full_budget=use_full_budget, extra_per_epoch=extra)
         result.extra["eta0"] = eta0
+        result.extra["lam"] = state["lams"][-1] if state["lams"] else 0.0
         return result.x, state["b"], result
 
     # baselines: one continuous run, recorded at the doubling checkpoints 8, 24, 56, ...
@@ -273,8 +295,9 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
                 ds, y, cw, w, b, eta0, decay, alpha, radius, t_done, n_steps, fit_intercept,
                 seed, stream, counter, w_sum)
         else:
+            w_ref = project_l1_ball(w_sum / t_done if t_done else w, radius)
             b, db, counter = _lasso.oneproj_sgd(
-                ds, y, cw, w, b, eta0, decay, alpha, lam, gamma, radius, t_done, n_steps,
+                ds, y, cw, w, b, eta0, decay, alpha, lam_at(w_ref), gamma, radius, t_done, n_steps,
                 fit_intercept, seed, stream, counter, w_sum)
         b_sum += db
         t_done += n_steps
@@ -293,7 +316,8 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
     n_proj = t_done if solver == "sgd" else 1
     result = SolverResult(x=w_out, n_iter=t_done, converged=True, criterion=0.0,
                           extra={"n_projections": n_proj, "n_epochs": epoch,
-                                 "budget_used": t_done, "budget": budget, "eta0": eta0})
+                                 "budget_used": t_done, "budget": budget, "eta0": eta0,
+                                 "lam": state["lams"][-1] if state["lams"] else 0.0})
     return w_out, problem.optimal_intercept(w_out), result
 
 
@@ -344,9 +368,17 @@ class ConstrainedLasso(BaseLinearRegressor):
         'auto' uses 1 / max_i (c_i ||x_i||^2 + 2 alpha) (and, for the baselines,
         eta_t = 1 / (1/eta0 + 2 alpha (t - 1))).  The paper's tuned values (0.3 Epro, 0.5 SGD,
         0.1 OneProj) depend on the data scale.
-    lam : float, default=0.03
+    lam : float or 'auto', default='auto'
         Multiplier of the exact penalty lam [||w||_1 - radius]_+ used inside the epochs
-        (the paper's lambda, its Lasso value).  Also OneProj's penalty weight.
+        (the paper's lambda; the paper used 0.03 for its Lasso).  Also OneProj's penalty
+        weight.  'auto' (our default, not in the paper) sets it before every epoch (every
+        checkpoint for 'oneproj') to the constraint's Lagrange multiplier estimated at the
+        projected start, ``-grad.w / ||w||_1`` (0 strictly inside the ball), at the cost of
+        one full gradient per epoch.  A fixed lam far above the multiplier makes the
+        averaged iterate land strictly inside the ball when the SGD noise keeps the raw
+        iterate's l1 norm above the radius (sparse, high-dimensional data): the penalty is
+        then always on and acts as a Lasso penalty of strength lam (see the user guide).
+        The value used in the last epoch is ``lam_``.
     first_epoch_length : int or None, default=None
         T1; None means the paper's 8 (Epro-SGD) or 16 (Epro-ORDA).
     use_full_budget : bool, default=True
@@ -383,6 +415,10 @@ class ConstrainedLasso(BaseLinearRegressor):
         Stochastic gradients actually used out of ``max_iter`` (stochastic solvers).
     dual_gap_ : float or ndarray of shape (n_targets,)
         Frank-Wolfe gap at the solution: F(coef_) - F* <= dual_gap_.
+    lam_ : float or ndarray of shape (n_targets,)
+        Stochastic solvers: the exact-penalty multiplier of the last epoch (``lam`` or its
+        'auto' estimate).  'fista': the constraint's Lagrange multiplier at the solution,
+        i.e. the l1 penalty of the equivalent penalized (ElasticNet-form) problem.
     solver_ : str
         The solver that ran (resolves 'auto').
     history_ : dict of ndarray or list of dict
@@ -415,7 +451,7 @@ class ConstrainedLasso(BaseLinearRegressor):
         "radius": [Interval(Real, 0, None, closed="left")],
         "solver": [StrOptions(set(SOLVERS))],
         "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "lam": [Interval(Real, 0, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "first_epoch_length": [Interval(Integral, 1, None, closed="left"), None],
         "use_full_budget": ["boolean"],
         "fit_intercept": ["boolean"],
@@ -424,7 +460,7 @@ class ConstrainedLasso(BaseLinearRegressor):
     }
 
     def __init__(self, alpha=1.0, radius=0.5, *, solver="auto", max_iter=None, tol=1e-4,
-                 eta0="auto", lam=0.03, first_epoch_length=None, use_full_budget=True,
+                 eta0="auto", lam="auto", first_epoch_length=None, use_full_budget=True,
                  fit_intercept=True, warm_start=False, track_objective=True, verbose=0,
                  random_state=None, callback=None):
         self.alpha = alpha
@@ -479,6 +515,8 @@ class ConstrainedLasso(BaseLinearRegressor):
         self.budget_used_ = int(max(e["budget_used"] for e in extras))
         gaps = np.array([e["gap"] for e in extras])
         self.dual_gap_ = float(gaps[0]) if np.ndim(self.coef_) == 1 else gaps
+        lams = np.array([e["lam"] for e in extras])
+        self.lam_ = float(lams[0]) if np.ndim(self.coef_) == 1 else lams
         return self
 
     def _fit_problem(self, problem):
@@ -515,7 +553,10 @@ class ConstrainedLasso(BaseLinearRegressor):
                     f"epoch; no stochastic step was taken (coef_ is the projected start).",
                     ConvergenceWarning, stacklevel=4)
         gap = lsp.gap(w)
-        self._extras.append(dict(result.extra, gap=gap))
+        extra = dict(result.extra, gap=gap)
+        if "lam" not in extra:     # fista: the multiplier at the solution
+            extra["lam"] = lsp.multiplier(w)
+        self._extras.append(extra)
         return w, b, result.n_iter, result
 
     def __sklearn_tags__(self):
@@ -638,13 +679,13 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         "cv": ["cv_object"],
         "solver": [StrOptions(set(SOLVERS))],
         "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "lam": [Interval(Real, 0, None, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "n_jobs": [Integral, None],
     }
 
     def __init__(self, alpha=1.0, *, radii=None, n_radii=30, eps=1e-3, cv=5, solver="fista",
-                 max_iter=None, tol=1e-4, eta0="auto", lam=0.03, fit_intercept=True,
+                 max_iter=None, tol=1e-4, eta0="auto", lam="auto", fit_intercept=True,
                  n_jobs=None, verbose=0, random_state=None, callback=None):
         self.alpha = alpha
         self.radii = radii
