@@ -381,7 +381,8 @@ def fista_ws_solve(problem, w0, *, max_iter, tol, monitor, max_outer=50):
 
 
 def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_length,
-                      use_full_budget, tol, seed, stream, monitor, track_objective):
+                      use_full_budget, tol, seed, stream, monitor, track_objective,
+                      orda_at_u=False):
     """Run one of the stochastic solvers; returns (w, b, SolverResult)."""
     ds, y, cw = problem.dataset, problem.y, problem.cweight
     alpha, radius, fit_intercept = problem.alpha, problem.radius, problem.fit_intercept
@@ -443,7 +444,7 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
                 x = np.array(x_start, dtype=np.float64, copy=True)
                 state["b"], state["counter"] = _lasso.orda_epoch(
                     ds, y, cw, x, state["b"], eta, alpha, lam_at(x_start), radius, n_steps,
-                    fit_intercept, seed, stream, state["counter"])
+                    fit_intercept, seed, stream, state["counter"], orda_at_u)
                 return x
             step_decay, extra, t1 = math.sqrt(2.0), 1, first_epoch_length or 16
         result = epoch_projection(
@@ -571,6 +572,12 @@ class ConstrainedLasso(BaseLinearRegressor):
         on that set's centered Gram matrix, with no pass over X.  With d <= 256 the working
         set is every feature, i.e. FISTA on a cached Gram matrix.  Sets beyond 4096
         features fall back to plain FISTA.  False: plain FISTA on all features.
+    orda_gradient_point : {'x', 'u'}, default='u'
+        'epro_orda' only: where ORDA takes the stochastic gradient, at x_t as the paper's
+        Alg. 2 writes it ('x') or at the extrapolated point u_t = (1 - theta_t) x_t +
+        theta_t z_t as in the original ORDA of Chen, Lin and Pena ('u', our default: relative
+        suboptimality 8.8e-4 against 1.4e-3 for 'x' after 10 passes on a generated dense
+        problem, equal on a sparse one).
     fit_intercept : bool, default=True
         Fit an unconstrained, unpenalized intercept.  The exact solver eliminates it
         (centered design, never formed); the stochastic solvers update it with the other
@@ -641,6 +648,7 @@ class ConstrainedLasso(BaseLinearRegressor):
         "first_epoch_length": [Interval(Integral, 1, None, closed="left"), None],
         "use_full_budget": ["boolean"],
         "working_set": ["boolean"],
+        "orda_gradient_point": [StrOptions({"x", "u"})],
         "fit_intercept": ["boolean"],
         "warm_start": ["boolean"],
         "track_objective": ["boolean"],
@@ -648,7 +656,8 @@ class ConstrainedLasso(BaseLinearRegressor):
 
     def __init__(self, alpha=1.0, radius=0.5, *, solver="auto", max_iter=None, tol=1e-4,
                  eta0="auto", lam="auto", first_epoch_length=None, use_full_budget=True,
-                 working_set=True, fit_intercept=True, warm_start=False, track_objective=True, verbose=0,
+                 working_set=True, orda_gradient_point="u", fit_intercept=True,
+                 warm_start=False, track_objective=True, verbose=0,
                  random_state=None, callback=None):
         self.alpha = alpha
         self.radius = radius
@@ -660,6 +669,7 @@ class ConstrainedLasso(BaseLinearRegressor):
         self.first_epoch_length = first_epoch_length
         self.use_full_budget = use_full_budget
         self.working_set = working_set
+        self.orda_gradient_point = orda_gradient_point
         self.fit_intercept = fit_intercept
         self.warm_start = warm_start
         self.track_objective = track_objective
@@ -745,7 +755,8 @@ class ConstrainedLasso(BaseLinearRegressor):
                 use_full_budget=self.use_full_budget,
                 tol=self.tol if self.tol > 0 else None, seed=problem.seed,
                 stream=problem.stream, monitor=monitor,
-                track_objective=self.track_objective)
+                track_objective=self.track_objective,
+                orda_at_u=self.orda_gradient_point == "u")
             if result.x is not w:
                 w = result.x
             if result.extra["n_epochs"] == 0 and solver in ("epro_sgd", "epro_orda"):
