@@ -855,20 +855,25 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
 
     Attributes
     ----------
-    radius_ : float
+    With a 2-d ``y`` of n_targets columns, every output is an independent problem with
+    its own path and its own chosen radius; the attributes gain a leading n_targets axis.
+
+    radius_ : float or ndarray of shape (n_targets,)
         The chosen radius.
-    radii_ : ndarray of shape (n_radii,)
+    radii_ : ndarray of shape (n_radii,) or (n_targets, n_radii)
         The path, increasing.
-    mse_path_ : ndarray of shape (n_radii, n_folds)
+    mse_path_ : ndarray of shape (n_radii, n_folds) or (n_targets, n_radii, n_folds)
         Validation mean squared error per radius and fold.
-    coef_ : ndarray of shape (n_features,)
-    intercept_ : float
-    n_iter_ : int
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+    intercept_ : float or ndarray of shape (n_targets,)
+    n_iter_ : int or ndarray of shape (n_targets,)
         Iterations of the final refit.
     n_projections_, dual_gap_, history_ :
-        Of the final refit.
+        Of the final refit (per output).
     estimator_ : ConstrainedLasso
-        The refitted estimator.
+        The refitted estimator (single output).
+    estimators_ : list of ConstrainedLasso
+        The refitted estimators, one per output (multi-output only).
     n_features_in_ : int
 
     Examples
@@ -928,7 +933,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Each column is an independent problem with its own radius.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
@@ -937,18 +943,14 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         """
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
-                             order="C", y_numeric=True)
+                             order="C", y_numeric=True, multi_output=True)
         y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if np.any(sw < 0) or sw.sum() <= 0:
             raise ValueError("sample_weight must be nonnegative and not all zero.")
-        if self.radii is None:
-            r_max = _radius_max(X, y, sw, self.alpha, self.fit_intercept)
-            if r_max <= 0:
-                radii = np.zeros(1)
-            else:
-                radii = r_max * np.logspace(math.log10(self.eps), 0, self.n_radii)
-        else:
+        if self.radii is not None:
             radii = np.sort(np.asarray(self.radii, dtype=np.float64).ravel())
             if radii.size == 0 or not np.all(np.isfinite(radii)) or np.any(radii < 0):
                 raise ValueError(
@@ -957,23 +959,50 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         cv = check_cv(self.cv)
         folds = list(cv.split(X, y))
         params = self._estimator_params()
+        targets = [y] if y.ndim == 1 else [np.ascontiguousarray(y[:, k])
+                                           for k in range(y.shape[1])]
+        fits = [self._fit_one(X, t, sw, folds, params) for t in targets]
+        if y.ndim == 1:
+            (self.radii_, self.mse_path_, self.radius_, est), = fits
+            self.estimator_ = est
+            self.coef_ = est.coef_
+            self.intercept_ = est.intercept_
+            self.n_iter_ = est.n_iter_
+            self.n_projections_ = est.n_projections_
+            self.dual_gap_ = est.dual_gap_
+            self.history_ = est.history_
+            return self
+        # multi-output: independent problems, one radius chosen per output
+        self.radii_ = np.array([f[0] for f in fits])
+        self.mse_path_ = np.array([f[1] for f in fits])
+        self.radius_ = np.array([f[2] for f in fits])
+        self.estimators_ = [f[3] for f in fits]
+        self.coef_ = np.array([e.coef_ for e in self.estimators_])
+        self.intercept_ = np.array([e.intercept_ for e in self.estimators_])
+        self.n_iter_ = np.array([e.n_iter_ for e in self.estimators_])
+        self.n_projections_ = np.array([e.n_projections_ for e in self.estimators_])
+        self.dual_gap_ = np.array([e.dual_gap_ for e in self.estimators_])
+        self.history_ = [e.history_ for e in self.estimators_]
+        return self
+
+    def _fit_one(self, X, y, sw, folds, params):
+        """The path, the CV choice and the refit of one output."""
+        if self.radii is None:
+            r_max = _radius_max(X, y, sw, self.alpha, self.fit_intercept)
+            if r_max <= 0:
+                radii = np.zeros(1)
+            else:
+                radii = r_max * np.logspace(math.log10(self.eps), 0, self.n_radii)
+        else:
+            radii = np.sort(np.asarray(self.radii, dtype=np.float64).ravel())
         mse = Parallel(n_jobs=self.n_jobs, prefer="threads")(
             delayed(_path_fold)(X, y, sw, train, test, radii, params)
             for train, test in folds)
-        self.radii_ = radii
-        self.mse_path_ = np.column_stack(mse)
-        best = int(np.argmin(self.mse_path_.mean(axis=1)))
-        self.radius_ = float(radii[best])
-        est = ConstrainedLasso(radius=self.radius_, **params)
+        mse_path = np.column_stack(mse)
+        radius = float(radii[int(np.argmin(mse_path.mean(axis=1)))])
+        est = ConstrainedLasso(radius=radius, **params)
         est.fit(X, y, sample_weight=sw)
-        self.estimator_ = est
-        self.coef_ = est.coef_
-        self.intercept_ = est.intercept_
-        self.n_iter_ = est.n_iter_
-        self.n_projections_ = est.n_projections_
-        self.dual_gap_ = est.dual_gap_
-        self.history_ = est.history_
-        return self
+        return radii, mse_path, radius, est
 
     def predict(self, X):
         """Predict with the refitted model.
@@ -989,9 +1018,12 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
+        if np.ndim(self.coef_) == 2:
+            return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.target_tags.multi_output = True
         return tags
