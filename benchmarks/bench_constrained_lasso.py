@@ -121,7 +121,7 @@ def write_summary(payloads, scale, repeat):
                 continue
             ax.plot([r["median_s"] for r in rows],
                     [max(r["metrics"]["rel_subopt"], 1e-16) for r in rows], "o-",
-                    label=method)
+                    label=method, color=f"C{METHODS.index(method)}")
         for t in TARGETS:
             ax.axhline(t, color="gray", ls=":", lw=1)
         ax.set_xscale("log")
@@ -138,8 +138,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["dense", "sparse"], default=None)
+    parser.add_argument("--only", choices=["dense", "sparse", "none"], default=None)
+    parser.add_argument("--summary-only", action="store_true",
+                        help="rewrite the time-to-target summary and plot from the JSON files")
     args = parser.parse_args()
+    if args.summary_only:
+        args.only = "none"
     payloads = {}
     results = Path(__file__).resolve().parent / "results"
     for kind in ("dense", "sparse"):
