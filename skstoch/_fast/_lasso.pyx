@@ -442,7 +442,8 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
     augmented objective with g(w) = alpha ||w||^2 (the intercept has g = 0).
 
     The stochastic gradient (data term and penalty subgradient) is taken at x_t, as the
-    paper writes it, or at the extrapolated point u_t (``at_u``, the original ORDA).  ``x`` (the start
+    paper writes it, or at the extrapolated point u_t (``at_u``, the original ORDA).
+    ``x`` (the start
     x_1, also the anchor of z) is overwritten with the output x_{T+2}.  O(d) per step.
     Returns (intercept, counter).
     """
