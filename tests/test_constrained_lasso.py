@@ -15,7 +15,7 @@ from sklearn.linear_model import Lasso, Ridge
 from skstoch import ConstrainedLasso, ConstrainedLassoCV
 from skstoch._fast import _lasso
 from skstoch._solvers import project_l1_ball
-from skstoch.linear_model._constrained_lasso import _LSProblem
+from skstoch.linear_model._constrained_lasso import _LSProblem, _gram_block
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -66,8 +66,9 @@ def ref_epro_epoch(X, y, cw, w, b, eta, alpha, lam, radius, T, seed, stream, fit
     return w, b, avg / T, b_sum / T, st.counter
 
 
-def ref_orda(X, y, cw, x, b, eta, alpha, lam, radius, T, seed, stream):
-    """Paper Alg. 2 with g = alpha ||w||^2 (intercept: g = 0), gradient at x_t, numpy."""
+def ref_orda(X, y, cw, x, b, eta, alpha, lam, radius, T, seed, stream, at_u=False):
+    """Paper Alg. 2 with g = alpha ||w||^2 (intercept: g = 0), gradient at x_t (or at the
+    extrapolated point u_t, the original ORDA), numpy."""
     st = ReferenceStream(seed, stream)
     x1, z, S = x.copy(), x.copy(), np.zeros_like(x)
     b1, zb, Sb = b, b, 0.0
@@ -76,8 +77,9 @@ def ref_orda(X, y, cw, x, b, eta, alpha, lam, radius, T, seed, stream):
         theta = 2 / (t + 1)
         u, ub = (1 - theta) * x + theta * z, (1 - theta) * b + theta * zb
         i = st.randint(X.shape[0])
-        cr = cw[i] * (X[i] @ x + b - y[i])
-        G = cr * X[i] + (lam * np.sign(x) if np.abs(x).sum() > radius else 0.0)
+        p, pb = (u, ub) if at_u else (x, b)
+        cr = cw[i] * (X[i] @ p + pb - y[i])
+        G = cr * X[i] + (lam * np.sign(p) if np.abs(p).sum() > radius else 0.0)
         S += t * G
         Sb += t * cr
         gbar, gbar_b = 2 * S / (t * (t + 1)), 2 * Sb / (t * (t + 1))
@@ -132,6 +134,12 @@ def test_orda_and_projected_sgd_match_reference(sparse):
     rx, rb = ref_orda(X, y, cw, x0, 0.1, 0.5, 0.5, 0.2, 1.0, 20, 7, 0)
     np.testing.assert_allclose(x, rx, atol=1e-12)
     assert b == pytest.approx(rb, abs=1e-12)
+    xu = x0.copy()
+    bu, _ = _lasso.orda_epoch(M, y, cw, xu, 0.1, 0.5, 0.5, 0.2, 1.0, 20, True, 7, 0, 0, True)
+    rxu, rbu = ref_orda(X, y, cw, x0, 0.1, 0.5, 0.5, 0.2, 1.0, 20, 7, 0, at_u=True)
+    np.testing.assert_allclose(xu, rxu, atol=1e-12)
+    assert bu == pytest.approx(rbu, abs=1e-12)
+    assert np.abs(xu - x).max() > 1e-6     # the two gradient points differ
     w, w_sum = x0.copy(), np.zeros(12)
     b, _, _ = _lasso.projected_sgd(M, y, cw, w, 0.0, 0.05, 1.0, 0.5, 1.0, 0, 25, True, 7, 1,
                                    0, w_sum)
@@ -213,6 +221,67 @@ def test_fista_gap_bounds_suboptimality_and_kkt():
     theta = np.abs(g[support])
     np.testing.assert_allclose(theta, theta.max(), rtol=1e-6)
     assert np.all(np.abs(g[~support]) <= theta.max() * (1 + 1e-6))
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_gram_block_is_the_centered_weighted_gram(sparse):
+    X, y = make_problem(n=70, d=12, density=0.4, seed=8)
+    sw = np.random.RandomState(1).uniform(0, 2, 70)
+    M = sp.csr_matrix(X) if sparse else X
+    P = _LSProblem(M, make_dataset(M), y, sw, 0.1, 1.0, True)
+    cols = np.array([0, 3, 4, 11])
+    xm = sw @ X / sw.sum()
+    Xc = (X - xm)[:, cols]
+    expected = Xc.T @ (sw[:, None] * Xc) / sw.sum()
+    np.testing.assert_allclose(_gram_block(P, cols, chunk_elems=40), expected, atol=1e-13)
+    np.testing.assert_allclose(_gram_block(P, np.arange(12))[np.ix_(cols, cols)], expected,
+                               atol=1e-13)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_working_set_fista_equals_plain_fista(sparse):
+    """d = 600 > 256: several growing working sets, then the full certificate."""
+    X, y = make_problem(n=300, d=600, k=8, density=0.3, noise=0.3, seed=5)
+    X = sp.csr_matrix(X) if sparse else X
+    sw = np.random.RandomState(0).uniform(0.5, 2.0, 300)
+    common = dict(alpha=0.05, radius=2.0, solver="fista", tol=1e-13, max_iter=50000)
+    ws = ConstrainedLasso(working_set=True, **common).fit(X, y, sample_weight=sw)
+    plain = ConstrainedLasso(working_set=False, **common).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ws.coef_, plain.coef_, atol=1e-8)
+    assert ws.intercept_ == pytest.approx(plain.intercept_, abs=1e-8)
+    assert ws.dual_gap_ <= 1e-13 * ws.history_["objective"][0] * 10 + 1e-15
+    # the working sets were used (the first one is smaller than d)
+    assert 0 < ws.history_["working_set_size"][1] < 600
+
+
+def test_lam_is_the_lasso_penalty_at_the_matching_radius():
+    X, y = make_problem(n=200, d=30)
+    lasso = Lasso(alpha=0.05, tol=1e-12, max_iter=100000).fit(X, y)
+    model = exact(X, y, 0.0, np.abs(lasso.coef_).sum())
+    assert model.lam_ == pytest.approx(0.05, rel=1e-6)
+
+
+def test_auto_lam_avoids_the_interior_bias_on_sparse_wide_data():
+    """Sparse wide design: the SGD noise keeps the raw iterate's l1 norm above the radius,
+    so a fixed lam far above the multiplier acts as a Lasso penalty and the output lands
+    strictly inside the ball; lam='auto' (the multiplier estimate) does not."""
+    rng = np.random.RandomState(0)
+    n, d = 4000, 2000
+    X = sp.random(n, d, density=0.01, random_state=rng, format="csr", data_rvs=rng.randn)
+    w = np.zeros(d)
+    w[:20] = rng.randn(20)
+    y = X @ w + 0.5 * rng.randn(n)
+    ref = exact(X, y, 0.01, 2.0)
+    f_star = objective(X, y, ref.coef_, ref.intercept_, 0.01)
+    common = dict(alpha=0.01, radius=2.0, solver="epro_sgd", max_iter=5 * n, tol=0,
+                  random_state=0, track_objective=False)
+    auto = ConstrainedLasso(lam="auto", **common).fit(X, y)
+    fixed = ConstrainedLasso(lam=30 * ref.lam_, **common).fit(X, y)
+    gap = lambda m: (objective(X, y, m.coef_, m.intercept_, 0.01) - f_star) / f_star
+    assert np.abs(fixed.coef_).sum() < 0.95 * 2.0
+    assert gap(auto) < gap(fixed) / 3
+    assert np.abs(auto.coef_).sum() == pytest.approx(2.0, rel=1e-9)
+    assert auto.lam_ == pytest.approx(ref.lam_, rel=0.3)
 
 
 def test_sample_weight_equals_repetition():
@@ -380,6 +449,22 @@ def test_cv_picks_a_radius_and_refits():
     # largest radius of the default path = l1 norm of the unconstrained solution
     ols = np.linalg.lstsq(np.column_stack([X, np.ones(200)]), y, rcond=None)[0][:-1]
     assert cv.radii_[-1] == pytest.approx(np.abs(ols).sum(), rel=1e-6)
+
+
+def test_cv_multi_output_is_independent_per_output():
+    X, y1 = make_problem(n=150, d=12, k=3, noise=0.3, seed=1)
+    _, y2 = make_problem(n=150, d=12, k=6, noise=1.0, seed=2)
+    Y = np.column_stack([y1, 3 * y2])
+    cv = ConstrainedLassoCV(alpha=0.0, n_radii=8, cv=3, tol=1e-8).fit(X, Y)
+    assert cv.coef_.shape == (2, 12) and cv.intercept_.shape == (2,)
+    assert cv.radius_.shape == (2,) and cv.mse_path_.shape == (2, 8, 3)
+    assert cv.predict(X).shape == (150, 2)
+    for k, target in enumerate([y1, 3 * y2]):
+        single = ConstrainedLassoCV(alpha=0.0, n_radii=8, cv=3, tol=1e-8).fit(X, target)
+        assert cv.radius_[k] == single.radius_
+        np.testing.assert_allclose(cv.mse_path_[k], single.mse_path_, rtol=1e-10)
+        np.testing.assert_allclose(cv.coef_[k], single.coef_, atol=1e-12)
+    assert cv.radius_[0] != cv.radius_[1]
 
 
 def test_cv_explicit_radii_and_errors():

@@ -437,11 +437,13 @@ def oneproj_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,
 def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
                double[::1] x, double intercept, double eta, double alpha, double lam,
                double radius, Py_ssize_t n_steps, bint fit_intercept, uint64_t seed,
-               uint64_t stream, uint64_t counter):
+               uint64_t stream, uint64_t counter, bint at_u=False):
     """One ORDA run (paper 001, Alg. 2) of T = ``n_steps`` (T + 1 gradient calls) on the
     augmented objective with g(w) = alpha ||w||^2 (the intercept has g = 0).
 
-    The stochastic gradient is taken at x_t, as the paper writes it.  ``x`` (the start
+    The stochastic gradient (data term and penalty subgradient) is taken at x_t, as the
+    paper writes it, or at the extrapolated point u_t (``at_u``, the original ORDA).
+    ``x`` (the start
     x_1, also the anchor of z) is overwritten with the output x_{T+2}.  O(d) per step.
     Returns (intercept, counter).
     """
@@ -454,6 +456,8 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
     cdef double[::1] x1 = np.array(x, copy=True)
     cdef double[::1] z = np.array(x, copy=True)
     cdef double[::1] S = np.zeros(max(d, 1))
+    cdef double[::1] ubuf = np.zeros(max(d, 1))
+    cdef double norm1u, dotu
     cdef double b = intercept, b1 = intercept, zb = intercept, Sb = 0.0, ub
     cdef double theta, r, cr, pen, norm1 = 0.0, acoef, gam, u, sg, xold, tw, gbar_scale
     rng_init(&rng, seed, stream, counter)
@@ -464,9 +468,18 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
             theta = 2.0 / (t + 1.0)
             i = rng_randint(&rng, X.n_samples)
             nnz = dataset_row(X, i, &data, &indices)
-            r = row_dot(data, indices, nnz, &x[0]) + b - y[i]
+            if at_u:
+                norm1u = 0.0
+                for j in range(d):
+                    ubuf[j] = (1.0 - theta) * x[j] + theta * z[j]
+                    norm1u += fabs(ubuf[j])
+                r = row_dot(data, indices, nnz, &ubuf[0]) + \
+                    ((1.0 - theta) * b + theta * zb) - y[i]
+                pen = lam if norm1u > radius else 0.0
+            else:
+                r = row_dot(data, indices, nnz, &x[0]) + b - y[i]
+                pen = lam if norm1 > radius else 0.0
             cr = cweight[i] * r
-            pen = lam if norm1 > radius else 0.0
             tw = <double>t
             gbar_scale = 2.0 / (tw * (tw + 1.0))
             acoef = 4.0 * sqrt(tw + 1.0) / (tw * eta)
@@ -480,8 +493,8 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
                     S[indices[k]] += tw * cr * data[k]
             norm1 = 0.0
             for j in range(d):
-                sg = _sign(x[j])
                 u = (1.0 - theta) * x[j] + theta * z[j]
+                sg = _sign(u) if at_u else _sign(x[j])
                 S[j] += tw * pen * sg
                 z[j] = (acoef * x1[j] - gbar_scale * S[j]) / (acoef + 2.0 * alpha)
                 x[j] = (gam * u - pen * sg) / (gam + 2.0 * alpha)
