@@ -277,7 +277,8 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
                double[::1] ys_full, long[::1] stats, double[::1] steps):
     """Run the m inner steps of one CGVR outer iteration in place.
 
-    On entry ``x`` = ``x0`` = w_k, ``u`` = grad f(w_k), ``dl0`` = loss'(X w_k), ``g`` = the
+    A ``batch_size`` >= n means the deterministic full batch (each row once, no draws): the
+    inner loop is then exact nonlinear CG on f.  On entry ``x`` = ``x0`` = w_k, ``u`` = grad f(w_k), ``dl0`` = loss'(X w_k), ``g`` = the
     restart gradient (h_k or u_k) and ``p`` = -g.  On exit ``x`` = w_{k+1} (Option I: x_m; Option
     II: x_t for a random t in 0..m-1), ``g`` = g_m (= h_{k+1}).  For ``ls_mode`` "full",
     ``z_full`` holds X w_k (updated in place), ``q_full`` is workspace and ``ys_full`` the
@@ -288,7 +289,8 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
     cdef Py_ssize_t n = X.n_samples, d = X.n_features, D = d + 1
     cdef Py_ssize_t b = batch_size, t, k, j, i
     cdef rng_state rng
-    cdef double inv_b = 1.0 / b
+    cdef bint full_batch = b >= n
+    cdef double inv_b
     # batch workspaces
     cdef Py_ssize_t[::1] idx = np.empty(b, dtype=np.intp)
     cdef double[::1] zS = np.empty(b), qS = np.empty(b), yS = np.empty(b), sS = np.empty(b)
@@ -303,6 +305,9 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
     cdef const int32_t* indices
     cdef int nnz
 
+    if full_batch:
+        b = n
+    inv_b = 1.0 / b
     rng_init(&rng, seed, stream, counter)
     with nogil:
         if option_two:
@@ -317,13 +322,23 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
             if t == tau:
                 for j in range(D):
                     x_sel[j] = x[j]
-            for k in range(b):
-                i = rng_randint(&rng, n)
-                idx[k] = i
-                yS[k] = y[i]
-                sS[k] = sw[i] * inv_b
-                d0S[k] = dl0[i]
-            batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0], True)
+            if not full_batch:
+                for k in range(b):
+                    i = rng_randint(&rng, n)
+                    idx[k] = i
+                    yS[k] = y[i]
+                    sS[k] = sw[i] * inv_b
+                    d0S[k] = dl0[i]
+            elif t == 0:
+                # deterministic full batch: the inner loop is exact nonlinear CG on f
+                for k in range(b):
+                    idx[k] = k
+                    yS[k] = y[k]
+                    sS[k] = sw[k] * inv_b
+                    d0S[k] = dl0[k]
+            # full batch: zS = X x is carried over from the previous step (zS += a qS)
+            batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0],
+                          not full_batch or t == 0)
             if ls_mode == LS_FULL:
                 all_margins(X, &p[0], &q_full[0])
                 P.z = &z_full[0]; P.q = &q_full[0]; P.y = &y[0]; P.s = &ys_full[0]; P.n = n
