@@ -14,8 +14,11 @@ walk up a ladder of tolerances (untimed), keep the cheapest setting whose soluti
 (b) sparse rcv1-like: 100000 x 50000 CSR, density 0.1%, rows l2-normalised, labels from a
     sparse linear teacher with 5% label noise.
 
-Run: ``PYTHONPATH=. python benchmarks/bench_cgvr.py`` (peers from /work/venv-bench);
-``SKSTOCH_BENCH_FAST=1`` shrinks the problems for a smoke run (results are not written).
+Run: ``PYTHONPATH=. python benchmarks/bench_cgvr.py [dense] [sparse]`` (peers from
+/work/venv-bench); ``SKSTOCH_BENCH_FAST=1`` shrinks the problems for a smoke run (results are
+not written).  ``... bench_cgvr.py trace dense sparse`` draws time-vs-suboptimality curves
+(one fit per tolerance rung for every solver, CGVR from its ``history_``) into
+``benchmarks/results/cgvr_<problem>_trace.png`` (and ``.json``).
 """
 import os
 import sys
@@ -105,7 +108,8 @@ def contenders(X, y):
            ("sklearn saga", "scikit-learn", sk("saga")),
            ("lightning SVRG", "sklearn-contrib-lightning", lightning)]
     if sp.issparse(X):
-        out = [c for c in out if c[0] != "sklearn newton-cholesky" or FAST]
+        # newton-cholesky forms the dense d x d Hessian: minutes at d = 5000 already
+        out = [c for c in out if c[0] != "sklearn newton-cholesky"]
     return out
 
 
@@ -158,8 +162,73 @@ def run_problem(tag, X, y, desc):
                       write=not FAST)
 
 
+def trace_problem(tag, X, y, desc):
+    """Time vs relative suboptimality: each solver fitted once per rung of the tol ladder
+    (one timed fit each), CGVR from the per-outer-iteration history of one fit."""
+    import json
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    ys = np.where(y == 1, 1.0, -1.0)
+    ref_solver = "lbfgs" if sp.issparse(X) else "newton-cholesky"
+    ref = LogisticRegression(C=1 / (X.shape[0] * ALPHA), solver=ref_solver, tol=1e-14,
+                             max_iter=100000, fit_intercept=False).fit(X, y)
+    fstar = objective(X, ys, coef_of(ref))
+    curves = {}
+    for label, lib, make in contenders(X, y):
+        if label == "sklearn newton-cholesky" and sp.issparse(X):
+            continue     # densifies the d x d Hessian: minutes even on the small problem
+        pts = []
+        if label == "skstoch CGVR":
+            def stop(rec):   # trace until 1e-12 below f* (tol stays unreachably small)
+                return (rec["objective"] - fstar) / fstar <= 1e-12
+            est = CGVRClassifier(alpha=ALPHA, tol=1e-12, max_iter=200, fit_intercept=False,
+                                 random_state=0, callback=stop).fit(X, y)
+            h = est.history_
+            sub = (h["objective"] - fstar) / fstar
+            pts = [(float(t), float(max(v, 1e-16))) for t, v in zip(h["time"], sub)]
+            curves[label] = pts
+            continue
+        for tol in TOLS:
+            try:
+                t0 = time.perf_counter()
+                est = make(tol)()
+                elapsed = time.perf_counter() - t0
+            except ImportError:
+                break
+            sub = (objective(X, ys, coef_of(est)) - fstar) / fstar
+            pts.append((elapsed, float(max(sub, 1e-16))))
+            if sub <= 1e-10 or elapsed > (30 if not FAST else 5):
+                break
+        if pts:
+            curves[label] = pts
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for label, pts in curves.items():
+        t, v = zip(*pts)
+        ax.semilogy(t, v, "o-" if label != "skstoch CGVR" else "s-", label=label, ms=4)
+    for target in TARGETS:
+        ax.axhline(target, color="gray", lw=0.6, ls=":")
+    ax.set_xlabel("wall time (s), one fit per point (shared, loaded 2-core machine)")
+    ax.set_ylabel("relative suboptimality (f - f*) / f*")
+    ax.set_title(desc, fontsize=8)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    if not FAST:
+        out = Path(__file__).resolve().parent / "results" / f"cgvr_{tag}_trace"
+        fig.savefig(f"{out}.png", dpi=110)
+        out.with_suffix(".json").write_text(json.dumps(
+            {"problem": desc, "f_star": fstar, "alpha": ALPHA, "curves": curves}, indent=1))
+    for label, pts in curves.items():
+        print(tag, label, " ".join(f"{t:.3g}s:{v:.1e}" for t, v in pts[:40]))
+
+
 if __name__ == "__main__":
     which = sys.argv[1:] or ["dense", "sparse"]
+    if "trace" in which:
+        for tag, make_problem in (("dense", dense_problem), ("sparse", sparse_problem)):
+            if tag in which:
+                trace_problem(tag, *make_problem())
+        sys.exit(0)
     if "dense" in which:
         run_problem("dense", *dense_problem())
     if "sparse" in which:

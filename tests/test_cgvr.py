@@ -140,10 +140,11 @@ def _reference_line_search(phi, a_init, a_max, c1, c2, max_iter, zoom_iter):
 
 
 def reference_cgvr_epoch(X, y, sw, loss, x0, u, h, m, b, alpha, line_search, seed, stream,
-                         c1=1e-4, c2=0.1):
+                         c1=1e-4, c2=0.1, full=False):
     """Algorithm 3 (one outer iteration, Option I, PR+) in numpy, with the estimator's
     safeguards: restart with -g when p is not a descent direction of the line-search
-    objective, PR+ beta, restart when the new direction is not a descent direction."""
+    objective, PR+ beta, restart when the new direction is not a descent direction.
+    ``full=True``: every row once per step (the deterministic full batch, b = n)."""
     n, d = X.shape
     Xa = np.hstack([X, np.ones((n, 1))])          # intercept as the last coordinate
     reg = np.full(d + 1, alpha)
@@ -153,7 +154,10 @@ def reference_cgvr_epoch(X, y, sw, loss, x0, u, h, m, b, alpha, line_search, see
     x, g = x0.copy(), h.copy()
     p = -g
     for _ in range(m):
-        idx = np.array([rs.randint(n) for _ in range(b)])
+        if full:
+            idx, b = np.arange(n), n
+        else:
+            idx = np.array([rs.randint(n) for _ in range(b)])
         XS, yS, sS = Xa[idx], y[idx], sw[idx] / b
 
         def phi_factory(p):
@@ -215,6 +219,37 @@ def test_inner_kernel_matches_numpy_reference(line_search, loss, rng):
     assert np.count_nonzero(steps) > 0
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_full_batch_inner_kernel_is_exact_cg(sparse, rng):
+    # batch_size >= n: each row once, no draws; g is then the exact gradient of f and the
+    # VR line search is a line search on f itself
+    n, d, m = 40, 6, 6
+    X = rng.randn(n, d)
+    X[rng.rand(n, d) < 0.5] = 0.0
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    sw = rng.rand(n) + 0.5
+    alpha = 0.02
+    x0 = rng.randn(d + 1) * 0.2
+    ds = make_dataset(sp.csr_matrix(X) if sparse else X)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    loss = LogLoss()
+    _cgvr.full_objective_gradient(ds, y, sw, loss, x0, alpha, 0.0, True, u, dl0)
+    x, g, p = x0.copy(), u.copy(), -u
+    stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
+    _cgvr.cgvr_inner(ds, y, sw, loss, x, x0.copy(), u, dl0, g, p, m, 2 * n,
+                     _cgvr.BETA_RULES["PR+"], _cgvr.LINE_SEARCHES["vr"], 1e-4, 0.1, 1.0,
+                     np.inf, 20, 20, alpha, 0.0, True, False, 1, 0, 0, np.empty(1),
+                     np.empty(1), np.empty(1), stats, np.zeros(m))
+    x_ref, g_ref = reference_cgvr_epoch(X, y, sw, "log_loss", x0, u, u.copy(), m, n, alpha,
+                                        "vr", 1, 0, full=True)
+    np.testing.assert_allclose(x, x_ref, rtol=1e-9, atol=1e-12)
+    # g_m is the exact gradient of f at x_m
+    u_m = np.empty(d + 1)
+    _cgvr.full_objective_gradient(ds, y, sw, loss, x, alpha, 0.0, True, u_m, np.empty(n))
+    np.testing.assert_allclose(g, u_m, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-9, atol=1e-12)
+
+
 def test_line_search_satisfies_strong_wolfe(rng):
     z, q = rng.randn(50), rng.randn(50)
     y = np.where(rng.rand(50) < 0.5, 1.0, -1.0)
@@ -254,6 +289,29 @@ def test_log_loss_reaches_logistic_regression_optimum(clf_data):
     assert abs(f_ours - f_ref) <= 1e-8 * f_ref
     assert clf.history_["objective"][-1] == pytest.approx(f_ours, rel=1e-12)
     np.testing.assert_allclose(clf.coef_, lr.coef_, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("alpha, tol", [(1e-4, 1e-4), (1e-5, 1e-3)])
+def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
+    # standardised breast_cancer at small alpha: nearly separable, condition number ~1e5.
+    # Batch curvature along p underestimates the true one, an epoch overshoots and is
+    # rejected; the batch then grows (up to the deterministic full batch) until it converges.
+    # (At alpha=1e-5, max|grad| <= 1e-4 alpha lies below what the rounding of f lets a line
+    # search resolve, hence tol=1e-3 there; f is at the optimum either way.)
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    n = X.shape[0]
+    lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=100000).fit(X, y)
+    ys, sw = signed(y), np.ones(n)
+    f_ref = objective(X, ys, sw, lr.coef_[0], lr.intercept_[0], alpha, "log_loss")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)   # the default tol is reached
+        clf = CGVRClassifier(alpha=alpha, tol=tol, random_state=0).fit(X, y)
+    f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
+    assert f_ours - f_ref <= 1e-8 * f_ref
+    assert clf.history_["batch"][-1] > int(np.sqrt(n))   # the batch did grow
 
 
 def test_squared_hinge_reaches_linear_svc_optimum(clf_data):

@@ -209,20 +209,13 @@ def line_search_margins(MarginLoss loss, const double[::1] z, const double[::1] 
 # CGVR inner loop (Algorithm 3, one outer iteration)
 
 
-cdef inline double cg_beta(int rule, const double* g_new, const double* g_old, const double* p,
-                           Py_ssize_t m, int* reset) noexcept nogil:
-    """beta_{t+1} from g_{t+1}, g_t and p_t (guards: non-finite or ~0 denominators give 0)."""
-    cdef double gg_new = 0.0, gg_old = 0.0, g_new_old = 0.0, p_new = 0.0, p_old = 0.0
+cdef inline double beta_from_dots(int rule, double gg_new, double g_new_old, double gg_old,
+                                  double p_new, double p_old, int* reset) noexcept nogil:
+    """beta_{t+1} from the dot products of g_{t+1}, g_t and p_t (guards: non-finite or ~0
+    denominators give 0)."""
     cdef double num, den, beta
-    cdef Py_ssize_t j
     if rule == BETA_NONE:
         return 0.0
-    for j in range(m):
-        gg_new += g_new[j] * g_new[j]
-        gg_old += g_old[j] * g_old[j]
-        g_new_old += g_new[j] * g_old[j]
-        p_new += p[j] * g_new[j]
-        p_old += p[j] * g_old[j]
     if rule == BETA_FR:
         num = gg_new; den = gg_old
     elif rule == BETA_PR or rule == BETA_PRP:
@@ -241,6 +234,18 @@ cdef inline double cg_beta(int rule, const double* g_new, const double* g_old, c
     if rule == BETA_PRP and beta < 0:
         return 0.0
     return beta
+
+
+cdef inline void direction_scalars(const double* x, const double* p, const double* base,
+                                   Py_ssize_t d, bint fit_intercept, double* sc) noexcept nogil:
+    """sc = (x[:d].p[:d], p[:d].p[:d], base[:d].p[:d]) in one sweep."""
+    cdef Py_ssize_t j
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0
+    for j in range(d):
+        a0 += x[j] * p[j]
+        a1 += p[j] * p[j]
+        a2 += base[j] * p[j]
+    sc[0] = a0; sc[1] = a1; sc[2] = a2
 
 
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
@@ -277,7 +282,8 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
                double[::1] ys_full, long[::1] stats, double[::1] steps):
     """Run the m inner steps of one CGVR outer iteration in place.
 
-    On entry ``x`` = ``x0`` = w_k, ``u`` = grad f(w_k), ``dl0`` = loss'(X w_k), ``g`` = the
+    A ``batch_size`` >= n means the deterministic full batch (each row once, no draws): the
+    inner loop is then exact nonlinear CG on f.  On entry ``x`` = ``x0`` = w_k, ``u`` = grad f(w_k), ``dl0`` = loss'(X w_k), ``g`` = the
     restart gradient (h_k or u_k) and ``p`` = -g.  On exit ``x`` = w_{k+1} (Option I: x_m; Option
     II: x_t for a random t in 0..m-1), ``g`` = g_m (= h_{k+1}).  For ``ls_mode`` "full",
     ``z_full`` holds X w_k (updated in place), ``q_full`` is workspace and ``ys_full`` the
@@ -288,12 +294,16 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
     cdef Py_ssize_t n = X.n_samples, d = X.n_features, D = d + 1
     cdef Py_ssize_t b = batch_size, t, k, j, i
     cdef rng_state rng
-    cdef double inv_b = 1.0 / b
+    cdef bint full_batch = b >= n
+    cdef double inv_b
     # batch workspaces
     cdef Py_ssize_t[::1] idx = np.empty(b, dtype=np.intp)
     cdef double[::1] zS = np.empty(b), qS = np.empty(b), yS = np.empty(b), sS = np.empty(b)
     cdef double[::1] d0S = np.empty(b)
     cdef double[::1] g_new = np.empty(D), base = np.empty(D), x_sel = np.empty(D)
+    cdef double[::1] acc = np.zeros(D)
+    cdef double sc[3]
+    cdef double gb, gn, xj, pj, gg_new, g_new_old, gg_old, p_new, p_old
     cdef phi_t P
     cdef double phi0, dphi0, a, beta, lin_vr, gp, coef, pnorm_guard
     cdef int n_evals = 0, failed = 0, beta_resets = 0
@@ -303,6 +313,9 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
     cdef const int32_t* indices
     cdef int nnz
 
+    if full_batch:
+        b = n
+    inv_b = 1.0 / b
     rng_init(&rng, seed, stream, counter)
     with nogil:
         if option_two:
@@ -317,26 +330,40 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
             if t == tau:
                 for j in range(D):
                     x_sel[j] = x[j]
-            for k in range(b):
-                i = rng_randint(&rng, n)
-                idx[k] = i
-                yS[k] = y[i]
-                sS[k] = sw[i] * inv_b
-                d0S[k] = dl0[i]
-            batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0], True)
+            if not full_batch:
+                for k in range(b):
+                    i = rng_randint(&rng, n)
+                    idx[k] = i
+                    yS[k] = y[i]
+                    sS[k] = sw[i] * inv_b
+                    d0S[k] = dl0[i]
+            elif t == 0:
+                # deterministic full batch: the inner loop is exact nonlinear CG on f
+                for k in range(b):
+                    idx[k] = k
+                    yS[k] = y[k]
+                    sS[k] = sw[k] * inv_b
+                    d0S[k] = dl0[k]
+            # full batch: zS = X x is carried over from the previous step (zS += a qS)
+            batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0],
+                          not full_batch or t == 0)
             if ls_mode == LS_FULL:
                 all_margins(X, &p[0], &q_full[0])
                 P.z = &z_full[0]; P.q = &q_full[0]; P.y = &y[0]; P.s = &ys_full[0]; P.n = n
             else:
                 P.z = &zS[0]; P.q = &qS[0]; P.y = &yS[0]; P.s = &sS[0]; P.n = b
-            P.r0 = reg_dot(&x[0], &p[0], d, alpha, alpha_b)
-            P.rpp = reg_dot(&p[0], &p[0], d, alpha, alpha_b)
+            # dense scalars x.p, p.p, base.p of the current direction (sweep of the previous
+            # step, or one sweep here at t = 0)
+            if t == 0:
+                direction_scalars(&x[0], &p[0], &base[0], d, fit_intercept, sc)
+            P.r0 = alpha * sc[0] + alpha_b * x[d] * p[d]
+            P.rpp = alpha * sc[1] + alpha_b * p[d] * p[d]
             P.lin = 0.0
             if ls_mode == LS_VR:
-                lin_vr = dense_dot(&base[0], &p[0], D)
+                # (u - reg x0) . p - sum_S s_k loss'(z0_k) q_k
+                lin_vr = sc[2] + base[d] * p[d]
                 for k in range(b):
                     lin_vr -= sS[k] * d0S[k] * qS[k]
-                # (u - reg x0) . p - sum_S s_k loss'(z0_k) q_k
                 P.lin = lin_vr
             phi0 = phi_value(&P, loss, 0.0, &dphi0)
             n_evals += 1
@@ -345,13 +372,14 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
                 restarts += 1
                 for j in range(D):
                     p[j] = -g[j]
+                direction_scalars(&x[0], &p[0], &base[0], d, fit_intercept, sc)
                 batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0], False)
                 if ls_mode == LS_FULL:
                     all_margins(X, &p[0], &q_full[0])
-                P.r0 = reg_dot(&x[0], &p[0], d, alpha, alpha_b)
-                P.rpp = reg_dot(&p[0], &p[0], d, alpha, alpha_b)
+                P.r0 = alpha * sc[0] + alpha_b * x[d] * p[d]
+                P.rpp = alpha * sc[1] + alpha_b * p[d] * p[d]
                 if ls_mode == LS_VR:
-                    lin_vr = dense_dot(&base[0], &p[0], D)
+                    lin_vr = sc[2] + base[d] * p[d]
                     for k in range(b):
                         lin_vr -= sS[k] * d0S[k] * qS[k]
                     P.lin = lin_vr
@@ -366,34 +394,66 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
                 skipped += 1
             steps[t] = a
             if a != 0.0:
-                dense_axpy(a, &p[0], &x[0], D)
                 for k in range(b):
                     zS[k] += a * qS[k]
                 if ls_mode == LS_FULL:
                     for i in range(n):
                         z_full[i] += a * q_full[i]
-            # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3)
-            for j in range(d):
-                g_new[j] = base[j] + alpha * x[j]
-            g_new[d] = base[d] + alpha_b * x[d] if fit_intercept else 0.0
+            # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3).  The batch part
+            # sum_S s_k (loss'(z_k) - loss'(z0_k)) X_k is scattered into acc (all zeros on
+            # entry) in O(nnz(X_S)); one fused sweep then moves x, forms g_{t+1} and the dot
+            # products of the beta rules, a second one forms p_{t+1} and the scalars of the
+            # next line search.
+            gb = 0.0
             for k in range(b):
                 coef = sS[k] * (loss.dloss(zS[k], yS[k]) - d0S[k])
                 if coef != 0.0:
                     nnz = dataset_row(X, idx[k], &data, &indices)
-                    row_axpy(coef, data, indices, nnz, &g_new[0])
-                    if fit_intercept:
-                        g_new[d] += coef
-            beta = cg_beta(beta_rule, &g_new[0], &g[0], &p[0], D, &beta_resets)
-            gp = 0.0
-            for j in range(D):
-                p[j] = -g_new[j] + beta * p[j]
-                gp += p[j] * g_new[j]
+                    row_axpy(coef, data, indices, nnz, &acc[0])
+                    gb += coef
+            gg_new = 0.0; g_new_old = 0.0; gg_old = 0.0; p_new = 0.0; p_old = 0.0
+            for j in range(d):
+                xj = x[j] + a * p[j]
+                x[j] = xj
+                gn = base[j] + alpha * xj + acc[j]
+                acc[j] = 0.0
+                g_new[j] = gn
+                gg_new += gn * gn
+                g_new_old += gn * g[j]
+                gg_old += g[j] * g[j]
+                p_new += p[j] * gn
+                p_old += p[j] * g[j]
+            x[d] += a * p[d]
+            if fit_intercept:
+                gn = base[d] + alpha_b * x[d] + gb
+            else:
+                gn = 0.0
+            g_new[d] = gn
+            gg_new += gn * gn
+            g_new_old += gn * g[d]
+            gg_old += g[d] * g[d]
+            p_new += p[d] * gn
+            p_old += p[d] * g[d]
+            beta = beta_from_dots(beta_rule, gg_new, g_new_old, gg_old, p_new, p_old,
+                                  &beta_resets)
+            gp = 0.0; sc[0] = 0.0; sc[1] = 0.0; sc[2] = 0.0
+            for j in range(d):
+                pj = -g_new[j] + beta * p[j]
+                p[j] = pj
                 g[j] = g_new[j]
+                gp += pj * g_new[j]
+                sc[0] += x[j] * pj
+                sc[1] += pj * pj
+                sc[2] += base[j] * pj
+            p[d] = -g_new[d] + beta * p[d]
+            g[d] = g_new[d]
+            gp += p[d] * g_new[d]
             if not (gp < 0):
                 # descent guard on the VR gradient
                 restarts += 1
                 for j in range(D):
                     p[j] = -g[j]
+                direction_scalars(&x[0], &p[0], &base[0], d, fit_intercept, sc)
         if option_two:
             for j in range(D):
                 x[j] = x_sel[j]

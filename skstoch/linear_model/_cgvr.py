@@ -111,8 +111,13 @@ class _CGVRMixin:
         stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
         steps = np.zeros(self.inner_iter)
         counter = 0
-        h = state.get(problem.stream) if warm else None
-        if h is None or h.shape != (D,):
+        saved = state.get(problem.stream) if warm else None
+        h = None
+        if saved is not None and saved["h"].shape == (D,):
+            # warm start keeps the solver state: restart gradient, adapted batch and cap
+            h = saved["h"]
+            batch = min(max(batch, saved["batch"]), max(batch, n))
+        if h is None:
             h = u.copy()
         g = np.empty(D)
         p = np.empty(D)
@@ -125,6 +130,8 @@ class _CGVRMixin:
         step_max = np.inf if self.step_max is None else float(self.step_max)
         first = True
         cap = step_max
+        if h is not None and saved is not None and saved["h"] is h:
+            cap = min(cap, saved["cap"])
         rejected = 0
         k = 0
         while not converged and not stop and k < self.max_iter:
@@ -185,14 +192,21 @@ class _CGVRMixin:
             passes += 1.0
             # rounding of f (n terms) limits how small a decrease can be seen
             if guarded and not new_obj <= obj + 1e-14 * abs(obj):
-                # the outer iteration increased f: discard it and halve the step cap below
-                # the largest step it took (see the user guide, "safeguards")
+                # the outer iteration increased f: discard it, then double the batch (up to
+                # n) or, at batch n, halve the step cap below the largest step it took (see
+                # the user guide, "safeguards")
                 rejected += 1
                 x[:] = x0
                 if need_z:
                     z[:] = z_start
-                big = float(np.max(steps))
-                cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(cap, 1.0)
+                if batch < n:
+                    # the batch curvature along p underestimated the true one: a larger
+                    # batch keeps the long steps of CG in flat directions (a step cap
+                    # would forbid them, which stalls ill-conditioned problems)
+                    batch = min(2 * batch, n)
+                else:
+                    big = float(np.max(steps))
+                    cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(cap, 1.0)
             else:
                 obj, u, dl0 = new_obj, u_new, dl0_new
                 if self.solver == "cgvr":
@@ -206,10 +220,10 @@ class _CGVRMixin:
                                   passes=passes, restarts=int(stats[0]),
                                   skipped_steps=int(stats[1]),
                                   line_search_evals=int(stats[2]), rejected_epochs=rejected,
-                                  step_cap=cap, x=x[:d])
+                                  step_cap=cap, batch=batch, x=x[:d])
         monitor.finish(converged=converged, criterion="max |gradient| / alpha",
                        value=crit / scale, tol=self.tol, max_iter=self.max_iter)
-        state[problem.stream] = h
+        state[problem.stream] = {"h": h, "batch": batch, "cap": cap}
         intercept = float(x[d]) if fit_intercept else 0.0
         result = SolverResult(x=x, n_iter=k, converged=converged,
                               criterion="max |gradient| / alpha",
@@ -319,8 +333,12 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         False (default) matches scikit-learn's lbfgs/newton solvers and Ridge.
     safeguard : bool, default=True
         ``solver='cgvr'`` only: discard an outer iteration that does not decrease ``f`` (its
-        full gradient is computed anyway) and cap later steps at half of the largest step
-        it took. False runs Algorithm 3 without this check (as the paper).
+        full gradient is computed anyway) and double the batch size for the following ones;
+        once the batch reaches ``n_samples`` the inner loop uses every row once per step
+        (exact nonlinear CG on f, restarted every ``inner_iter`` steps) and further rejections
+        cap the step at half of the largest step taken. This makes ill-conditioned problems
+        (small ``alpha``, few samples) converge. False runs Algorithm 3 without this check
+        (as the paper).
     max_iter : int, default=100
         Maximal number of outer iterations (paper: a fixed T = 25).
     tol : float, default=1e-4
@@ -527,8 +545,12 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         False (default) matches scikit-learn's lbfgs/newton solvers and Ridge.
     safeguard : bool, default=True
         ``solver='cgvr'`` only: discard an outer iteration that does not decrease ``f`` (its
-        full gradient is computed anyway) and cap later steps at half of the largest step
-        it took. False runs Algorithm 3 without this check (as the paper).
+        full gradient is computed anyway) and double the batch size for the following ones;
+        once the batch reaches ``n_samples`` the inner loop uses every row once per step
+        (exact nonlinear CG on f, restarted every ``inner_iter`` steps) and further rejections
+        cap the step at half of the largest step taken. This makes ill-conditioned problems
+        (small ``alpha``, few samples) converge. False runs Algorithm 3 without this check
+        (as the paper).
     max_iter : int, default=100
         Maximal number of outer iterations (paper: a fixed T = 25).
     tol : float, default=1e-4
