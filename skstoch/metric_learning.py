@@ -177,6 +177,15 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     constraint check uses a warm-started Lanczos estimate of lambda_min, which is an upper
     bound, so a violation it misses is repaired by the next epoch-end projection.
 
+    References
+    ----------
+    .. [1] J. Chen, T. Yang, Q. Lin, L. Zhang and Y. Chang, "Optimal Stochastic Strongly
+       Convex Optimization with a Logarithmic Number of Projections", section 4 (an earlier
+       version: T. Yang and L. Zhang, "Efficient Stochastic Gradient Descent for Strongly
+       Convex Optimization", arXiv:1304.5504).
+    .. [2] K. Q. Weinberger and L. K. Saul, "Distance Metric Learning for Large Margin
+       Nearest Neighbor Classification", JMLR 10:207-244, 2009.
+
     Examples
     --------
     >>> from sklearn.datasets import load_wine

@@ -437,6 +437,13 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     (the paper is binary); ``predict_proba`` is a Platt calibration on the labeled rows (the
     paper has none).
 
+    References
+    ----------
+    .. [1] X. Geng, B. Gu, X. Li, W. Shi, G. Zheng and H. Huang, "Scalable Semi-Supervised
+       SVM via Triply Stochastic Gradients", IJCAI 2019, pp. 2364-2370 (arXiv:1907.11584).
+    .. [2] O. Chapelle and A. Zien, "Semi-Supervised Classification by Low Density
+       Separation", AISTATS 2005 (the class-balance constraint).
+
     Examples
     --------
     >>> from sklearn.datasets import make_moons

@@ -24,10 +24,6 @@ PENDING_SECTIONS = {
     "CGVRRegressor": {"References"},
     "ConstrainedLasso": {"References"},
     "ConstrainedLassoCV": {"References"},
-    "LMNNMetric": {"References"},
-    "S3GDClassifier": {"References"},
-    "S3GDRegressor": {"References"},
-    "S3VMClassifier": {"References"},
 }
 # class -> constructor parameters its docstring does not describe yet (same rule)
 PENDING_PARAMETERS = {}

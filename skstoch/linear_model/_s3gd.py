@@ -506,6 +506,13 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     (cheap: no full pass) and then switches to Prox-SVRG, which converges linearly to the
     optimum.  See the user guide for the differences from the paper.
 
+    References
+    ----------
+    .. [1] Y. Mu, W. Liu and W. Fan, "Stochastic Gradient Made Stable: A Manifold Propagation
+       Approach for Large-Scale Optimization".
+    .. [2] L. Xiao and T. Zhang, "A Proximal Stochastic Gradient Method with Progressive
+       Variance Reduction", SIAM J. Optim. 24(4), 2014 (Prox-SVRG).
+
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
@@ -579,6 +586,13 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
     intercept_ : float or ndarray of shape (n_targets,)
     {_ATTRIBUTES_DOC}
+    References
+    ----------
+    .. [1] Y. Mu, W. Liu and W. Fan, "Stochastic Gradient Made Stable: A Manifold Propagation
+       Approach for Large-Scale Optimization".
+    .. [2] L. Xiao and T. Zhang, "A Proximal Stochastic Gradient Method with Progressive
+       Variance Reduction", SIAM J. Optim. 24(4), 2014 (Prox-SVRG).
+
     Examples
     --------
     >>> from sklearn.datasets import load_diabetes
