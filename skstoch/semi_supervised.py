@@ -373,8 +373,10 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         Step-size schedule: ``eta0`` (the paper's experiments), ``eta0 / (t + 1)^power_t``,
         or the paper's theory ``theta / T^(3/4)``. Every step must lie in (0, 1].
     eta0 : float or "auto", default="auto"
-        Initial (constant) step size, in (0, 1]. "auto" is ``min(1, 1 / C)``, so the loss
-        step ``eta0 * C`` is 1 and the shrinkage keeps about ``C`` blocks in memory.
+        Initial (constant) step size, in (0, 1]. "auto" is ``min(0.02, 0.2 * n_labeled / C)``:
+        0.02 at the default C (the shrinkage keeps about 50 blocks, so the fit is stationary
+        after ~150 iterations whatever the number of labels), and the loss step per labeled
+        row ``eta0 * C / n_labeled`` is at most 0.2 for larger C.
     power_t : float, default=0.5
         Exponent of "invscaling".
     theta : float, default=1.0
@@ -390,17 +392,26 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         the model gets the intercept ``intercept_``. Not in the paper (which has neither an
         intercept nor a balance constraint and can put every unlabeled point in one class);
         False is the paper's model.
-    C_star_warmup : float in [0, 1], default=0.0
+    C_star_warmup : float in [0, 1], default=0.3
         Ramp ``C_star`` linearly from 0 over this fraction of ``max_iter`` (annealing, as in
-        Joachims' TSVM); 0 uses ``C_star`` from the first iteration (the paper).
+        Joachims' TSVM), so the labeled term shapes f before the non-convex unlabeled term
+        acts; 0 uses ``C_star`` from the first iteration (the paper).
     tol : float or None, default=1e-3
         Stop when, in two consecutive windows of ``record_every`` iterations, the fraction of
         probe rows whose predicted class changed is below ``tol`` (a ConvergenceWarning is
-        raised when ``max_iter`` is reached first). None runs ``max_iter`` iterations (the
-        paper). Needs unlabeled rows.
+        raised when ``max_iter`` is reached first). Not tested before the C* warm-up ends nor
+        before ``2 / eta0`` iterations (the memory of the constant step). None runs
+        ``max_iter`` iterations (the paper). Needs unlabeled rows.
     record_every : int, default=10
         Record the history, print (verbose), call the callback and test convergence every
         ``record_every`` iterations and after the last one.
+    unlabeled_pool : int or None, default=8192
+        Unlabeled rows drawn once (without replacement, from the seed) to sample the
+        unlabeled batches from; f is cached on them, so an iteration costs
+        ``O(pool * n_components * d)`` whatever n. Its first 2048 rows are the probe set of
+        the balance constraint and the convergence test. None samples from all unlabeled
+        rows (the paper), which costs ``O(batch_size * i * n_components * d)`` at iteration
+        i once there are too many rows to cache f on.
     random_state : int, RandomState instance or None, default=None
         Seeds the counter-based generator that draws batches and features.
     verbose : int, default=0
@@ -451,8 +462,10 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     Differences from the paper: the class-balance constraint and the intercept
     (``class_balance=True``; the paper has neither); ``C="auto"`` scales with the number of
     labels; the default ``C_star`` is 0.3 C (the paper's rule ``"paper"`` switches the
-    unlabeled term off); the step is ``1 / C``; the default runs at most 300 iterations of 64
-    features, stopped by a label-flip test, rather than one pass of ``sqrt(n)`` features;
+    unlabeled term off) ramped up over the first 30% of the iterations; the step is 0.02;
+    unlabeled batches come from a bounded random pool of the unlabeled rows; the default runs
+    at most 300 iterations of 64 features, stopped by a label-flip test, rather than one pass
+    of ``sqrt(n)`` features;
     more than two classes are handled by one-vs-rest heads that share batches and features
     (the paper is binary); ``predict_proba`` is a Platt calibration on the labeled rows (the
     paper has none).
