@@ -111,7 +111,7 @@ _PROBE_BLOCK = -1
 def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s, gammas,
             batch_size, n_components, kernel_gamma, seed, cache_features=True, cache_labeled=None,
             cache_unlabeled=None, monitor=None, balance=False, probe_size=2048, tol=None,
-            record_every=1, warmup=0.0):
+            record_every=1, warmup=0.0, pool_size=None, min_iter=0):
     """Run Algorithm 1 (TSGS3VM Train) with mini-batches and one-vs-rest heads.
 
     Parameters
@@ -122,6 +122,10 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
     Y : float array (n_l, n_heads)
         +1/-1 targets of each head.
     unlabeled_rows : int64 array (n_u,)
+        The unlabeled pool U. When ``pool_size`` is given, the fit uses a random subsample
+        of ``min(n_u, pool_size)`` rows drawn once without replacement from the seed
+        (unlabeled batches are sampled from it, f is cached on it, and its first
+        ``probe_size`` rows are the probe set); None uses all of U in its own order.
     gammas : float array (T,)
         Step sizes, all in (0, 1].
     cache_labeled, cache_unlabeled : bool or None
@@ -134,10 +138,13 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         intercept at ``mean_l y`` (not in the paper; see the user guide).
     probe_size : int
         The probe set is the unlabeled pool when it has at most ``probe_size`` rows, else
-        ``probe_size`` unlabeled rows drawn once (with replacement) from the seed.
+        its first ``probe_size`` rows (a uniform subsample: the pool is in random order; with
+        ``pool_size=None`` and more rows, ``probe_size`` rows drawn without replacement).
     tol : float or None
         Stop when, in two consecutive windows of ``record_every`` iterations, the fraction of
         probe points whose predicted class changed is below tol.
+    min_iter : int
+        No convergence test before this many iterations (nor before the C* warm-up ends).
     record_every : int
         Record (history, verbose, callback) and test convergence every ``record_every``
         iterations and at the last one.
@@ -157,6 +164,14 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
     n_iter = gammas.shape[0]
     n_l, K = Y.shape
     n_u = unlabeled_rows.shape[0]
+    if pool_size is not None and n_u > 0:
+        pool_pos = np.empty(min(n_u, int(pool_size)), dtype=np.int64)
+        _s3vm.sample_pool(seed, _PROBE_BLOCK, n_u, pool_pos)
+        unlabeled_rows = np.ascontiguousarray(unlabeled_rows[pool_pos])
+        n_u = unlabeled_rows.shape[0]
+        pool_random = True
+    else:
+        pool_random = False
     m, d = n_components, dataset.n_features
     B = batch_size
     scale = np.sqrt(2.0 * kernel_gamma)
@@ -179,12 +194,17 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         if n_u <= probe_size:
             probe_pos = np.arange(n_u, dtype=np.int64)
             probe_all = True
+        elif pool_random:
+            probe_pos = np.arange(probe_size, dtype=np.int64)
         else:
             probe_pos = np.empty(probe_size, dtype=np.int64)
-            _s3vm.sample_batch(seed, _PROBE_BLOCK, 0, n_u, np.empty(0, dtype=np.int64),
-                               probe_pos)
+            _s3vm.sample_pool(seed, _PROBE_BLOCK, n_u, probe_pos)
+        probe_prefix = pool_random or probe_all
         probe_rows = np.ascontiguousarray(unlabeled_rows[probe_pos])
-        F_p = F_u if (probe_all and F_u is not None) else np.zeros((probe_pos.shape[0], K))
+        if F_u is not None and probe_prefix:
+            F_p = F_u[:probe_pos.shape[0]]       # a view: updated with F_u
+        else:
+            F_p = np.zeros((probe_pos.shape[0], K))
         F_p_last = None
     target = Y.mean(axis=0) if balance else np.zeros(K)
     c_raw = np.zeros(K)          # sum_i alpha_i^T mu_i (balance), f = raw + target - c_raw
@@ -226,8 +246,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
             phi_u = np.empty((n_u, m))
             _s3vm.block_features(dataset, unlabeled_rows, om, off, phi_u)
         if use_probe:
-            if probe_all and phi_u is not None:
-                phi_p = phi_u
+            if probe_prefix and phi_u is not None:
+                phi_p = phi_u[:probe_pos.shape[0]]
             else:
                 phi_p = np.empty((probe_rows.shape[0], m))
                 _s3vm.block_features(dataset, probe_rows, om, off, phi_p)
@@ -249,7 +269,7 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         if F_u is not None:
             F_u *= 1.0 - g
             F_u += phi_u @ alpha[i].T
-        if use_probe and F_p is not F_u:
+        if use_probe and not (F_u is not None and probe_prefix):
             F_p *= 1.0 - g
             F_p += phi_p @ alpha[i].T
         n_done = i + 1
@@ -261,7 +281,7 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
                     change = float(np.mean(labels != F_p_last))
                     # two windows in a row below tol, and not while C* is still ramping up
                     converged = (tol is not None and change < tol and last_change < tol
-                                 and i + 1 >= warmup * n_iter)
+                                 and i + 1 >= max(warmup * n_iter, min_iter))
                     last_change = change
                 F_p_last = labels
             if monitor is not None:
@@ -353,8 +373,10 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         Step-size schedule: ``eta0`` (the paper's experiments), ``eta0 / (t + 1)^power_t``,
         or the paper's theory ``theta / T^(3/4)``. Every step must lie in (0, 1].
     eta0 : float or "auto", default="auto"
-        Initial (constant) step size, in (0, 1]. "auto" is ``min(1, 1 / C)``, so the loss
-        step ``eta0 * C`` is 1 and the shrinkage keeps about ``C`` blocks in memory.
+        Initial (constant) step size, in (0, 1]. "auto" is ``min(0.02, 0.2 * n_labeled / C)``:
+        0.02 at the default C (the shrinkage keeps about 50 blocks, so the fit is stationary
+        after ~150 iterations whatever the number of labels), and the loss step per labeled
+        row ``eta0 * C / n_labeled`` is at most 0.2 for larger C.
     power_t : float, default=0.5
         Exponent of "invscaling".
     theta : float, default=1.0
@@ -370,17 +392,26 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         the model gets the intercept ``intercept_``. Not in the paper (which has neither an
         intercept nor a balance constraint and can put every unlabeled point in one class);
         False is the paper's model.
-    C_star_warmup : float in [0, 1], default=0.0
+    C_star_warmup : float in [0, 1], default=0.3
         Ramp ``C_star`` linearly from 0 over this fraction of ``max_iter`` (annealing, as in
-        Joachims' TSVM); 0 uses ``C_star`` from the first iteration (the paper).
+        Joachims' TSVM), so the labeled term shapes f before the non-convex unlabeled term
+        acts; 0 uses ``C_star`` from the first iteration (the paper).
     tol : float or None, default=1e-3
         Stop when, in two consecutive windows of ``record_every`` iterations, the fraction of
         probe rows whose predicted class changed is below ``tol`` (a ConvergenceWarning is
-        raised when ``max_iter`` is reached first). None runs ``max_iter`` iterations (the
-        paper). Needs unlabeled rows.
+        raised when ``max_iter`` is reached first). Not tested before the C* warm-up ends nor
+        before ``2 / eta0`` iterations (the memory of the constant step). None runs
+        ``max_iter`` iterations (the paper). Needs unlabeled rows.
     record_every : int, default=10
         Record the history, print (verbose), call the callback and test convergence every
         ``record_every`` iterations and after the last one.
+    unlabeled_pool : int or None, default=8192
+        Unlabeled rows drawn once (without replacement, from the seed) to sample the
+        unlabeled batches from; f is cached on them, so an iteration costs
+        ``O(pool * n_components * d)`` whatever n. Its first 2048 rows are the probe set of
+        the balance constraint and the convergence test. None samples from all unlabeled
+        rows (the paper), which costs ``O(batch_size * i * n_components * d)`` at iteration
+        i once there are too many rows to cache f on.
     random_state : int, RandomState instance or None, default=None
         Seeds the counter-based generator that draws batches and features.
     verbose : int, default=0
@@ -431,8 +462,10 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     Differences from the paper: the class-balance constraint and the intercept
     (``class_balance=True``; the paper has neither); ``C="auto"`` scales with the number of
     labels; the default ``C_star`` is 0.3 C (the paper's rule ``"paper"`` switches the
-    unlabeled term off); the step is ``1 / C``; the default runs at most 300 iterations of 64
-    features, stopped by a label-flip test, rather than one pass of ``sqrt(n)`` features;
+    unlabeled term off) ramped up over the first 30% of the iterations; the step is 0.02;
+    unlabeled batches come from a bounded random pool of the unlabeled rows; the default runs
+    at most 300 iterations of 64 features, stopped by a label-flip test, rather than one pass
+    of ``sqrt(n)`` features;
     more than two classes are handled by one-vs-rest heads that share batches and features
     (the paper is binary); ``predict_proba`` is a Platt calibration on the labeled rows (the
     paper has none).
@@ -474,6 +507,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         "C_star_warmup": [Interval(Real, 0, 1, closed="both")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "record_every": [Interval(Integral, 1, None, closed="left")],
+        "unlabeled_pool": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "callback": [callable, None],
@@ -482,8 +516,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
     def __init__(self, C="auto", *, C_star="auto", gamma="scale", unlabeled_loss="hinge",
                  ramp_s=-0.3, n_components=64, batch_size=256, max_iter=300,
                  learning_rate="constant", eta0="auto", power_t=0.5, theta=1.0,
-                 store_random_features="auto", class_balance=True, C_star_warmup=0.0,
-                 tol=1e-3, record_every=10,
+                 store_random_features="auto", class_balance=True, C_star_warmup=0.3,
+                 tol=1e-3, record_every=10, unlabeled_pool=8192,
                  random_state=None, verbose=0, callback=None):
         self.C = C
         self.C_star = C_star
@@ -502,6 +536,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         self.C_star_warmup = C_star_warmup
         self.tol = tol
         self.record_every = record_every
+        self.unlabeled_pool = unlabeled_pool
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
@@ -591,7 +626,12 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
                 f"learning_rate='theory' uses step theta / T^(3/4), which must be at most 1: "
                 f"theta={self.theta} is larger than T^(3/4)={T ** 0.75:.4g} for T={T}."
             )
-        self.eta0_ = min(1.0, 1.0 / self.C_) if self.eta0 == "auto" else float(self.eta0)
+        if self.eta0 == "auto":
+            # per-labeled-row step eta0 * C / n_l = 0.2 (the loss step of the mean hinge), at
+            # most 0.02 (memory of about 50 blocks, so the fit is stationary by ~150 blocks)
+            self.eta0_ = min(0.02, 0.2 * n_l / self.C_)
+        else:
+            self.eta0_ = float(self.eta0)
         gammas = step_sizes(self.learning_rate, self.eta0_, self.power_t, self.theta, T)
         n_heads = 1 if classes.shape[0] == 2 else classes.shape[0]
         if n_heads == 1:
@@ -615,6 +655,7 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
             kernel_gamma=self.gamma_, seed=self.seed_, cache_features=cache, monitor=monitor,
             balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
             record_every=int(self.record_every), warmup=float(self.C_star_warmup),
+            pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
         )
         if tol is not None and n_u > 0:
             monitor.finish(converged=converged, criterion="fraction of probe labels changed per window",

@@ -203,6 +203,50 @@ def test_kernel_matches_numpy_reference(rng, n_heads, cache_pools, loss, balance
     assert np.abs(ref_alpha).max() > 0.01
 
 
+def ref_pool(seed, n, k):
+    """Partial Fisher-Yates on the probe/pool stream (2 * (2**64 - 1) + 1 mod 2**64)."""
+    s = ReferenceStream(seed, 2**64 - 1)
+    perm = np.arange(n)
+    for p in range(k):
+        j = p + s.randint(n - p)
+        perm[p], perm[j] = perm[j], perm[p]
+    return perm[:k]
+
+
+def test_sample_pool_is_a_uniform_subsample_without_replacement():
+    out = np.empty(7, dtype=np.int64)
+    _s3vm.sample_pool(99, -1, 20, out)
+    assert np.array_equal(out, ref_pool(99, 20, 7))
+    assert len(set(out.tolist())) == 7 and out.min() >= 0 and out.max() < 20
+    with pytest.raises(ValueError, match="more rows"):
+        _s3vm.sample_pool(99, -1, 5, np.empty(6, dtype=np.int64))
+    # every row equally likely to be in the pool (400 draws of 5 out of 10: 200 per row)
+    counts = np.zeros(10)
+    for seed in range(400):
+        _s3vm.sample_pool(seed, -1, 10, out[:5])
+        counts[out[:5]] += 1
+    assert np.all(np.abs(counts - 200) < 60), counts
+
+
+@pytest.mark.parametrize("balance", [False, True])
+def test_unlabeled_pool_matches_reference_on_the_subsample(rng, balance):
+    X = rng.randn(80, 3)
+    labeled = np.arange(0, 80, 8, dtype=np.int64)
+    unlabeled = np.setdiff1d(np.arange(80), labeled).astype(np.int64)
+    Y = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)[:, None]
+    gammas = step_sizes("constant", 0.2, 0.5, 1.0, 10)
+    pool = unlabeled[ref_pool(7, len(unlabeled), 25)]
+    ref_alpha, _, ref_intercept = ref_tsg(
+        X, labeled, Y, pool, C=3.0, C_star=2.0, loss="hinge", gammas=gammas, B=8, m=5,
+        kernel_gamma=0.8, seed=7, balance=balance)
+    state, _, intercept, _, _ = tsg_fit(
+        make_dataset(X), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
+        loss="hinge", ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
+        kernel_gamma=0.8, seed=7, balance=balance, pool_size=25)
+    np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(intercept, ref_intercept, rtol=1e-9, atol=1e-12)
+
+
 # ----------------------------------------------------------------------------------------------
 # behaviour
 # ----------------------------------------------------------------------------------------------
@@ -256,7 +300,9 @@ def test_paper_c_star_rule(moons):
     clf = S3VMClassifier(C=2.0, C_star="equal", max_iter=3, random_state=0).fit(X, y_semi)
     assert clf.C_star_ == 2.0
     clf = S3VMClassifier(max_iter=3, random_state=0).fit(X, y_semi)
-    assert clf.C_ == 100.0 and clf.C_star_ == pytest.approx(30.0) and clf.eta0_ == 0.01
+    assert clf.C_ == 100.0 and clf.C_star_ == pytest.approx(30.0) and clf.eta0_ == 0.02
+    clf = S3VMClassifier(C=1000.0, max_iter=3, random_state=0).fit(X, y_semi)
+    assert clf.eta0_ == pytest.approx(0.2 * 10 / 1000.0)   # per-labeled-row step 0.2
 
 
 def test_same_seed_identical_different_seed_differs(moons):
@@ -357,6 +403,10 @@ def test_convergence_test_stops_and_warns(moons):
     X, _, y_semi, _, _ = moons
     clf = S3VMClassifier(gamma=5.0, max_iter=400, tol=1e-3, random_state=0).fit(X, y_semi)
     assert clf.n_iter_ < 400
+    # never before the C* warm-up ends and the constant step has forgotten the start (2 / eta0)
+    assert clf.n_iter_ >= max(0.3 * 400, 2 / clf.eta0_)
+    early = S3VMClassifier(gamma=5.0, max_iter=400, tol=1.0, random_state=0).fit(X, y_semi)
+    assert early.n_iter_ == 120          # tol=1 is met at once: the first record after both
     changes = clf.history_["probe_change"]
     assert changes[-1] < 1e-3 and changes[-2] < 1e-3
     with pytest.warns(ConvergenceWarning, match="fraction of probe labels changed"):

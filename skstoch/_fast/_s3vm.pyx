@@ -185,3 +185,30 @@ def update_values(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] a
                     values[p, h] = decay * values[p, h] + acc
     finally:
         free(phi)
+
+
+def sample_pool(uint64_t seed, Py_ssize_t block, Py_ssize_t n, int64_t[::1] out):
+    """The first ``out.shape[0]`` entries of a uniform random permutation of range(n)
+    (partial Fisher-Yates on stream SAMPLE_STREAM(block)): a subsample without replacement,
+    in random order (so every prefix is a uniform subsample too)."""
+    cdef Py_ssize_t k = out.shape[0], p, j
+    cdef int64_t tmp
+    cdef rng_state s
+    if k > n:
+        raise ValueError("cannot draw more rows than there are")
+    cdef int64_t* perm = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+    if perm == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            rng_init(&s, seed, sample_stream(block), 0)
+            for p in range(n):
+                perm[p] = p
+            for p in range(k):
+                j = p + <Py_ssize_t>rng_randint(&s, n - p)
+                tmp = perm[p]
+                perm[p] = perm[j]
+                perm[j] = tmp
+                out[p] = perm[p]
+    finally:
+        free(perm)
