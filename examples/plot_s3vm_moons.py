@@ -1,7 +1,7 @@
 """
-=====================================================================
+=======================================================================
 Semi-supervised SVM by triply stochastic gradients on moons and circles
-=====================================================================
+=======================================================================
 
 :class:`skstoch.S3VMClassifier` trains a kernel S3VM (RBF kernel through random Fourier features
 drawn fresh at every iteration) from a handful of labels and many unlabeled points. This

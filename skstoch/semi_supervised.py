@@ -13,8 +13,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._fast import _s3vm
-from ._solvers import FitMonitor
-from .utils import make_dataset, seed_from_random_state
+from ._solvers import FitMonitor, check_finite_iterate
+from .utils import AtomicFitMixin, make_dataset, seed_from_random_state
 
 __all__ = ["S3VMClassifier"]
 
@@ -316,7 +316,7 @@ def _fit_sigmoid_slope(scores, Y):
 # ----------------------------------------------------------------------------------------------
 # estimator
 # ----------------------------------------------------------------------------------------------
-class S3VMClassifier(ClassifierMixin, BaseEstimator):
+class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     """Semi-supervised kernel SVM trained by triply stochastic gradients (TSGS3VM).
 
     Solves (Geng et al., IJCAI 2019)
@@ -602,6 +602,9 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
                 var = float(X.multiply(X).mean() - X.mean() ** 2)   # as SVC
             else:
                 var = float(X.var())
+            if not np.isfinite(var):
+                raise ValueError("X is too large: the feature variance used by gamma='scale' "
+                                 "overflows float64; scale X (e.g. StandardScaler).")
             self.gamma_ = 1.0 / (n_features * var) if var > 0 else 1.0
         else:
             self.gamma_ = float(self.gamma)
@@ -660,6 +663,8 @@ class S3VMClassifier(ClassifierMixin, BaseEstimator):
         if tol is not None and n_u > 0:
             monitor.finish(converged=converged, criterion="fraction of probe labels changed per window",
                            value=change, tol=tol, max_iter=T)
+        check_finite_iterate(state.alpha[:n_done], type(self).__name__, f"{n_done} iterations")
+        check_finite_iterate(intercept, type(self).__name__, f"{n_done} iterations")
         self.n_iter_ = n_done
         self.intercept_ = intercept.copy()
         self.alpha_ = state.alpha[:n_done].copy()

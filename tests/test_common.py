@@ -6,7 +6,6 @@ Every expected failure carries the reason it is expected, and the list is strict
 the smallest one that is true.
 """
 import numpy as np
-import pytest
 from sklearn.utils._available_if import available_if
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted, validate_data

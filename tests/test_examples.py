@@ -1,7 +1,6 @@
 """Every gallery example runs in its fast mode (SKSTOCH_EXAMPLE_FAST=1), so the gallery cannot
 rot.  One test per ``examples/plot_*.py`` file (the glob picks up new examples by itself);
 the README's main demo ``examples/demo.py`` is run by tests/test_readme.py."""
-import os
 import runpy
 import sys
 import warnings

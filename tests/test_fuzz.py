@@ -875,11 +875,6 @@ _S3GD_NAN_MSG = (
     "overflows internally and fit raises scikit-learn's 'Input contains NaN', although the "
     "user's X has no NaN. Fix: check that the squared row norms are finite before building "
     "the anchor graph and raise ValueError saying X is too large (scale it)")
-_S3VM_NONFINITE = (
-    "skstoch/semi_supervised.py S3VMClassifier.fit: X near the float64 maximum gives a "
-    "non-finite gamma_/feature scale and fit returns non-finite alpha_ silently. Fix: check "
-    "that the variance used by gamma='scale' is finite and that alpha_ is finite after "
-    "tsg_fit (skstoch._solvers.check_finite_iterate), raising ValueError")
 KNOWN = {
     **{("ConstrainedLasso", case): _LASSO_HANG for case in (
         "X_huge_1e300", "X_max_float", "random_8", "random_10", "random_13", "random_20")},
@@ -888,7 +883,6 @@ KNOWN = {
         "random_13", "random_20")},
     ("S3GDClassifier", "X_max_float"): _S3GD_NAN_MSG,
     ("S3GDRegressor", "X_max_float"): _S3GD_NAN_MSG,
-    ("S3VMClassifier", "X_max_float"): _S3VM_NONFINITE,
 }
 # known hangs get a short alarm (they are expected to hang until fixed)
 KNOWN_HANG_TIMEOUT = 4

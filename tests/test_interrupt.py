@@ -8,7 +8,6 @@ such as ``n_features_in_`` and ``classes_``.
 import pickle
 import warnings
 
-import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
@@ -20,14 +19,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 
 # Estimators whose fit is not yet atomic: {name: reason}.  Strict xfail: remove the entry when
 # the estimator is fixed.
-NOT_ATOMIC = {
-    "S3VMClassifier": (
-        "skstoch/semi_supervised.py: S3VMClassifier derives from ClassifierMixin, BaseEstimator "
-        "only (not StochasticSolverMixin / AtomicFitMixin), so an exception in fit leaves "
-        "classes_, n_features_in_, n_labeled_, gamma_, C_star_, n_components_, seed_ of the "
-        "new call next to the previous alpha_; fix: add skstoch.utils.AtomicFitMixin to its "
-        "bases (or decorate fit with skstoch.utils.atomic_fit)"),
-}
+NOT_ATOMIC = {}
 
 
 class _Interrupt:
@@ -172,17 +164,3 @@ def test_atomic_fit_helpers():
     assert (sub.a_, sub.b_) == (10, 2)
     assert atomic_fit(Toy.fit) is Toy.fit   # idempotent
 
-
-def test_s3vm_atomic_with_decorator_fixes_it():
-    """The suggested fix for S3VMClassifier works (a subclass with AtomicFitMixin)."""
-    from skstoch import S3VMClassifier
-
-    class AtomicS3VM(AtomicFitMixin, S3VMClassifier):
-        def fit(self, X, y):
-            return super().fit(X, y)
-
-    est = AtomicS3VM(n_components=16, batch_size=16, max_iter=20, random_state=0)
-    with pytest.raises(KeyboardInterrupt):
-        est.set_params(callback=_Interrupt(at=2)).fit(*data("S3VMClassifier"))
-    with pytest.raises(NotFittedError):
-        check_is_fitted(est)

@@ -1,9 +1,5 @@
 """Tests of S3VMClassifier (triply stochastic gradients, Geng et al. IJCAI 2019)."""
-import os
 import pickle
-import runpy
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +14,6 @@ from skstoch.semi_supervised import labeled_hinge, step_sizes, tsg_fit, unlabele
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
-ROOT = Path(__file__).resolve().parents[1]
 # short fits (a few iterations) do not meet the default tol; the warning is tested on its own
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -505,22 +500,3 @@ def test_matches_label_spreading_and_beats_labeled_only_svc(moons):
     svc = SVC(C=10.0, gamma=5.0).fit(X[lab], y_semi[lab]).score(Xt, yt)
     assert ours >= spread - 0.02
     assert ours > svc
-
-
-# ----------------------------------------------------------------------------------------------
-# example
-# ----------------------------------------------------------------------------------------------
-def test_example_runs_in_fast_mode(monkeypatch):
-    examples = sorted((ROOT / "examples").glob("plot_s3vm*.py"))
-    assert examples, "no S3VM example found"
-    monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    for path in examples:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            runpy.run_path(str(path), run_name="__main__")
-        plt.close("all")
