@@ -913,11 +913,6 @@ if pytest is not None:
 
 if pytest is not None:
 
-    @pytest.mark.xfail(strict=True, reason=(
-        "skstoch/embedding.py OrdinalEmbedding.transform(X=None) documents X as ignored, but "
-        "scikit-learn's set_output wrapper (TransformerMixin) requires X, so transform() "
-        "raises TypeError. Fix: document X as required (any value) or set "
-        "auto_wrap_output_keys=None in the class definition"))
     def test_ordinal_transform_without_x():
         import skstoch
         from skstoch.datasets import make_triplets
