@@ -449,6 +449,12 @@ def test_bad_input_and_divergence():
         S3GDClassifier().fit(X, np.zeros(len(y)))
     with pytest.raises(FloatingPointError, match="step size"):
         S3GDRegressor(eta0=1e3, penalty=None).fit(X, X @ np.ones(X.shape[1]) * 1e3)
+    # entries near the float maximum: no NaN in X, but ||x||^2 overflows (reliability finding)
+    huge = np.sign(X) * np.finfo(np.float64).max
+    for est, target in ((S3GDClassifier(), y), (S3GDRegressor(), X[:, 0])):
+        for Xh in (huge, sp.csr_matrix(huge)):
+            with pytest.raises(ValueError, match="X is too large.*scale"):
+                est.fit(Xh, target)
 
 
 def test_tiny_problems_clamp_anchors_and_batch():

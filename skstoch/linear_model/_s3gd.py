@@ -96,6 +96,13 @@ class _S3GDMixin:
             X = np.ascontiguousarray(X, dtype=np.float64)
         self._fit_seed = seed_from_random_state(self.random_state)
         n = X.shape[0]
+        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+              else np.einsum("ij,ij->i", X, X))
+        if not np.all(np.isfinite(sq)):
+            raise ValueError(
+                "X is too large: its squared row norms overflow float64 (the largest "
+                f"|entry| is {_max_abs(X):.3g}), so distances, steps and gradients would not be "
+                "finite; scale X (e.g. with StandardScaler or MaxAbsScaler) before fitting.")
         self._shared = {}
         if self.solver == "s3gd" or (self.solver == "hybrid" and self.anchor_epochs > 0
                                      and self.max_iter > 0):
@@ -112,8 +119,6 @@ class _S3GDMixin:
         elif self.solver == "ssgd":
             self._shared["strata"] = _strata(X, min(self.batch_size, n), self.anchor_method,
                                              self.kmeans_max_iter, self._fit_seed)
-        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-              else np.einsum("ij,ij->i", X, X))
         self._shared["row_sqnorm"] = sq
         try:
             results = super()._run_problems(X, targets, sample_weights, coef_init,
@@ -319,6 +324,11 @@ class _S3GDMixin:
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
                               criterion=float(rel_improvement), extra={"step_size": eta_first})
         return w, float(b[0]), n_iter, result
+
+
+def _max_abs(X):
+    data = X.data if sp.issparse(X) else X
+    return float(np.max(np.abs(data))) if data.size else 0.0
 
 
 def _objective(ds, w, b, y, sw, loss):
