@@ -96,8 +96,9 @@ class _S3GDMixin:
             X = np.ascontiguousarray(X, dtype=np.float64)
         self._fit_seed = seed_from_random_state(self.random_state)
         n = X.shape[0]
-        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-              else np.einsum("ij,ij->i", X, X))
+        with np.errstate(over="ignore", invalid="ignore"):
+            sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+                  else np.einsum("ij,ij->i", X, X))
         if not np.all(np.isfinite(sq)):
             raise ValueError(
                 "X is too large: its squared row norms overflow float64 (the largest "
@@ -120,6 +121,7 @@ class _S3GDMixin:
             self._shared["strata"] = _strata(X, min(self.batch_size, n), self.anchor_method,
                                              self.kmeans_max_iter, self._fit_seed)
         self._shared["row_sqnorm"] = sq
+        self._shared["X"] = X
         try:
             results = super()._run_problems(X, targets, sample_weights, coef_init,
                                             intercept_init)
@@ -131,29 +133,61 @@ class _S3GDMixin:
         return results
 
     def _resolve_eta0(self, sample_weight, batch):
-        """The step of the anchor phase (or of the baseline solver) and that of Prox-SVRG.
+        """Steps of the anchor phase (or of the baseline solver) and of Prox-SVRG, and the
+        squared scale ``s2`` of the intercept feature (the intercept steps by ``eta * s2``).
 
-        A float ``eta0`` is used as is by every phase; ``'auto'`` is ``1/(8 L_b)`` for the
-        S3GD / SGD phases and ``1/(4 L_b)`` for Prox-SVRG (the two theory bounds).
+        A float ``eta0`` is used as is by every phase (``s2 = 1``, the paper's constant
+        feature); ``'auto'`` is ``1/(8 L_b)`` for the S3GD / SGD phases and ``1/(4 L_b)`` for
+        Prox-SVRG (the two theory bounds), see :meth:`_batch_smoothness`.
         """
         if self.eta0 != "auto":
-            return float(self.eta0), float(self.eta0)
-        L_b = self._batch_smoothness(sample_weight, batch)
+            return float(self.eta0), float(self.eta0), 1.0
+        L_b, s2 = self._batch_smoothness(sample_weight, batch)
         first = "svrg" if self.solver == "svrg" else ("s3gd" if self.solver == "hybrid"
                                                       else self.solver)
-        return 1.0 / (_STEP_FACTOR[first] * L_b), 1.0 / (_STEP_FACTOR["svrg"] * L_b)
+        return 1.0 / (_STEP_FACTOR[first] * L_b), 1.0 / (_STEP_FACTOR["svrg"] * L_b), s2
+
+    def _spectrum(self, sample_weight):
+        """(lambda_max of X^T S X / n, ||X^T s / n||, mean s) estimated on a row subsample;
+        cached per weight vector (shared by the one-vs-rest heads)."""
+        key = ("spectrum", id(sample_weight))
+        if key not in self._shared:
+            self._shared[key] = _gram_spectrum(self._shared["X"], sample_weight,
+                                               self._fit_seed)
+        return self._shared[key]
 
     def _batch_smoothness(self, sample_weight, batch):
-        sq = self._shared["row_sqnorm"] + (1.0 if self.fit_intercept else 0.0)
-        L_i = self._curvature() * sample_weight * sq
-        n = L_i.shape[0]
-        # expected smoothness of b-nice mini-batches (Gower et al. 2019), L_P <= mean L_i
-        if n > 1:
-            L_b = (n * (batch - 1) * L_i.mean() + (n - batch) * L_i.max()) / (batch * (n - 1))
+        """Expected smoothness ``L_b`` of b-nice mini-batches (Gower et al. 2019, Prop. 3.8),
+        ``L_b = [n (b - 1) L + (n - b) L_max] / (b (n - 1)) + alpha (1 - l1_ratio)``, with
+        ``L = c lambda_max([X, s 1]^T S [X, s 1] / n)`` the smoothness of the average loss
+        (estimated, :func:`_gram_spectrum`) and ``L_max = c max_i s_i (||x_i||^2 + s^2)``
+        the per-sample bound; ``c`` is the loss curvature bound.  The intercept feature is
+        scaled to ``s = sqrt(lambda_max(X^T S X / n))`` (at most 1) so that it does not
+        dominate ``L`` on normalised data (an exact reparametrisation ``b = s b'``).
+
+        Returns ``(L_b, s^2)``.
+        """
+        sq = self._shared["row_sqnorm"]
+        c = self._curvature()
+        lam, mean_norm, mean_w = self._spectrum(sample_weight)
+        if self.fit_intercept:
+            s2 = min(1.0, lam) if lam > 0 else 1.0
+            # lambda_max of [[G, s m], [s m^T, s^2 mean_w]] <= that of the 2 x 2 matrix of norms
+            off = np.sqrt(s2) * mean_norm
+            tr, det = lam + s2 * mean_w, lam * s2 * mean_w - off * off
+            lam_aug = 0.5 * (tr + np.sqrt(max(tr * tr - 4.0 * det, 0.0)))
         else:
-            L_b = float(L_i.max())
+            s2, lam_aug = 1.0, lam
+        L = c * lam_aug
+        L_max = c * float(np.max(sample_weight * (sq + (s2 if self.fit_intercept else 0.0))))
+        L = min(L, L_max)   # the subsample estimate never exceeds the per-sample bound
+        n = sq.shape[0]
+        if n > 1:
+            L_b = (n * (batch - 1) * L + (n - batch) * L_max) / (batch * (n - 1))
+        else:
+            L_b = L_max
         L_b += self._penalty_coefs()[1]
-        return max(L_b, 1e-12)
+        return max(L_b, 1e-12), s2
 
     def _anchor_tables(self, problem, loss):
         """BT (n_slots, m, d), column sums, slot labels, per-sample offsets and the label term."""
@@ -199,7 +233,7 @@ class _S3GDMixin:
         loss = self._loss_object()
         lam1, lam2 = self._penalty_coefs()
         batch = min(self.batch_size, n)
-        eta_first, eta_svrg = self._resolve_eta0(sw, batch)
+        eta_first, eta_svrg, s2 = self._resolve_eta0(sw, batch)
         monitor = problem.monitor
         lazy = ds.is_sparse
         use_lazy = lazy and lam1 == 0.0
@@ -271,9 +305,10 @@ class _S3GDMixin:
             phase = "first" if (epoch < n_anchor_epochs) else "svrg"
             mode, eta_phase, n_inner, n_outer = phases[phase]
             eta = eta_phase * scale
+            eta_b = eta * s2
             snap_penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
             loss_sum, n_seen, counter, snap_loss = run_epoch(
-                ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, lam1, lam2,
+                ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, eta_b, lam1, lam2,
                 batch, n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum, slot_label,
                 offset, Lw, Lb, dsnap, strata_order, strata_ptr, perm, problem.seed,
                 problem.stream, counter, gH, dA, ibuf, cbuf, lazy,
@@ -324,6 +359,53 @@ class _S3GDMixin:
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
                               criterion=float(rel_improvement), extra={"step_size": eta_first})
         return w, float(b[0]), n_iter, result
+
+
+_EIG_SUBSAMPLE = 20_000   # rows of the smoothness estimate
+_EIG_GRAM_MAX = 500       # up to this many features: exact eigenvalue of the subsample Gram
+
+
+def _gram_spectrum(X, sw, seed):
+    """Largest eigenvalue of ``X^T diag(sw) X / n``, ``||X^T sw / n||`` and ``mean(sw)``.
+
+    Estimated on a uniform subsample of ``_EIG_SUBSAMPLE`` rows (all rows when n is
+    smaller): an unbiased estimate of the matrix, whose largest eigenvalue is biased
+    upwards (lambda_max is convex), so the step errs on the safe side.  Up to
+    ``_EIG_GRAM_MAX`` features the subsample Gram matrix is formed and its eigenvalue is
+    exact; above, power iteration (relative change below 1e-3, at most 100 products).
+    """
+    n, d = X.shape
+    rng = np.random.RandomState(seed % (2**32))
+    if n > _EIG_SUBSAMPLE:
+        rows = np.sort(rng.choice(n, _EIG_SUBSAMPLE, replace=False))
+        Xs, ws = X[rows], sw[rows]
+    else:
+        Xs, ws = X, sw
+    s = Xs.shape[0]
+    mean_norm = float(np.linalg.norm(np.asarray(Xs.T @ ws).ravel())) / s
+    if d <= _EIG_GRAM_MAX:
+        if sp.issparse(Xs):
+            G = (Xs.T @ sp.diags(ws) @ Xs).toarray()
+        else:
+            G = Xs.T @ (Xs * ws[:, np.newaxis])
+        G /= s
+        lam = float(np.linalg.eigvalsh(G)[-1]) if np.all(np.isfinite(G)) else np.inf
+    else:
+        v = rng.standard_normal(d)
+        v /= np.linalg.norm(v)
+        lam = 0.0
+        for _ in range(100):
+            g = np.asarray(Xs.T @ (ws * (Xs @ v))).ravel() / s
+            nrm = float(np.linalg.norm(g))
+            if nrm == 0.0 or not np.isfinite(nrm):
+                lam = nrm
+                break
+            v = g / nrm
+            done = abs(nrm - lam) <= 1e-3 * nrm
+            lam = nrm
+            if done:
+                break
+    return max(lam, 0.0), mean_norm, float(ws.mean())
 
 
 def _max_abs(X):
