@@ -357,7 +357,8 @@ class _S3GDMixin:
                        criterion="relative objective improvement of the last epoch",
                        value=float(rel_improvement), tol=self.tol, max_iter=self.max_iter)
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
-                              criterion=float(rel_improvement), extra={"step_size": eta_first})
+                              criterion=float(rel_improvement), extra={"step_size": eta_first if n_anchor_epochs > 0
+                                                     or first_mode != MODE_S3GD else eta_svrg})
         return w, float(b[0]), n_iter, result
 
 
