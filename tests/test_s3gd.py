@@ -20,6 +20,7 @@ from skstoch import S3GDClassifier, S3GDRegressor
 from skstoch._fast._loss import LogLoss, SquaredError, SquaredHinge
 from skstoch._fast._s3gd import prox as kernel_prox
 from skstoch.linear_model._anchor_graph import anchor_weights, build_anchor_graph
+from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,8 +198,10 @@ def test_semi_stochastic_gradient_is_unbiased(name):
     assert not np.allclose(gs[0][0], gw)
 
 
-@pytest.mark.parametrize("name", ["log_loss", "squared_error", "squared_hinge"])
-def test_label_decoupled_correction_equals_direct_sum(name):
+@pytest.mark.parametrize("name,sparse", [("log_loss", False), ("squared_error", False),
+                                         ("squared_hinge", False), ("log_loss", True),
+                                         ("squared_hinge", True)])
+def test_label_decoupled_correction_equals_direct_sum(name, sparse):
     """grad H from the precomputed X^T M (label-decoupled for log/squared loss, one table
     per class for squared hinge) equals the direct sum of eq. (25)."""
     X, y = _cancer()
@@ -206,8 +209,11 @@ def test_label_decoupled_correction_equals_direct_sum(name):
     sw = np.random.RandomState(0).uniform(0.5, 2, size=len(y))
     g = build_anchor_graph(X, n_anchors=25, n_neighbors=5, random_state=0)
     est = (S3GDRegressor() if name == "squared_error" else S3GDClassifier(loss=name))
-    est._shared = {"M": g.matrix()}
-    problem = SimpleNamespace(X=X, y=y, sample_weight=sw)
+    est._shared = {"M": g.matrix(), "graph": g}
+    Xin = sp.csr_matrix(np.where(np.abs(X) < 0.3, 0.0, X)) if sparse else X
+    if sparse:
+        X = Xin.toarray()
+    problem = SimpleNamespace(X=Xin, y=y, sample_weight=sw, dataset=make_dataset(Xin))
     loss = est._loss_object()
     BT, colsum, slot_label, offset, Lw, Lb = est._anchor_tables(problem, loss)
     if name in ("log_loss", "squared_error"):

@@ -295,3 +295,26 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
             _materialize(wp, gp, d, &a_scale, &beta, has_h)
     b[0] = bb
     return loss_sum, n_seen, rng.counter, snap_loss
+
+
+def weighted_anchor_sums(RowDataset ds, const int32_t[:, ::1] nbr, const double[:, ::1] nbr_w,
+                         const double[::1] weights, double[:, ::1] out):
+    """out[j] += sum_i weights_i gamma_ij x_i, i.e. ``out += M^T diag(weights) X`` (dense).
+
+    O(n k nnz_row): one sparse/dense row axpy per (sample, neighbour) pair, no sparse-sparse
+    product.  Python checks the shapes and that every ``nbr`` entry is in ``[0, out.shape[0])``.
+    """
+    cdef const rows_t* X = &ds.rows
+    cdef Py_ssize_t n = X.n_samples, k = nbr.shape[1], i, t
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef double wi
+    with nogil:
+        for i in range(n):
+            wi = weights[i]
+            if wi == 0.0:
+                continue
+            nnz = dataset_row(X, i, &data, &indices)
+            for t in range(k):
+                row_axpy(wi * nbr_w[i, t], data, indices, nnz, &out[nbr[i, t], 0])

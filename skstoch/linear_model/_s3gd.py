@@ -16,7 +16,8 @@ from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
-from .._fast._s3gd import MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, run_epoch
+from .._fast._s3gd import (MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, run_epoch,
+                            weighted_anchor_sums)
 from .._solvers import DivergenceError, SolverResult, check_finite_iterate
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ..utils import seed_from_random_state
@@ -199,7 +200,7 @@ class _S3GDMixin:
             y0 = _DECOUPLED[self.loss]
             key = ("decoupled", id(sw))
             if key not in self._shared:   # shared by every OvR head / output
-                BT = _weighted_anchor_sums(M, X, sw)
+                BT = _weighted_anchor_sums(problem.dataset, self._shared["graph"], sw)
                 colsum = np.asarray(M.T @ sw).reshape(1, -1)
                 self._shared[key] = (BT[np.newaxis], colsum)
             BT, colsum = self._shared[key]
@@ -210,7 +211,8 @@ class _S3GDMixin:
         # labels cannot be factored out: one table per class (slot 0: y = -1, slot 1: y = +1)
         pos = (y > 0).astype(np.float64)
         sws = [sw * (1.0 - pos), sw * pos]
-        BT = np.stack([_weighted_anchor_sums(M, X, s) for s in sws])
+        BT = np.stack([_weighted_anchor_sums(problem.dataset, self._shared["graph"], s)
+                       for s in sws])
         colsum = np.vstack([np.asarray(M.T @ s).ravel() for s in sws])
         return BT, colsum, np.array([-1.0, 1.0]), np.zeros(n), np.zeros(X.shape[1]), 0.0
 
@@ -420,13 +422,19 @@ def _objective(ds, w, b, y, sw, loss):
     return loss.weighted_loss_dloss(p, y, sw, out) / p.shape[0]
 
 
-def _weighted_anchor_sums(M, X, weights):
-    """BT = M^T diag(weights) X as a dense C-contiguous (m, d) array."""
-    Mw = sp.diags(weights) @ M
-    BT = Mw.T @ X
-    if sp.issparse(BT):
-        BT = BT.toarray()
-    return np.ascontiguousarray(BT, dtype=np.float64)
+def _weighted_anchor_sums(ds, graph, weights):
+    """BT = M^T diag(weights) X as a dense C-contiguous (m, d) array (compiled, O(n k nnz))."""
+    nbr = graph.neighbors
+    m = graph.n_anchors
+    if nbr.size and (nbr.min() < 0 or nbr.max() >= m):   # the kernel does not bounds-check
+        raise ValueError(f"anchor graph neighbours must lie in [0, {m}), got "
+                         f"[{nbr.min()}, {nbr.max()}]")
+    if nbr.shape[0] != ds.n_samples or graph.weights.shape != nbr.shape:
+        raise ValueError("anchor graph and data have inconsistent shapes")
+    BT = np.zeros((m, ds.n_features))
+    weighted_anchor_sums(ds, nbr, graph.weights, np.ascontiguousarray(weights, dtype=np.float64),
+                         BT)
+    return BT
 
 
 def _strata(X, n_strata, method, max_iter, seed):
