@@ -870,19 +870,12 @@ _LASSO_ZERO_DIV = (
     "1e300 the automatic step eta0 underflows to 0 and `math.ceil(2.0 / (alpha * eta0))` "
     "raises ZeroDivisionError. Fix: validate that the row curvature and eta0 are finite and "
     "positive, else raise ValueError naming the scale of X")
-_S3GD_NAN_MSG = (
-    "skstoch/linear_model/_s3gd.py (anchor graph / k-means): X near the float64 maximum "
-    "overflows internally and fit raises scikit-learn's 'Input contains NaN', although the "
-    "user's X has no NaN. Fix: check that the squared row norms are finite before building "
-    "the anchor graph and raise ValueError saying X is too large (scale it)")
 KNOWN = {
     **{("ConstrainedLasso", case): _LASSO_HANG for case in (
         "X_huge_1e300", "X_max_float", "random_8", "random_10", "random_13", "random_20")},
     **{("ConstrainedLasso[epro_sgd]", case): _LASSO_ZERO_DIV for case in (
         "X_huge_1e300", "X_max_float", "X_float32_huge", "random_8", "random_10",
         "random_13", "random_20")},
-    ("S3GDClassifier", "X_max_float"): _S3GD_NAN_MSG,
-    ("S3GDRegressor", "X_max_float"): _S3GD_NAN_MSG,
 }
 # known hangs get a short alarm (they are expected to hang until fixed)
 KNOWN_HANG_TIMEOUT = 4

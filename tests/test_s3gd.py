@@ -20,6 +20,7 @@ from skstoch import S3GDClassifier, S3GDRegressor
 from skstoch._fast._loss import LogLoss, SquaredError, SquaredHinge
 from skstoch._fast._s3gd import prox as kernel_prox
 from skstoch.linear_model._anchor_graph import anchor_weights, build_anchor_graph
+from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,8 +198,10 @@ def test_semi_stochastic_gradient_is_unbiased(name):
     assert not np.allclose(gs[0][0], gw)
 
 
-@pytest.mark.parametrize("name", ["log_loss", "squared_error", "squared_hinge"])
-def test_label_decoupled_correction_equals_direct_sum(name):
+@pytest.mark.parametrize("name,sparse", [("log_loss", False), ("squared_error", False),
+                                         ("squared_hinge", False), ("log_loss", True),
+                                         ("squared_hinge", True)])
+def test_label_decoupled_correction_equals_direct_sum(name, sparse):
     """grad H from the precomputed X^T M (label-decoupled for log/squared loss, one table
     per class for squared hinge) equals the direct sum of eq. (25)."""
     X, y = _cancer()
@@ -206,8 +209,11 @@ def test_label_decoupled_correction_equals_direct_sum(name):
     sw = np.random.RandomState(0).uniform(0.5, 2, size=len(y))
     g = build_anchor_graph(X, n_anchors=25, n_neighbors=5, random_state=0)
     est = (S3GDRegressor() if name == "squared_error" else S3GDClassifier(loss=name))
-    est._shared = {"M": g.matrix()}
-    problem = SimpleNamespace(X=X, y=y, sample_weight=sw)
+    est._shared = {"M": g.matrix(), "graph": g}
+    Xin = sp.csr_matrix(np.where(np.abs(X) < 0.3, 0.0, X)) if sparse else X
+    if sparse:
+        X = Xin.toarray()
+    problem = SimpleNamespace(X=Xin, y=y, sample_weight=sw, dataset=make_dataset(Xin))
     loss = est._loss_object()
     BT, colsum, slot_label, offset, Lw, Lb = est._anchor_tables(problem, loss)
     if name in ("log_loss", "squared_error"):
@@ -280,7 +286,7 @@ def test_dense_and_csr_agree(penalty):
     X, y = _cancer()
     X[np.abs(X) < 0.5] = 0.0
     kw = dict(penalty=penalty, alpha=1e-3, eta0=0.01, max_iter=4, tol=0, n_iter_no_change=100,
-              n_anchors=20, anchor_method="random", random_state=0)
+              n_anchors=20, anchor_method="random", anchor_epochs=2, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         dense = S3GDClassifier(**kw).fit(X, y)
@@ -308,7 +314,8 @@ def test_log_loss_reaches_noise_floor_and_decay_removes_it():
         const = S3GDClassifier(solver="s3gd", **kw).fit(X, y)
         decay = S3GDClassifier(solver="s3gd", learning_rate="adaptive", **kw).fit(X, y)
         sgd = S3GDClassifier(solver="sgd", **kw).fit(X, y)
-    hybrid = S3GDClassifier(alpha=alpha, tol=1e-10, max_iter=100, random_state=0).fit(X, y)
+    hybrid = S3GDClassifier(alpha=alpha, tol=1e-10, max_iter=100, anchor_epochs=1,
+                            random_state=0).fit(X, y)
     gap = lambda c: _objective("log_loss", X, ys, c.coef_[0], c.intercept_[0], alpha) - fstar  # noqa
     assert 0 <= gap(const) < 2e-3          # the documented constant-step floor (user guide)
     assert gap(decay) < 1e-4 and gap(decay) < gap(const) / 10
@@ -372,7 +379,7 @@ def test_multiclass_ovr_shares_graph_and_threads_are_deterministic():
 
 def test_reproducible_and_seed_matters():
     X, y = _cancer()
-    fits = [S3GDClassifier(random_state=s).fit(X, y) for s in (1, 1, 2)]
+    fits = [S3GDClassifier(anchor_epochs=1, random_state=s).fit(X, y) for s in (1, 1, 2)]
     np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
     np.testing.assert_array_equal(fits[0].anchor_indices_, fits[1].anchor_indices_)
     assert not np.array_equal(fits[0].coef_, fits[2].coef_)
@@ -449,11 +456,18 @@ def test_bad_input_and_divergence():
         S3GDClassifier().fit(X, np.zeros(len(y)))
     with pytest.raises(FloatingPointError, match="step size"):
         S3GDRegressor(eta0=1e3, penalty=None).fit(X, X @ np.ones(X.shape[1]) * 1e3)
+    # entries near the float maximum: no NaN in X, but ||x||^2 overflows (reliability finding)
+    huge = np.sign(X) * np.finfo(np.float64).max
+    for est, target in ((S3GDClassifier(), y), (S3GDRegressor(), X[:, 0])):
+        for Xh in (huge, sp.csr_matrix(huge)):
+            with pytest.raises(ValueError, match="X is too large.*scale"):
+                est.fit(Xh, target)
 
 
 def test_tiny_problems_clamp_anchors_and_batch():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
-    clf = S3GDClassifier(n_anchors=50, n_neighbors=10, batch_size=10, random_state=0)
+    clf = S3GDClassifier(n_anchors=50, n_neighbors=10, batch_size=10, anchor_epochs=1,
+                         random_state=0)
     clf.fit(X, [0, 1, 1])
     assert clf.n_anchors_ == 3 and np.all(np.isfinite(clf.coef_))
 
@@ -492,7 +506,7 @@ def test_hybrid_snapshot_objective_is_exact_and_phases():
     X, y = _cancer()
     ys, alpha = 2.0 * y - 1, 1e-2
     iterates = []
-    clf = S3GDClassifier(alpha=alpha, fit_intercept=False, max_iter=4, tol=0,
+    clf = S3GDClassifier(alpha=alpha, fit_intercept=False, max_iter=4, tol=0, anchor_epochs=1,
                          n_iter_no_change=100, random_state=0,
                          callback=lambda r: iterates.append(r["x"].copy()) and False)
     with warnings.catch_warnings():
@@ -525,3 +539,40 @@ def test_anchor_epochs_zero_is_prox_svrg_and_n_inner_auto():
     Xs = sp.random(1000, 20_000, density=5e-4, format="csr", random_state=0)
     ds = SimpleNamespace(n_samples=1000, n_features=20_000)
     assert est._anchor_inner(ds, Xs, 10, 1, 50, 5, True) > 1000
+
+
+def test_auto_step_uses_largest_eigenvalue_and_per_sample_bound():
+    """eta0='auto': L = c lambda_max([X, s 1]^T S [X, s 1] / n) (exact Gram below 500 features,
+    power iteration above) combined with L_max by the b-nice expected smoothness."""
+    from skstoch.linear_model._s3gd import _gram_spectrum
+    X, y = _cancer()
+    sw = np.random.RandomState(0).uniform(0.5, 1.5, len(y))
+    lam, mean_norm, mean_w = _gram_spectrum(X, sw, 0)
+    n = X.shape[0]
+    exact = np.linalg.eigvalsh(X.T @ (X * sw[:, None]) / n)[-1]
+    assert lam == pytest.approx(exact, rel=1e-10)
+    assert mean_norm == pytest.approx(np.linalg.norm(X.T @ sw) / n, rel=1e-10)
+    # power iteration branch (d > 500), sparse rows
+    Xs = sp.random(600, 800, density=0.02, format="csr", random_state=1)
+    lam_p = _gram_spectrum(Xs, np.ones(600), 0)[0]
+    assert lam_p == pytest.approx(np.linalg.eigvalsh((Xs.T @ Xs).toarray() / 600)[-1], rel=1e-2)
+    # the steps: svrg 1/(4 L_b), intercept scaled by s^2 = min(1, lambda)
+    Xn = normalize(X)
+    for fit_intercept in (False, True):
+        est = S3GDClassifier(solver="svrg", alpha=1e-3, fit_intercept=fit_intercept, max_iter=1,
+                             random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(Xn, y)
+        A = np.hstack([Xn, np.ones((n, 1))]) if fit_intercept else Xn
+        lam = np.linalg.eigvalsh(Xn.T @ Xn / n)[-1]
+        if fit_intercept:
+            A[:, -1] *= np.sqrt(lam)
+        L = 0.25 * np.linalg.eigvalsh(A.T @ A / n)[-1]
+        L_max = 0.25 * np.max((A * A).sum(axis=1))
+        L_b = (n * 9 * L + (n - 10) * L_max) / (10 * (n - 1)) + 1e-3
+        # the intercept block uses an upper bound of lambda_max: the step is never larger
+        assert est.step_size_ <= 1 / (4 * L_b) * (1 + 1e-10)
+        assert est.step_size_ >= 0.8 / (4 * L_b)
+        L_old = 0.25 * np.mean((Xn * Xn).sum(axis=1) + fit_intercept)   # round-2 rule: mean L_i
+        assert est.step_size_ > 1.5 / (4 * (L_old + 1e-3))

@@ -153,7 +153,7 @@ def anchor_topk(const double[:, ::1] prod, const double[::1] x_sq, const double[
 
 def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
               double[::1] w, double[::1] b, int mode, bint fit_intercept,
-              double eta, double lam1, double lam2,
+              double eta, double eta_b, double lam1, double lam2,
               int batch_size, int n_inner, Py_ssize_t n_outer,
               const int32_t[::1] anchor_idx, const int32_t[:, ::1] nbr,
               const double[:, ::1] nbr_w, const double[:, :, ::1] BT,
@@ -166,7 +166,8 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
               bint lazy):
     """Run ``n_outer`` outer loops of ``n_inner`` steps (see the module docstring).
 
-    ``w`` (n_features,) and ``b`` (length 1) are updated in place.  Arrays a mode does not use
+    ``w`` (n_features,) and ``b`` (length 1) are updated in place; the intercept takes steps
+    of ``eta_b`` (``eta`` times the square of its feature scale, see ``_s3gd.py``).  Arrays a mode does not use
     may be empty.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
     new counter)``.
     """
@@ -287,10 +288,33 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                     _prox(wp, d, eta, lam1, lam2)
                 if fit_intercept:
                     if has_h:
-                        bb -= eta * (csum + gHb)
+                        bb -= eta_b * (csum + gHb)
                     else:
-                        bb -= eta * csum
+                        bb -= eta_b * csum
         if use_lazy:
             _materialize(wp, gp, d, &a_scale, &beta, has_h)
     b[0] = bb
     return loss_sum, n_seen, rng.counter, snap_loss
+
+
+def weighted_anchor_sums(RowDataset ds, const int32_t[:, ::1] nbr, const double[:, ::1] nbr_w,
+                         const double[::1] weights, double[:, ::1] out):
+    """out[j] += sum_i weights_i gamma_ij x_i, i.e. ``out += M^T diag(weights) X`` (dense).
+
+    O(n k nnz_row): one sparse/dense row axpy per (sample, neighbour) pair, no sparse-sparse
+    product.  Python checks the shapes and that every ``nbr`` entry is in ``[0, out.shape[0])``.
+    """
+    cdef const rows_t* X = &ds.rows
+    cdef Py_ssize_t n = X.n_samples, k = nbr.shape[1], i, t
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef double wi
+    with nogil:
+        for i in range(n):
+            wi = weights[i]
+            if wi == 0.0:
+                continue
+            nnz = dataset_row(X, i, &data, &indices)
+            for t in range(k):
+                row_axpy(wi * nbr_w[i, t], data, indices, nnz, &out[nbr[i, t], 0])

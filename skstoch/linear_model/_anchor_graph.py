@@ -16,6 +16,9 @@ from .._fast._s3gd import anchor_topk
 # anchor_method="auto" clusters a uniform subsample of max(this, 20 m) rows
 _AUTO_SUBSAMPLE = 2_000
 _CHUNK_ELEMENTS = 2_000_000   # distances held at once: chunk_rows * m
+# anchor_method="auto" on more than _PROJECT_ABOVE features clusters in a random projection
+_PROJECT_ABOVE = 256
+_PROJECT_DIM = 64
 
 
 class AnchorGraph:
@@ -70,7 +73,10 @@ def select_anchors(X, n_anchors, *, method="auto", kmeans_max_iter=30, random_st
         ``"kmeans"``: KMeans on all rows, centres snapped to the nearest row (the paper).
         ``"auto"``: the same on a uniform subsample of ``max(2,000, 20 m)`` rows (all rows when
         n is smaller), centres snapped to the nearest subsampled row, so the cost is
-        O(subsample m d) instead of O(n m d) per k-means iteration and does not grow with n.  ``"minibatch_kmeans"``:
+        O(subsample m d) instead of O(n m d) per k-means iteration and does not grow with n;
+        above 256 features the clustering and the snapping run in a random Gaussian
+        projection to 64 dimensions (distances preserved up to ~20%, Johnson-Lindenstrauss),
+        so dense centres never have d columns.  ``"minibatch_kmeans"``:
         MiniBatchKMeans on all rows.  ``"random"``: a uniform sample of rows (no clustering).
     kmeans_max_iter : int
     random_state : int
@@ -90,8 +96,14 @@ def select_anchors(X, n_anchors, *, method="auto", kmeans_max_iter=30, random_st
     if method == "auto":
         size = max(_AUTO_SUBSAMPLE, 20 * n_anchors)
         rows = np.sort(rng.choice(n, size, replace=False)) if size < n else np.arange(n)
-        centers = _lloyd(X[rows], n_anchors, kmeans_max_iter, rng)
-        return np.unique(rows[_nearest_rows(centers, X[rows])]).astype(np.int32)
+        Xs = X[rows]
+        if X.shape[1] > _PROJECT_ABOVE:
+            # high-dimensional: cluster in a random Gaussian projection (Johnson-Lindenstrauss)
+            # so that Lloyd's dense centres are (m, _PROJECT_DIM) instead of (m, d)
+            R = rng.standard_normal((X.shape[1], _PROJECT_DIM)) / np.sqrt(_PROJECT_DIM)
+            Xs = np.ascontiguousarray(safe_sparse_dot(Xs, R, dense_output=True))
+        centers = _lloyd(Xs, n_anchors, kmeans_max_iter, rng)
+        return np.unique(rows[_nearest_rows(centers, Xs)]).astype(np.int32)
     if method == "kmeans":
         km = KMeans(n_clusters=n_anchors, n_init=1, max_iter=kmeans_max_iter, random_state=seed)
     else:
