@@ -433,6 +433,54 @@ def test_bad_sample_weight_raises():
         ConstrainedLasso().fit(X, y, sample_weight=-np.ones(50))
 
 
+@pytest.mark.parametrize("scale", [1e160, 1e300])
+@pytest.mark.parametrize("solver, working_set", [("fista", True), ("fista", False)] +
+                         [(s, True) for s in STOCHASTIC])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_overflowing_scale_of_X_raises_a_clear_error(scale, solver, working_set, sparse):
+    # regression (tests/test_fuzz.py): fista hung forever (NaN Lipschitz constant in a
+    # backtracking loop) and the epoch solvers divided by an underflowed eta0
+    X, y = make_problem(n=30, d=4)
+    X = X * scale
+    X = sp.csr_matrix(X) if sparse else X
+    est = ConstrainedLasso(radius=1.0, solver=solver, working_set=working_set, max_iter=200,
+                           random_state=0)
+    with pytest.raises(ValueError, match=r"X is too large in magnitude .*max \|X\| = .*e\+"):
+        est.fit(X, y)
+
+
+def test_overflowing_mean_of_X_or_scale_of_y_raises():
+    X, y = make_problem(n=30, d=4)
+    with pytest.raises(ValueError, match="X is too large.*column means"):
+        ConstrainedLasso().fit(np.sign(X) * np.finfo(np.float64).max, y)
+    with pytest.raises(ValueError, match="y is too large"):
+        ConstrainedLasso().fit(X, y * 1e300)
+    with pytest.raises(ValueError, match="X is too large"):
+        ConstrainedLassoCV(n_radii=3, cv=2).fit(X * 1e300, y)
+
+
+# scikit-learn's finiteness check sums the float32 X and overflows (its warning, not ours)
+@pytest.mark.filterwarnings("ignore:invalid value encountered in reduce:RuntimeWarning")
+def test_float32_near_its_maximum_fits_in_float64():
+    # the row norms of a float32 X are computed in float64 (3e38^2 fits there)
+    X, y = make_problem(n=40, d=4)
+    X32 = (np.sign(X) * 3e38).astype(np.float32)
+    for solver in ALL_SOLVERS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est = ConstrainedLasso(radius=1.0, solver=solver, max_iter=200,
+                                   random_state=0).fit(X32, y)
+        assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
+
+
+def test_fista_gram_backtracking_exits_on_non_finite_values():
+    from skstoch.linear_model._constrained_lasso import _fista_gram
+
+    H = np.array([[1.0, np.nan], [np.nan, 1.0]])
+    with pytest.raises(FloatingPointError):
+        _fista_gram(H, np.ones(2), 1.0, np.zeros(2), 1e-8, 10)
+
+
 # --------------------------------------------------------------------- CV
 
 def test_cv_picks_a_radius_and_refits():
