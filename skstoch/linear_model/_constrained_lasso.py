@@ -625,7 +625,7 @@ class ConstrainedLasso(BaseLinearRegressor):
     working_set : bool, default=True
         'fista' only.  True: outer iterations compute the full gradient and duality gap
         (two passes over X), then FISTA solves the problem restricted to a working set
-        (the support plus the coordinates of largest |gradient|, at least 256, growing)
+        (the support plus the coordinates of largest ``|gradient|``, at least 256, growing)
         on that set's centered Gram matrix, with no pass over X.  With d <= 256 the working
         set is every feature, i.e. FISTA on a cached Gram matrix.  Sets beyond 4096
         features fall back to plain FISTA.  False: plain FISTA on all features.
@@ -664,7 +664,7 @@ class ConstrainedLasso(BaseLinearRegressor):
     budget_used_ : int
         Stochastic gradients actually used out of ``max_iter`` (stochastic solvers).
     dual_gap_ : float or ndarray of shape (n_targets,)
-        Frank-Wolfe gap at the solution: F(coef_) - F* <= dual_gap_.
+        Frank-Wolfe gap at the solution: ``F(coef_) - F* <= dual_gap_``.
     lam_ : float or ndarray of shape (n_targets,)
         Stochastic solvers: the exact-penalty multiplier of the last epoch (``lam`` or its
         'auto' estimate).  'fista': the constraint's Lagrange multiplier at the solution,
@@ -676,12 +676,28 @@ class ConstrainedLasso(BaseLinearRegressor):
         'fista'): objective, step_size, time, ...
     seed_ : int
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------
     ConstrainedLassoCV : the radius chosen by cross-validation.
     sklearn.linear_model.Lasso : the penalized form.
+
+    References
+    ----------
+    J. Chen, T. Yang, Q. Lin, L. Zhang and Y. Chang, "Optimal Stochastic Strongly Convex
+    Optimization with a Logarithmic Number of Projections", Conference on Uncertainty in
+    Artificial Intelligence (UAI), 2016; arXiv:1304.5504.  Epro-SGD (Alg. 1), Epro-ORDA
+    (Alg. 3), the baselines and the Lasso experiment (section 5.1, eq. 22).
+
+    X. Chen, Q. Lin and J. Pena, "Optimal Regularized Dual Averaging Methods for Stochastic
+    Optimization", NIPS 2012.  ORDA, the inner solver of Epro-ORDA.
+
+    A. Beck and M. Teboulle, "A Fast Iterative Shrinkage-Thresholding Algorithm for Linear
+    Inverse Problems", SIAM J. Imaging Sciences 2(1):183-202, 2009.  FISTA ('fista').
+
+    B. O'Donoghue and E. Candes, "Adaptive Restart for Accelerated Gradient Schemes",
+    Foundations of Computational Mathematics 15(3):715-732, 2015.  The momentum restart.
 
     Examples
     --------
@@ -936,6 +952,18 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     estimators_ : list of ConstrainedLasso
         The refitted estimators, one per output (multi-output only).
     n_features_in_ : int
+
+    See Also
+    --------
+    ConstrainedLasso : one fit at a given radius.
+    sklearn.linear_model.LassoCV : the penalized form's cross-validation.
+
+    References
+    ----------
+    J. Chen, T. Yang, Q. Lin, L. Zhang and Y. Chang, "Optimal Stochastic Strongly Convex
+    Optimization with a Logarithmic Number of Projections", Conference on Uncertainty in
+    Artificial Intelligence (UAI), 2016; arXiv:1304.5504.  The constrained Lasso of
+    section 5.1 (eq. 22), whose radius this estimator selects.
 
     Examples
     --------
