@@ -165,6 +165,32 @@ def test_lazy_sparse_epoch_on_wide_data_matches_dense():
     np.testing.assert_allclose(out[0][1], out[1][1], atol=1e-10)
 
 
+@pytest.mark.parametrize("radius", [0.0, 0.3, 3.0, 1e6])
+@pytest.mark.parametrize("window", [0, 7])
+@pytest.mark.parametrize("eta0, decay, t0", [(0.3, 0.0, 0), (0.45, 1.0, 0), (0.2, 0.4, 50)])
+def test_lazy_sparse_projected_sgd_matches_dense(radius, window, eta0, decay, t0):
+    """The lazy CSR projected SGD (heap projection, prefix sums, renormalization by window
+    and by scale) against the direct dense step with an exact projection, same draws."""
+    rng = np.random.RandomState(1)
+    X = sp.random(120, 300, density=0.03, random_state=rng, format="csr")
+    y = rng.randn(120)
+    cw = rng.uniform(0.5, 1.5, 120)
+    w0 = project_l1_ball(rng.randn(300), min(radius, 2.0))
+    out = []
+    for M in (X, X.toarray()):
+        w, w_sum = w0.copy(), np.zeros(300)
+        b, b_sum, counter = _lasso.projected_sgd(make_dataset(M), y, cw, w, 0.2, eta0, decay,
+                                                 1.0, radius, t0, 1500, True, 3, 0, 0, w_sum,
+                                                 window)
+        out.append((w, w_sum, b, b_sum, counter))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=0, atol=1e-8)
+    assert out[0][2] == pytest.approx(out[1][2], abs=1e-10)
+    assert out[0][3] == pytest.approx(out[1][3], abs=1e-8)
+    assert out[0][4] == out[1][4]
+    assert np.abs(out[0][0]).sum() <= radius * (1 + 1e-12) + 1e-15
+
+
 # --------------------------------------------------------------------- the problem
 
 def test_gradient_matches_finite_differences():
