@@ -139,9 +139,16 @@ def main():
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", choices=["dense", "sparse", "none"], default=None)
+    parser.add_argument("--baselines", action="store_true",
+                        help="sparse problem only: Epro-SGD against the paper's projected-SGD "
+                             "baseline (lazy O(nnz log d) steps on CSR rows); writes "
+                             "results/constrained_lasso_sparse_baselines.md/.json")
     parser.add_argument("--summary-only", action="store_true",
                         help="rewrite the time-to-target summary and plot from the JSON files")
     args = parser.parse_args()
+    if args.baselines:
+        run_baselines(args)
+        return
     if args.summary_only:
         args.only = "none"
     payloads = {}
@@ -251,6 +258,55 @@ def run_kind(kind, args):
             notes=f"scale={args.scale}; shared 2-core machine (load average about 10 from "
                   f"other jobs during the run); command: python benchmarks/"
                   f"bench_constrained_lasso.py --scale {args.scale} --repeat {args.repeat}")
+
+
+def run_baselines(args):
+    """Epro-SGD against projected SGD (a projection after every step, the paper's 'SGD'
+    baseline) on the sparse problem, same budgets; F* from our FISTA at tol=1e-13."""
+    X, y = make_data("sparse", args.scale)
+    n, d = X.shape
+    l1_max = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / n
+    l1_pen = 0.1 * l1_max
+    A = l1_pen + 2 * ALPHA
+    enet = ElasticNet(alpha=A, l1_ratio=l1_pen / A, tol=1e-10, max_iter=100000).fit(X, y)
+    radius = float(np.abs(enet.coef_).sum())
+    ref = ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista", tol=1e-13,
+                           max_iter=100000).fit(X, y)
+
+    def F(coef):
+        coef = project_l1_ball(np.asarray(coef, dtype=np.float64).ravel(), radius)
+        Xw = np.asarray(X @ coef).ravel()
+        r = Xw + float(np.mean(y - Xw)) - y
+        return 0.5 * float(r @ r) / n + ALPHA * float(coef @ coef)
+
+    f_star = F(ref.coef_)
+
+    def evaluate(model):
+        return {"rel_subopt": (F(model.coef_) - f_star) / f_star,
+                "n_projections": int(model.n_projections_)}
+
+    cases = []
+    for solver in ("epro_sgd", "sgd"):
+        for passes in (0.5, 1, 3):
+            cases.append(Case(
+                f"skstoch {solver} {passes:g} passes", "skstoch",
+                fit=lambda s=solver, p=passes: ConstrainedLasso(
+                    alpha=ALPHA, radius=radius, solver=s, max_iter=int(p * n), tol=0,
+                    random_state=0, track_objective=False).fit(X, y),
+                evaluate=evaluate))
+    cases.append(Case("skstoch fista tol=1e-06", "skstoch",
+                      fit=lambda: ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista",
+                                                   tol=1e-6).fit(X, y),
+                      evaluate=evaluate))
+    desc = (f"sparse {n} x {d} (density {X.nnz / (n * d):.4f}), alpha={ALPHA}, "
+            f"radius={radius:.4g} (= ||w_enet||_1), F*={f_star:.6g}")
+    return run_benchmark(
+        "constrained_lasso_sparse_baselines", desc, cases, repeat=args.repeat, warmup=0,
+        baseline="skstoch epro_sgd 1 passes",
+        notes=f"scale={args.scale}; no warm-up fit; shared 2-core machine (other engineers' "
+              f"jobs ran at the same time); command: python benchmarks/"
+              f"bench_constrained_lasso.py --baselines --scale {args.scale} "
+              f"--repeat {args.repeat}")
 
 
 if __name__ == "__main__":

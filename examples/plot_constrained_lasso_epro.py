@@ -1,7 +1,7 @@
 """
-=====================================================================
+======================================================================
 Constrained Lasso: Epro-SGD against its baselines, and the radius path
-=====================================================================
+======================================================================
 
 Paper 001 (Chen et al.), Fig. 1 protocol on a generated sparse regression problem
 (KDD Cup 2010 is not available offline): the objective of eq. 22 with the paper's

@@ -165,6 +165,32 @@ def test_lazy_sparse_epoch_on_wide_data_matches_dense():
     np.testing.assert_allclose(out[0][1], out[1][1], atol=1e-10)
 
 
+@pytest.mark.parametrize("radius", [0.0, 0.3, 3.0, 1e6])
+@pytest.mark.parametrize("window", [0, 7])
+@pytest.mark.parametrize("eta0, decay, t0", [(0.3, 0.0, 0), (0.45, 1.0, 0), (0.2, 0.4, 50)])
+def test_lazy_sparse_projected_sgd_matches_dense(radius, window, eta0, decay, t0):
+    """The lazy CSR projected SGD (heap projection, prefix sums, renormalization by window
+    and by scale) against the direct dense step with an exact projection, same draws."""
+    rng = np.random.RandomState(1)
+    X = sp.random(120, 300, density=0.03, random_state=rng, format="csr")
+    y = rng.randn(120)
+    cw = rng.uniform(0.5, 1.5, 120)
+    w0 = project_l1_ball(rng.randn(300), min(radius, 2.0))
+    out = []
+    for M in (X, X.toarray()):
+        w, w_sum = w0.copy(), np.zeros(300)
+        b, b_sum, counter = _lasso.projected_sgd(make_dataset(M), y, cw, w, 0.2, eta0, decay,
+                                                 1.0, radius, t0, 1500, True, 3, 0, 0, w_sum,
+                                                 window)
+        out.append((w, w_sum, b, b_sum, counter))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=0, atol=1e-8)
+    assert out[0][2] == pytest.approx(out[1][2], abs=1e-10)
+    assert out[0][3] == pytest.approx(out[1][3], abs=1e-8)
+    assert out[0][4] == out[1][4]
+    assert np.abs(out[0][0]).sum() <= radius * (1 + 1e-12) + 1e-15
+
+
 # --------------------------------------------------------------------- the problem
 
 def test_gradient_matches_finite_differences():
@@ -431,6 +457,54 @@ def test_bad_sample_weight_raises():
     X, y = make_problem(n=50, d=5)
     with pytest.raises(ValueError, match="sample_weight"):
         ConstrainedLasso().fit(X, y, sample_weight=-np.ones(50))
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e300])
+@pytest.mark.parametrize("solver, working_set", [("fista", True), ("fista", False)] +
+                         [(s, True) for s in STOCHASTIC])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_overflowing_scale_of_X_raises_a_clear_error(scale, solver, working_set, sparse):
+    # regression (tests/test_fuzz.py): fista hung forever (NaN Lipschitz constant in a
+    # backtracking loop) and the epoch solvers divided by an underflowed eta0
+    X, y = make_problem(n=30, d=4)
+    X = X * scale
+    X = sp.csr_matrix(X) if sparse else X
+    est = ConstrainedLasso(radius=1.0, solver=solver, working_set=working_set, max_iter=200,
+                           random_state=0)
+    with pytest.raises(ValueError, match=r"X is too large in magnitude .*max \|X\| = .*e\+"):
+        est.fit(X, y)
+
+
+def test_overflowing_mean_of_X_or_scale_of_y_raises():
+    X, y = make_problem(n=30, d=4)
+    with pytest.raises(ValueError, match="X is too large.*column means"):
+        ConstrainedLasso().fit(np.sign(X) * np.finfo(np.float64).max, y)
+    with pytest.raises(ValueError, match="y is too large"):
+        ConstrainedLasso().fit(X, y * 1e300)
+    with pytest.raises(ValueError, match="X is too large"):
+        ConstrainedLassoCV(n_radii=3, cv=2).fit(X * 1e300, y)
+
+
+# scikit-learn's finiteness check sums the float32 X and overflows (its warning, not ours)
+@pytest.mark.filterwarnings("ignore:invalid value encountered in reduce:RuntimeWarning")
+def test_float32_near_its_maximum_fits_in_float64():
+    # the row norms of a float32 X are computed in float64 (3e38^2 fits there)
+    X, y = make_problem(n=40, d=4)
+    X32 = (np.sign(X) * 3e38).astype(np.float32)
+    for solver in ALL_SOLVERS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est = ConstrainedLasso(radius=1.0, solver=solver, max_iter=200,
+                                   random_state=0).fit(X32, y)
+        assert np.all(np.isfinite(est.coef_)) and np.isfinite(est.intercept_)
+
+
+def test_fista_gram_backtracking_exits_on_non_finite_values():
+    from skstoch.linear_model._constrained_lasso import _fista_gram
+
+    H = np.array([[1.0, np.nan], [np.nan, 1.0]])
+    with pytest.raises(FloatingPointError):
+        _fista_gram(H, np.ones(2), 1.0, np.zeros(2), 1e-8, 10)
 
 
 # --------------------------------------------------------------------- CV

@@ -777,8 +777,7 @@ def worker(name, start):
     cases = all_cases(name)
     for index in range(start, len(cases)):
         print(json.dumps({"start": index, "case": cases[index][0]}), flush=True)
-        known_hang = KNOWN.get((name, cases[index][0])) is _LASSO_HANG
-        signal.alarm(KNOWN_HANG_TIMEOUT if known_hang else CASE_TIMEOUT)
+        signal.alarm(CASE_TIMEOUT)
         try:
             outcome, detail = run_case(name, index, cases[index])
         except CaseTimeout as exc:
@@ -858,27 +857,7 @@ except ImportError:  # pragma: no cover - the worker does not need pytest
 # Known findings in estimator modules owned by other sessions: {(estimator, case): reason}.
 # The campaign runs them like every case; the test of that estimator is strict-xfail while one
 # of them still fails, and fails again (XPASS) once they are all fixed, so the entry is removed.
-_LASSO_HANG = (
-    "skstoch/linear_model/_constrained_lasso.py fista_solve: with entries of X near 1e300 the "
-    "Lipschitz estimate overflows to inf/NaN, `max(L, 1e-12)` keeps NaN, and the backtracking "
-    "`while True` loop (exit on `f_new <= bound or L > 1e30`) never ends because every "
-    "comparison with NaN is False: fit hangs forever. Fix: raise ValueError('X is too large: "
-    "the Lipschitz constant of the loss overflowed; scale X') when L is not finite, and exit "
-    "the loop on `not (L <= 1e30)`")
-_LASSO_ZERO_DIV = (
-    "skstoch/linear_model/_constrained_lasso.py _stochastic_solve: with entries of X near "
-    "1e300 the automatic step eta0 underflows to 0 and `math.ceil(2.0 / (alpha * eta0))` "
-    "raises ZeroDivisionError. Fix: validate that the row curvature and eta0 are finite and "
-    "positive, else raise ValueError naming the scale of X")
-KNOWN = {
-    **{("ConstrainedLasso", case): _LASSO_HANG for case in (
-        "X_huge_1e300", "X_max_float", "random_8", "random_10", "random_13", "random_20")},
-    **{("ConstrainedLasso[epro_sgd]", case): _LASSO_ZERO_DIV for case in (
-        "X_huge_1e300", "X_max_float", "X_float32_huge", "random_8", "random_10",
-        "random_13", "random_20")},
-}
-# known hangs get a short alarm (they are expected to hang until fixed)
-KNOWN_HANG_TIMEOUT = 4
+KNOWN = {}
 
 if pytest is not None:
 

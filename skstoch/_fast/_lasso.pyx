@@ -16,7 +16,8 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
   geometric sums of the scale with prefix sums of scale*C give the per-coordinate sums of the iterates for the average.
   Both paths apply the penalty subgradient lam*sign(w_j) *truncated at zero* (a coordinate
   that would cross zero stops at zero); the dense path does the same so the two agree.
-* ``projected_sgd``: the 'sgd' baseline, projection onto the l1 ball after every step.
+* ``projected_sgd``: the 'sgd' baseline, projection onto the l1 ball after every step
+  (CSR rows: the same lazy representation, the projection by a heap, O(nnz log d)).
 * ``oneproj_sgd``: the 'oneproj' baseline (smoothed penalty, no projection inside).
 * ``orda_epoch``: one ORDA run (Alg. 2) with g(w) = alpha ||w||^2, used by Epro-ORDA (Alg. 3).
 """
@@ -350,11 +351,16 @@ cdef double _epro_sparse(const rows_t* X, const double* y, const double* cw, dou
 def projected_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,
                   double[::1] w, double intercept, double eta0, double decay, double alpha,
                   double radius, Py_ssize_t t0, Py_ssize_t n_steps, bint fit_intercept,
-                  uint64_t seed, uint64_t stream, uint64_t counter, double[::1] w_sum):
+                  uint64_t seed, uint64_t stream, uint64_t counter, double[::1] w_sum,
+                  Py_ssize_t window=0):
     """The 'sgd' baseline: steps t0+1..t0+n_steps of projected SGD (projection onto the l1
     ball after every step), step eta_t = eta0 / (1 + decay (t - 1)).
 
     ``w`` is updated in place; ``w_sum`` accumulates the iterates x_t (for the average).
+    Dense rows: direct O(d) step and exact projection.  CSR rows (with every ridge factor
+    1 - 2 eta_t alpha > 0): lazy O(nnz log d) amortized step, the same iterates in exact
+    arithmetic (see ``_projected_sparse``); ``window`` is the number of steps between full
+    materializations (0 chooses max(1024, d)).
     Returns (intercept, intercept_sum_increment, counter).
     """
     cdef rows_t* X = &ds.rows
@@ -366,6 +372,16 @@ def projected_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,
     cdef double r, g, eta, a, b = intercept, b_sum = 0.0
     cdef double[::1] work = np.empty(max(d, 1))
     rng_init(&rng, seed, stream, counter)
+    if n_steps <= 0:
+        return b, 0.0, rng.counter
+    # the last step has the smallest eta, so the first has the smallest ridge factor
+    if X.indptr != NULL and 1.0 - 2.0 * alpha * eta0 / (1.0 + decay * t0) > 0.0 and \
+            decay >= 0.0:
+        if window <= 0:
+            window = max(1024, d)
+        window = min(window, n_steps)
+        return _projected_sgd_lazy(X, y, cweight, w, b, eta0, decay, alpha, radius, t0,
+                                   n_steps, fit_intercept, &rng, w_sum, window)
     with nogil:
         for t in range(t0 + 1, t0 + n_steps + 1):
             eta = eta0 / (1.0 + decay * (t - 1))
@@ -383,6 +399,134 @@ def projected_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,
                 b -= g
             project_l1_ball(&w[0], d, radius, &work[0])
     return b, b_sum, rng.counter
+
+
+cdef _projected_sgd_lazy(rows_t* X, const double[::1] y, const double[::1] cweight,
+                         double[::1] w, double b, double eta0, double decay, double alpha,
+                         double radius, Py_ssize_t t0, Py_ssize_t n_steps,
+                         bint fit_intercept, rng_state* rng, double[::1] w_sum,
+                         Py_ssize_t window):
+    cdef Py_ssize_t d = X.n_features
+    cdef double b_sum = 0.0
+    cdef double[::1] K = np.empty(max(d, 1))
+    cdef double[::1] sgn = np.empty(max(d, 1))
+    cdef Py_ssize_t[::1] last = np.empty(max(d, 1), dtype=np.intp)
+    cdef Py_ssize_t[::1] heap = np.empty(max(d, 1), dtype=np.intp)
+    cdef Py_ssize_t[::1] pos = np.empty(max(d, 1), dtype=np.intp)
+    cdef double[::1] carr = np.empty(window + 1)
+    cdef double[::1] p1 = np.empty(window + 2)
+    cdef double[::1] p2 = np.empty(window + 2)
+    with nogil:
+        _projected_sparse(X, &y[0], &cweight[0], &w[0], &b, &b_sum, eta0, decay, alpha,
+                          radius, t0, n_steps, fit_intercept, rng, &w_sum[0], window, &K[0],
+                          &sgn[0], &last[0], &heap[0], &pos[0], &carr[0], &p1[0], &p2[0])
+    return b, b_sum, rng.counter
+
+
+cdef inline double _prefix_window_sum(const double* p1, const double* p2, const double* carr,
+                                      Py_ssize_t lo, Py_ssize_t hi,
+                                      double key) noexcept nogil:
+    """sum_{t in [lo, hi)} scale_t * max(key - C_t, 0) from the prefix sums
+    p1[t+1] = sum_{u<=t} scale_u and p2[t+1] = sum_{u<=t} scale_u C_u (C nondecreasing)."""
+    cdef Py_ssize_t last = _last_alive(carr, lo, hi, key)
+    if last < lo:
+        return 0.0
+    return key * (p1[last + 1] - p1[lo]) - (p2[last + 1] - p2[lo])
+
+
+cdef void _projected_sparse(const rows_t* X, const double* y, const double* cw, double* w,
+                            double* b, double* b_sum, double eta0, double decay,
+                            double alpha, double radius, Py_ssize_t t0, Py_ssize_t n_steps,
+                            bint fit_intercept, rng_state* rng, double* w_sum,
+                            Py_ssize_t window, double* K, double* sgn, Py_ssize_t* last,
+                            Py_ssize_t* heap, Py_ssize_t* pos, double* carr, double* p1,
+                            double* p2) noexcept nogil:
+    """CSR rows: projected SGD with a lazy O(nnz log d) amortized step.
+
+    w_j = sgn_j * s * max(K_j - C, 0) as in ``_epro_sparse``: the ridge factor a_t scales
+    s for all coordinates at once, the sampled row's coordinates get new (K_j, sgn_j), and
+    the exact projection onto the l1 ball is a soft-threshold by theta, i.e. C += theta / s,
+    with theta found as in Duchi et al. (2008): C' = (sum_alive K - radius / s) / n_alive,
+    removing from the min-heap the coordinates with K_j <= C' until none is left (each
+    removal follows an insertion, so it is amortized O(log d) per row entry).  The sums of
+    the iterates come from prefix sums of s_t and s_t C_t (the scale varies with eta_t);
+    a window is materialized (O(d)) after ``window`` steps or once s < 1e-3, which keeps
+    those prefix sums accurate.
+    """
+    cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, size, cnt = 0
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef double r, g, eta, a, v, dot, s = 1.0, C = 0.0, sumK = 0.0, target, Cn
+    size = _lazy_init(d, w, K, sgn, last, heap, pos, &sumK, &cnt)
+    p1[0] = 0.0
+    p2[0] = 0.0
+    for t in range(t0 + 1, t0 + n_steps + 1):
+        carr[tau] = C
+        p1[tau + 1] = p1[tau] + s
+        p2[tau + 1] = p2[tau] + s * C
+        eta = eta0 / (1.0 + decay * (t - 1))
+        a = 1.0 - 2.0 * eta * alpha
+        i = rng_randint(rng, X.n_samples)
+        nnz = dataset_row(X, i, &data, &indices)
+        dot = 0.0
+        for k in range(nnz):
+            j = indices[k]
+            w_sum[j] += sgn[j] * _prefix_window_sum(p1, p2, carr, last[j], tau + 1, K[j])
+            last[j] = tau + 1
+            if K[j] > C:
+                dot += data[k] * sgn[j] * s * (K[j] - C)
+        r = dot + b[0] - y[i]
+        g = eta * cw[i] * r
+        b_sum[0] += b[0]
+        s = a * s
+        for k in range(nnz):
+            j = indices[k]
+            v = sgn[j] * s * (K[j] - C) if K[j] > C else 0.0
+            v -= g * data[k]
+            if pos[j] >= 0:
+                size = _heap_remove(heap, pos, K, size, j)
+                sumK -= K[j]
+                cnt -= 1
+            K[j] = fabs(v) / s + C
+            sgn[j] = _sign(v)
+            if v != 0.0:
+                size = _heap_push(heap, pos, K, size, j)
+                sumK += K[j]
+                cnt += 1
+        # exact projection: ||w||_1 = s (sumK - C cnt)
+        if s * (sumK - C * cnt) > radius:
+            # cnt > 0 here; the candidate Cn never decreases as coordinates are removed,
+            # so the final C is >= every removed K_j (they are exactly zero)
+            target = radius / s
+            Cn = C
+            while cnt > 0:
+                Cn = (sumK - target) / cnt
+                if K[heap[0]] <= Cn:
+                    j = heap[0]
+                    size = _heap_remove(heap, pos, K, size, j)
+                    sumK -= K[j]
+                    cnt -= 1
+                else:
+                    break
+            if Cn > C:
+                C = Cn
+            if cnt == 0:
+                sumK = 0.0
+        if fit_intercept:
+            b[0] -= g
+        tau += 1
+        if tau == window or s < 1e-3 or t == t0 + n_steps:
+            for j in range(d):
+                w_sum[j] += sgn[j] * _prefix_window_sum(p1, p2, carr, last[j], tau, K[j])
+                w[j] = sgn[j] * s * (K[j] - C) if K[j] > C else 0.0
+            if t < t0 + n_steps:
+                size = _lazy_init(d, w, K, sgn, last, heap, pos, &sumK, &cnt)
+                s = 1.0
+                C = 0.0
+                tau = 0
+                p1[0] = 0.0
+                p2[0] = 0.0
 
 
 def oneproj_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,

@@ -36,6 +36,24 @@ AUTO_STOCHASTIC_MIN_SAMPLES = 200_000
 # ---------------------------------------------------------------------------------------
 # the problem: weighted least squares with the exact intercept
 
+def _max_abs(A):
+    """Largest |entry| of a dense or sparse array (0 when empty), in float64."""
+    data = A.data if sp.issparse(A) else np.asarray(A)
+    if data.size == 0:
+        return 0.0
+    with np.errstate(all="ignore"):
+        return float(np.max(np.abs(data)))
+
+
+def _scale_error(X, what):
+    """The ValueError raised when the scale of X makes the least-squares quantities
+    overflow float64 (instead of a hang, a division by zero or a NaN fit)."""
+    return ValueError(
+        f"X is too large in magnitude for float64 (max |X| = {_max_abs(X):.3g}): {what} "
+        f"overflowed. Scale X, e.g. with sklearn.preprocessing.MaxAbsScaler or "
+        f"StandardScaler, so that its squared row norms stay well below 1e308.")
+
+
 class _LSProblem:
     """Full-pass quantities of one output: objective, gradient, optimal intercept, gap."""
 
@@ -52,15 +70,24 @@ class _LSProblem:
         n = X.shape[0]
         # c_i = n s_i / S makes the uniformly sampled row's gradient unbiased
         self.cweight = np.ascontiguousarray(sw * (n / self.S))
-        if fit_intercept:
-            self.x_mean = np.asarray(X.T @ sw).ravel() / self.S
-            self.y_mean = float(sw @ self.y) / self.S
-        else:
-            self.x_mean = np.zeros(X.shape[1])
-            self.y_mean = 0.0
-        yc = self.y - self.y_mean
-        # objective at w = 0 with the optimal intercept: the scale of tolerances
-        self.f_zero = 0.5 * float(sw @ (yc * yc)) / self.S
+        with np.errstate(over="ignore", invalid="ignore"):
+            if fit_intercept:
+                self.x_mean = np.asarray(X.T @ sw, dtype=np.float64).ravel() / self.S
+                self.y_mean = float(sw @ self.y) / self.S
+            else:
+                self.x_mean = np.zeros(X.shape[1])
+                self.y_mean = 0.0
+            yc = self.y - self.y_mean
+            # objective at w = 0 with the optimal intercept: the scale of tolerances
+            self.f_zero = 0.5 * float(sw @ (yc * yc)) / self.S
+        if not np.all(np.isfinite(self.x_mean)):
+            raise _scale_error(X, "the weighted column means of X")
+        if not (math.isfinite(self.y_mean) and math.isfinite(self.f_zero)):
+            raise ValueError(
+                f"y is too large in magnitude for float64 (max |y| = "
+                f"{float(np.max(np.abs(self.y), initial=0.0)):.3g}): the weighted sum of "
+                f"squared residuals at w = 0 overflowed. Scale y (e.g. divide it by its "
+                f"standard deviation).")
 
     def optimal_intercept(self, w):
         return self.y_mean - float(self.x_mean @ w) if self.fit_intercept else 0.0
@@ -98,14 +125,24 @@ class _LSProblem:
         return max(0.0, -float(grad @ w) / norm1)
 
     def max_row_curvature(self):
-        """max_i c_i (||x_i||^2 + [fit_intercept]) + 2 alpha: a safe inverse step for SGD."""
+        """max_i c_i (||x_i||^2 + [fit_intercept]) + 2 alpha: a safe inverse step for SGD.
+
+        Computed in float64 (a float32 X near its maximum would overflow in float32);
+        raises ValueError naming the scale of X when it overflows float64.
+        """
         X = self.X
-        if sp.issparse(X):
-            sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        else:
-            sq = np.einsum("ij,ij->i", X, X)
-        return float(np.max(self.cweight * (sq + self.fit_intercept), initial=0.0)) + \
-            2.0 * self.alpha
+        with np.errstate(over="ignore", invalid="ignore"):
+            if sp.issparse(X):
+                data = X.data.astype(np.float64, copy=False)
+                rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+                sq = np.bincount(rows, weights=data * data, minlength=X.shape[0])
+            else:
+                sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+            value = float(np.max(self.cweight * (sq + self.fit_intercept), initial=0.0)) + \
+                2.0 * self.alpha
+        if not math.isfinite(value):
+            raise _scale_error(X, "the squared row norms (the step-size bound)")
+        return value
 
 
 def _centered_matvecs(problem):
@@ -156,8 +193,13 @@ def fista_solve(problem, w0, *, max_iter, tol, monitor, gap_every=5):
         r = Xw - yc
         return 0.5 * float(sw @ (r * r)) / S + alpha * float(w @ w), r
 
-    L = _lipschitz_estimate(problem)
+    with np.errstate(over="ignore", invalid="ignore"):
+        L = _lipschitz_estimate(problem)
+    if not math.isfinite(L):
+        raise _scale_error(problem.X, "the Lipschitz constant of the least-squares loss")
     L = max(L, 1e-12)
+    # backtracking cap: every comparison below is written so that NaN/inf also exits
+    L_cap = max(1e30, 1e10 * L)
     x = project_l1_ball(np.asarray(w0, dtype=np.float64), radius)
     Xx = mv(x)
     fx, rx = value(Xx, x)
@@ -176,9 +218,11 @@ def fista_solve(problem, w0, *, max_iter, tol, monitor, gap_every=5):
             f_new, r_new = value(Xx_new, x_new)
             diff = x_new - yk
             bound = fy + float(grad @ diff) + 0.5 * L * float(diff @ diff)
-            if f_new <= bound + 1e-12 * abs(fy) or L > 1e30:
+            if not (f_new > bound + 1e-12 * abs(fy)) or not (L <= L_cap):
                 break
             L *= 2.0
+        if not (math.isfinite(f_new) and math.isfinite(L)):
+            raise _scale_error(problem.X, "the least-squares objective")
         if float((yk - x_new) @ (x_new - x)) > 0:   # restart the momentum
             t = 1.0
             yk, Xy, fy, ry = x_new, Xx_new, f_new, r_new
@@ -273,6 +317,8 @@ def _fista_gram(H, q, radius, v0, threshold, max_iter):
     tracked H x.  Returns (v, n_iter, gap).
     """
     L = _largest_eigenvalue(H) * (1.0 + 1e-10)
+    if not math.isfinite(L):
+        raise FloatingPointError("the working set's Gram matrix is not finite")
     L = max(L, 1e-300)
     x = project_l1_ball(np.asarray(v0, dtype=np.float64), radius)
     Hx = H @ x
@@ -288,7 +334,8 @@ def _fista_gram(H, q, radius, v0, threshold, max_iter):
             diff = x_new - y
             Hd = H @ diff
             dd = float(diff @ diff)
-            if float(diff @ Hd) <= L * dd * (1.0 + 1e-12) or L > 1e300:
+            # written so that NaN/inf also exits (no hang on non-finite values)
+            if not (float(diff @ Hd) > L * dd * (1.0 + 1e-12)) or not (L <= 1e300):
                 break
             L *= 1.5          # the power-iteration estimate was low
         Hx_new = Hy + Hd
@@ -366,10 +413,16 @@ def fista_ws_solve(problem, w0, *, max_iter, tol, monitor, max_outer=50):
             score = np.abs(grad)
             score[support] = np.inf
             ws = np.sort(np.argpartition(-score, ws_size - 1)[:ws_size])
-        H = _gram_block(problem, ws)
+        with np.errstate(over="ignore", invalid="ignore"):
+            H = _gram_block(problem, ws)
         H[np.diag_indices_from(H)] += 2.0 * alpha
-        v, it, _ = _fista_gram(H, q_full[ws], radius, w[ws], 0.5 * threshold,
-                               max_iter - n_inner)
+        if not (np.all(np.isfinite(H)) and np.all(np.isfinite(q_full[ws]))):
+            raise _scale_error(problem.X, "the Gram matrix X^T X")
+        try:
+            v, it, _ = _fista_gram(H, q_full[ws], radius, w[ws], 0.5 * threshold,
+                                   max_iter - n_inner)
+        except FloatingPointError:
+            raise _scale_error(problem.X, "the Gram matrix X^T X") from None
         n_inner += it
         n_proj += it
         w = np.zeros(d)
@@ -402,11 +455,15 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
             eta0 = 64.0 * safe_step
         else:
             eta0 = safe_step
+    if not (0.0 < eta0 < math.inf):
+        raise _scale_error(problem.X, f"the automatic step size (eta0 = {eta0!r})")
     if first_epoch_length is None and solver == "epro_sgd" and auto_step:
         # keep the theory's epoch "travel" T1 eta1 = 4 mu / beta (T1 = 8, eta1 = mu/(2 beta),
         # mu = 1, beta = 2 alpha) while eta1 is limited by stability: T1 = 2 / (alpha eta1)
+        # (alpha eta0 n <= 2 means 2 / (alpha eta0) >= n: no division by an underflow)
         n = problem.X.shape[0]
-        t1 = n if alpha == 0 else math.ceil(2.0 / (alpha * eta0))
+        travel = alpha * eta0
+        t1 = n if travel * n <= 2.0 else math.ceil(2.0 / travel)
         first_epoch_length = int(min(max(t1, 8), max(n, 8)))
     state = {"b": problem.optimal_intercept(project_l1_ball(w0, radius)), "counter": 0,
              "lams": []}
@@ -568,7 +625,7 @@ class ConstrainedLasso(BaseLinearRegressor):
     working_set : bool, default=True
         'fista' only.  True: outer iterations compute the full gradient and duality gap
         (two passes over X), then FISTA solves the problem restricted to a working set
-        (the support plus the coordinates of largest |gradient|, at least 256, growing)
+        (the support plus the coordinates of largest ``|gradient|``, at least 256, growing)
         on that set's centered Gram matrix, with no pass over X.  With d <= 256 the working
         set is every feature, i.e. FISTA on a cached Gram matrix.  Sets beyond 4096
         features fall back to plain FISTA.  False: plain FISTA on all features.
@@ -607,7 +664,7 @@ class ConstrainedLasso(BaseLinearRegressor):
     budget_used_ : int
         Stochastic gradients actually used out of ``max_iter`` (stochastic solvers).
     dual_gap_ : float or ndarray of shape (n_targets,)
-        Frank-Wolfe gap at the solution: F(coef_) - F* <= dual_gap_.
+        Frank-Wolfe gap at the solution: ``F(coef_) - F* <= dual_gap_``.
     lam_ : float or ndarray of shape (n_targets,)
         Stochastic solvers: the exact-penalty multiplier of the last epoch (``lam`` or its
         'auto' estimate).  'fista': the constraint's Lagrange multiplier at the solution,
@@ -619,12 +676,28 @@ class ConstrainedLasso(BaseLinearRegressor):
         'fista'): objective, step_size, time, ...
     seed_ : int
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
 
     See Also
     --------
     ConstrainedLassoCV : the radius chosen by cross-validation.
     sklearn.linear_model.Lasso : the penalized form.
+
+    References
+    ----------
+    J. Chen, T. Yang, Q. Lin, L. Zhang and Y. Chang, "Optimal Stochastic Strongly Convex
+    Optimization with a Logarithmic Number of Projections" (arXiv:1304.5504). Epro-SGD
+    (Alg. 1), Epro-ORDA (Alg. 3), the baselines and the Lasso experiment (section 5.1,
+    eq. 22).
+
+    X. Chen, Q. Lin and J. Pena, "Optimal Regularized Dual Averaging Methods for Stochastic
+    Optimization", NIPS 2012.  ORDA, the inner solver of Epro-ORDA.
+
+    A. Beck and M. Teboulle, "A Fast Iterative Shrinkage-Thresholding Algorithm for Linear
+    Inverse Problems", SIAM J. Imaging Sciences 2(1):183-202, 2009.  FISTA ('fista').
+
+    B. O'Donoghue and E. Candes, "Adaptive Restart for Accelerated Gradient Schemes",
+    Foundations of Computational Mathematics 15(3):715-732, 2015.  The momentum restart.
 
     Examples
     --------
@@ -803,9 +876,13 @@ def _radius_max(X, y, sample_weight, alpha, fit_intercept):
     op = LinearOperator((n, d), matvec=lambda v: sq * mv(np.ravel(v)),
                         rmatvec=lambda u: rmv(sq * np.ravel(u)), dtype=np.float64)
     # min ||sq (Xc w - yc)||^2 / 2 + alpha ||w||^2  <=>  damp^2 = 2 alpha
-    w = lsqr(op, sq * (lsp.y - lsp.y_mean), damp=math.sqrt(2.0 * alpha), atol=1e-10,
-             btol=1e-10, iter_lim=max(100, 2 * min(n, d)))[0]
-    return float(np.abs(w).sum())
+    with np.errstate(all="ignore"):
+        w = lsqr(op, sq * (lsp.y - lsp.y_mean), damp=math.sqrt(2.0 * alpha), atol=1e-10,
+                 btol=1e-10, iter_lim=max(100, 2 * min(n, d)))[0]
+        r_max = float(np.abs(w).sum())
+    if not math.isfinite(r_max):
+        raise _scale_error(X, "the least-squares solution that sets the largest radius")
+    return r_max
 
 
 def _path_fold(X, y, sw, train, test, radii, params):
@@ -875,6 +952,17 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     estimators_ : list of ConstrainedLasso
         The refitted estimators, one per output (multi-output only).
     n_features_in_ : int
+
+    See Also
+    --------
+    ConstrainedLasso : one fit at a given radius.
+    sklearn.linear_model.LassoCV : the penalized form's cross-validation.
+
+    References
+    ----------
+    J. Chen, T. Yang, Q. Lin, L. Zhang and Y. Chang, "Optimal Stochastic Strongly Convex
+    Optimization with a Logarithmic Number of Projections" (arXiv:1304.5504). The
+    constrained Lasso of section 5.1 (eq. 22), whose radius this estimator selects.
 
     Examples
     --------
