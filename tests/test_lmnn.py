@@ -266,6 +266,11 @@ def test_impostor_search_matches_brute_force(monkeypatch, small_search):
                               search.pool)
     # targets: the 2 nearest same-class points (Euclidean), never the point itself
     assert np.all(y[pairs[:, 0]] == y[pairs[:, 1]]) and np.all(pairs[:, 0] != pairs[:, 1])
+    Dx = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=2)
+    Dx[y[:, None] != y[None, :]] = np.inf
+    np.fill_diagonal(Dx, np.inf)
+    got_t = np.sort(Dx[pairs[:, 0], pairs[:, 1]].reshape(-1, 2), axis=1)
+    np.testing.assert_allclose(got_t, np.sort(Dx, axis=1)[pairs[::2, 0], :2], rtol=1e-9)
     trip = search.knn_triplets(pairs, A, 10)
     assert np.all(y[trip[:, 0]] != y[trip[:, 2]])
     anchors = trip[::6, 0]
