@@ -1,4 +1,5 @@
 """Large-margin Mahalanobis metric learning by epoch-projection SGD (paper 001, section 4)."""
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,6 +25,12 @@ _BLOCK = 4096
 _SMALL_SEARCH = 1 << 22
 # Working memory (MB) of the blocked distance pass.
 _WORKING_MEMORY_MB = 64
+# From this n_features on, the kernels' BLAS calls (d x d mat-vecs, d x batch products) are
+# large enough for OpenBLAS to start threads on every call; the kernels then run with one
+# BLAS thread (thread wake-ups per call cost more than they save at these sizes, and far
+# more on an oversubscribed machine).
+_SINGLE_THREAD_BLAS_FROM = 64
+_THREADPOOL_CONTROLLER = None
 # Triplets on which the objective (history_, objective_) is estimated when there are more.
 _OBJECTIVE_SAMPLE = 16384
 # Triplets sampled to set the automatic step size.
@@ -481,6 +488,18 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         return tags
 
 
+def _kernel_blas_threads(d):
+    """Context limiting BLAS to one thread around the kernels when d is large enough for
+    OpenBLAS to thread its per-iteration calls (the controller is built once per process)."""
+    global _THREADPOOL_CONTROLLER
+    if d < _SINGLE_THREAD_BLAS_FROM:
+        return nullcontext()
+    if _THREADPOOL_CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+        _THREADPOOL_CONTROLLER = ThreadpoolController()
+    return _THREADPOOL_CONTROLLER.limit(limits=1, user_api="blas")
+
+
 class _SolverState:
     """The problem data and the closures the solvers need (one fit)."""
 
@@ -533,10 +552,11 @@ class _SolverState:
 
     def _sgd_call(self, A, avg, mode, eta, t0, n_steps, gamma=1.0):
         est = self.est
-        return _lmnn.run_sgd(
-            self.X, self.triplets, self.prior, A, avg, self.u, self.counters,
-            est.seed_, 0, mode, eta, t0, n_steps, est.batch_size, est.c, est.mu1, est.mu2,
-            est.lam, est.epsilon, gamma, 8.0, _LANCZOS_STEPS)
+        with _kernel_blas_threads(A.shape[0]):
+            return _lmnn.run_sgd(
+                self.X, self.triplets, self.prior, A, avg, self.u, self.counters,
+                est.seed_, 0, mode, eta, t0, n_steps, est.batch_size, est.c, est.mu1,
+                est.mu2, est.lam, est.epsilon, gamma, 8.0, _LANCZOS_STEPS)
 
     def run_epro(self, A0, eta0, monitor):
         est = self.est
@@ -548,11 +568,12 @@ class _SolverState:
                 self._refresh(A_start, n_steps)
             out = np.empty_like(A_start)
             if orda:
-                _lmnn.run_orda(self.X, self.triplets, self.prior,
-                               np.ascontiguousarray(A_start), out, self.u, self.counters,
-                               est.seed_, 0, eta, n_steps, est.batch_size, est.c, est.mu1,
-                               est.mu2, est.lam, est.epsilon, _LANCZOS_STEPS,
-                               est.orda_gradient_point == "u")
+                with _kernel_blas_threads(A_start.shape[0]):
+                    _lmnn.run_orda(self.X, self.triplets, self.prior,
+                                   np.ascontiguousarray(A_start), out, self.u, self.counters,
+                                   est.seed_, 0, eta, n_steps, est.batch_size, est.c,
+                                   est.mu1, est.mu2, est.lam, est.epsilon, _LANCZOS_STEPS,
+                                   est.orda_gradient_point == "u")
             else:
                 A = np.array(A_start, dtype=np.float64, order="C", copy=True)
                 self._sgd_call(A, out, 0, eta, 0, n_steps)
