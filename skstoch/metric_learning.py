@@ -1,9 +1,9 @@
 """Large-margin Mahalanobis metric learning by epoch-projection SGD (paper 001, section 4)."""
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.metrics import pairwise_distances_chunked
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
@@ -23,8 +23,14 @@ _BLOCK = 4096
 # Impostor searches with at most this many anchor x candidate distances run as one chunked
 # pass over all classes; larger ones as one NearestNeighbors search per class.
 _SMALL_SEARCH = 1 << 22
-# Working memory (MB) of the chunked distance pass.
+# Working memory (MB) of the blocked distance pass.
 _WORKING_MEMORY_MB = 64
+# From this n_features on, the kernels' BLAS calls (d x d mat-vecs, d x batch products) are
+# large enough for OpenBLAS to start threads on every call; the kernels then run with one
+# BLAS thread (thread wake-ups per call cost more than they save at these sizes, and far
+# more on an oversubscribed machine).
+_SINGLE_THREAD_BLAS_FROM = 64
+_THREADPOOL_CONTROLLER = None
 # Triplets on which the objective (history_, objective_) is estimated when there are more.
 _OBJECTIVE_SAMPLE = 16384
 # Triplets sampled to set the automatic step size.
@@ -390,9 +396,16 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             # targets among the pool (the same sampling density as the impostor candidates,
             # see _Search); a class with too few pool members searches all its members
             members = queries if len(queries) > k else np.sort(order[starts[cls]:starts[cls + 1]])
-            nn = NearestNeighbors(n_neighbors=k + 1).fit(X[members])
-            ind = nn.kneighbors(X[queries], return_distance=False)
-            ind = _drop_self(ind, np.searchsorted(members, queries), k)
+            self_pos = np.searchsorted(members, queries)
+            if len(queries) * len(members) <= _SMALL_SEARCH:
+                # small class: one blocked GEMM pass (NearestNeighbors' per-call overhead
+                # dominated small fits)
+                Xm = X[members]
+                ind = _blocked_ksmallest(X[queries], Xm, k, exclude=self_pos)
+            else:
+                nn = NearestNeighbors(n_neighbors=k + 1).fit(X[members])
+                ind = nn.kneighbors(X[queries], return_distance=False)
+                ind = _drop_self(ind, self_pos, k)
             partners[in_pool] = members[ind]
         return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(np.int64)
 
@@ -484,6 +497,18 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         return tags
 
 
+def _kernel_blas_threads(d):
+    """Context limiting BLAS to one thread around the kernels when d is large enough for
+    OpenBLAS to thread its per-iteration calls (the controller is built once per process)."""
+    global _THREADPOOL_CONTROLLER
+    if d < _SINGLE_THREAD_BLAS_FROM:
+        return nullcontext()
+    if _THREADPOOL_CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+        _THREADPOOL_CONTROLLER = ThreadpoolController()
+    return _THREADPOOL_CONTROLLER.limit(limits=1, user_api="blas")
+
+
 class _SolverState:
     """The problem data and the closures the solvers need (one fit)."""
 
@@ -514,9 +539,13 @@ class _SolverState:
                 self._objective_rows = rng.choice(len(trip), _OBJECTIVE_SAMPLE, replace=False)
                 self._objective_table = trip
             trip = trip[self._objective_rows]
-        rows, local = np.unique(trip, return_inverse=True)
-        local = np.ascontiguousarray(local.reshape(trip.shape), dtype=np.int64)
-        hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X[rows] @ R), local)
+        if 3 * len(trip) >= self.X.shape[0]:
+            # the table touches about every row: map all rows (no np.unique sort)
+            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X @ R), trip)
+        else:
+            rows, local = np.unique(trip, return_inverse=True)
+            local = np.ascontiguousarray(local.reshape(trip.shape), dtype=np.int64)
+            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X[rows] @ R), local)
         value = est.c * hinge / len(trip)
         if self.prior is not None:
             value += (1.0 - est.c) * float(np.sum(A * self.prior))
@@ -532,10 +561,11 @@ class _SolverState:
 
     def _sgd_call(self, A, avg, mode, eta, t0, n_steps, gamma=1.0):
         est = self.est
-        return _lmnn.run_sgd(
-            self.X, self.triplets, self.prior, A, avg, self.u, self.counters,
-            est.seed_, 0, mode, eta, t0, n_steps, est.batch_size, est.c, est.mu1, est.mu2,
-            est.lam, est.epsilon, gamma, 8.0, _LANCZOS_STEPS)
+        with _kernel_blas_threads(A.shape[0]):
+            return _lmnn.run_sgd(
+                self.X, self.triplets, self.prior, A, avg, self.u, self.counters,
+                est.seed_, 0, mode, eta, t0, n_steps, est.batch_size, est.c, est.mu1,
+                est.mu2, est.lam, est.epsilon, gamma, 8.0, _LANCZOS_STEPS)
 
     def run_epro(self, A0, eta0, monitor):
         est = self.est
@@ -547,11 +577,12 @@ class _SolverState:
                 self._refresh(A_start, n_steps)
             out = np.empty_like(A_start)
             if orda:
-                _lmnn.run_orda(self.X, self.triplets, self.prior,
-                               np.ascontiguousarray(A_start), out, self.u, self.counters,
-                               est.seed_, 0, eta, n_steps, est.batch_size, est.c, est.mu1,
-                               est.mu2, est.lam, est.epsilon, _LANCZOS_STEPS,
-                               est.orda_gradient_point == "u")
+                with _kernel_blas_threads(A_start.shape[0]):
+                    _lmnn.run_orda(self.X, self.triplets, self.prior,
+                                   np.ascontiguousarray(A_start), out, self.u, self.counters,
+                                   est.seed_, 0, eta, n_steps, est.batch_size, est.c,
+                                   est.mu1, est.mu2, est.lam, est.epsilon, _LANCZOS_STEPS,
+                                   est.orda_gradient_point == "u")
             else:
                 A = np.array(A_start, dtype=np.float64, order="C", copy=True)
                 self._sgd_call(A, out, 0, eta, 0, n_steps)
@@ -720,13 +751,8 @@ class _Search:
         yq = self.y[anchors]
         yc = self.y[cand]
         if len(anchors) * len(cand) <= _SMALL_SEARCH:
-            # one chunked pass over all classes (small data: per-call overheads dominate)
-            def reduce(D, start):
-                D[yq[start:start + len(D), None] == yc[None, :]] = np.inf
-                return np.argpartition(D, q - 1, axis=1)[:, :q]
-
-            imp = np.vstack(list(pairwise_distances_chunked(
-                Zq, Zc, reduce_func=reduce, working_memory=_WORKING_MEMORY_MB)))
+            # one blocked pass over all classes (small data: per-call overheads dominate)
+            imp = _blocked_ksmallest(Zq, Zc, q, yq, yc)
         else:
             # one fused distance + k-smallest search (sklearn's chunked brute force) per class
             imp = np.empty((len(anchors), q), dtype=np.int64)
@@ -738,6 +764,43 @@ class _Search:
         imp = cand[imp]
         return np.column_stack([np.repeat(pairs, q, axis=0),
                                 np.repeat(imp, k, axis=0).ravel()]).astype(np.int64)
+
+
+def _sq_distances(Zq, Zc, sq_c):
+    """Squared Euclidean distances of the rows of Zq to the rows of Zc (one GEMM)."""
+    D = Zq @ Zc.T
+    D *= -2.0
+    D += np.einsum("ij,ij->i", Zq, Zq)[:, None]
+    D += sq_c[None, :]
+    return D
+
+
+def _blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None):
+    """Column indices of the ``q`` smallest squared distances of each row of Zq to the rows
+    of Zc, skipping the pairs where ``yq[a] == yc[b]`` and the columns ``exclude[a]`` (a
+    row's own position).  Row blocks bounded by
+    ``_WORKING_MEMORY_MB``: memory O(block n_candidates), never larger."""
+    n_q, n_c = len(Zq), len(Zc)
+    sq_c = np.einsum("ij,ij->i", Zc, Zc)
+    block = max(1, min(n_q, (_WORKING_MEMORY_MB << 20) // (8 * max(n_c, 1))))
+    out = np.empty((n_q, q), dtype=np.int64)
+    for start in range(0, n_q, block):
+        stop = min(start + block, n_q)
+        D = _sq_distances(Zq[start:stop], Zc, sq_c)
+        if yq is not None:
+            D[yq[start:stop, None] == yc[None, :]] = np.inf
+        if exclude is not None:
+            D[np.arange(stop - start), exclude[start:stop]] = np.inf
+        if q <= 8:
+            # q repeated argmins: vectorized passes (argpartition pays a per-row overhead)
+            rows = np.arange(stop - start)
+            for r in range(q):
+                col = np.argmin(D, axis=1)
+                out[start:stop, r] = col
+                D[rows, col] = np.inf
+        else:
+            out[start:stop] = np.argpartition(D, q - 1, axis=1)[:, :q]
+    return out
 
 
 def _auto_step(X, triplets, c, rng):

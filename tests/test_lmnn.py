@@ -266,6 +266,11 @@ def test_impostor_search_matches_brute_force(monkeypatch, small_search):
                               search.pool)
     # targets: the 2 nearest same-class points (Euclidean), never the point itself
     assert np.all(y[pairs[:, 0]] == y[pairs[:, 1]]) and np.all(pairs[:, 0] != pairs[:, 1])
+    Dx = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=2)
+    Dx[y[:, None] != y[None, :]] = np.inf
+    np.fill_diagonal(Dx, np.inf)
+    got_t = np.sort(Dx[pairs[:, 0], pairs[:, 1]].reshape(-1, 2), axis=1)
+    np.testing.assert_allclose(got_t, np.sort(Dx, axis=1)[pairs[::2, 0], :2], rtol=1e-9)
     trip = search.knn_triplets(pairs, A, 10)
     assert np.all(y[trip[:, 0]] != y[trip[:, 2]])
     anchors = trip[::6, 0]
@@ -505,3 +510,23 @@ def test_example_runs_in_fast_mode(monkeypatch):
     assert examples, "examples/plot_lmnn_*.py is missing"
     for path in examples:
         runpy.run_path(str(path), run_name="__main__")
+
+
+def test_single_thread_blas_around_kernels(monkeypatch):
+    """From _SINGLE_THREAD_BLAS_FROM features on, the kernels run with one BLAS thread (per
+    call threading of d x d mat-vecs costs more than it saves); the limit is restored after
+    the fit and does not change the result."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    import skstoch.metric_learning as ml
+
+    X, y = _noisy_blobs(n=60)
+    ref = LMNNMetric(max_iter=64, random_state=0).fit(X, y)
+    before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
+    monkeypatch.setattr(ml, "_SINGLE_THREAD_BLAS_FROM", 1)
+    m = LMNNMetric(max_iter=64, random_state=0).fit(X, y)
+    assert np.array_equal(m.metric_, ref.metric_)
+    assert [lib["num_threads"] for lib in threadpoolctl.threadpool_info()] == before
+    with ml._kernel_blas_threads(X.shape[1]):
+        inside = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
+                  if lib["user_api"] == "blas"]
+    assert inside and all(t == 1 for t in inside)

@@ -28,18 +28,34 @@ ctypedef void (*dsyevr_t)(char*, char*, char*, int*, double*, int*, double*, dou
                           int*, double*, int*, double*, double*, int*, int*, double*, int*,
                           int*, int*, int*) noexcept nogil
 
+ctypedef void (*dgemv_t)(char*, int*, int*, double*, double*, int*, double*, int*, double*,
+                         double*, int*) noexcept nogil
+ctypedef void (*dgemm_t)(char*, char*, int*, int*, int*, double*, double*, int*, double*,
+                         int*, double*, double*, int*) noexcept nogil
+ctypedef void (*dsyrk_t)(char*, char*, int*, int*, double*, double*, int*, double*, double*,
+                         int*) noexcept nogil
+
 cdef dstev_t _dstev = NULL
 cdef dsyevr_t _dsyevr = NULL
+cdef dgemv_t _dgemv = NULL
+cdef dgemm_t _dgemm = NULL
+cdef dsyrk_t _dsyrk = NULL
 
 
-cdef void* _lapack_pointer(str name) except NULL:
-    import scipy.linalg.cython_lapack as cython_lapack
-    capsule = cython_lapack.__pyx_capi__[name]
+cdef void* _capsule_pointer(str module, str name) except NULL:
+    if module == "lapack":
+        import scipy.linalg.cython_lapack as lib
+    else:
+        import scipy.linalg.cython_blas as lib
+    capsule = lib.__pyx_capi__[name]
     return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule))
 
 
-_dstev = <dstev_t>_lapack_pointer("dstev")
-_dsyevr = <dsyevr_t>_lapack_pointer("dsyevr")
+_dstev = <dstev_t>_capsule_pointer("lapack", "dstev")
+_dsyevr = <dsyevr_t>_capsule_pointer("lapack", "dsyevr")
+_dgemv = <dgemv_t>_capsule_pointer("blas", "dgemv")
+_dgemm = <dgemm_t>_capsule_pointer("blas", "dgemm")
+_dsyrk = <dsyrk_t>_capsule_pointer("blas", "dsyrk")
 
 # modes of run_sgd
 cdef enum:
@@ -61,17 +77,11 @@ cdef inline double _dot(const double* a, const double* b, Py_ssize_t d) noexcept
 
 cdef inline void _matvec(const double* A, const double* v, double* out,
                          Py_ssize_t d) noexcept nogil:
-    """out = A v for symmetric A (column axpys over rows of A)."""
-    cdef Py_ssize_t i, j
-    cdef double vj
-    cdef const double* row
-    for i in range(d):
-        out[i] = 0.0
-    for j in range(d):
-        vj = v[j]
-        row = A + j * d
-        for i in range(d):
-            out[i] += row[i] * vj
+    """out = A v for symmetric A (BLAS dgemv; A is stored in full)."""
+    cdef char trans = b'N'
+    cdef int n = <int>d, one = 1
+    cdef double alpha = 1.0, beta = 0.0
+    _dgemv(&trans, &n, &n, &alpha, <double*>A, &n, <double*>v, &one, &beta, out, &one)
 
 
 cdef inline double _quad(const double* A, const double* v, double* tmp,
@@ -271,56 +281,74 @@ cdef struct Work:
     double* pos     # batch x d (x1 - x2 of active triplets)
     double* neg     # batch x d (x1 - x3 of active triplets)
     double* tmp     # d
-    double* dif     # d
-    double* sm      # d
+    double* dif     # batch x d (pos - neg of every drawn triplet)
+    double* sm      # batch x d (pos + neg of every drawn triplet)
+    double* ys      # batch x d (A sm)
 
 
 cdef Py_ssize_t _active_batch(Problem* pb, const double* A, Work* wk,
                               rng_state* rng) noexcept nogil:
     """Draw ``batch`` triplets uniformly; keep the difference vectors of those whose hinge
-    ||x1-x2||_A^2 - ||x1-x3||_A^2 + 1 is positive at the current A.  Returns their count."""
+    ||x1-x2||_A^2 - ||x1-x3||_A^2 + 1 is positive at the current A.  Returns their count.
+    ||a||_A^2 - ||b||_A^2 = (a - b)' A (a + b): the batch's mat-vecs are one BLAS dgemm."""
     cdef Py_ssize_t b, t, k, n_active = 0
-    cdef Py_ssize_t d = pb.d
+    cdef Py_ssize_t d = pb.d, nb = pb.batch
     cdef double* a
     cdef double* bn
-    for b in range(pb.batch):
+    cdef double* dif
+    cdef double* sm
+    cdef char trans = b'N'
+    cdef int n = <int>d, m = <int>nb
+    cdef double one = 1.0, zero = 0.0
+    for b in range(nb):
         t = rng_randint(rng, pb.n_trip)
-        a = wk.pos + n_active * d
-        bn = wk.neg + n_active * d
+        a = wk.pos + b * d
+        bn = wk.neg + b * d
         _diff(pb.X, d, pb.trip[3 * t], pb.trip[3 * t + 1], a)
         _diff(pb.X, d, pb.trip[3 * t], pb.trip[3 * t + 2], bn)
-        # ||a||_A^2 - ||b||_A^2 = (a - b)' A (a + b): one mat-vec instead of two
+        dif = wk.dif + b * d
+        sm = wk.sm + b * d
         for k in range(d):
-            wk.dif[k] = a[k] - bn[k]
-            wk.sm[k] = a[k] + bn[k]
-        _matvec(A, wk.sm, wk.tmp, d)
-        if _dot(wk.dif, wk.tmp, d) + 1.0 > 0.0:
+            dif[k] = a[k] - bn[k]
+            sm[k] = a[k] + bn[k]
+    # ys (d x batch, column-major) = A sm
+    _dgemm(&trans, &trans, &n, &m, &n, &one, <double*>A, &n, wk.sm, &n, &zero, wk.ys, &n)
+    for b in range(nb):
+        if _dot(wk.dif + b * d, wk.ys + b * d, d) + 1.0 > 0.0:
+            if n_active != b:
+                for k in range(d):
+                    wk.pos[n_active * d + k] = wk.pos[b * d + k]
+                    wk.neg[n_active * d + k] = wk.neg[b * d + k]
             n_active += 1
     return n_active
 
 
 cdef void _gradient_step(Problem* pb, double* A, const double* src, Work* wk,
                          Py_ssize_t n_active, double step, double pen,
-                         const double* u) noexcept nogil:
-    """A = src - step * G (upper triangle, mirrored), with the stochastic gradient
-    G = (c / batch) sum_active (a a' - b b') + (1 - c) prior - pen u u'.
-    ``A`` and ``src`` may be the same buffer."""
+                         const double* u, bint mirror) noexcept nogil:
+    """A = src - step * G (upper triangle; mirrored when ``mirror``), with the stochastic
+    gradient G = (c / batch) sum_active (a a' - b b') + (1 - c) prior - pen u u'.
+    ``A`` and ``src`` may be the same buffer.  The rank-n_active terms are two BLAS dsyrk
+    calls (the row-major upper triangle is the column-major lower one)."""
     cdef Py_ssize_t d = pb.d
-    cdef Py_ssize_t i, j, k
+    cdef Py_ssize_t i, j
     cdef double coef = step * pb.c / pb.batch
     cdef double cprior = step * (1.0 - pb.c)
     cdef double cpen = step * pen
-    cdef double ai, bi, ui
+    cdef double ui
     cdef double* row
     cdef const double* srow
-    cdef const double* a
-    cdef const double* bn
+    cdef const double* prow
+    cdef char uplo = b'L', trans = b'N'
+    cdef int n = <int>d, k = <int>n_active
+    cdef double alpha, beta = 1.0
     for i in range(d):
         row = A + i * d
         srow = src + i * d
         if pb.prior != NULL and cprior != 0.0:
+            prow = pb.prior + i * d
             for j in range(i, d):
-                row[j] = srow[j] - cprior * pb.prior[i * d + j]
+                row[j] = srow[j] - cprior * prow[j]
         elif row != srow:
             for j in range(i, d):
                 row[j] = srow[j]
@@ -328,14 +356,13 @@ cdef void _gradient_step(Problem* pb, double* A, const double* src, Work* wk,
             ui = cpen * u[i]
             for j in range(i, d):
                 row[j] += ui * u[j]
-        for k in range(n_active):
-            a = wk.pos + k * d
-            bn = wk.neg + k * d
-            ai = coef * a[i]
-            bi = coef * bn[i]
-            for j in range(i, d):
-                row[j] -= ai * a[j] - bi * bn[j]
-    _mirror(A, d)
+    if n_active > 0 and coef != 0.0:
+        alpha = -coef
+        _dsyrk(&uplo, &trans, &n, &k, &alpha, wk.pos, &n, &beta, A, &n)
+        alpha = coef
+        _dsyrk(&uplo, &trans, &n, &k, &alpha, wk.neg, &n, &beta, A, &n)
+    if mirror:
+        _mirror(A, d)
 
 
 cdef void _work_null(Work* wk) noexcept nogil:
@@ -344,16 +371,18 @@ cdef void _work_null(Work* wk) noexcept nogil:
     wk.tmp = NULL
     wk.dif = NULL
     wk.sm = NULL
+    wk.ys = NULL
 
 
 cdef int _work_alloc(Work* wk, Py_ssize_t batch, Py_ssize_t d) noexcept nogil:
     wk.pos = <double*>malloc(batch * d * sizeof(double))
     wk.neg = <double*>malloc(batch * d * sizeof(double))
     wk.tmp = <double*>malloc(d * sizeof(double))
-    wk.dif = <double*>malloc(d * sizeof(double))
-    wk.sm = <double*>malloc(d * sizeof(double))
+    wk.dif = <double*>malloc(batch * d * sizeof(double))
+    wk.sm = <double*>malloc(batch * d * sizeof(double))
+    wk.ys = <double*>malloc(batch * d * sizeof(double))
     if (wk.pos == NULL or wk.neg == NULL or wk.tmp == NULL or wk.dif == NULL
-            or wk.sm == NULL):
+            or wk.sm == NULL or wk.ys == NULL):
         return -1
     return 0
 
@@ -364,6 +393,7 @@ cdef void _work_free(Work* wk) noexcept nogil:
     free(wk.tmp)
     free(wk.dif)
     free(wk.sm)
+    free(wk.ys)
 
 
 cdef int _project_in_place(double* A, Py_ssize_t d, double eps, double* acopy, double* w,
@@ -442,6 +472,9 @@ def run_sgd(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
     cdef double* lwork = NULL
     cdef int* iwork = NULL
     cdef int lw = 26 * <int>d + 64, liw = 10 * <int>d + 64, status = 0
+    cdef bint has_prox = mu1 != 0.0 or mu2 != 0.0
+    cdef double* pavg
+    cdef double* pA
     if A.shape[0] != d or A.shape[1] != d or avg.shape[0] != d or avg.shape[1] != d:
         raise ValueError("A and avg must be (d, d)")
     if u.shape[0] != d or counters.shape[0] != 2 or triplets.shape[1] != 3:
@@ -484,12 +517,14 @@ def run_sgd(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
                 or iwork == NULL):
             status = -2
     if status == 0:
+        pavg = &avg[0, 0]
+        pA = &A[0, 0]
         with nogil:
             for i in range(d * d):
-                (&avg[0, 0])[i] = 0.0
+                pavg[i] = 0.0
             for t in range(n_steps):
                 for i in range(d * d):
-                    (&avg[0, 0])[i] += (&A[0, 0])[i]
+                    pavg[i] += pA[i]
                 if mode == MODE_EPRO:
                     step = eta
                 else:
@@ -510,9 +545,10 @@ def run_sgd(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
                             pen = lam * exp(arg) / (1.0 + exp(arg))
                 n_act = _active_batch(&pb, &A[0, 0], &wk, &rng_t)
                 total_active += n_act
-                _gradient_step(&pb, &A[0, 0], &A[0, 0], &wk, n_act, step, pen, &u[0])
-                if mu1 != 0.0 or mu2 != 0.0:
-                    _prox(&A[0, 0], d, step * mu1, step * mu2)
+                _gradient_step(&pb, &A[0, 0], &A[0, 0], &wk, n_act, step, pen, &u[0],
+                               not has_prox)
+                if has_prox:
+                    _prox(&A[0, 0], d, step * mu1, step * mu2)   # mirrors A
                 if mode == MODE_SGD:
                     status = _project_in_place(&A[0, 0], d, eps, acopy, ew, ez, isuppz,
                                                lwork, lw, iwork, liw)
@@ -523,7 +559,7 @@ def run_sgd(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
                     status = 0
             if n_steps > 0:
                 for i in range(d * d):
-                    (&avg[0, 0])[i] /= n_steps
+                    pavg[i] /= n_steps
     counters[0] = rng_t.counter
     counters[1] = rng_l.counter
     _work_free(&wk)
@@ -638,7 +674,7 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
                 n_viol += 1
             n_act = _active_batch(&pb, point, &wk, &rng_t)
             total_active += n_act
-            _gradient_step(&pb, G, zero, &wk, n_act, 1.0, pen, &u[0])   # G = -G_t
+            _gradient_step(&pb, G, zero, &wk, n_act, 1.0, pen, &u[0], True)   # G = -G_t
             for i in range(dd):
                 S[i] -= tt * G[i]
                 # x_{t+1} = prox_{g/gamma_t}(u_t - G_t / gamma_t)
