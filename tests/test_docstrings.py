@@ -21,7 +21,6 @@ REQUIRED_SECTIONS = ("Parameters", "Attributes", "Examples", "References")
 
 # class -> sections its author has not written yet (the docs report proposes their text)
 PENDING_SECTIONS = {
-    "CGVRRegressor": {"References"},
     "ConstrainedLasso": {"References"},
     "ConstrainedLassoCV": {"References"},
     "LMNNMetric": {"References"},
@@ -33,10 +32,6 @@ PENDING_SECTIONS = {
 PENDING_PARAMETERS = {}
 # class -> why its docstring example fails today (strict as well: fixed => remove the entry)
 PENDING_DOCTEST_FAILURES = {
-    "CGVRClassifier": "the example asserts training accuracy > 0.9 on make_classification("
-                      "n_samples=500, random_state=0), but the exact optimum at alpha=1e-3 "
-                      "(sklearn LogisticRegression, C=1/(n*alpha)) scores 0.826 there too: the "
-                      "threshold, not the solver, is wrong",
 }
 
 
