@@ -1,7 +1,7 @@
 """
-=====================================================================
+======================================================================
 CGVR: insensitivity to m, convergence vs SVRG and CG, AUC vs LIBLINEAR
-=====================================================================
+======================================================================
 
 Reproduces, on synthetic data shaped like the paper's datasets, the three experiments of
 Jin et al. (2019), "Stochastic conjugate gradient algorithm with variance reduction":

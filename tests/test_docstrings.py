@@ -20,18 +20,11 @@ PUBLIC_CLASSES = sorted(name for name in skstoch.__all__
 REQUIRED_SECTIONS = ("Parameters", "Attributes", "Examples", "References")
 
 # class -> sections its author has not written yet (the docs report proposes their text)
-PENDING_SECTIONS = {
-    "CGVRRegressor": {"References"},
-}
+PENDING_SECTIONS = {}
 # class -> constructor parameters its docstring does not describe yet (same rule)
 PENDING_PARAMETERS = {}
 # class -> why its docstring example fails today (strict as well: fixed => remove the entry)
-PENDING_DOCTEST_FAILURES = {
-    "CGVRClassifier": "the example asserts training accuracy > 0.9 on make_classification("
-                      "n_samples=500, random_state=0), but the exact optimum at alpha=1e-3 "
-                      "(sklearn LogisticRegression, C=1/(n*alpha)) scores 0.826 there too: the "
-                      "threshold, not the solver, is wrong",
-}
+PENDING_DOCTEST_FAILURES = {}
 
 
 def _doc(name):
