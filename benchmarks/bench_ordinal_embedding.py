@@ -11,6 +11,12 @@ Usage::
     PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py medium ste,tste
     PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py large ste
     PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py plot
+    PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py kernels TAG
+
+``kernels TAG`` times one pass of each compiled kernel (full gradient, loss only, one SVRG
+epoch of inner steps) in process CPU time and wall time and writes
+``results/ordinal_embedding_kernels_TAG.json``; ``results/ordinal_embedding_kernels.md``
+compares every TAG found.
 """
 import resource
 import sys
@@ -205,9 +211,98 @@ def plot():
     fig.savefig(results / "ordinal_embedding_speedup.png", dpi=110)
 
 
+KERNEL_SIZES = [(2_000, 1_000_000), (20_000, 1_000_000)]
+
+
+def kernels(tag, repeat=3):
+    """Per-pass cost of the kernels: min over ``repeat`` of process CPU time and wall time.
+
+    If a module ``skstoch._fast._ordinal_old`` is importable (an earlier ``_ordinal.pyx``
+    compiled under that name, never committed), it is timed interleaved with the current
+    one, so that both see the same machine load.
+    """
+    import importlib
+    import json
+    import os
+
+    from skstoch._fast._comparison_loss import (CKLLoss, GNMDSLoss, SOELoss, STELoss,
+                                                TSTELoss)
+
+    modules = {"current": _ordinal}
+    try:
+        modules = {"previous": importlib.import_module("skstoch._fast._ordinal_old"),
+                   "current": _ordinal}
+    except ImportError:
+        pass
+    losses = {"ste": STELoss(), "tste": TSTELoss(9.0), "gnmds": GNMDSLoss(1.0),
+              "ckl": CKLLoss(0.05), "soe": SOELoss(0.1)}
+    b = 10
+    rows = []
+    for n_objects, m in KERNEL_SIZES:
+        Q, _, _ = check_comparisons(generate(n_objects, m), n_objects=n_objects)
+        X = make_embedding(n_objects, DIM, random_state=1) * 3.0
+        snap = X + 0.01 * make_embedding(n_objects, DIM, random_state=2)
+        G = np.empty_like(X)
+        last = np.zeros(n_objects, dtype=np.int64)
+        buf = np.empty((2 * b, DIM))
+        idx = np.empty(2 * b, dtype=np.int32)
+        for name, loss in losses.items():
+            res = {"n_objects": n_objects, "n_comparisons": m, "loss": name}
+            samples = {}
+
+            def timed(key, fn):
+                c0, w0 = time.process_time(), time.perf_counter()
+                fn()
+                samples.setdefault(key, []).append(
+                    (time.process_time() - c0, time.perf_counter() - w0))
+
+            for _ in range(repeat):
+                for version, mod in modules.items():
+                    timed(f"{version} full_gradient",
+                          lambda: mod.full_gradient(loss, Q, snap, G, 1.0 / m))
+                    timed(f"{version} loss_only", lambda: mod.loss_sum(loss, Q, snap))
+                    x = X.copy()
+                    timed(f"{version} svrg_epoch_b10", lambda: mod.stochastic_inner(
+                        loss, Q, x, snap, G, 1e-9, m // b, b, 7, 1, last, buf, idx, True))
+            for key, vals in samples.items():
+                res[key] = (min(v[0] for v in vals), min(v[1] for v in vals))
+            rows.append(res)
+            print(tag, res, flush=True)
+    results = Path(__file__).resolve().parent / "results"
+    payload = {"tag": tag, "command": " ".join(sys.argv), "versions": list(modules),
+               "load_average": list(os.getloadavg()), "rows": rows}
+    (results / f"ordinal_embedding_kernels_{tag}.json").write_text(json.dumps(payload, indent=1))
+    lines = ["# ordinal_embedding_kernels", "",
+             f"Per-pass cost of the compiled kernels, {DIM} dimensions: min over the runs of "
+             "process CPU seconds (wall seconds in parentheses; the machine is shared, CPU "
+             "time is the comparable number, and even it varies by up to 2x between runs "
+             "under load). full_gradient = loss + gradient over all comparisons; loss_only = "
+             "loss over all comparisons; svrg_epoch_b10 = m/10 SVRG inner steps of batch 10 "
+             "(one epoch's stochastic part). 'previous' = the kernel module before the "
+             "round-3 optimisation, compiled as skstoch._fast._ordinal_old and timed "
+             "interleaved with 'current' in the same process.", ""]
+    for path in sorted(results.glob("ordinal_embedding_kernels_*.json")):
+        data = json.loads(path.read_text())
+        keys = [f"{v} {k}" for k in ("full_gradient", "loss_only", "svrg_epoch_b10")
+                for v in data["versions"]]
+        lines += [f"## {data['tag']}", "", f"`{data['command']}`, load average "
+                  f"{', '.join(f'{v:.1f}' for v in data['load_average'])}", "",
+                  "| objects | comparisons | loss | " + " | ".join(keys) + " |",
+                  "|---" * (3 + len(keys)) + "|"]
+        for r in data["rows"]:
+            cells = [f"{r[k][0]:.3f} ({r[k][1]:.3f})" if k in r else "-" for k in keys]
+            lines.append(f"| {r['n_objects']:,} | {r['n_comparisons']:,} | {r['loss']} | "
+                         + " | ".join(cells) + " |")
+        lines.append("")
+    (results / "ordinal_embedding_kernels.md").write_text("\n".join(lines))
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "plot":
         plot()
+        sys.exit()
+    if len(sys.argv) > 1 and sys.argv[1] == "kernels":
+        kernels(sys.argv[2] if len(sys.argv) > 2 else "current")
         sys.exit()
     scale = sys.argv[1] if len(sys.argv) > 1 else "small"
     losses = sys.argv[2].split(",") if len(sys.argv) > 2 else ["ste", "tste", "gnmds", "ckl",

@@ -175,7 +175,7 @@ def test_svrg_inner_loop_matches_numpy_reference(small_problem, name, b):
     x = X.copy()
     last = np.zeros(len(X), np.int64)
     buf = np.empty((2 * b, X.shape[1]))
-    idx = np.empty(b, np.int32)
+    idx = np.empty(2 * b, np.int32)
     _ordinal.stochastic_inner(loss, Q, x, snap, G, step, n_steps, b, seed, stream, last, buf,
                               idx, True)
     expected = ref_inner(loss, Q, X, snap, G, step, n_steps, b, seed, stream)
@@ -190,7 +190,7 @@ def test_sgd_inner_loop_matches_numpy_reference(small_problem):
     x = X.copy()
     b = 3
     _ordinal.stochastic_inner(loss, Q, x, x, x, 0.02, 10, b, 99, 2, np.zeros(len(X), np.int64),
-                              np.empty((2 * b, 3)), np.empty(b, np.int32), False)
+                              np.empty((2 * b, 3)), np.empty(2 * b, np.int32), False)
     expected = ref_inner(loss, Q, X, None, None, 0.02, 10, b, 99, 2, variance_reduced=False)
     np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-13)
 
