@@ -79,8 +79,11 @@ def cblearn_estimator(loss):
     }[loss]()
 
 
+LARGE_TARGET_ERROR = 0.05   # "large" scale: cblearn STE reached 0.052 at 2,000 objects / 1M
+
+
 def _to_target_case(label, loss, solver, max_iter, target, test_error):
-    """Fit until the test error first reaches cblearn's (checked after every epoch /
+    """Fit until the test error first reaches ``target["error"]`` (cblearn's; checked after every epoch /
     iteration by a callback whose own time is subtracted); time and error at that point."""
 
     def fit():
@@ -166,11 +169,25 @@ def main(scale, losses):
             cases.append(_to_target_case(f"skstoch {loss} svrg_sbb, to cblearn's test error",
                                          loss, "svrg_sbb", max_iter, target, test_error))
 
+        else:
+            # no cblearn run at this scale (its n x n distance matrices do not fit, see
+            # `cblearn_probe`): time to a fixed test error instead
+            target["error"] = LARGE_TARGET_ERROR
+            for solver in ("lbfgs", "svrg_sbb"):
+                cases.append(_to_target_case(
+                    f"skstoch {loss} {solver}, to test error {LARGE_TARGET_ERROR}", loss,
+                    solver, max_iter, target, test_error))
+
         def fit_ours_default(loss=loss):
+            import tracemalloc
+
             est = OrdinalEmbedding(DIM, loss=loss, max_iter=max_iter, random_state=0)
+            tracemalloc.start()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 est.fit(T_train, n_objects=n_objects)
+            est.traced_peak_MB_ = tracemalloc.get_traced_memory()[1] / 2**20
+            tracemalloc.stop()
             return est
 
         cases.append(Case(f"skstoch {loss} default (lbfgs), max_iter={max_iter}", "skstoch",
@@ -178,6 +195,7 @@ def main(scale, losses):
                           lambda est: {"test_error": test_error(est.embedding_),
                                        "n_iter": int(est.n_iter_),
                                        **cpu_metrics(est, target),
+                                       "fit_traced_peak_MB": round(est.traced_peak_MB_, 1),
                                        "peak_rss_MB": resource.getrusage(
                                            resource.RUSAGE_SELF).ru_maxrss / 1024}))
         run_benchmark(
@@ -191,7 +209,9 @@ def main(scale, losses):
                    "the time is then the whole run); their time excludes the per-epoch "
                    "test-error evaluation. cblearn: scipy L-BFGS backend, its default "
                    "max_iter, SOE with n_init=1. peak_rss_MB is the process peak so far "
-                   "(includes data generation). cpu_s = process CPU time of the fit (all "
+                   "(includes data generation); fit_traced_peak_MB is the peak of the memory "
+                   "allocated through Python/numpy during the default fit (tracemalloc; "
+                   "includes the validated int32 copy of the comparisons). cpu_s = process CPU time of the fit (all "
                    "threads; cblearn's BLAS may use both cores), cpu_ratio = cpu_s / cblearn's "
                    "cpu_s. The machine was shared (load average ~9 on 2 cores): wall seconds "
                    f"are inflated; load average when this loss started: "
@@ -326,7 +346,52 @@ def kernels(tag, repeat=3):
     (results / "ordinal_embedding_kernels.md").write_text("\n".join(lines))
 
 
+def cblearn_probe(loss="ste"):
+    """Try cblearn at the "large" scale under the address-space limit the shell set
+    (``ulimit -v``) and record where it stops.  Its gradient builds dense n x n matrices
+    (``squareform(pdist(X))`` and a kernel of the same size): 20,000 objects need 3.2 GB for
+    each, so the run is capped instead of letting it take the shared machine's memory."""
+    import json
+    import traceback
+
+    n_objects, n_train, n_test = SCALES["large"][:3]
+    T_train = generate(n_objects, n_train + n_test)[:n_train]
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    c0, w0 = time.process_time(), time.perf_counter()
+    try:
+        est = cblearn_estimator(loss)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(T_train, n_objects=n_objects)
+        outcome = f"completed, {est.n_iter_} iterations"
+    except MemoryError:
+        tb = traceback.extract_tb(sys.exc_info()[2])
+        where = [f"{Path(f.filename).name}:{f.lineno} `{f.line}`" for f in tb
+                 if "cblearn" in f.filename or "scipy" in f.filename][-3:]
+        outcome = "MemoryError at " + " <- ".join(reversed(where))
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    n2 = n_objects * n_objects * 8 / 1e9
+    text = (f"# ordinal_embedding_large_cblearn_probe\n\n"
+            f"cblearn {loss.upper()} on {n_objects:,} objects, {n_train:,} training triplets "
+            f"(the 'large' scale), address space limited to "
+            f"{'unlimited' if limit < 0 else f'{limit / 2**30:.1f} GiB'} by `ulimit -v`.\n\n"
+            f"Outcome: {outcome} after {cpu:.1f} s CPU ({wall:.1f} s wall).\n\n"
+            f"Each cblearn gradient evaluation allocates `squareform(pdist(X))` "
+            f"({n2:.1f} GB for n x n float64, plus the condensed {n2 / 2:.1f} GB), a kernel "
+            f"matrix of the same size, and per-triplet arrays of {3 * n_train * DIM * 8 / 1e9:.1f}"
+            f" GB (3 x m x p float64) with several m x p temporaries, i.e. more than "
+            f"{2 * n2 + n2 / 2 + 3 * n_train * DIM * 8 / 1e9:.0f} GB at once.\n\n"
+            f"Command: `(ulimit -v N; PYTHONPATH=. python "
+            f"benchmarks/bench_ordinal_embedding.py cblearn_probe {loss})`\n")
+    print(text)
+    results = Path(__file__).resolve().parent / "results"
+    (results / "ordinal_embedding_large_cblearn_probe.md").write_text(text)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "cblearn_probe":
+        cblearn_probe(*sys.argv[2:3])
+        sys.exit()
     if len(sys.argv) > 1 and sys.argv[1] == "plot":
         plot()
         sys.exit()
