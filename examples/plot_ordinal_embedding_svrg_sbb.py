@@ -144,21 +144,22 @@ for loss in losses:
         _, probe = time_to_threshold(loss, "svrg", 1, seed, -1.0, max_iter=1)
         runs = [time_to_threshold(loss, "svrg", 1, seed, level, eta0=f * probe.eta0_)[0]
                 for f in (0.5, 1.0, 2.0, 4.0)]
-        rows["svrg (fixed, tuned) b=1"] = min(runs, key=lambda r: r[1])
+        rows["svrg (fixed, probed step) b=1"] = runs[1]
+        rows["svrg (fixed, tuned) b=1"] = min(runs, key=lambda r: (r[1], r[0]))
         for label, value in rows.items():
             table.setdefault((loss, label), []).append(value)
 
-labels = [f"svrg_sbb b={b}" for b in batch_sizes] + ["svrg (fixed, tuned) b=1", "gd",
-                                                      "sgd b=1"]
+labels = [f"svrg_sbb b={b}" for b in batch_sizes] + [
+    "svrg (fixed, probed step) b=1", "svrg (fixed, tuned) b=1", "gd", "sgd b=1"]
 print(f"median over {trials} initialisations: seconds / passes to the threshold")
-print(f"{'solver':26s}" + "".join(f"{loss + ' <= ' + str(thresholds[loss]):>20s}"
+print(f"{'solver':30s}" + "".join(f"{loss + ' <= ' + str(thresholds[loss]):>20s}"
                                   for loss in losses))
 for label in labels:
     cells = []
     for loss in losses:
         arr = np.array(table[loss, label])
         cells.append(f"{np.median(arr[:, 0]):8.3f} s {np.median(arr[:, 1]):6.0f} p")
-    print(f"{label:26s}" + "".join(f"{c:>20s}" for c in cells))
+    print(f"{label:30s}" + "".join(f"{c:>20s}" for c in cells))
 for loss in losses:
     svrg = np.median(np.array(table[loss, "svrg (fixed, tuned) b=1"]), axis=0)
     best = min((np.median(np.array(table[loss, f"svrg_sbb b={b}"]), axis=0) for b in batch_sizes),
