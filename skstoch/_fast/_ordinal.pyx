@@ -178,7 +178,7 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     The batch of step t + 1 is drawn during step t (the same draws in the same order) so
     that its comparison rows can be prefetched while step t computes.
 
-    ``last`` (n_objects,), ``buf`` (2 * batch_size, n_components) and ``idx`` (batch_size,)
+    ``last`` (n_objects,), ``buf`` (2 * batch_size, n_components) and ``idx`` (2 * batch_size,)
     are workspaces.  Draws come from the counter-based stream (seed, stream) from counter 0.
     """
     cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
