@@ -79,12 +79,6 @@ def run(loss, solver, batch_size=10, **params):
     return np.array(trace), est
 
 
-def time_to(trace, level=0.15):
-    hit = np.flatnonzero(trace[:, 1] <= level)
-    return trace[hit[0], 0] if hit.size else np.inf
-
-
-results = {}
 fig, axes = plt.subplots(1, len(losses), figsize=(4 * len(losses), 3.5), squeeze=False)
 for ax, loss in zip(axes[0], losses):
     configs = [("gd", dict(solver="gd")), ("sgd b=10", dict(solver="sgd")),
@@ -93,7 +87,6 @@ for ax, loss in zip(axes[0], losses):
     configs += [("lbfgs (default)", dict(solver="lbfgs"))]
     for label, kw in configs:
         trace, _ = run(loss, **kw)
-        results[loss, label] = time_to(trace)
         ax.plot(trace[:, 0], trace[:, 1], label=label, lw=1,
                 ls="--" if label.startswith("lbfgs") else "-")
     ax.axhline(0.15, color="k", ls=":", lw=0.8)
@@ -102,15 +95,77 @@ axes[0, -1].legend(fontsize=7)
 fig.tight_layout()
 
 # %%
-# Time to reach test error 0.15 (paper's Table I criterion)
-print(f"{'solver':22s}" + "".join(f"{loss:>10s}" for loss in losses))
-labels = sorted({label for _, label in results}, key=lambda s: (not s.startswith("svrg_sbb"), s))
-for label in labels:
-    print(f"{label:22s}" + "".join(f"{results[loss, label]:10.3f}" for loss in losses))
+# Time to reach test error 0.15 (the paper's Table I protocol)
+# ------------------------------------------------------------
+# Each solver runs until the test error first drops to the threshold (the callback stops the
+# fit), over several random initialisations; we report the median solver time and the number
+# of gradient evaluations divided by the number of training triplets ("passes"), which does
+# not depend on the machine's load.  An SVRG epoch costs 3 passes (the full gradient and two
+# per-sample gradients per inner sample), an SGD epoch 1, a gradient-descent iteration 1; the
+# initial step-size probe costs 2.  Fixed-step SVRG (the paper's "ncvx SVRG", batch size 1)
+# gets the best of four steps around the probed one (the paper tunes it).
+#
+# The Tamuz-form CKL loss (see the user guide) plateaus near test error 0.18 on this data
+# whatever the solver (cblearn's CKL too), so CKL uses the threshold 0.20.
+
+thresholds = {loss: (0.20 if loss == "ckl" else 0.15) for loss in losses}
+trials = 2 if FAST else 5
+passes_per_epoch = {"svrg": 3, "svrg_sbb": 3, "sgd": 1, "gd": 1}
+
+
+def time_to_threshold(loss, solver, batch_size, seed, level, max_iter=epochs, **params):
+    """(solver seconds, passes) until the test error is <= level; inf if never."""
+    spent, hit = [0.0], [None]
+
+    def callback(record):
+        t0 = time.perf_counter()
+        if test_error(record["x"]) <= level:
+            hit[0] = (record["time"] - spent[0], 2 + passes_per_epoch[solver] * record["epoch"]
+                      + (1 if solver in ("svrg", "svrg_sbb", "gd") else 0))
+        spent[0] += time.perf_counter() - t0
+        return hit[0] is not None
+
+    est = OrdinalEmbedding(dim, loss=loss, solver=solver, batch_size=batch_size,
+                           max_iter=max_iter, tol=0.0, random_state=seed, callback=callback,
+                           **params).fit(T_train)
+    return (hit[0] if hit[0] is not None else (np.inf, np.inf)), est
+
+
+table = {}
 for loss in losses:
-    best = min(results[loss, f"svrg_sbb b={b}"] for b in batch_sizes)
-    print(f"{loss}: fixed-step SVRG / best mini-batch SVRG-SBB = "
-          f"{results[loss, 'svrg (fixed) b=10'] / best:.1f}x")
+    level = thresholds[loss]
+    for seed in range(trials):
+        rows = {}
+        for b in batch_sizes:
+            rows[f"svrg_sbb b={b}"], _ = time_to_threshold(loss, "svrg_sbb", b, seed, level)
+        rows["gd"], _ = time_to_threshold(loss, "gd", 1, seed, level)
+        rows["sgd b=1"], _ = time_to_threshold(loss, "sgd", 1, seed, level)
+        # fixed-step SVRG, b = 1: the step probed at the start, then a small grid around it
+        _, probe = time_to_threshold(loss, "svrg", 1, seed, -1.0, max_iter=1)
+        runs = [time_to_threshold(loss, "svrg", 1, seed, level, eta0=f * probe.eta0_)[0]
+                for f in (0.5, 1.0, 2.0, 4.0)]
+        rows["svrg (fixed, probed step) b=1"] = runs[1]
+        rows["svrg (fixed, tuned) b=1"] = min(runs, key=lambda r: (r[1], r[0]))
+        for label, value in rows.items():
+            table.setdefault((loss, label), []).append(value)
+
+labels = [f"svrg_sbb b={b}" for b in batch_sizes] + [
+    "svrg (fixed, probed step) b=1", "svrg (fixed, tuned) b=1", "gd", "sgd b=1"]
+print(f"median over {trials} initialisations: seconds / passes to the threshold")
+print(f"{'solver':30s}" + "".join(f"{loss + ' <= ' + str(thresholds[loss]):>20s}"
+                                  for loss in losses))
+for label in labels:
+    cells = []
+    for loss in losses:
+        arr = np.array(table[loss, label])
+        cells.append(f"{np.median(arr[:, 0]):8.3f} s {np.median(arr[:, 1]):6.0f} p")
+    print(f"{label:30s}" + "".join(f"{c:>20s}" for c in cells))
+for loss in losses:
+    svrg = np.median(np.array(table[loss, "svrg (fixed, tuned) b=1"]), axis=0)
+    best = min((np.median(np.array(table[loss, f"svrg_sbb b={b}"]), axis=0) for b in batch_sizes),
+               key=lambda v: v[0])
+    print(f"{loss}: tuned fixed-step SVRG / best mini-batch SVRG-SBB = {svrg[0] / best[0]:.1f}x "
+          f"in time, {svrg[1] / best[1]:.1f}x in passes (paper: 4x to 17x in time)")
 
 # %%
 # Step size per epoch (Fig. 1)

@@ -294,7 +294,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         elif self.solver in ("svrg_sbb", "svrg"):
             last = np.zeros(n_obj, dtype=np.int64)
             buf = np.empty((2 * b, self.n_components))
-            idx = np.empty(b, dtype=np.int32)
+            idx = np.empty(2 * b, dtype=np.int32)
 
             def inner_loop(x, snapshot, grad, step, epoch):
                 _ordinal.stochastic_inner(loss, Q, x, snapshot, grad, step, n_steps, b, seed,
@@ -432,7 +432,7 @@ def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor, best):
     n_obj, p = x.shape
     last = np.zeros(n_obj, dtype=np.int64)
     buf = np.empty((2 * b, p))
-    idx = np.empty(b, dtype=np.int32)
+    idx = np.empty(2 * b, dtype=np.int32)
     m = Q.shape[0]
     change, n_iter = np.inf, 0
     for epoch in range(max_iter):

@@ -175,7 +175,7 @@ def test_svrg_inner_loop_matches_numpy_reference(small_problem, name, b):
     x = X.copy()
     last = np.zeros(len(X), np.int64)
     buf = np.empty((2 * b, X.shape[1]))
-    idx = np.empty(b, np.int32)
+    idx = np.empty(2 * b, np.int32)
     _ordinal.stochastic_inner(loss, Q, x, snap, G, step, n_steps, b, seed, stream, last, buf,
                               idx, True)
     expected = ref_inner(loss, Q, X, snap, G, step, n_steps, b, seed, stream)
@@ -190,9 +190,43 @@ def test_sgd_inner_loop_matches_numpy_reference(small_problem):
     x = X.copy()
     b = 3
     _ordinal.stochastic_inner(loss, Q, x, x, x, 0.02, 10, b, 99, 2, np.zeros(len(X), np.int64),
-                              np.empty((2 * b, 3)), np.empty(b, np.int32), False)
+                              np.empty((2 * b, 3)), np.empty(2 * b, np.int32), False)
     expected = ref_inner(loss, Q, X, None, None, 0.02, 10, b, 99, 2, variance_reduced=False)
     np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-13)
+
+
+def test_kernels_reject_wrong_workspaces(small_problem):
+    """The kernels run without bounds checks: workspaces of the wrong size must raise."""
+    Q, X = small_problem
+    loss = LOSSES["ste"]
+    b, n = 4, len(X)
+    good = dict(last=np.zeros(n, np.int64), buf=np.empty((2 * b, X.shape[1])),
+                idx=np.empty(2 * b, np.int32))
+    bad = [dict(good, idx=np.empty(b, np.int32)),          # the next batch needs b more
+           dict(good, buf=np.empty((b, X.shape[1]))),
+           dict(good, buf=np.empty((2 * b, X.shape[1] + 1))),
+           dict(good, last=np.zeros(n - 1, np.int64))]
+    for ws in bad:
+        with pytest.raises(ValueError, match="must"):
+            _ordinal.stochastic_inner(loss, Q, X.copy(), X, X, 0.01, 3, b, 1, 1, ws["last"],
+                                      ws["buf"], ws["idx"], True)
+    with pytest.raises(ValueError, match="shape of X"):
+        _ordinal.full_gradient(loss, Q, X, np.empty((n + 1, X.shape[1])), 1.0)
+    with pytest.raises(ValueError, match="length"):
+        _ordinal.satisfied(Q, X, np.empty(len(Q) - 1, np.int8))
+
+
+def test_full_gradient_many_comparisons_vs_reference():
+    """Past the prefetch distance, with quadruplets over many objects."""
+    rng = np.random.RandomState(5)
+    Q, _, n = check_comparisons(quadruplets(300, 500, rng), n_objects=300)
+    X = rng.normal(size=(n, 4))
+    for name in ("ste", "tste", "gnmds"):
+        G = np.empty_like(X)
+        total = _ordinal.full_gradient(LOSSES[name], Q, X, G, 1.0 / len(Q))
+        np.testing.assert_allclose(G, ref_full_grad(LOSSES[name], Q, X), rtol=1e-10,
+                                   atol=1e-13)
+        assert total == pytest.approx(_ordinal.loss_sum(LOSSES[name], Q, X), rel=1e-13)
 
 
 @pytest.mark.parametrize("name", ["ste", "gnmds"])

@@ -7,9 +7,25 @@ every index (these kernels run without bounds checks).  The embedding ``X`` is a
 (n_objects, n_components) float64 array.
 """
 from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memset
 
 from ._comparison_loss cimport ComparisonLoss
-from ._random cimport rng_state, rng_init, rng_randint, rng_normal
+from ._random cimport rng_state, rng_init, rng_u64, rng_normal
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SKSTOCH_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define SKSTOCH_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void prefetch "SKSTOCH_PREFETCH"(const void* p) noexcept nogil
+
+
+cdef Py_ssize_t _AHEAD = 8   # comparisons prefetched ahead in the full-gradient pass
 
 
 cdef inline double _sqdist(const double* u, const double* v, Py_ssize_t p) noexcept nogil:
@@ -21,39 +37,92 @@ cdef inline double _sqdist(const double* u, const double* v, Py_ssize_t p) noexc
     return s
 
 
+cdef inline double _diff_sqnorm(const double* u, const double* v, double* out,
+                                Py_ssize_t p) noexcept nogil:
+    """``out = u - v``; return ``|u - v|^2`` (the same operations, in the same order, as
+    :func:`_sqdist`, so both give the same bits)."""
+    cdef double s = 0.0, d
+    cdef Py_ssize_t f
+    for f in range(p):
+        d = u[f] - v[f]
+        out[f] = d
+        s += d * d
+    return s
+
+
+cdef inline Py_ssize_t _randint(rng_state* s, uint64_t un, uint64_t threshold) noexcept nogil:
+    """``rng_randint(s, un)`` with its rejection threshold ``2**64 mod un`` computed once by
+    the caller (one 64-bit division per draw instead of two); the same draws."""
+    cdef uint64_t x = rng_u64(s)
+    while x < threshold:
+        x = rng_u64(s)
+    return <Py_ssize_t>(x % un)
+
+
 def full_gradient(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, ::1] X,
                   double[:, ::1] G, double scale):
     """Write ``scale * sum_q grad f_q(X)`` into ``G`` (zeroed first); return ``sum_q f_q(X)``.
 
-    One pass over the comparisons, O(m p) time, no memory beyond ``G``.
+    One pass over the comparisons, O(m p) time, no memory beyond ``G`` and 2p doubles.  Each
+    difference ``x_i - x_j`` is computed once and reused for the distance and the gradient.
     """
     cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
-    cdef Py_ssize_t q, f, r, i, j, l, k
-    cdef double a, c, ga, gc, d, total = 0.0
+    cdef Py_ssize_t q, f
+    cdef double a, c, ga, gc, v, total = 0.0
+    if G.shape[0] != n or G.shape[1] != p:
+        raise ValueError("G must have the shape of X")
+    cdef const double* Xp = &X[0, 0]
+    cdef double* Gp = &G[0, 0]
+    cdef const int32_t* row = &Q[0, 0]
+    cdef const int32_t* ahead
+    cdef const double* xi
+    cdef const double* xj
+    cdef const double* xl
+    cdef const double* xk
+    cdef double* gi
+    cdef double* gj
+    cdef double* d1 = <double*>malloc(2 * p * sizeof(double))
+    cdef double* d2 = d1 + p
+    if d1 == NULL:
+        raise MemoryError()
     with nogil:
-        for r in range(n):
-            for f in range(p):
-                G[r, f] = 0.0
+        memset(Gp, 0, n * p * sizeof(double))
         for q in range(m):
-            i = Q[q, 0]
-            j = Q[q, 1]
-            l = Q[q, 2]
-            k = Q[q, 3]
-            a = _sqdist(&X[i, 0], &X[j, 0], p)
-            c = _sqdist(&X[l, 0], &X[k, 0], p)
+            if q + _AHEAD < m:
+                # the rows of a later comparison: random reads that miss the cache once the
+                # embedding outgrows it (thousands of objects)
+                ahead = row + 4 * _AHEAD
+                prefetch(Xp + ahead[0] * p)
+                prefetch(Xp + ahead[1] * p)
+                prefetch(Xp + ahead[3] * p)
+                prefetch(Gp + ahead[0] * p)
+                prefetch(Gp + ahead[1] * p)
+                prefetch(Gp + ahead[3] * p)
+            xi = Xp + row[0] * p
+            xj = Xp + row[1] * p
+            xl = Xp + row[2] * p
+            xk = Xp + row[3] * p
+            a = _diff_sqnorm(xi, xj, d1, p)
+            c = _diff_sqnorm(xl, xk, d2, p)
             total += loss.loss_grad(a, c, &ga, &gc)
-            ga = 2.0 * scale * ga
-            gc = 2.0 * scale * gc
             if ga != 0.0:
+                ga = 2.0 * scale * ga
+                gi = Gp + row[0] * p
+                gj = Gp + row[1] * p
                 for f in range(p):
-                    d = ga * (X[i, f] - X[j, f])
-                    G[i, f] += d
-                    G[j, f] -= d
+                    v = ga * d1[f]
+                    gi[f] += v
+                    gj[f] -= v
             if gc != 0.0:
+                gc = 2.0 * scale * gc
+                gi = Gp + row[2] * p
+                gj = Gp + row[3] * p
                 for f in range(p):
-                    d = gc * (X[l, f] - X[k, f])
-                    G[l, f] += d
-                    G[k, f] -= d
+                    v = gc * d2[f]
+                    gi[f] += v
+                    gj[f] -= v
+            row += 4
+    free(d1)
     return total
 
 
@@ -62,10 +131,13 @@ def loss_sum(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, ::1] 
     cdef Py_ssize_t m = Q.shape[0], p = X.shape[1]
     cdef Py_ssize_t q
     cdef double ga, gc, total = 0.0
+    cdef const double* Xp = &X[0, 0]
+    cdef const int32_t* row = &Q[0, 0]
     with nogil:
         for q in range(m):
-            total += loss.loss_grad(_sqdist(&X[Q[q, 0], 0], &X[Q[q, 1], 0], p),
-                                    _sqdist(&X[Q[q, 2], 0], &X[Q[q, 3], 0], p), &ga, &gc)
+            total += loss.loss_grad(_sqdist(Xp + row[0] * p, Xp + row[1] * p, p),
+                                    _sqdist(Xp + row[2] * p, Xp + row[3] * p, p), &ga, &gc)
+            row += 4
     return total
 
 
@@ -103,13 +175,21 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     step instead of O(n p)).  Without ``variance_reduced`` (plain SGD; ``X_snap`` and ``G``
     are not read) the step is ``x <- x - step * sum_{q in I_t} grad f_q(x)``.
 
-    ``last`` (n_objects,), ``buf`` (2 * batch_size, n_components) and ``idx`` (batch_size,)
+    The batch of step t + 1 is drawn during step t (the same draws in the same order) so
+    that its comparison rows can be prefetched while step t computes.
+
+    ``last`` (n_objects,), ``buf`` (2 * batch_size, n_components) and ``idx`` (2 * batch_size,)
     are workspaces.  Draws come from the counter-based stream (seed, stream) from counter 0.
     """
     cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
     cdef Py_ssize_t t, s, f, r, q
     cdef double dense_step = batch_size * step
     cdef double a, c, ga, gc, ga_s, gc_s, v
+    if buf.shape[0] < 2 * batch_size or buf.shape[1] != p or idx.shape[0] < 2 * batch_size:
+        raise ValueError("buf must have shape (2 * batch_size, n_components) and idx "
+                         "length 2 * batch_size")
+    if last.shape[0] != n:
+        raise ValueError("last must have length n_objects")
     cdef double* Xp = &X[0, 0]
     cdef const double* Sp = &X_snap[0, 0]
     cdef const double* Gp = &G[0, 0]
@@ -117,6 +197,8 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     cdef int64_t* lastp = &last[0]
     cdef double* bufp = &buf[0, 0]
     cdef int32_t* idxp = &idx[0]
+    cdef int32_t* nextp = idxp + batch_size
+    cdef int32_t* swap
     cdef double* xi
     cdef double* xj
     cdef double* xl
@@ -128,14 +210,23 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     cdef const double* sl
     cdef const double* sk
     cdef const int32_t* row
+    cdef uint64_t um = <uint64_t>m
+    cdef uint64_t threshold = (<uint64_t>0 - um) % um
     cdef rng_state rng
     rng_init(&rng, seed, stream, 0)
     with nogil:
         for r in range(n):
             lastp[r] = 0
+        for s in range(batch_size):
+            nextp[s] = <int32_t>_randint(&rng, um, threshold)
         for t in range(n_steps):
-            for s in range(batch_size):
-                idxp[s] = <int32_t>rng_randint(&rng, m)
+            swap = idxp
+            idxp = nextp
+            nextp = swap
+            if t + 1 < n_steps:
+                for s in range(batch_size):
+                    nextp[s] = <int32_t>_randint(&rng, um, threshold)
+                    prefetch(Qp + 4 * nextp[s])
             if variance_reduced:
                 for s in range(batch_size):
                     row = Qp + 4 * idxp[s]
@@ -143,17 +234,15 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
                     _catch_up(Xp, Gp, lastp, row[1], t, dense_step, p)
                     _catch_up(Xp, Gp, lastp, row[2], t, dense_step, p)
                     _catch_up(Xp, Gp, lastp, row[3], t, dense_step, p)
-            # gradients of the whole batch at the same point x_t
+            # gradients of the whole batch at the same point x_t; b1 / b2 first hold the
+            # differences x_i - x_j and x_l - x_k
             for s in range(batch_size):
-                row = Qp + 4 * idxp[s]
-                xi = Xp + row[0] * p
-                xj = Xp + row[1] * p
-                xl = Xp + row[2] * p
-                xk = Xp + row[3] * p
+                q = idxp[s]
+                row = Qp + 4 * q
                 b1 = bufp + 2 * s * p
                 b2 = b1 + p
-                a = _sqdist(xi, xj, p)
-                c = _sqdist(xl, xk, p)
+                a = _diff_sqnorm(Xp + row[0] * p, Xp + row[1] * p, b1, p)
+                c = _diff_sqnorm(Xp + row[2] * p, Xp + row[3] * p, b2, p)
                 loss.grad(a, c, &ga, &gc)
                 if variance_reduced:
                     si = Sp + row[0] * p
@@ -162,12 +251,12 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
                     sk = Sp + row[3] * p
                     loss.grad(_sqdist(si, sj, p), _sqdist(sl, sk, p), &ga_s, &gc_s)
                     for f in range(p):
-                        b1[f] = 2.0 * (ga * (xi[f] - xj[f]) - ga_s * (si[f] - sj[f]))
-                        b2[f] = 2.0 * (gc * (xl[f] - xk[f]) - gc_s * (sl[f] - sk[f]))
+                        b1[f] = 2.0 * (ga * b1[f] - ga_s * (si[f] - sj[f]))
+                        b2[f] = 2.0 * (gc * b2[f] - gc_s * (sl[f] - sk[f]))
                 else:
                     for f in range(p):
-                        b1[f] = 2.0 * ga * (xi[f] - xj[f])
-                        b2[f] = 2.0 * gc * (xl[f] - xk[f])
+                        b1[f] = 2.0 * ga * b1[f]
+                        b2[f] = 2.0 * gc * b2[f]
             for s in range(batch_size):
                 row = Qp + 4 * idxp[s]
                 xi = Xp + row[0] * p
@@ -193,14 +282,19 @@ def satisfied(const int32_t[:, ::1] Q, const double[:, ::1] X, signed char[::1] 
     """``out[q] = 1`` if d^2(i, j) < d^2(l, k) strictly, else 0; return the count of ones."""
     cdef Py_ssize_t m = Q.shape[0], p = X.shape[1]
     cdef Py_ssize_t q, count = 0
+    cdef const double* Xp = &X[0, 0]
+    cdef const int32_t* row = &Q[0, 0]
+    if out.shape[0] != m:
+        raise ValueError(f"out must have length {m}")
     with nogil:
         for q in range(m):
-            if (_sqdist(&X[Q[q, 0], 0], &X[Q[q, 1], 0], p)
-                    < _sqdist(&X[Q[q, 2], 0], &X[Q[q, 3], 0], p)):
+            if (_sqdist(Xp + row[0] * p, Xp + row[1] * p, p)
+                    < _sqdist(Xp + row[2] * p, Xp + row[3] * p, p)):
                 out[q] = 1
                 count += 1
             else:
                 out[q] = 0
+            row += 4
     return count
 
 
