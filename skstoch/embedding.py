@@ -125,11 +125,11 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         in the units of Algorithm 1).
     objective_ : float
         Mean loss of :attr:`embedding_` over the training comparisons.
-    eta0_ : float
-        The first step actually used (the probed one when ``eta0=None``; NaN for
+    eta0_ : float or None
+        The first step actually used (the probed one when ``eta0=None``; None for
         ``'lbfgs'`` unless given).
-    epsilon_ : float
-        The SBB stabilizer actually used (resolved from ``'auto'``; NaN for ``'lbfgs'``
+    epsilon_ : float or None
+        The SBB stabilizer actually used (resolved from ``'auto'``; None for ``'lbfgs'``
         unless given).
     seed_ : int
         Seed of the counter-based generator drawn from ``random_state``.
@@ -324,8 +324,9 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self.n_features_in_ = width
         self.n_iter_ = n_iter
         self.history_ = monitor.history()
-        self.eta0_ = eta0
-        self.epsilon_ = epsilon
+        # None where the solver has no such quantity (L-BFGS's line search has no step size)
+        self.eta0_ = eta0 if np.isfinite(eta0) else None
+        self.epsilon_ = epsilon if np.isfinite(epsilon) else None
         self.seed_ = seed
         return self
 
