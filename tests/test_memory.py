@@ -114,6 +114,17 @@ def input_bytes(args):
     return total
 
 
+@pytest.fixture(autouse=True)
+def _small_working_memory(monkeypatch):
+    """LMNNMetric's blocked neighbour search caps its distance blocks at a working memory
+    (64 MB by default, like scikit-learn's ``working_memory``); at these test sizes a whole
+    n x n block fits under that cap.  A 1 MB cap makes an n x n term visible, so the test
+    checks the design (memory O(block x n)), not the size of the default cap."""
+    import skstoch.metric_learning as ml
+
+    monkeypatch.setattr(ml, "_WORKING_MEMORY_MB", 1)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_peak_memory_linear_in_n(name):
     make, make_data = CASES[name]

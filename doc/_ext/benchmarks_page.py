@@ -143,6 +143,13 @@ def machine_line(machine):
 def json_section(path, payload, images, out):
     name = payload.get("name", path.stem)
     lines = heading(name, "~")
+    if not payload.get("results"):
+        # not written by the harness (e.g. a kernel before/after measurement): no table
+        lines += [f"Raw measurements, not a side-by-side run: ``benchmarks/results/{path.name}``.",
+                  ""]
+        for image in images:
+            lines += [f".. image:: /_generated/{image.name}", f"   :alt: {image.stem}", ""]
+        return lines
     lines += [f"**Problem:** {rst_text(payload.get('problem', ''))}", ""]
     lines += [f"Median of {fmt(payload.get('repeat'))} timed fits after "
               f"{fmt(payload.get('warmup'))} warm-up fit(s); ratio = median / median of "
@@ -153,8 +160,10 @@ def json_section(path, payload, images, out):
         lines += [f".. image:: /_generated/{plot.name}", f"   :alt: fit times of {path.stem}", ""]
     for image in images:
         lines += [f".. image:: /_generated/{image.name}", f"   :alt: {image.stem}", ""]
-    versions = ", ".join(f"{k} {v}" for k, v in (payload.get("versions") or {}).items() if v)
-    lines += [f"**Versions:** {rst_text(versions)}", ""]
+    versions = payload.get("versions")
+    if isinstance(versions, dict):  # library versions (files written by the harness)
+        versions = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
+        lines += [f"**Versions:** {rst_text(versions)}", ""]
     lines += [f"**Machine:** {machine_line(payload.get('machine'))}", ""]
     lines += [f"**Run:** {rst_text(payload.get('date_utc', ''))} with", "",
               ".. code-block:: bash", "", f"   {payload.get('command', '')}", ""]
