@@ -53,6 +53,10 @@ def linear_demos():
     yield ("ConstrainedLasso", "diabetes",
            make_pipeline(StandardScaler(), skstoch.ConstrainedLasso(alpha=1e-3)),
            {"constrainedlasso__radius": [10.0, 50.0, 200.0]}, _split(X_db, y_db))
+    # the radius chosen by its own cross-validated path; the grid search tunes the ridge term
+    yield ("ConstrainedLassoCV", "diabetes",
+           make_pipeline(StandardScaler(), skstoch.ConstrainedLassoCV(n_radii=10, cv=3)),
+           {"constrainedlassocv__alpha": [1e-3, 1e-2]}, _split(X_db, y_db))
 
 
 def metric_demo():
@@ -83,7 +87,7 @@ def semi_supervised_demo():
 
     pipe = make_pipeline(StandardScaler(), skstoch.S3VMClassifier(random_state=0))
     yield ("S3VMClassifier", "moons, 20 labels", pipe,
-           {"s3vmclassifier__C": [1.0, 10.0]}, (X_train, X_test, y_semi, y_test),
+           {"s3vmclassifier__gamma": ["scale", 2.0, 5.0]}, (X_train, X_test, y_semi, y_test),
            {}, labeled_accuracy)
 
 
