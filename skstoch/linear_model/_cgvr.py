@@ -259,25 +259,8 @@ def _batch_size(batch_size, n):
     return int(batch_size)
 
 
-class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
-    """Linear classifier trained by stochastic conjugate gradient with variance reduction (CGVR).
-
-    Minimises ``(1/n) sum_i s_i loss(y_i, x_i . w + b) + (alpha/2) ||w||^2`` (``s_i`` the sample
-    weights times class weights) with Algorithm 3 of Jin et al. (2019): an SVRG outer loop (a
-    full gradient ``u_k`` at the snapshot ``w_k``) around nonlinear conjugate-gradient inner
-    steps along variance-reduced mini-batch gradients, each with a strong-Wolfe line search
-    computed on margins (O(batch) per evaluation). More than two classes are handled
-    one-vs-rest, in parallel threads with ``n_jobs``.
-
-    Read more in the :ref:`User Guide <cgvr>`.
-
-    Parameters
-    ----------
-    loss : {'log_loss', 'squared_hinge', 'hinge', 'squared_error'}, default='log_loss'
-        ``'log_loss'`` logistic regression (enables ``predict_proba``); ``'squared_hinge'``
-        ``max(0, 1 - y p)^2`` (LinearSVC's loss, the paper's headline model); ``'hinge'`` (a
-        subgradient is used, as in the paper; no convergence guarantee); ``'squared_error'``
-        ``(p - y)^2 / 2`` on +-1 targets (the paper's ridge classifier).
+# Parameters documented once for both estimators (substituted into their docstrings below).
+_SOLVER_PARAMETERS_DOC = """\
     alpha : float, default=1e-4
         Strength of the L2 penalty ``(alpha/2) ||w||^2`` (must be >= 0; CG line searches need
         ``alpha > 0`` for the hinge loss). scikit-learn's ``C`` is ``1 / (n_samples * alpha)``;
@@ -344,7 +327,28 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     tol : float, default=1e-4
         Stop when ``max |grad f(w_k)| <= tol * alpha`` (checked at every full gradient; alpha
         is replaced by 1 when it is 0). For ``C = 1 / (n alpha)`` this is exactly the stopping
-        rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol.
+        rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol."""
+
+class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
+    """Linear classifier trained by stochastic conjugate gradient with variance reduction (CGVR).
+
+    Minimises ``(1/n) sum_i s_i loss(y_i, x_i . w + b) + (alpha/2) ||w||^2`` (``s_i`` the sample
+    weights times class weights) with Algorithm 3 of Jin et al. (2019): an SVRG outer loop (a
+    full gradient ``u_k`` at the snapshot ``w_k``) around nonlinear conjugate-gradient inner
+    steps along variance-reduced mini-batch gradients, each with a strong-Wolfe line search
+    computed on margins (O(batch) per evaluation). More than two classes are handled
+    one-vs-rest, in parallel threads with ``n_jobs``.
+
+    Read more in the :ref:`User Guide <cgvr>`.
+
+    Parameters
+    ----------
+    loss : {'log_loss', 'squared_hinge', 'hinge', 'squared_error'}, default='log_loss'
+        ``'log_loss'`` logistic regression (enables ``predict_proba``); ``'squared_hinge'``
+        ``max(0, 1 - y p)^2`` (LinearSVC's loss, the paper's headline model); ``'hinge'`` (a
+        subgradient is used, as in the paper; no convergence guarantee); ``'squared_error'``
+        ``(p - y)^2 / 2`` on +-1 targets (the paper's ridge classifier).
+%(solver_parameters)s
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the sample weights per class.
     n_jobs : int or None, default=None
@@ -502,73 +506,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     ----------
     loss : {'squared_error'}, default='squared_error'
         The only loss of the regressor.
-    alpha : float, default=1e-4
-        Strength of the L2 penalty ``(alpha/2) ||w||^2`` (must be >= 0; CG line searches need
-        ``alpha > 0`` for the hinge loss). scikit-learn's ``C`` is ``1 / (n_samples * alpha)``;
-        the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50) is ``alpha / 2``.
-    solver : {'cgvr', 'cg', 'svrg', 'minibatch_svrg'}, default='cgvr'
-        ``'cgvr'``: Algorithm 3 of the paper. The paper's baselines: ``'cg'`` full-batch
-        nonlinear CG with the same strong-Wolfe line search (one outer iteration = one CG step);
-        ``'svrg'`` SVRG with a fixed step ``eta0`` and single-sample inner steps (Alg. 1,
-        Option I); ``'minibatch_svrg'`` the same with ``batch_size`` samples per step (what the
-        authors' "SLBFGS" code actually runs, see the user guide).
-    beta : {'PR+', 'FR', 'PR', 'HS', 'DY', 'none'}, default='PR+'
-        Conjugate-direction rule: PR+ (paper Option I, used in its experiments), FR (Option II,
-        used in its proof), plain Polak-Ribiere, Hestenes-Stiefel, Dai-Yuan, or ``'none'``
-        (steepest descent along the variance-reduced gradient).
-    line_search : {'vr', 'batch', 'full'}, default='vr'
-        Objective of the strong-Wolfe line search along ``p_t``. ``'batch'`` is the paper's
-        mini-batch objective ``f_S`` (Eqs. 11-12); its step is chosen from an un-reduced noisy
-        function and the iterates stall at a noise floor. ``'vr'`` (default, ours) adds the
-        SVRG correction ``(u_k - grad f_S(w_k)) . x`` to ``f_S``, so that its gradient is exactly
-        the variance-reduced gradient ``g_{t+1}`` of Eq. (3): the curvature condition then
-        enforces the analysis' condition (13) and the method converges linearly at the same
-        O(batch) cost per evaluation. ``'full'`` searches on ``f`` itself (one extra pass over X
-        per inner step).
-    inner_iter : int, default=50
-        Inner iterations ``m`` per outer iteration (paper: 50).
-    batch_size : 'sqrt' or int, default='sqrt'
-        Mini-batch size; ``'sqrt'`` is ``int(sqrt(n_samples))`` as in the paper. Batches are
-        drawn uniformly with replacement.
-    c1, c2 : float, default=1e-4, 0.1
-        Strong-Wolfe constants, ``0 < c1 < c2 < 1`` (paper values).
-    step_init : float, default=1.0
-        First trial step of every line search (paper: 1).
-    step_max : float or None, default=None
-        Largest step; the bracketing phase doubles the step up to it. None: unbounded (paper).
-    ls_max_iter, zoom_max_iter : int, default=20, 20
-        Budgets of the bracketing and zoom phases (paper: 20 each; zoom bisects). When a budget
-        runs out the step with the lowest line-search objective seen is taken (0 if none).
-    restart : {'h', 'full'}, default='h'
-        Direction at the start of each outer iteration: ``'h'`` is ``-g_m`` of the previous
-        outer iteration (Algorithm 3); ``'full'`` is ``-grad f(w_k)``.
-    w_selection : {'last', 'random'}, default='last'
-        Option I (``w_{k+1} = x_m``, paper experiments) or Option II (a random inner iterate,
-        the paper's theory).
-    init : {'zeros', 'uniform'}, default='zeros'
-        Starting point when not warm starting: zeros, or ``U[0, 1)`` entries as in the paper.
-    eta0 : float, default=1e-3
-        Fixed step of the ``'svrg'`` and ``'minibatch_svrg'`` baselines (paper grid: 1e-3,
-        1e-4, 1e-5).
-    fit_intercept : bool, default=True
-        Fit an intercept ``b`` (an extra coordinate, as the paper's appended constant feature).
-    regularize_intercept : bool, default=False
-        Penalise ``b`` as well (``(alpha/2) b^2``), as the paper and LIBLINEAR do.
-        False (default) matches scikit-learn's lbfgs/newton solvers and Ridge.
-    safeguard : bool, default=True
-        ``solver='cgvr'`` only: discard an outer iteration that does not decrease ``f`` (its
-        full gradient is computed anyway) and double the batch size for the following ones;
-        once the batch reaches ``n_samples`` the inner loop uses every row once per step
-        (exact nonlinear CG on f, restarted every ``inner_iter`` steps) and further rejections
-        cap the step at half of the largest step taken. This makes ill-conditioned problems
-        (small ``alpha``, few samples) converge. False runs Algorithm 3 without this check
-        (as the paper).
-    max_iter : int, default=100
-        Maximal number of outer iterations (paper: a fixed T = 25).
-    tol : float, default=1e-4
-        Stop when ``max |grad f(w_k)| <= tol * alpha`` (checked at every full gradient; alpha
-        is replaced by 1 when it is 0). For ``C = 1 / (n alpha)`` this is exactly the stopping
-        rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol.
+%(solver_parameters)s
     warm_start : bool, default=False
         Start from the previous solution and keep the solver state (the restart gradient
         ``h_k`` of each head).
@@ -678,3 +616,9 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         self._validate_params()
         self._prepare_state()
         return super().fit(X, y, sample_weight=sample_weight)
+
+
+for _estimator in (CGVRClassifier, CGVRRegressor):
+    _estimator.__doc__ = _estimator.__doc__ % {
+        "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n")}
+del _estimator
