@@ -74,6 +74,15 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
     inner_iter : int, default=None
         ``m`` of the paper; an epoch runs ``max(m // batch_size, 1)`` inner steps.  ``None``
         uses the number of comparisons (the paper's setting).
+    inner_update : {'lazy', 'dense'}, default='lazy'
+        How ``'svrg_sbb'`` and ``'svrg'`` apply the dense full-gradient term ``b eta g`` of
+        each inner step.  ``'lazy'``: each row catches up on the dense steps it owes when it
+        is next read, and all rows at the end of the epoch (exact; ``O(b p)`` per step).
+        ``'dense'``: subtract it from all ``n_objects`` rows at every step, ``O(n p)`` per
+        step, as the paper's code does.  Both give the same iterates up to rounding;
+        ``'dense'`` exists only to reproduce the paper's cost model (Table I: time against
+        batch size), where mini-batches pay off because they cut the number of dense updates
+        by ``b``.  Ignored by the other solvers.
     eta0 : float, default=None
         Step of the first epoch (``'svrg_sbb'``) or of every epoch (``'svrg'``, ``'sgd'``),
         in the units of Algorithm 1 (an epoch moves the embedding by about ``m * eta0`` times
@@ -142,7 +151,8 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
     -----
     Cost per epoch: one full pass over the ``n_comparisons`` comparisons (loss and gradient)
     and ``m / b`` inner steps of ``O(b p)`` each (the dense full-gradient term of SVRG is
-    applied lazily per row, which is exact).  Memory: ``O(n_comparisons + n_objects p)``.
+    applied lazily per row, which is exact; ``inner_update='dense'`` makes a step
+    ``O((b + n_objects) p)``, as in the paper).  Memory: ``O(n_comparisons + n_objects p)``.
 
     References
     ----------
@@ -169,6 +179,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         "epsilon": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "inner_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "inner_update": [StrOptions({"lazy", "dense"})],
         "eta0": [Interval(Real, 0, None, closed="neither"), None],
         "margin": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="neither"), None],
@@ -177,15 +188,16 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
     }
 
     def __init__(self, n_components=2, *, loss="ste", solver="lbfgs", epsilon="auto",
-                 batch_size=10, inner_iter=None, eta0=None, max_iter=100, tol=1e-5,
-                 margin=None, alpha=None, mu=0.05, init="random", random_state=None,
-                 verbose=0, callback=None):
+                 batch_size=10, inner_iter=None, inner_update="lazy", eta0=None,
+                 max_iter=100, tol=1e-5, margin=None, alpha=None, mu=0.05, init="random",
+                 random_state=None, verbose=0, callback=None):
         self.n_components = n_components
         self.loss = loss
         self.solver = solver
         self.epsilon = epsilon
         self.batch_size = batch_size
         self.inner_iter = inner_iter
+        self.inner_update = inner_update
         self.eta0 = eta0
         self.max_iter = max_iter
         self.tol = tol
@@ -295,10 +307,11 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
             last = np.zeros(n_obj, dtype=np.int64)
             buf = np.empty((2 * b, self.n_components))
             idx = np.empty(2 * b, dtype=np.int32)
+            dense_update = self.inner_update == "dense"
 
             def inner_loop(x, snapshot, grad, step, epoch):
                 _ordinal.stochastic_inner(loss, Q, x, snapshot, grad, step, n_steps, b, seed,
-                                          1 + epoch, last, buf, idx, True)
+                                          1 + epoch, last, buf, idx, True, dense_update)
                 return x
 
             result = svrg(X0, full_gradient, inner_loop,

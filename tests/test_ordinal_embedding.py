@@ -182,6 +182,14 @@ def test_svrg_inner_loop_matches_numpy_reference(small_problem, name, b):
     # the lazy dense update is exact up to rounding
     np.testing.assert_allclose(x, expected, rtol=1e-11, atol=1e-12)
     assert not np.allclose(x, X)
+    # the paper's literal update (dense term on every row at every step): same iterates
+    x_dense = X.copy()
+    last[:] = -7   # unused (not even reset) in dense mode
+    _ordinal.stochastic_inner(loss, Q, x_dense, snap, G, step, n_steps, b, seed, stream, last,
+                              buf, idx, True, True)
+    assert np.all(last == -7)   # the lazy path was not taken
+    np.testing.assert_allclose(x_dense, expected, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(x_dense, x, rtol=1e-11, atol=1e-12)
 
 
 def test_sgd_inner_loop_matches_numpy_reference(small_problem):
@@ -229,15 +237,45 @@ def test_full_gradient_many_comparisons_vs_reference():
         assert total == pytest.approx(_ordinal.loss_sum(LOSSES[name], Q, X), rel=1e-13)
 
 
+@pytest.mark.parametrize("name", ["ste", "tste", "ckl", "gnmds"])
+@pytest.mark.parametrize("solver", ["svrg_sbb", "svrg"])
+def test_dense_and_lazy_inner_update_give_the_same_fit(name, solver):
+    """inner_update='dense' (the paper's O(n p) step) and 'lazy' (ours): same iterates."""
+    T = make_triplets(15, 300, 3, random_state=2)
+    fits = {}
+    for mode in ("lazy", "dense"):
+        est = OrdinalEmbedding(3, loss=name, solver=solver, batch_size=4, max_iter=6, tol=0.0,
+                               inner_update=mode, random_state=3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits[mode] = est.fit(T)
+    lazy, dense = fits["lazy"], fits["dense"]
+    assert lazy.n_iter_ == dense.n_iter_ == 6
+    np.testing.assert_allclose(dense.embedding_, lazy.embedding_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dense.history_["objective"], lazy.history_["objective"],
+                               rtol=1e-9)
+    np.testing.assert_allclose(dense.history_["step_size"], lazy.history_["step_size"],
+                               rtol=1e-7)
+    assert lazy.history_["objective"][-1] < lazy.history_["objective"][0]
+
+
+def test_invalid_inner_update_raises():
+    T = make_triplets(10, 50, 2, random_state=0)
+    with pytest.raises(ValueError, match="inner_update"):
+        OrdinalEmbedding(inner_update="eager").fit(T)
+
+
 @pytest.mark.parametrize("name", ["ste", "gnmds"])
-def test_fit_equals_numpy_reference_of_algorithm_1(name):
+@pytest.mark.parametrize("inner_update", ["lazy", "dense"])
+def test_fit_equals_numpy_reference_of_algorithm_1(name, inner_update):
     """Whole SVRG-SBB mini-batch fit (Algorithm 1, errata fixed) vs a numpy transcription."""
     T = make_triplets(10, 50, 2, random_state=4)
     Q, _, n = check_comparisons(T)
     init = np.random.RandomState(5).normal(size=(n, 2))
     b, m, eps, eta0, S = 5, 50, 0.05, 0.002, 4
     est = OrdinalEmbedding(2, loss=name, solver="svrg_sbb", batch_size=b, epsilon=eps,
-                           eta0=eta0, max_iter=S, tol=0.0, random_state=0)
+                           eta0=eta0, max_iter=S, tol=0.0, random_state=0,
+                           inner_update=inner_update)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(T, init=init)

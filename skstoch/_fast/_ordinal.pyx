@@ -1,5 +1,5 @@
 """Kernels of OrdinalEmbedding (paper 000): full gradient, SVRG / SGD inner loop with a lazy
-dense update, comparison checks and a reproducible normal initialisation.
+(or, to reproduce the paper's cost model, literal dense) update, comparison checks and a reproducible normal initialisation.
 
 Comparisons arrive as validated int32 quadruplets ``Q[q] = (i, j, l, k)`` meaning
 ``d(i, j) < d(l, k)`` (a triplet (i, j, k) is stored as (i, j, i, k)); Python has checked
@@ -161,7 +161,7 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
                      const double[:, ::1] X_snap, const double[:, ::1] G, double step,
                      Py_ssize_t n_steps, Py_ssize_t batch_size, uint64_t seed, uint64_t stream,
                      int64_t[::1] last, double[:, ::1] buf, int32_t[::1] idx,
-                     bint variance_reduced):
+                     bint variance_reduced, bint dense_update=False):
     """Run ``n_steps`` mini-batch steps in place on ``X`` and return the RNG counter.
 
     With ``variance_reduced`` (SVRG, paper 000 Alg. 1 with the errata fixed), step t draws
@@ -172,7 +172,10 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     where ``g = G`` is the full gradient at the snapshot.  The dense term ``b*step*g`` is
     applied lazily: row r carries ``last[r]``, the number of dense steps already applied, and
     is brought up to date just before it is read and once more at the end (exact, O(b p) per
-    step instead of O(n p)).  Without ``variance_reduced`` (plain SGD; ``X_snap`` and ``G``
+    step instead of O(n p)).  With ``dense_update`` (and ``variance_reduced``) the dense term
+    is instead subtracted from every row at the end of every step, O(n p) per step, as the
+    paper's code does; the iterates are the same up to rounding (``last`` is then unused).
+    Without ``variance_reduced`` (plain SGD; ``X_snap`` and ``G``
     are not read) the step is ``x <- x - step * sum_{q in I_t} grad f_q(x)``.
 
     The batch of step t + 1 is drawn during step t (the same draws in the same order) so
@@ -184,6 +187,9 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
     cdef Py_ssize_t t, s, f, r, q
     cdef double dense_step = batch_size * step
+    cdef Py_ssize_t np_ = n * p
+    cdef bint lazy = variance_reduced and not dense_update
+    dense_update = variance_reduced and dense_update
     cdef double a, c, ga, gc, ga_s, gc_s, v
     if buf.shape[0] < 2 * batch_size or buf.shape[1] != p or idx.shape[0] < 2 * batch_size:
         raise ValueError("buf must have shape (2 * batch_size, n_components) and idx "
@@ -215,8 +221,9 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     cdef rng_state rng
     rng_init(&rng, seed, stream, 0)
     with nogil:
-        for r in range(n):
-            lastp[r] = 0
+        if lazy:
+            for r in range(n):
+                lastp[r] = 0
         for s in range(batch_size):
             nextp[s] = <int32_t>_randint(&rng, um, threshold)
         for t in range(n_steps):
@@ -227,7 +234,7 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
                 for s in range(batch_size):
                     nextp[s] = <int32_t>_randint(&rng, um, threshold)
                     prefetch(Qp + 4 * nextp[s])
-            if variance_reduced:
+            if lazy:
                 for s in range(batch_size):
                     row = Qp + 4 * idxp[s]
                     _catch_up(Xp, Gp, lastp, row[0], t, dense_step, p)
@@ -272,7 +279,11 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
                     v = step * b2[f]
                     xl[f] -= v
                     xk[f] += v
-        if variance_reduced:
+            if dense_update:
+                # the paper's literal update: the full-gradient term on all n rows, O(n p)
+                for r in range(np_):
+                    Xp[r] -= dense_step * Gp[r]
+        if lazy:
             for r in range(n):
                 _catch_up(Xp, Gp, lastp, r, n_steps, dense_step, p)
     return rng.counter
