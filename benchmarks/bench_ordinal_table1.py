@@ -86,7 +86,8 @@ def time_to_threshold(loss, solver, seed, *, batch_size=1, inner_update="lazy", 
             epoch = record["epoch"]
             passes = PASSES_PER_EPOCH[solver] * epoch + (2 if probed else 0)
             passes += 1 if solver in ("svrg", "svrg_sbb", "gd") else 0
-            hit[0] = (c0 - start[0] - spent_cpu[0], w0 - start[1] - spent_wall[0], passes)
+            hit[0] = (c0 - start[0] - spent_cpu[0], w0 - start[1] - spent_wall[0], passes,
+                      epoch)
         spent_cpu[0] += time.process_time() - c0
         spent_wall[0] += time.perf_counter() - w0
         return hit[0] is not None
@@ -96,15 +97,27 @@ def time_to_threshold(loss, solver, seed, *, batch_size=1, inner_update="lazy", 
                            inner_update=inner_update, eta0=eta0, epsilon=epsilon,
                            max_iter=max_iter, tol=0.0, random_state=seed, callback=callback)
     start[0], start[1] = time.process_time(), time.perf_counter()
-    est.fit(T_TRAIN, n_objects=N_OBJECTS)
-    cpu, wall, passes = hit[0] if hit[0] is not None else (np.inf, np.inf, np.inf)
-    return {"cpu": cpu, "wall": wall, "ifo": passes, "eta0": est.eta0_}
+    diverged = False
+    try:
+        est.fit(T_TRAIN, n_objects=N_OBJECTS)
+    except FloatingPointError:   # DivergenceError: the fixed step was too large
+        diverged = True
+    cpu, wall, passes, epochs = hit[0] if hit[0] is not None else (np.inf,) * 4
+    # row operations of the implementation: every gradient evaluation of a triplet reads and
+    # writes 3 rows; the dense update writes all n rows once per inner step (paper's code)
+    rows = 3.0 * passes * N_TRAIN
+    if solver in ("svrg", "svrg_sbb") and inner_update == "dense":
+        rows += N_OBJECTS * epochs * max(N_TRAIN // batch_size, 1)
+    return {"cpu": cpu, "wall": wall, "ifo": passes, "epochs": epochs, "rowops": rows,
+            "diverged": diverged, "eta0": None if diverged else est.eta0_}
 
 
 def summarise(runs):
-    arr = {k: np.array([r[k] for r in runs], dtype=float) for k in ("cpu", "wall", "ifo")}
+    arr = {k: np.array([r[k] for r in runs], dtype=float)
+           for k in ("cpu", "wall", "ifo", "rowops")}
     reached = int(np.sum(np.isfinite(arr["cpu"])))
-    out = {"reached": reached, "n": len(runs)}
+    out = {"reached": reached, "n": len(runs),
+           "diverged": int(sum(r.get("diverged", False) for r in runs))}
     for k, v in arr.items():
         out[k + "_median"] = float(np.median(v))
         out[k + "_min"] = float(np.min(v))
@@ -118,6 +131,9 @@ def run_loss(loss, trials):
         print(f"  {loss} trial {seed}", flush=True)
         rows.setdefault("gd", []).append(time_to_threshold(loss, "gd", seed))
         rows.setdefault("sgd b=1", []).append(time_to_threshold(loss, "sgd", seed))
+        # the probed fixed step of this seed (one epoch; the same for both update modes)
+        probed_step = OrdinalEmbedding(DIM, loss=loss, solver="svrg", max_iter=1, tol=0.0,
+                                       random_state=seed).fit(T_TRAIN).eta0_
         for mode in MODES:
             probed = time_to_threshold(loss, "svrg", seed, inner_update=mode)
             rows.setdefault(f"svrg b=1 probed step [{mode}]", []).append(probed)
@@ -128,7 +144,7 @@ def run_loss(loss, trials):
             for f in GRID:
                 rows.setdefault(f"svrg b=1 step x{f:g} [{mode}]", []).append(
                     time_to_threshold(loss, "svrg", seed, inner_update=mode,
-                                      eta0=f * probed["eta0"], epsilon=0.0))
+                                      eta0=f * probed_step, epsilon=0.0))
             for b in BATCH_SIZES:
                 rows.setdefault(f"svrg_sbb b={b} [{mode}]", []).append(
                     time_to_threshold(loss, "svrg_sbb", seed, batch_size=b, inner_update=mode))
@@ -145,9 +161,17 @@ def fmt(s, key):
     if s["reached"] == 0:
         return "n.r."
     cell = f"{s[key + '_median']:.3g}" if key != "ifo" else f"{s['ifo_median']:.0f}"
+    if key == "rowops":
+        cell = f"{s['rowops_median'] / 1e6:.2f}"
     if s["reached"] < s["n"]:
         cell += f" ({s['reached']}/{s['n']})"
     return cell
+
+
+def misses(s):
+    if s["reached"] == s["n"]:
+        return ""
+    return " (diverged)" if s["diverged"] == s["n"] - s["reached"] else ""
 
 
 def ratios(summary, loss, mode):
@@ -164,10 +188,16 @@ def ratios(summary, loss, mode):
                  "tuned": f"svrg b=1 tuned step [{mode}]"}
     if loss in REF_STEP:
         baselines["ref"] = f"svrg b=1 ref-code step [{mode}]"
+    best_rows_b = min(BATCH_SIZES, key=lambda b: sbb[b]["rowops_median"])
+    out["best_b_rowops"] = best_rows_b
+    out["sbb_rowops_by_b"] = {b: sbb[b]["rowops_median"] for b in BATCH_SIZES}
+    out["b1_over_best_rowops"] = sbb[1]["rowops_median"] / sbb[best_rows_b]["rowops_median"]
     for name, label in baselines.items():
         s = summary[label]
         out[f"svrg_{name}_over_best_cpu"] = s["cpu_median"] / best["cpu_median"]
         out[f"svrg_{name}_over_best_ifo"] = s["ifo_median"] / best["ifo_median"]
+        out[f"svrg_{name}_over_best_rowops"] = (s["rowops_median"]
+                                                / sbb[best_rows_b]["rowops_median"])
     return out
 
 
@@ -177,7 +207,8 @@ def to_markdown(payload):
              f"Trials: {payload['trials']} (estimator seeds 0..{payload['trials'] - 1}); "
              f"median over trials; `(k/n)`: reached in only k of n trials (the median then "
              f"counts the misses as infinite); `n.r.`: never reached within "
-             f"{MAX_EPOCHS} SVRG epochs / {3 * MAX_EPOCHS} GD or SGD passes.", "",
+             f"{MAX_EPOCHS} SVRG epochs / {3 * MAX_EPOCHS} GD or SGD passes; `(diverged)`: "
+             f"every miss was a divergence of the fixed step.", "",
              f"Load average at start / end: {payload['loadavg_start']} / "
              f"{payload['loadavg_end']}.  Versions: {payload['versions']}.  Machine: "
              f"{payload['machine'].get('cpu_model')}, {payload['machine'].get('cpu_count')} "
@@ -185,7 +216,10 @@ def to_markdown(payload):
     thresholds = ", ".join(f"{loss} <= {THRESHOLD[loss]}" for loss in losses)
     for key, title in (("cpu", "Process CPU seconds to the threshold"),
                        ("wall", "Wall seconds to the threshold"),
-                       ("ifo", "Gradient evaluations / |Q| (passes) to the threshold")):
+                       ("ifo", "Gradient evaluations / |Q| (passes) to the threshold"),
+                       ("rowops", "Millions of row operations to the threshold (3 per "
+                                  "gradient evaluation, plus n = 100 per inner step in dense "
+                                  "mode: the paper's cost model)")):
         lines += [f"## {title} ({thresholds})", "",
                   "| solver | " + " | ".join(losses) + " |",
                   "|---|" + "---|" * len(losses)]
@@ -202,7 +236,7 @@ def to_markdown(payload):
             cells = []
             for loss in losses:
                 s = payload["summary"][loss].get(label)
-                cell = "-" if s is None else fmt(s, key)
+                cell = "-" if s is None else fmt(s, key) + misses(s)
                 if s is not None and "factor" in s and key == "cpu":
                     cell += f" (x{s['factor']:g})"
                 cells.append(cell)
@@ -222,6 +256,19 @@ def to_markdown(payload):
                 f"{r['b200_over_best_cpu']:.2f}x | {ref} | "
                 f"{r['svrg_probed_over_best_cpu']:.2g}x, {r['svrg_probed_over_best_ifo']:.2g}x | "
                 f"{r['svrg_tuned_over_best_cpu']:.2g}x, {r['svrg_tuned_over_best_ifo']:.2g}x |")
+    lines += ["", "## The same in the paper's cost model (row operations of the dense "
+              "update, counted)", "",
+              "| loss | mode | best b | b=1 / best | SVRG ref-code step / best | "
+              "SVRG probed step / best | SVRG tuned step / best |", "|---|---|---|---|---|---|---|"]
+    for loss in losses:
+        for mode in MODES:
+            r = payload["ratios"][loss][mode]
+            ref = (f"{r['svrg_ref_over_best_rowops']:.2g}x" if "svrg_ref_over_best_rowops" in r
+                   else "no ref-code value")
+            lines.append(
+                f"| {loss} | {mode} | {r['best_b_rowops']} | {r['b1_over_best_rowops']:.2f}x | "
+                f"{ref} | {r['svrg_probed_over_best_rowops']:.2g}x | "
+                f"{r['svrg_tuned_over_best_rowops']:.2g}x |")
     lines.append("")
     return "\n".join(lines)
 
