@@ -178,7 +178,11 @@ for c, loss in enumerate(losses):
         if r == 0:
             step = "ref-code step" if loss in ref_step else "probed step"
             ax.set_title(f"{loss} (<= {thresholds[loss]}; SVRG: {step})", fontsize=9)
-axes[0, 0].legend(fontsize=7)
+handles = {}
+for ax in axes[0]:
+    for h, label in zip(*ax.get_legend_handles_labels()):
+        handles.setdefault(label, h)
+axes[0, 0].legend(handles.values(), handles.keys(), fontsize=7)
 fig.tight_layout()
 
 print(f"median over {trials} initialisations; ratios = fixed-step SVRG (b=1) / best SBB b")
