@@ -105,9 +105,13 @@ def write_summary(payloads, scale, repeat):
              "at tol=1e-10, the lower).  '-' = no setting reached it.  Full tables: "
              "constrained_lasso_dense.md, constrained_lasso_sparse.md; plot: "
              "constrained_lasso_time_to_target.png.", "",
-             f"Shared 2-core machine (other engineers' jobs ran at the same time, load "
-             f"average about 10): median of {repeat} timed fits after 1 warm-up fit each "
-             f"(the warm-up also compiles skglm's numba code).  scale={scale}.", ""]
+             "Shared 2-core machine (other engineers' jobs ran at the same time; the load "
+             "average of each run is given per problem, and wall time is inflated by it): "
+             "median wall time of the timed fits after 1 warm-up fit each (the warm-up also "
+             "compiles skglm's numba code), and the process CPU time of the last timed fit "
+             "where recorded.  Each peer ran at several tolerances and each of our "
+             "stochastic solvers at several budgets; a method's time to a target is its "
+             f"fastest setting that reaches it.  scale={scale}.", ""]
     for kind, payload in payloads.items():
         ttt = time_to_target(payload)
         lines += [f"## {kind}: {payload['problem']}", "",
