@@ -9,11 +9,12 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
 
 * ``epro_sgd_epoch``: one unprojected epoch of Epro-SGD (Alg. 1, step 6) on the augmented
   objective F + lam [||w||_1 - radius]_+, returning the average of the iterates x_1..x_T.
-  Dense rows take the direct O(d) step.  Sparse rows take a lazy O(nnz log d) step: w is
+  Dense rows take the direct O(d) step.  Sparse rows take a lazy O(nnz) amortized step: w is
   stored as w_j = sign_j * scale * max(K_j - C, 0), where ``scale`` carries the ridge factor
-  (1 - 2 eta alpha) and ``C`` the accumulated penalty shrinkage, an indexed min-heap on K_j
-  keeps ||w||_1 exact (it is needed at every step for the penalty's indicator), and the
-  geometric sums of the scale with prefix sums of scale*C give the per-coordinate sums of the iterates for the average.
+  (1 - 2 eta alpha) and ``C`` the cumulative penalty shrinkage (Tsuruoka et al.'s cumulative
+  penalty with clipping); a monotone radix heap on K_j finds the zero crossings at their
+  step, which keeps ||w||_1 exact (needed at every step for the penalty's indicator) and
+  gives each coordinate's sum of iterates in O(1) from running sums of the scale.
   Both paths apply the penalty subgradient lam*sign(w_j) *truncated at zero* (a coordinate
   that would cross zero stops at zero); the dense path does the same so the two agree.
 * ``projected_sgd``: the 'sgd' baseline, projection onto the l1 ball after every step
