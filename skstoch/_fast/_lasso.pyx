@@ -251,8 +251,12 @@ cdef extern from *:
     static inline int sks_lasso_ctz(uint64_t x) { return __builtin_ctzll(x); }
     #else
     #define SKS_LASSO_PREFETCH(p) ((void)0)
-    static inline int sks_lasso_bitlen(uint64_t x) { int n = 0; while (x) { x >>= 1; n++; } return n; }
-    static inline int sks_lasso_ctz(uint64_t x) { int n = 0; while (!(x & 1)) { x >>= 1; n++; } return n; }
+    static inline int sks_lasso_bitlen(uint64_t x) {
+        int n = 0; while (x) { x >>= 1; n++; } return n;
+    }
+    static inline int sks_lasso_ctz(uint64_t x) {
+        int n = 0; while (!(x & 1)) { x >>= 1; n++; } return n;
+    }
     #endif
     """
     uint64_t sks_lasso_bits(double x) noexcept nogil
