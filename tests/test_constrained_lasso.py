@@ -47,8 +47,10 @@ def exact(X, y, alpha, radius, **kw):
 
 # --------------------------------------------------------------------- numpy references
 
-def ref_epro_epoch(X, y, cw, w, b, eta, alpha, lam, radius, T, seed, stream, fit_intercept):
-    """Paper Alg. 1 steps 4-8 (penalty subgradient truncated at zero), numpy."""
+def ref_epro_epoch(X, y, cw, w, b, eta, alpha, lam, radius, T, seed, stream, fit_intercept,
+                   indicator=None):
+    """Paper Alg. 1 steps 4-8 (penalty subgradient truncated at zero), numpy.
+    ``indicator`` (a list) receives the penalty's indicator [||w_t||_1 > radius] per step."""
     st = ReferenceStream(seed, stream)
     a = 1 - 2 * eta * alpha
     w = w.copy()
@@ -57,6 +59,8 @@ def ref_epro_epoch(X, y, cw, w, b, eta, alpha, lam, radius, T, seed, stream, fit
         i = st.randint(X.shape[0])
         g = eta * cw[i] * (X[i] @ w + b - y[i])
         shrink = eta * lam if np.abs(w).sum() > radius else 0.0
+        if indicator is not None:
+            indicator.append(shrink > 0)
         avg += w
         b_sum += b
         v = a * w
@@ -148,8 +152,16 @@ def test_orda_and_projected_sgd_match_reference(sparse):
     np.testing.assert_allclose(w_sum, rsum, atol=1e-12)
 
 
-def test_lazy_sparse_epoch_on_wide_data_matches_dense():
-    """Long epoch, many renormalization windows, strong shrinkage: lazy == direct."""
+@pytest.mark.parametrize("eta, alpha, lam, radius, window", [
+    (0.3, 1.0, 0.05, 1.0, 0),       # strong ridge: the scale decays (closed-form sums)
+    (0.3, 1e-4, 0.05, 1.0, 0),      # weak ridge: prefix sums of the scale
+    (0.3, 0.0, 0.05, 1.0, 0),       # no ridge: constant scale
+    (0.5, 0.01, 0.5, 2.0, 64),      # large multiplier, short windows: many zero crossings
+    (0.5, 0.01, 0.02, 2.0, 0),      # penalty switching on and off around the radius
+])
+def test_lazy_sparse_epoch_on_wide_data_matches_dense(eta, alpha, lam, radius, window):
+    """Long epoch, renormalization windows, zero crossings found by the radix heap, the
+    penalty's indicator switching: the lazy CSR epoch equals the direct dense one."""
     rng = np.random.RandomState(0)
     X = sp.random(200, 500, density=0.02, random_state=rng, format="csr")
     y = rng.randn(200)
@@ -158,11 +170,37 @@ def test_lazy_sparse_epoch_on_wide_data_matches_dense():
     out = []
     for M in (X, X.toarray()):
         w, avg = w0.copy(), np.empty(500)
-        b = _lasso.epro_sgd_epoch(make_dataset(M), y, cw, w, 0.0, 0.3, 1.0, 0.05, 1.0, 3000,
-                                  True, 3, 0, 0, avg, 0)
+        b = _lasso.epro_sgd_epoch(make_dataset(M), y, cw, w, 0.0, eta, alpha, lam, radius,
+                                  3000, True, 3, 0, 0, avg, window)
         out.append((w, avg, b))
-    np.testing.assert_allclose(out[0][0], out[1][0], atol=1e-10)
-    np.testing.assert_allclose(out[0][1], out[1][1], atol=1e-10)
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=0, atol=1e-10)
+    assert out[0][2][0] == pytest.approx(out[1][2][0], abs=1e-10)
+    assert out[0][2][1] == pytest.approx(out[1][2][1], abs=1e-10)
+    # the cases exercise zero crossings: coordinates of the start went to exactly zero
+    assert np.sum((w0 != 0) & (out[1][0] == 0)) > 0
+
+
+def test_lazy_sparse_epoch_penalty_switches_like_dense():
+    """The l1 norm of the lazy iterate (which decides the penalty at every step) is exact:
+    with a radius that the iterate crosses often, the lazy CSR epoch equals the numpy
+    reference of the paper's step."""
+    rng = np.random.RandomState(5)
+    X = sp.random(60, 80, density=0.1, random_state=rng, format="csr")
+    y = rng.randn(60)
+    cw = np.ones(60)
+    w0 = np.zeros(80)
+    w, avg = w0.copy(), np.empty(80)
+    b, b_avg, _ = _lasso.epro_sgd_epoch(make_dataset(X), y, cw, w, 0.0, 0.4, 0.05, 0.3, 0.6,
+                                        400, True, 9, 1, 0, avg, 0)
+    on = []
+    rw, rb, ravg, rbavg, _ = ref_epro_epoch(X.toarray(), y, cw, w0, 0.0, 0.4, 0.05, 0.3, 0.6,
+                                            400, 9, 1, True, indicator=on)
+    np.testing.assert_allclose(w, rw, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(avg, ravg, rtol=0, atol=1e-12)
+    assert b == pytest.approx(rb, abs=1e-12) and b_avg == pytest.approx(rbavg, abs=1e-12)
+    switches = int(np.sum(np.diff(np.array(on, dtype=int)) != 0))
+    assert switches >= 20 and 0.05 < np.mean(on) < 0.95
 
 
 @pytest.mark.parametrize("radius", [0.0, 0.3, 3.0, 1e6])

@@ -9,11 +9,12 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
 
 * ``epro_sgd_epoch``: one unprojected epoch of Epro-SGD (Alg. 1, step 6) on the augmented
   objective F + lam [||w||_1 - radius]_+, returning the average of the iterates x_1..x_T.
-  Dense rows take the direct O(d) step.  Sparse rows take a lazy O(nnz log d) step: w is
+  Dense rows take the direct O(d) step.  Sparse rows take a lazy O(nnz) amortized step: w is
   stored as w_j = sign_j * scale * max(K_j - C, 0), where ``scale`` carries the ridge factor
-  (1 - 2 eta alpha) and ``C`` the accumulated penalty shrinkage, an indexed min-heap on K_j
-  keeps ||w||_1 exact (it is needed at every step for the penalty's indicator), and the
-  geometric sums of the scale with prefix sums of scale*C give the per-coordinate sums of the iterates for the average.
+  (1 - 2 eta alpha) and ``C`` the cumulative penalty shrinkage (Tsuruoka et al.'s cumulative
+  penalty with clipping); a monotone radix heap on K_j finds the zero crossings at their
+  step, which keeps ||w||_1 exact (needed at every step for the penalty's indicator) and
+  gives each coordinate's sum of iterates in O(1) from running sums of the scale.
   Both paths apply the penalty subgradient lam*sign(w_j) *truncated at zero* (a coordinate
   that would cross zero stops at zero); the dense path does the same so the two agree.
 * ``projected_sgd``: the 'sgd' baseline, projection onto the l1 ball after every step
@@ -24,7 +25,8 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
 import numpy as np
 
 from libc.math cimport fabs, sqrt, exp, expm1, log1p
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, uint64_t
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy
 from ._projection cimport project_l1_ball
@@ -125,29 +127,6 @@ cdef Py_ssize_t _last_alive(const double* carr, Py_ssize_t lo, Py_ssize_t hi,
     return lo
 
 
-cdef inline double _window_sum(const double* sarr, const double* p2, const double* carr,
-                               Py_ssize_t lo, Py_ssize_t hi, double key, double q,
-                               double log_a) noexcept nogil:
-    """sum_{t in [lo, hi)} scale_t * max(key - C_t, 0).
-
-    scale_t = sarr[lo] a^(t - lo) inside a window (a = 1 - q constant in an epoch), so its
-    sum is computed in closed form, accurate relative to sarr[lo] (prefix sums of the scale
-    would be dominated by the window's first terms and lose the late ones);
-    p2[t+1] = sum_{u<=t} scale_u C_u has terms of bounded size, so its differences are safe.
-    """
-    cdef Py_ssize_t last = _last_alive(carr, lo, hi, key)
-    cdef Py_ssize_t m
-    cdef double total
-    if last < lo:
-        return 0.0
-    m = last + 1 - lo
-    if q == 0.0:
-        total = sarr[lo] * m
-    else:
-        total = sarr[lo] * (-expm1(m * log_a) / q)
-    return key * total - (p2[last + 1] - p2[lo])
-
-
 def epro_sgd_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
                    double[::1] w, double intercept, double eta, double alpha, double lam,
                    double radius, Py_ssize_t n_steps, bint fit_intercept, uint64_t seed,
@@ -188,18 +167,36 @@ def epro_sgd_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight
     if window <= 0:
         window = max(1024, d)
     window = min(window, n_steps)
-    cdef double[::1] K = np.empty(d)
-    cdef double[::1] sgn = np.empty(d)
-    cdef Py_ssize_t[::1] last = np.empty(d, dtype=np.intp)
-    cdef Py_ssize_t[::1] heap = np.empty(max(d, 1), dtype=np.intp)
-    cdef Py_ssize_t[::1] pos = np.empty(max(d, 1), dtype=np.intp)
-    cdef double[::1] carr = np.empty(window + 1)
-    cdef double[::1] sarr = np.empty(window + 1)
-    cdef double[::1] p2 = np.empty(window + 2)
-    with nogil:
-        b_avg = _epro_sparse(X, &y[0], &cweight[0], &w[0], &b, eta, a, lam, radius, n_steps,
-                             fit_intercept, &rng, &w_avg[0], window, &K[0], &sgn[0],
-                             &last[0], &heap[0], &pos[0], &carr[0], &sarr[0], &p2[0])
+    cdef _LazyState st
+    st.K = <double*>PyMem_Malloc(max(d, 1) * sizeof(double))
+    st.sgn = <double*>PyMem_Malloc(max(d, 1) * sizeof(double))
+    st.last = <int32_t*>PyMem_Malloc(max(d, 1) * sizeof(int32_t))
+    st.nxt = <int32_t*>PyMem_Malloc(max(d, 1) * sizeof(int32_t))
+    st.prv = <int32_t*>PyMem_Malloc(max(d, 1) * sizeof(int32_t))
+    st.where = <int8_t*>PyMem_Malloc(max(d, 1) * sizeof(int8_t))
+    st.sarr = <double*>PyMem_Malloc((window + 2) * sizeof(double))
+    st.p1 = <double*>PyMem_Malloc((window + 2) * sizeof(double))
+    st.p2 = <double*>PyMem_Malloc((window + 2) * sizeof(double))
+    try:
+        if (st.K == NULL or st.sgn == NULL or st.last == NULL or st.nxt == NULL or
+                st.prv == NULL or st.where == NULL or st.sarr == NULL or
+                st.p1 == NULL or st.p2 == NULL):
+            raise MemoryError()
+        if window >= 2 ** 31 - 2 or d >= 2 ** 31 - 2:
+            raise ValueError("too many features or steps per window for 32-bit indices")
+        with nogil:
+            b_avg = _epro_sparse(X, &y[0], &cweight[0], &w[0], &b, eta, a, lam, radius,
+                                 n_steps, fit_intercept, &rng, &w_avg[0], window, &st)
+    finally:
+        PyMem_Free(st.K)
+        PyMem_Free(st.sgn)
+        PyMem_Free(st.last)
+        PyMem_Free(st.nxt)
+        PyMem_Free(st.prv)
+        PyMem_Free(st.where)
+        PyMem_Free(st.sarr)
+        PyMem_Free(st.p1)
+        PyMem_Free(st.p2)
     return b, b_avg, rng.counter
 
 
@@ -238,6 +235,300 @@ cdef double _epro_dense(const rows_t* X, const double* y, const double* cw, doub
     return b_sum / n_steps
 
 
+# ---------------------------------------------------------------------------------------
+# lazy sparse Epro-SGD: cumulative penalty with clipping, zero crossings from a radix heap
+
+cdef extern from *:
+    """
+    #include <string.h>
+    #include <stdint.h>
+    static inline uint64_t sks_lasso_bits(double x) {
+        uint64_t u; memcpy(&u, &x, sizeof(u)); return u;
+    }
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SKS_LASSO_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    static inline int sks_lasso_bitlen(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
+    static inline int sks_lasso_ctz(uint64_t x) { return __builtin_ctzll(x); }
+    #else
+    #define SKS_LASSO_PREFETCH(p) ((void)0)
+    static inline int sks_lasso_bitlen(uint64_t x) {
+        int n = 0; while (x) { x >>= 1; n++; } return n;
+    }
+    static inline int sks_lasso_ctz(uint64_t x) {
+        int n = 0; while (!(x & 1)) { x >>= 1; n++; } return n;
+    }
+    #endif
+    """
+    uint64_t sks_lasso_bits(double x) noexcept nogil
+    int sks_lasso_bitlen(uint64_t x) noexcept nogil
+    int sks_lasso_ctz(uint64_t x) noexcept nogil
+    void SKS_LASSO_PREFETCH(const void* p) noexcept nogil
+
+
+ctypedef struct _LazyState:
+    double* K          # w_j = sgn_j * s * max(K_j - C, 0) inside a window
+    double* sgn        # +-1 for registered (nonzero) coordinates, 0 otherwise
+    int32_t* last      # window step from which the coordinate's iterates are not yet summed
+    int32_t* nxt       # radix heap: doubly linked list per bucket
+    int32_t* prv
+    int8_t* where      # bucket of j, -1 if none
+    int32_t head[65]   # first coordinate of each bucket, -1 if empty
+    uint64_t mask      # bit b set <=> bucket b is not empty (b = 1..64; 0 is never used)
+    double C           # the heap's reference key ("last popped"): every key is > C
+    double* sarr       # sarr[t] = scale s at window step t
+    double* p1         # p1[t] = sum_{u < t} sarr[u]
+    double* p2         # p2[t] = sum_{u < t} sarr[u] * C_u
+    double sumK        # sum of K over registered coordinates
+    Py_ssize_t cnt     # number of registered coordinates
+    double q           # 1 - a (a = ridge factor per step)
+    bint closed_form   # sums of the scale from sarr differences (decaying scale) or p1
+
+
+cdef inline double _alive_sum(const _LazyState* st, Py_ssize_t lo, Py_ssize_t hi,
+                              double key) noexcept nogil:
+    """sum_{t in [lo, hi)} s_t (key - C_t) for a coordinate alive on the whole range.
+
+    The scale is geometric (s_{t+1} = a s_t), so sum s_t = (s_lo - s_hi) / (1 - a), accurate
+    relative to s_lo when the scale decays over a window (the prefix sums p1 would be
+    dominated by the window's first terms); p1 when it barely decays (small 1 - a, where
+    that difference cancels).  p2 has terms of bounded size (s_t C_t <= lam / (2 alpha)).
+    """
+    cdef double ssum
+    if st.closed_form:
+        ssum = (st.sarr[lo] - st.sarr[hi]) / st.q
+    else:
+        ssum = st.p1[hi] - st.p1[lo]
+    return key * ssum - (st.p2[hi] - st.p2[lo])
+
+
+cdef inline void _rx_insert(_LazyState* st, Py_ssize_t j) noexcept nogil:
+    """Put j (K_j > C) in bucket bitlen(bits(K_j) xor bits(C)) (nonnegative doubles order
+    like their bit patterns)."""
+    cdef int bkt = sks_lasso_bitlen(sks_lasso_bits(st.K[j]) ^ sks_lasso_bits(st.C))
+    cdef int32_t h = st.head[bkt]
+    st.nxt[j] = h
+    st.prv[j] = -1
+    if h >= 0:
+        st.prv[h] = <int32_t>j
+    st.head[bkt] = <int32_t>j
+    st.where[j] = <int8_t>bkt
+    st.mask |= (<uint64_t>1) << (bkt - 1)
+
+
+cdef inline void _rx_unlink(_LazyState* st, Py_ssize_t j) noexcept nogil:
+    cdef int32_t p = st.prv[j], nx = st.nxt[j]
+    cdef int bkt = st.where[j]
+    if p >= 0:
+        st.nxt[p] = nx
+    else:
+        st.head[bkt] = nx
+        if nx < 0:
+            st.mask &= ~((<uint64_t>1) << (bkt - 1))
+    if nx >= 0:
+        st.prv[nx] = p
+    st.where[j] = -1
+
+
+cdef inline void _rx_kill(_LazyState* st, Py_ssize_t j, Py_ssize_t tau,
+                          double* w_avg) noexcept nogil:
+    """j's zero crossing is at step tau (C_{tau+1} >= K_j): sum its iterates up to tau."""
+    cdef double Kj = st.K[j]
+    w_avg[j] += st.sgn[j] * _alive_sum(st, st.last[j], tau + 1, Kj)
+    st.last[j] = <int32_t>(tau + 1)
+    st.sgn[j] = 0.0
+    st.where[j] = -1
+    st.sumK -= Kj
+    st.cnt -= 1
+
+
+cdef void _rx_advance(_LazyState* st, double C_new, Py_ssize_t tau,
+                      double* w_avg) noexcept nogil:
+    """Move the reference key from C to C_new > C, removing every coordinate with
+    K_j <= C_new (a monotone radix heap: each key only moves to lower buckets).
+
+    With B = bitlen(bits(C) xor bits(C_new)), every key in a bucket below B is < C_new, the
+    buckets above B keep their index relative to C_new, and bucket B is redistributed.
+    """
+    cdef int B = sks_lasso_bitlen(sks_lasso_bits(st.C) ^ sks_lasso_bits(C_new))
+    cdef uint64_t below
+    cdef int bkt
+    cdef int32_t j, jn
+    st.C = C_new
+    if B == 0:
+        return
+    below = st.mask & (((<uint64_t>1) << (B - 1)) - 1)
+    while below:
+        bkt = sks_lasso_ctz(below) + 1
+        below &= below - 1
+        j = st.head[bkt]
+        while j >= 0:
+            jn = st.nxt[j]
+            _rx_kill(st, j, tau, w_avg)
+            j = jn
+        st.head[bkt] = -1
+    st.mask &= ~(((<uint64_t>1) << (B - 1)) - 1)
+    if st.mask & ((<uint64_t>1) << (B - 1)):
+        j = st.head[B]
+        st.head[B] = -1
+        st.mask &= ~((<uint64_t>1) << (B - 1))
+        while j >= 0:
+            jn = st.nxt[j]
+            if st.K[j] <= C_new:
+                _rx_kill(st, j, tau, w_avg)
+            else:
+                _rx_insert(st, j)       # to a bucket below B
+            j = jn
+    if st.cnt == 0:
+        st.sumK = 0.0
+
+
+cdef void _lazy_start(_LazyState* st, Py_ssize_t d, const double* w,
+                      bint track) noexcept nogil:
+    """Lazy state for w at scale 1, shift 0, window step 0."""
+    cdef Py_ssize_t j
+    for j in range(65):
+        st.head[j] = -1
+    st.mask = 0
+    st.C = 0.0
+    st.sumK = 0.0
+    st.cnt = 0
+    st.sarr[0] = 1.0
+    st.p1[0] = 0.0
+    st.p2[0] = 0.0
+    for j in range(d):
+        st.K[j] = fabs(w[j])
+        st.sgn[j] = _sign(w[j])
+        st.last[j] = 0
+        st.where[j] = -1
+        if st.sgn[j] != 0.0:
+            st.sumK += st.K[j]
+            st.cnt += 1
+            if track:
+                _rx_insert(st, j)
+
+
+cdef double _epro_sparse(const rows_t* X, const double* y, const double* cw, double* w,
+                         double* b, double eta, double a, double lam, double radius,
+                         Py_ssize_t n_steps, bint fit_intercept, rng_state* rng,
+                         double* w_avg, Py_ssize_t window, _LazyState* st) noexcept nogil:
+    """CSR rows: lazy O(nnz) amortized step, identical in exact arithmetic to ``_epro_dense``.
+
+    Inside a window, w_j(tau) = sgn_j * s_tau * max(K_j - C_tau, 0): the ridge factor and
+    the penalty's shrinkage, truncated at zero, act on every coordinate at once through
+    (s, C) -> (a s, C + eta lam [||w||_1 > radius] / (a s)) (the cumulative penalty with
+    clipping of Tsuruoka et al. 2009, in the scaled variable), and only the sampled row's
+    coordinates get new (K_j, sgn_j).  ||w||_1 = s (sum K - C n) over the registered
+    (nonzero) coordinates, exact only if a coordinate is unregistered at the step where C
+    passes its K: a monotone radix heap on the bit patterns of K (Ahuja et al. 1990)
+    finds those zero crossings at their step, with O(1) insertion and removal and at most
+    64 bucket moves per key (in practice a few).  The iterates' sum of a coordinate over
+    the range where it is alive then comes in O(1) from sums of s_t and s_t C_t.
+
+    The row two steps ahead is drawn early (same draws, same order) to prefetch its data.
+    """
+    cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, i_next = 0, i_next2 = 0
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef const double* data_n
+    cdef const int32_t* indices_n
+    cdef int nnz, nnz_n
+    cdef double r, g, shrink, b_sum = 0.0, v, dot, s = 1.0, C = 0.0, s_new, C_new
+    cdef double norm1, inv_s_new, sg, Kj, pen = eta * lam
+    cdef bint track = lam > 0.0
+    st.q = 1.0 - a
+    # the scale decays by at least a factor 2 over a window: sums of s from differences
+    st.closed_form = st.q > 0.0 and st.q * window > 0.5
+    for j in range(d):
+        w_avg[j] = 0.0
+    _lazy_start(st, d, w, track)
+    i_next = rng_randint(rng, X.n_samples)
+    if n_steps > 1:
+        i_next2 = rng_randint(rng, X.n_samples)
+        SKS_LASSO_PREFETCH(&X.indptr[i_next2])
+    for t in range(n_steps):
+        i = i_next
+        i_next = i_next2
+        if t + 2 < n_steps:
+            i_next2 = rng_randint(rng, X.n_samples)
+            SKS_LASSO_PREFETCH(&X.indptr[i_next2])
+        if t + 1 < n_steps:
+            nnz_n = dataset_row(X, i_next, &data_n, &indices_n)
+            SKS_LASSO_PREFETCH(data_n)
+            SKS_LASSO_PREFETCH(indices_n)
+            SKS_LASSO_PREFETCH(&y[i_next])
+            SKS_LASSO_PREFETCH(&cw[i_next])
+        nnz = dataset_row(X, i, &data, &indices)
+        norm1 = s * (st.sumK - C * st.cnt)
+        shrink = pen if norm1 > radius else 0.0
+        s_new = a * s
+        inv_s_new = 1.0 / s_new
+        C_new = C + shrink * inv_s_new
+        st.sarr[tau + 1] = s_new
+        st.p1[tau + 1] = st.p1[tau] + s
+        st.p2[tau + 1] = st.p2[tau] + s * C
+        dot = 0.0
+        for k in range(nnz):
+            j = indices[k]
+            sg = st.sgn[j]
+            if sg != 0.0:
+                Kj = st.K[j]
+                # registered coordinates are alive (K_j > C): sum iterates last_j..tau
+                w_avg[j] += sg * _alive_sum(st, st.last[j], tau + 1, Kj)
+                dot += data[k] * sg * s * (Kj - C)
+            st.last[j] = <int32_t>(tau + 1)
+        r = dot + b[0] - y[i]
+        g = eta * cw[i] * r
+        b_sum += b[0]
+        if C_new > C and track:
+            # zero crossings at this step (C passes K_j): iterates tau+1.. of j are zero
+            _rx_advance(st, C_new, tau, w_avg)
+        for k in range(nnz):
+            j = indices[k]
+            sg = st.sgn[j]
+            v = 0.0
+            if sg != 0.0:
+                Kj = st.K[j]
+                v = sg * s_new * (Kj - C_new)        # alive: K_j > C_new after the advance
+                st.sumK -= Kj
+                st.cnt -= 1
+                if track:
+                    _rx_unlink(st, j)
+            v -= g * data[k]
+            Kj = fabs(v) * inv_s_new + C_new
+            if Kj > C_new:
+                # (|v| below the rounding of C_new counts as zero: w_j would read 0)
+                st.K[j] = Kj
+                st.sgn[j] = _sign(v)
+                st.sumK += Kj
+                st.cnt += 1
+                if track:
+                    _rx_insert(st, j)
+            else:
+                st.sgn[j] = 0.0
+        s = s_new
+        C = C_new
+        if fit_intercept:
+            b[0] -= g
+        tau += 1
+        if tau == window or s < 1e-100 or t == n_steps - 1:
+            # materialize every coordinate at time tau and restart the window at scale 1
+            for j in range(d):
+                sg = st.sgn[j]
+                if sg != 0.0:
+                    w_avg[j] += sg * _alive_sum(st, st.last[j], tau, st.K[j])
+                    w[j] = sg * s * (st.K[j] - C)
+                else:
+                    w[j] = 0.0
+            if t < n_steps - 1:
+                _lazy_start(st, d, w, track)
+                s = 1.0
+                C = 0.0
+                tau = 0
+    for j in range(d):
+        w_avg[j] /= n_steps
+    return b_sum / n_steps
+
+
 cdef Py_ssize_t _lazy_init(Py_ssize_t d, const double* w, double* K, double* sgn,
                            Py_ssize_t* last, Py_ssize_t* heap, Py_ssize_t* pos,
                            double* sumK, Py_ssize_t* cnt) noexcept nogil:
@@ -260,92 +551,6 @@ cdef Py_ssize_t _lazy_init(Py_ssize_t d, const double* w, double* K, double* sgn
         _heap_down(heap, pos, K, size, k)
         k -= 1
     return size
-
-
-cdef double _epro_sparse(const rows_t* X, const double* y, const double* cw, double* w,
-                         double* b, double eta, double a, double lam, double radius,
-                         Py_ssize_t n_steps, bint fit_intercept, rng_state* rng,
-                         double* w_avg, Py_ssize_t window, double* K, double* sgn,
-                         Py_ssize_t* last, Py_ssize_t* heap, Py_ssize_t* pos,
-                         double* carr, double* sarr, double* p2) noexcept nogil:
-    """CSR rows: lazy O(nnz log d) step, identical in exact arithmetic to ``_epro_dense``.
-
-    Inside a window, w_j(tau) = sgn_j * s_tau * max(K_j - C_tau, 0); the step maps
-    (s, C) -> (a s, C + eta lam I / (a s)) for all coordinates at once, and only the
-    sampled row's coordinates get new (K_j, sgn_j).  ||w||_1 = s (sum_alive K - C n_alive),
-    the heap removes coordinates as C passes their K.  The sum of the iterates of
-    coordinate j over the window's times [lo, hi) comes from ``_window_sum``.
-    """
-    cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, size
-    cdef const double* data
-    cdef const int32_t* indices
-    cdef int nnz
-    cdef double r, g, shrink, b_sum = 0.0, v, dot, s = 1.0, C = 0.0, s_new, C_new
-    cdef double sumK = 0.0, norm1
-    cdef Py_ssize_t cnt = 0
-    cdef double q = 1.0 - a, log_a = log1p(-(1.0 - a))
-    for j in range(d):
-        w_avg[j] = 0.0
-    size = _lazy_init(d, w, K, sgn, last, heap, pos, &sumK, &cnt)
-    p2[0] = 0.0
-    for t in range(n_steps):
-        carr[tau] = C
-        sarr[tau] = s
-        p2[tau + 1] = p2[tau] + s * C
-        i = rng_randint(rng, X.n_samples)
-        nnz = dataset_row(X, i, &data, &indices)
-        dot = 0.0
-        for k in range(nnz):
-            j = indices[k]
-            w_avg[j] += sgn[j] * _window_sum(sarr, p2, carr, last[j], tau + 1, K[j], q, log_a)
-            last[j] = tau + 1
-            if K[j] > C:
-                dot += data[k] * sgn[j] * s * (K[j] - C)
-        r = dot + b[0] - y[i]
-        g = eta * cw[i] * r
-        norm1 = s * (sumK - C * cnt)
-        shrink = eta * lam if norm1 > radius else 0.0
-        b_sum += b[0]
-        s_new = a * s
-        C_new = C + shrink / s_new
-        for k in range(nnz):
-            j = indices[k]
-            v = sgn[j] * s_new * (K[j] - C_new) if K[j] > C_new else 0.0
-            v -= g * data[k]
-            if pos[j] >= 0:
-                size = _heap_remove(heap, pos, K, size, j)
-                sumK -= K[j]
-                cnt -= 1
-            K[j] = fabs(v) / s_new + C_new
-            sgn[j] = _sign(v)
-            if v != 0.0:
-                size = _heap_push(heap, pos, K, size, j)
-                sumK += K[j]
-                cnt += 1
-        s = s_new
-        C = C_new
-        while size > 0 and K[heap[0]] <= C:
-            j = heap[0]
-            size = _heap_remove(heap, pos, K, size, j)
-            sumK -= K[j]
-            cnt -= 1
-        if fit_intercept:
-            b[0] -= g
-        tau += 1
-        if tau == window or s < 1e-100 or t == n_steps - 1:
-            # materialize every coordinate at time tau and restart the window at scale 1
-            for j in range(d):
-                w_avg[j] += sgn[j] * _window_sum(sarr, p2, carr, last[j], tau, K[j], q, log_a)
-                w[j] = sgn[j] * s * (K[j] - C) if K[j] > C else 0.0
-            if t < n_steps - 1:
-                size = _lazy_init(d, w, K, sgn, last, heap, pos, &sumK, &cnt)
-                s = 1.0
-                C = 0.0
-                tau = 0
-                p2[0] = 0.0
-    for j in range(d):
-        w_avg[j] /= n_steps
-    return b_sum / n_steps
 
 
 def projected_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,
