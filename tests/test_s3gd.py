@@ -645,7 +645,8 @@ def test_warmup_is_one_pass_without_replacement_then_prox_svrg():
         # measured: 2.4e-5 vs 6.3e-4 (a Prox-SVRG epoch from 0) and 7.0e-3 (constant-step SGD
         # with replacement)
         assert 0 <= rel["warmup"] < 1e-4
-        assert rel["warmup"] < rel["svrg_epoch"] / 10 and rel["warmup"] < rel["sgd_with_replacement"] / 100
+        assert rel["warmup"] < rel["svrg_epoch"] / 10
+        assert rel["warmup"] < rel["sgd_with_replacement"] / 100
         three = S3GDClassifier(max_iter=3, warm_start=True, **kw).fit(X, y)
         assert list(three.history_["solver"]) == ["sgd_warmup", "svrg", "svrg"]
         three.set_params(max_iter=2).fit(X, y)         # warm start: no second warm-up

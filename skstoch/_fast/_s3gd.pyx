@@ -173,7 +173,8 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
     capped at ``eta``; the intercept's step keeps the ratio ``eta_b / eta``).  With
     ``reshuffle`` (``MODE_SGD`` only) every outer loop is one pass over a fresh random
     permutation (consecutive batches of it, the last one possibly shorter; ``n_inner`` must be
-    ``ceil(n / batch_size)``): each sample is used exactly once, as ``SGDClassifier`` does.  Arrays a mode does not use
+    ``ceil(n / batch_size)``): each sample is used exactly once, as ``SGDClassifier`` does.
+    Arrays a mode does not use
     may be empty.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
     new counter)``.
     """
