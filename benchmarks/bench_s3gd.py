@@ -16,7 +16,7 @@ evaluated afterwards, untimed); peers without a callback are re-run with growing
 (1, 2, 3, 4, 6, 9, ...) and the first run reaching the target gives the time.  skstoch's converging
 contenders are run ``SKSTOCH_BENCH_REPEAT`` (3) times and the median is reported; the others
 once (2 cores shared with other jobs), so ratios carry timing noise of ~10-30%.
-Contenders: S3GD's default (``solver='hybrid'``, ``anchor_epochs=0``: Prox-SVRG from the start,
+Contenders: S3GD's default (``solver='hybrid'``, one SGD warm-up pass, then Prox-SVRG;
 no anchor graph), the same with one S3GD anchor epoch first (``anchor_epochs=1``), the
 paper's constant-step S3GD (noise floor) and its decaying-step option.  A plot of
 suboptimality against time goes to ``results/s3gd_<problem>.png``.
@@ -47,6 +47,8 @@ SCALE = float(os.environ.get("SKSTOCH_BENCH_SCALE", "1"))
 TARGETS = (1e-3, 1e-5, 1e-6)
 BUDGET = float(os.environ.get("SKSTOCH_BENCH_BUDGET", "120"))   # seconds per contender
 REPEAT = int(os.environ.get("SKSTOCH_BENCH_REPEAT", "3"))   # runs of the converging skstoch cases
+# comma-separated substrings of contender labels to run (all by default)
+ONLY = [o for o in os.environ.get("SKSTOCH_BENCH_ONLY", "").split(",") if o]
 
 
 def dense_problem(seed=0):
@@ -93,10 +95,11 @@ def skstoch_trace(make, X, y):
     """Times at which each epoch ended and the iterates (one fit, callback snapshots)."""
     snaps = []
     t0 = time.perf_counter()
+    c0 = time.process_time()
 
     def cb(record):
         elapsed = time.perf_counter() - t0
-        snaps.append((elapsed, record["x"]))
+        snaps.append((elapsed, time.process_time() - c0, record["x"]))
         # stop at the budget, or once an exact objective is far below the last target
         exact = record.get("objective", record.get("snapshot_objective"))
         done = exact is not None and _FSTAR and exact - _FSTAR[0] <= 1e-2 * TARGETS[-1] * _FSTAR[0]
@@ -104,6 +107,7 @@ def skstoch_trace(make, X, y):
 
     est = make(cb)
     t0 = time.perf_counter()
+    c0 = time.process_time()
     est.fit(X, y)
     return snaps
 
@@ -113,25 +117,26 @@ def rerun_trace(make, X, y):
     snaps, spent, it = [], 0.0, 1
     while spent < BUDGET:
         est = make(it)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         est.fit(X, y)
-        dt = time.perf_counter() - t0
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
         spent += dt
-        snaps.append((dt, np.asarray(est.coef_, dtype=float).ravel().copy()))
+        snaps.append((dt, dc, np.asarray(est.coef_, dtype=float).ravel().copy()))
         it = max(it + 1, int(it * 1.5))
     return snaps
 
 
 def time_to_targets(snaps, X, ys, alpha, fstar):
+    """First (wall, cpu) time at which each target is reached, the best gap, the curve."""
     out, best = {}, np.inf
     curve = []
-    for t, w in snaps:
+    for t, c, w in snaps:
         rel = (objective(X, ys, w, alpha) - fstar) / fstar
         best = min(best, rel)
         curve.append((t, rel))
         for tgt in TARGETS:
             if tgt not in out and rel <= tgt:
-                out[tgt] = t
+                out[tgt] = (t, c)
     return out, best, curve
 
 
@@ -140,8 +145,10 @@ def contenders(alpha, n, sparse_input):
     s3 = dict(alpha=alpha, fit_intercept=False, random_state=0, tol=0, n_iter_no_change=10**6,
               max_iter=epochs)
     cases = [
-        ("S3GD defaults (hybrid, anchor_epochs=0 = Prox-SVRG)", "skstoch",
+        ("S3GD defaults (SGD warm-up pass, then Prox-SVRG)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, **s3), skstoch_trace),
+        ("S3GD warmup_epochs=0 (Prox-SVRG from 0, round-3 default)", "skstoch",
+         lambda cb: S3GDClassifier(callback=cb, warmup_epochs=0, **s3), skstoch_trace),
         ("S3GD hybrid, anchor_epochs=1 (one S3GD epoch)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, anchor_epochs=1, **s3), skstoch_trace),
         ("S3GD paper (solver='s3gd', constant step)", "skstoch",
@@ -187,7 +194,10 @@ def run(problem_name):
         fstar = reference_optimum(X, y, ys, alpha)
         _FSTAR[:] = [fstar]
         for label, lib, make, tracer in contenders(alpha, X.shape[0], sp.issparse(X)):
-            runs = REPEAT if "hybrid" in label or "defaults" in label else 1
+            if ONLY and not any(o in label for o in ONLY):
+                continue
+            runs = REPEAT if ("hybrid" in label or "defaults" in label
+                              or "warmup_epochs" in label) else 1
             hits = []
             for _ in range(runs):
                 with warnings.catch_warnings():
@@ -196,10 +206,15 @@ def run(problem_name):
                 hit, best, curve = time_to_targets(snaps, X, ys, alpha, fstar)
                 hits.append(hit)
             # median over the runs (a target missed by a run counts as infinitely late)
-            med = {tgt: float(np.median([h.get(tgt, np.inf) for h in hits])) for tgt in TARGETS}
+            med = {tgt: float(np.median([h.get(tgt, (np.inf,))[0] for h in hits]))
+                   for tgt in TARGETS}
+            cpu = {tgt: float(np.median([h.get(tgt, (np.inf, np.inf))[1] for h in hits]))
+                   for tgt in TARGETS}
             res = {"alpha": alpha, "label": label, "library": lib, "best_rel_subopt": best,
                    "runs": runs, "load_avg": os.getloadavg()[0],
                    **{f"t_{tgt:g}": (None if not np.isfinite(med[tgt]) else med[tgt])
+                      for tgt in TARGETS},
+                   **{f"cpu_{tgt:g}": (None if not np.isfinite(cpu[tgt]) else cpu[tgt])
                       for tgt in TARGETS}, "curve": curve}
             payload["results"].append(res)
             print(alpha, label, {k: v for k, v in res.items() if k != "curve"}, flush=True)
@@ -209,9 +224,9 @@ def run(problem_name):
         for r in group:
             cells = []
             for tgt in TARGETS:
-                t = r[f"t_{tgt:g}"]
+                t, c = r[f"t_{tgt:g}"], r[f"cpu_{tgt:g}"]
                 cells.append("not reached" if t is None else
-                             f"{t:.2f} s ({t / fastest[tgt]:.2f}x)")
+                             f"{t:.2f} s ({t / fastest[tgt]:.2f}x) [cpu {c:.2f}]")
             rows.append(f"| {alpha:g} | {r['label']} | {r['runs']} | " + " | ".join(cells)
                         + f" | {r['best_rel_subopt']:.1e} | {r['load_avg']:.1f} |")
     RESULTS_DIR.mkdir(exist_ok=True)
@@ -220,6 +235,7 @@ def run(problem_name):
           "Time to relative suboptimality (ratio to the fastest contender at that alpha and "
           "target); `best` is the lowest relative suboptimality seen within the budget "
           f"({BUDGET:g} s per contender). Produced by `benchmarks/bench_s3gd.py`.", "",
+          "Cells: wall time (ratio to the fastest wall time) [process CPU time, all threads]. "
           "`runs`: the time is the median over that many runs (skstoch's converging "
           "contenders; one run otherwise); `load`: the 1-minute load average of the machine "
           "(2 cores, shared) when the contender finished.", "",

@@ -163,11 +163,18 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
               const int32_t[::1] strata_order, const int64_t[::1] strata_ptr,
               int32_t[::1] perm, uint64_t seed, uint64_t stream, uint64_t counter,
               double[::1] gH, double[:, ::1] dA, int32_t[::1] ibuf, double[::1] cbuf,
-              bint lazy):
+              bint lazy, double decay=0.0, double step0=0.0, bint reshuffle=False):
     """Run ``n_outer`` outer loops of ``n_inner`` steps (see the module docstring).
 
     ``w`` (n_features,) and ``b`` (length 1) are updated in place; the intercept takes steps
-    of ``eta_b`` (``eta`` times the square of its feature scale, see ``_s3gd.py``).  Arrays a mode does not use
+    of ``eta_b`` (``eta`` times the square of its feature scale, see ``_s3gd.py``).  With
+    ``decay > 0`` the step decreases as ``eta_k = 1 / (1 / eta + decay (step0 + k))`` over the
+    steps ``k = 0, 1, ...`` of this call (the ``1 / (mu t)`` schedule of strongly convex SGD
+    capped at ``eta``; the intercept's step keeps the ratio ``eta_b / eta``).  With
+    ``reshuffle`` (``MODE_SGD`` only) every outer loop is one pass over a fresh random
+    permutation (consecutive batches of it, the last one possibly shorter; ``n_inner`` must be
+    ``ceil(n / batch_size)``): each sample is used exactly once, as ``SGDClassifier`` does.
+    Arrays a mode does not use
     may be empty.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
     new counter)``.
     """
@@ -186,6 +193,8 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
     cdef int n_batch = <int>n_strata if mode == _SSGD else batch_size
     cdef double coef_uniform = 1.0 / batch_size
     cdef double a_scale = 1.0, beta = 0.0, shrink = 1.0 / (1.0 + eta * lam2)
+    cdef double eta_k = eta, eta_bk = eta_b, inv_eta = 1.0 / eta, b_ratio = eta_b / eta
+    cdef Py_ssize_t n_steps = 0, pos = 0
     cdef bint use_lazy = lazy and lam1 == 0.0
     cdef double bb = b[0], gHb = 0.0, loss_sum = 0.0, snap_loss = 0.0
     cdef double u_i, approx, dl, csum, coef, a_j, xh
@@ -228,11 +237,27 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                     row_axpy(sw[i] * dl * inv_n, data, indices, nnz, gp)
                     gHb += sw[i] * dl * inv_n
             # ---- inner loop ----
+            if reshuffle:
+                _draw_batch(&rng, pp, n, <int>n)     # a full Fisher-Yates shuffle
+                pos = 0
             for it in range(n_inner):
+                if decay > 0.0:
+                    eta_k = 1.0 / (inv_eta + decay * (step0 + n_steps))
+                    eta_bk = eta_k * b_ratio
+                    shrink = 1.0 / (1.0 + eta_k * lam2)
+                n_steps += 1
                 if mode == _SSGD:
                     for c in range(n_strata):
                         size_c = strata_ptr[c + 1] - strata_ptr[c]
                         ibuf[c] = strata_order[strata_ptr[c] + rng_randint(&rng, size_c)]
+                elif reshuffle:
+                    n_batch = batch_size if pos + batch_size <= n else <int>(n - pos)
+                    if n_batch <= 0:
+                        break
+                    coef_uniform = 1.0 / n_batch
+                    for t in range(n_batch):
+                        ibuf[t] = pp[pos + t]
+                    pos += n_batch
                 else:
                     _draw_batch(&rng, pp, n, batch_size)
                     for t in range(batch_size):
@@ -272,25 +297,25 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                     for t in range(n_batch):
                         i = ibuf[t]
                         nnz = dataset_row(X, i, &data, &indices)
-                        row_axpy(-eta * cbuf[t] / a_scale, data, indices, nnz, wp)
+                        row_axpy(-eta_k * cbuf[t] / a_scale, data, indices, nnz, wp)
                     a_scale *= shrink
                     if has_h:
-                        beta = shrink * (beta - eta)
+                        beta = shrink * (beta - eta_k)
                     if a_scale < 1e-8:
                         _materialize(wp, gp, d, &a_scale, &beta, has_h)
                 else:
                     for t in range(n_batch):
                         i = ibuf[t]
                         nnz = dataset_row(X, i, &data, &indices)
-                        row_axpy(-eta * cbuf[t], data, indices, nnz, wp)
+                        row_axpy(-eta_k * cbuf[t], data, indices, nnz, wp)
                     if has_h:
-                        dense_axpy(-eta, gp, wp, d)
-                    _prox(wp, d, eta, lam1, lam2)
+                        dense_axpy(-eta_k, gp, wp, d)
+                    _prox(wp, d, eta_k, lam1, lam2)
                 if fit_intercept:
                     if has_h:
-                        bb -= eta_b * (csum + gHb)
+                        bb -= eta_bk * (csum + gHb)
                     else:
-                        bb -= eta_b * csum
+                        bb -= eta_bk * csum
         if use_lazy:
             _materialize(wp, gp, d, &a_scale, &beta, has_h)
     b[0] = bb

@@ -43,6 +43,7 @@ _COMMON_CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "solver": [StrOptions(set(_MODES) | {"hybrid"})],
     "anchor_epochs": [Interval(Integral, 0, None, closed="left")],
+    "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
     "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     "learning_rate": [StrOptions({"constant", "adaptive"})],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -240,9 +241,14 @@ class _S3GDMixin:
         lazy = ds.is_sparse
         use_lazy = lazy and lam1 == 0.0
 
+        n_warm = 0
         if self.solver == "hybrid":
             n_anchor_epochs = self.anchor_epochs
             first_mode = MODE_S3GD
+            # the SGD warm-up only starts a fit from scratch (a warm start is already close)
+            if not np.any(problem.coef_init) and not (self.fit_intercept
+                                                      and problem.intercept_init != 0.0):
+                n_warm = self.warmup_epochs
         else:
             first_mode = _MODES[self.solver]
             n_anchor_epochs = self.max_iter if first_mode != MODE_SVRG else 0
@@ -283,6 +289,15 @@ class _S3GDMixin:
                       else inner_first, max(1, -(-steps_first // inner_first))),
             "svrg": (MODE_SVRG, eta_svrg, inner_svrg, max(1, -(-steps_svrg // inner_svrg))),
         }
+        # warm-up: one pass over a random permutation (each sample once, as SGDClassifier)
+        # of plain proximal SGD from the start with eta_k = 1 / (1 / eta + decay k), the
+        # 1 / (mu k) schedule of strongly convex SGD (mu = the l2 strength) capped at the
+        # Prox-SVRG step; without l2 the step still halves over the pass.  With a step
+        # 1 / (mu k) and l2 prox the iterate is the running average of -grad / mu, so a pass
+        # without replacement averages every sample's gradient exactly once.
+        steps_w = steps_svrg
+        warm_decay = max(lam2, 1.0 / (eta_svrg * steps_w))
+        phases["warmup"] = (MODE_SGD, eta_svrg, steps_w, 1)
         dsnap = np.empty(n if (self.solver in ("svrg", "hybrid")) else 0)
 
         w = np.array(problem.coef_init, dtype=np.float64, copy=True)
@@ -301,11 +316,20 @@ class _S3GDMixin:
         n_iter = 0
         scale = 1.0          # 'adaptive' divides the steps of every phase by 5 per plateau
         # objective at the start (one pass): an objective far above it means divergence
-        f_start = _objective(ds, w, b[0], y, sw, loss) + lam1 * np.abs(w).sum() \
-            + 0.5 * lam2 * w.dot(w)
+        if np.any(w):
+            f_start = _objective(ds, w, b[0], y, sw, loss) + lam1 * np.abs(w).sum() \
+                + 0.5 * lam2 * w.dot(w)
+        else:   # all margins equal the intercept: no pass over X
+            f_start = float(sw.dot(loss.loss_array(np.full(n, b[0]), y))) / n
         for epoch in range(self.max_iter):
-            phase = "first" if (epoch < n_anchor_epochs) else "svrg"
+            if epoch < n_warm:
+                phase = "warmup"
+            elif epoch < n_warm + n_anchor_epochs:
+                phase = "first"
+            else:
+                phase = "svrg"
             mode, eta_phase, n_inner, n_outer = phases[phase]
+            decay = warm_decay if phase == "warmup" else 0.0
             eta = eta_phase * scale
             eta_b = eta * s2
             snap_penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
@@ -313,13 +337,15 @@ class _S3GDMixin:
                 ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, eta_b, lam1, lam2,
                 batch, n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum, slot_label,
                 offset, Lw, Lb, dsnap, strata_order, strata_ptr, perm, problem.seed,
-                problem.stream, counter, gH, dA, ibuf, cbuf, lazy,
+                problem.stream, counter, gH, dA, ibuf, cbuf, lazy, decay,
+                float(epoch * steps_w), phase == "warmup",
             )
             n_iter = epoch + 1
             check_finite_iterate(np.append(w, b), monitor.solver_name, f"epoch {epoch}")
             penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
             record = {"epoch": epoch, "step_size": eta,
-                      "solver": "svrg" if mode == MODE_SVRG else self.solver,
+                      "solver": ("svrg" if mode == MODE_SVRG else
+                                 "sgd_warmup" if phase == "warmup" else self.solver),
                       "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
             exact = None
             if self.track_objective:
@@ -340,7 +366,7 @@ class _S3GDMixin:
                 raise DivergenceError(
                     f"{monitor.solver_name} diverged: the objective grew from {f_start:.3g} "
                     f"to {current:.3g} after epoch {epoch}; decrease the step size (eta0).")
-            counts = self.solver != "hybrid" or epoch >= n_anchor_epochs
+            counts = self.solver != "hybrid" or epoch >= n_warm + n_anchor_epochs
             rel_improvement = (best - current) / max(abs(best), 1.0) if np.isfinite(best) \
                 else np.inf
             if counts:
@@ -490,6 +516,17 @@ _SOLVER_DOC = """
         correction at w~ = 0 is exact for the log loss, the same as Prox-SVRG's snapshot), so
         every time-to-tolerance was worse with anchors.  Use ``anchor_epochs=1`` (one cheap
         S3GD epoch, then Prox-SVRG) or ``solver='s3gd'`` (the paper) to use the anchors.
+    warmup_epochs : int, default=1
+        ``solver='hybrid'`` only: passes of plain proximal SGD before the anchor epochs and
+        Prox-SVRG (not in the paper; the "SGD warm start" of SVRG variants).  Each pass uses
+        every sample once (a random permutation, mini-batches of ``batch_size``) with the
+        decreasing step ``eta_k = 1 / (1 / eta + mu k)``, ``eta`` the Prox-SVRG step and
+        ``mu = max(alpha (1 - l1_ratio), 1 / (eta n_steps))`` (the ``1 / (mu k)`` schedule of
+        strongly convex SGD, capped).  It costs about half a Prox-SVRG epoch and moves the
+        first snapshot, whose full gradient is otherwise taken at zero, to a good point.
+        Skipped when the fit starts from a warm start.  0 gives the plain Prox-SVRG of
+        earlier versions.  The default 1 is a measured decision (user guide, "The SGD
+        warm-up").
     eta0 : 'auto' or float, default='auto'
         Step size.  ``'auto'`` is ``1 / (8 L_b)`` for S3GD, SGD and stratified SGD (the bound
         of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
@@ -646,7 +683,8 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     }
 
     def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
-                 l1_ratio=0.15, fit_intercept=True, solver="hybrid", anchor_epochs=0, eta0="auto",
+                 l1_ratio=0.15, fit_intercept=True, solver="hybrid", anchor_epochs=0,
+                 warmup_epochs=1, eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto",
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
                  anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
@@ -660,6 +698,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.anchor_epochs = anchor_epochs
+        self.warmup_epochs = warmup_epochs
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.batch_size = batch_size
@@ -723,7 +762,8 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
     }
 
     def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
-                 fit_intercept=True, solver="hybrid", anchor_epochs=0, eta0="auto",
+                 fit_intercept=True, solver="hybrid", anchor_epochs=0,
+                 warmup_epochs=1, eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto", n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
                  kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
@@ -736,6 +776,7 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
         self.fit_intercept = fit_intercept
         self.solver = solver
         self.anchor_epochs = anchor_epochs
+        self.warmup_epochs = warmup_epochs
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.batch_size = batch_size
