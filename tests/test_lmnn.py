@@ -569,3 +569,9 @@ def test_knn_table_refreshed_only_after_enough_draws(monkeypatch):
     assert est.n_epochs_ == 6  # 8 + 16 + 32 + 64 + 128 + 256
     # the initial table (epoch 1) and refreshes before epochs 4, 5, 6
     assert calls == [8, 64, 128, 256]
+
+
+def test_max_iter_auto_with_random_triplets():
+    X, y = _noisy_blobs(n=300)
+    est = LMNNMetric(random_state=0, tol=0, triplet_strategy="random").fit(X, y)
+    assert est.max_iter_ == 2000
