@@ -14,9 +14,19 @@ interpreter.  Create that environment once with::
 split from a temporary .npz file, times ``LMNN(n_neighbors=3).fit`` itself and returns the
 seconds and the 3-NN accuracy; when the interpreter is missing the row is reported as skipped.
 
+Repeated splits (``--repeated``, written to ``results/lmnn_<problem>_10splits.md``): the
+small problems are noisy on one split (wine has 45 test rows: one row is 2.2 points), so every
+method is fitted on the same ``n_splits`` stratified 75/25 splits
+(``StratifiedShuffleSplit(random_state=0)``, standardized on each training part); the table
+gives the mean and standard deviation of the 3-NN test accuracy, the median fit time over the
+splits (and CPU seconds), and for ours the mean and standard deviation of the per-split
+difference to the better peer (max of NCA and metric-learn on that split).  metric-learn fits
+all splits in ONE subprocess (one interpreter start-up), timing each fit there.
+
 Run: ``PYTHONPATH=. python benchmarks/bench_lmnn.py`` (``--quick`` for a smoke run;
 ``--only=NAME`` runs only the problems whose result name contains NAME, e.g.
-``--only=synthetic``; ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
+``--only=synthetic``; ``--repeated`` runs the repeated-split accuracy comparison instead,
+combinable with ``--only`` and ``--splits=N`` (default 10); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
 scale run written to ``results/lmnn_scale.md``).
 BLAS / OpenMP are limited to one thread for every contender (the benchmark machine is shared
 by several jobs; oversubscribed threads made small eigendecompositions 100x slower).
@@ -58,6 +68,27 @@ m = LMNN(n_neighbors=3, random_state=0).fit(d["Xtr"], d["ytr"])
 seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
 acc = KNeighborsClassifier(3).fit(m.transform(d["Xtr"]), d["ytr"]).score(m.transform(d["Xte"]), d["yte"])
 print(json.dumps({"seconds": seconds, "cpu_s": cpu, "accuracy": acc}))
+"""
+
+
+_ML_SPLITS_SCRIPT = r"""
+import sys, time, json, numpy as np
+from metric_learn import LMNN
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.preprocessing import StandardScaler
+d = np.load(sys.argv[1])
+X, y, train = d["X"], d["y"], d["train"]
+out = []
+for mask in train:
+    sc = StandardScaler().fit(X[mask])
+    Xtr, Xte, ytr, yte = sc.transform(X[mask]), sc.transform(X[~mask]), y[mask], y[~mask]
+    start, cpu = time.perf_counter(), time.process_time()
+    m = LMNN(n_neighbors=3, random_state=0).fit(Xtr, ytr)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    acc = KNeighborsClassifier(3).fit(m.transform(Xtr), ytr).score(m.transform(Xte), yte)
+    out.append({"seconds": seconds, "cpu_s": cpu, "accuracy": acc})
+    print(json.dumps(out[-1]), file=sys.stderr, flush=True)
+print(json.dumps(out))
 """
 
 
@@ -130,6 +161,117 @@ def cases_for(split):
     ]
 
 
+def repeated_splits(X, y, n_splits=10, seed=0):
+    """The same ``n_splits`` stratified 75/25 splits for every method: boolean train masks."""
+    from sklearn.model_selection import StratifiedShuffleSplit
+    masks = np.zeros((n_splits, len(y)), dtype=bool)
+    sss = StratifiedShuffleSplit(n_splits=n_splits, test_size=0.25, random_state=seed)
+    for i, (train, _) in enumerate(sss.split(X, y)):
+        masks[i, train] = True
+    return masks
+
+
+def _split_from_mask(X, y, mask):
+    scaler = StandardScaler().fit(X[mask])
+    return scaler.transform(X[mask]), scaler.transform(X[~mask]), y[mask], y[~mask]
+
+
+def _run_local(make, X, y, masks):
+    """Fit ``make()`` on every split (one untimed warm-up on the first): per-split wall and
+    CPU seconds and 3-NN test accuracy."""
+    from threadpoolctl import threadpool_limits
+    out = []
+    with threadpool_limits(limits=1):
+        split = _split_from_mask(X, y, masks[0])
+        make().fit(split[0], split[2])
+        for mask in masks:
+            split = _split_from_mask(X, y, mask)
+            wall, cpu = time.perf_counter(), time.process_time()
+            model = make().fit(split[0], split[2])
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            out.append({"seconds": wall, "cpu_s": cpu,
+                        "accuracy": knn_accuracy(model.transform, split)})
+    return out
+
+
+def _run_metric_learn(X, y, masks, timeout):
+    if not os.path.exists(ML_PYTHON):
+        raise ImportError(f"metric-learn interpreter {ML_PYTHON} not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "splits.npz")
+        np.savez(path, X=X, y=y, train=masks)
+        script = os.path.join(tmp, "run.py")
+        Path(script).write_text(_ML_SPLITS_SCRIPT)
+        try:
+            out = subprocess.run([ML_PYTHON, script, path], capture_output=True, text=True,
+                                 timeout=timeout, check=True)
+        except subprocess.TimeoutExpired as exc:
+            raise ImportError(f"metric-learn LMNN did not finish within {timeout} s") from exc
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_repeated(name, description, X, y, n_splits=10, ml_timeout=1800):
+    """Mean/std 3-NN accuracy over the same repeated stratified splits for every method,
+    through the harness (per-split fit times are the harness's timed samples)."""
+    masks = repeated_splits(X, y, n_splits)
+    runs = {"ours": _run_local(lambda: LMNNMetric(random_state=0), X, y, masks),
+            "nca": _run_local(lambda: NeighborhoodComponentsAnalysis(random_state=0),
+                              X, y, masks)}
+    try:
+        runs["ml"] = _run_metric_learn(X, y, masks, ml_timeout)
+    except ImportError as exc:
+        runs["ml"] = exc
+    euclid = []
+    for mask in masks:
+        split = _split_from_mask(X, y, mask)
+        euclid.append({"seconds": 0.0, "cpu_s": 0.0,
+                       "accuracy": knn_accuracy(lambda Z: Z, split)})
+    runs["euclid"] = euclid
+    peers = [runs[k] for k in ("nca", "ml") if not isinstance(runs[k], Exception)]
+    best_peer = np.max([[r["accuracy"] for r in p] for p in peers], axis=0)
+
+    def case(label, library, key, ours=False):
+        res = runs[key]
+        it = iter(res if not isinstance(res, Exception) else [])
+
+        def fit():
+            if isinstance(res, Exception):
+                raise res
+            r = next(it)
+            return r, r["seconds"]
+
+        def evaluate(_):
+            acc = np.array([r["accuracy"] for r in res])
+            m = {"cpu_s_median": round(float(np.median([r["cpu_s"] for r in res])), 4),
+                 "acc_mean": round(float(acc.mean()), 4),
+                 "acc_std": round(float(acc.std(ddof=1)), 4)}
+            if ours:
+                diff = acc - best_peer
+                m["diff_to_best_peer_mean"] = round(float(diff.mean()), 4)
+                m["diff_std"] = round(float(diff.std(ddof=1)), 4)
+                m["diff_stderr"] = round(float(diff.std(ddof=1) / np.sqrt(len(diff))), 4)
+            return m
+
+        return Case(label, library, fit, evaluate, external_timing=True, repeat=n_splits,
+                    warmup=0)
+
+    cases = [case("skstoch LMNNMetric (epro_sgd)", "skstoch", "ours", ours=True),
+             case("sklearn NeighborhoodComponentsAnalysis", "scikit-learn", "nca"),
+             case("metric-learn LMNN (subprocess, sklearn<1.6)", "metric-learn", "ml"),
+             case("Euclidean 3-NN (no metric learning)", "scikit-learn", "euclid")]
+    return run_benchmark(
+        name, description + f"; {n_splits} stratified 75/25 splits (same for every method)",
+        cases, repeat=n_splits, warmup=0, baseline="skstoch LMNNMetric (epro_sgd)",
+        blas_threads=1,
+        notes=f"Timed samples = the {n_splits} per-split fits (median/min/max over splits; "
+              "ours and NCA after one untimed warm-up fit, metric-learn timed inside its "
+              "subprocess, all splits in one process); cpu_s_median: median process CPU "
+              "seconds of a fit.  acc_mean/acc_std: 3-NN test accuracy over the splits.  "
+              "diff_to_best_peer_mean: mean over splits of (ours - max(NCA, metric-learn)) "
+              "on the same split, with its standard deviation and standard error "
+              "(diff_std / sqrt(n_splits)).  One BLAS/OpenMP thread for every contender.")
+
+
 def with_noise(loader, n_noise=20):
     X, y = loader(return_X_y=True)
     return np.hstack([X, np.random.RandomState(0).randn(len(X), n_noise)]), y
@@ -166,8 +308,8 @@ def scale_run(n=100_000, d=100, **params):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(quick=False, only=None, scale=True, problems_too=True):
-    problems = [
+def _problems():
+    return [
         ("lmnn_digits", "digits (1797 x 64, 10 classes), standardized, 75% train",
          load_digits(return_X_y=True)),
         ("lmnn_wine_noise", "wine (178 x 13) + 20 N(0,1) noise features, standardized",
@@ -179,6 +321,17 @@ def main(quick=False, only=None, scale=True, problems_too=True):
          "make_classification 5000 x 200, 20 informative, 5 classes, standardized",
          make_classification(5000, 200, n_informative=20, n_classes=5, random_state=0)),
     ]
+
+
+def main_repeated(only=None, n_splits=10):
+    for name, description, (X, y) in _problems():
+        if "synthetic" in name or (only and only not in name):
+            continue
+        run_repeated(name + f"_{n_splits}splits", description, X, y, n_splits=n_splits)
+
+
+def main(quick=False, only=None, scale=True, problems_too=True):
+    problems = _problems()
     if quick:
         problems = problems[1:2]
     if only:
@@ -243,6 +396,11 @@ def run_scale():
 
 if __name__ == "__main__":
     _only = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")]
-    main(quick="--quick" in sys.argv, only=_only[0] if _only else None,
-         scale="--no-scale" not in sys.argv and not _only,
-         problems_too="--scale-only" not in sys.argv)
+    _splits = [int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--splits=")]
+    if "--repeated" in sys.argv:
+        main_repeated(only=_only[0] if _only else None,
+                      n_splits=_splits[0] if _splits else 10)
+    else:
+        main(quick="--quick" in sys.argv, only=_only[0] if _only else None,
+             scale="--no-scale" not in sys.argv and not _only,
+             problems_too="--scale-only" not in sys.argv)

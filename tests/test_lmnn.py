@@ -530,3 +530,48 @@ def test_single_thread_blas_around_kernels(monkeypatch):
         inside = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
                   if lib["user_api"] == "blas"]
     assert inside and all(t == 1 for t in inside)
+
+
+def test_max_iter_auto_rule_and_explicit_budget():
+    """'auto' = ceil(4 n_anchors k q / batch_size) clipped to [500, 16000]; ints are kept."""
+    X, y = _noisy_blobs(n=300)
+    est = LMNNMetric(random_state=0, tol=0).fit(X, y)
+    assert est.max_iter_ == int(np.ceil(4 * 300 * 3 * 3 / 8)) == 1350
+    assert est.n_iter_ == est.max_iter_  # use_full_budget
+    small = LMNNMetric(random_state=0, tol=0).fit(X[:60], y[:60])
+    assert small.max_iter_ == 500  # 4 * 60 * 9 / 8 = 270, clipped
+    big_batch = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X, y)
+    assert big_batch.max_iter_ == 500
+    fixed = LMNNMetric(random_state=0, tol=0, max_iter=700).fit(X, y)
+    assert fixed.max_iter_ == fixed.n_iter_ == 700
+    with pytest.raises(ValueError, match="max_iter"):
+        LMNNMetric(max_iter="many").fit(X, y)
+
+
+def test_knn_table_refreshed_only_after_enough_draws(monkeypatch):
+    """The impostor table is re-searched at an epoch end only once the stochastic gradients
+    since the last search drew about one triplet per anchor (n_anchors / batch_size steps):
+    with n=300, batch 8 (>= 38 steps) and epochs 8, 16, 32, 64, ... the searches happen after
+    epochs 3 (8+16+32=56 steps), 4 and 5, not after epochs 1 and 2."""
+    from skstoch import metric_learning
+
+    calls = []
+    original = metric_learning._Search.knn_triplets
+
+    def counting(self, pairs, A, n_steps):
+        calls.append(n_steps)
+        return original(self, pairs, A, n_steps)
+
+    monkeypatch.setattr(metric_learning._Search, "knn_triplets", counting)
+    X, y = _noisy_blobs(n=300)
+    est = LMNNMetric(random_state=0, tol=0, max_iter=504, use_full_budget=False,
+                     triplet_strategy="knn").fit(X, y)
+    assert est.n_epochs_ == 6  # 8 + 16 + 32 + 64 + 128 + 256
+    # the initial table (epoch 1) and refreshes before epochs 4, 5, 6
+    assert calls == [8, 64, 128, 256]
+
+
+def test_max_iter_auto_with_random_triplets():
+    X, y = _noisy_blobs(n=300)
+    est = LMNNMetric(random_state=0, tol=0, triplet_strategy="random").fit(X, y)
+    assert est.max_iter_ == 2000
