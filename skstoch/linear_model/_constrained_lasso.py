@@ -31,7 +31,7 @@ SOLVERS = ("auto", "fista") + STOCHASTIC_SOLVERS
 
 # 'epro_svrg': first epoch length as a fraction of n and the step as a multiple of the
 # per-row bound 1 / max_i (c_i ||x_i||^2 + 2 alpha) (measured, see the user guide)
-SVRG_FIRST_EPOCH_FRACTION = 0.25
+SVRG_FIRST_EPOCH_FRACTION = 0.125
 SVRG_STEP_FACTOR = 1.0
 
 # 'auto' picks the exact solver below this many samples (see the user guide).
@@ -129,26 +129,43 @@ class _LSProblem:
             grad = self.gradient(w, self.optimal_intercept(w))
         return max(0.0, -float(grad @ w) / norm1)
 
+    def _row_sq(self):
+        """Squared row norms of X in float64 (cached)."""
+        if getattr(self, "_row_sq_cache", None) is None:
+            X = self.X
+            with np.errstate(over="ignore", invalid="ignore"):
+                if sp.issparse(X):
+                    # row sums of squares from a running sum (a few times faster than
+                    # bincount over repeated row ids; absolute error ~ eps * sum, a step bound)
+                    data = X.data.astype(np.float64, copy=False)
+                    csum = np.concatenate([[0.0], np.cumsum(data * data)])
+                    sq = csum[X.indptr[1:]] - csum[X.indptr[:-1]]
+                else:
+                    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+            self._row_sq_cache = sq
+        return self._row_sq_cache
+
+    def mean_row_curvature(self):
+        """mean_i c_i (||x_i||^2 + [fit_intercept]) + 2 alpha: the trace of the Hessian, an
+        upper bound on its largest eigenvalue."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = float(self.cweight @ (self._row_sq() + self.fit_intercept)) / \
+                self.X.shape[0] + 2.0 * self.alpha
+        if not (math.isfinite(value) and value > 0):
+            raise _scale_error(self.X, "the squared row norms (the step-size bound)")
+        return value
+
     def max_row_curvature(self):
         """max_i c_i (||x_i||^2 + [fit_intercept]) + 2 alpha: a safe inverse step for SGD.
 
         Computed in float64 (a float32 X near its maximum would overflow in float32);
         raises ValueError naming the scale of X when it overflows float64.
         """
-        X = self.X
         with np.errstate(over="ignore", invalid="ignore"):
-            if sp.issparse(X):
-                # row sums of squares from a running sum (a few times faster than
-                # bincount over repeated row ids; absolute error ~ eps * sum, a step bound)
-                data = X.data.astype(np.float64, copy=False)
-                csum = np.concatenate([[0.0], np.cumsum(data * data)])
-                sq = csum[X.indptr[1:]] - csum[X.indptr[:-1]]
-            else:
-                sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-            value = float(np.max(self.cweight * (sq + self.fit_intercept), initial=0.0)) + \
-                2.0 * self.alpha
+            value = float(np.max(self.cweight * (self._row_sq() + self.fit_intercept),
+                                 initial=0.0)) + 2.0 * self.alpha
         if not math.isfinite(value):
-            raise _scale_error(X, "the squared row norms (the step-size bound)")
+            raise _scale_error(self.X, "the squared row norms (the step-size bound)")
         return value
 
 
@@ -574,6 +591,72 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
     return w_out, problem.optimal_intercept(w_out), result
 
 
+def _step_multiplier(w, grad, radius, t):
+    """The constraint's multiplier implied by one projected-gradient step from w:
+    P(w - t grad) soft-thresholds w - t grad by theta; nu = theta / t (0 when w - t grad is
+    inside the ball).  At the optimum it equals the Lagrange multiplier for every t > 0."""
+    z = w - t * grad
+    if not radius > 0 or np.abs(z).sum() <= radius:
+        return 0.0
+    p = project_l1_ball(z, radius)
+    nz = p != 0
+    theta = float(np.max(np.abs(z[nz]) - np.abs(p[nz]))) if np.any(nz) else \
+        float(np.max(np.abs(z)))
+    return max(theta, 0.0) / t
+
+
+class _MultiplierSearch:
+    """The l1 penalty nu of the next 'epro_svrg' epoch (lam='auto').
+
+    The penalized problem F + nu ||w||_1 has the constrained solution as its solution
+    exactly when nu is the constraint's multiplier nu*, and the l1 norm of its solution is
+    nonincreasing in nu.  Each epoch's unprojected output approximately solves it, so its
+    l1 norm brackets nu*: above the radius, nu < nu* (``lo``); at or below it, nu >= nu*
+    (``hi``; at w = 0, ``||grad||_inf`` is such a bound).  The next nu is the false
+    position of phi(nu) = ||w(nu)||_1 - radius on the bracket, else the
+    multiplier implied by one projected-gradient step at the projected snapshot when it
+    falls strictly inside the bracket, else the bracket's midpoint (twice ``lo`` while
+    unbounded).  False position approaches nu* from below on this convex-like path; a nu
+    slightly below nu* gives an output slightly outside the ball that the projection
+    corrects, one slightly above an output strictly inside the ball that it does not.
+    """
+
+    def __init__(self, radius, t):
+        self.radius, self.t = radius, t
+        self.lo, self.hi = 0.0, math.inf
+        self.phi_lo, self.phi_hi = None, None
+        self.n_epochs = 0
+
+    def propose(self, w, grad):
+        if not self.radius > 0:
+            return 0.0
+        if not np.any(w) and self.n_epochs == 0:
+            # w(nu) = 0 from nu = ||grad(0)||_inf on: an upper bound of nu*
+            self.hi = min(self.hi, float(np.max(np.abs(grad), initial=0.0)))
+            self.phi_hi = -self.radius
+        if self.hi <= self.lo:
+            return self.hi
+        if self.phi_lo is not None and self.phi_hi is not None and self.phi_hi < 0:
+            c = self.lo + self.phi_lo * (self.hi - self.lo) / (self.phi_lo - self.phi_hi)
+            if self.lo < c < self.hi:
+                return c
+        c = _step_multiplier(w, grad, self.radius, self.t)
+        if self.lo < c < self.hi:
+            return c
+        if math.isfinite(self.hi):
+            return 0.5 * (self.lo + self.hi)
+        return 2.0 * self.lo if self.lo > 0 else c
+
+    def observe(self, nu, norm1):
+        phi = norm1 - self.radius
+        self.n_epochs += 1
+        if phi > 0:
+            if nu >= self.lo:
+                self.lo, self.phi_lo = nu, phi
+        elif nu <= self.hi:
+            self.hi, self.phi_hi = nu, phi
+
+
 def _svrg_solve(problem, w0, state, *, budget, eta0, first_epoch_length, auto_lam, lam,
                 use_full_budget, tol, seed, stream, monitor, objective, track_objective):
     """'epro_svrg' (beyond the paper): the epoch-projection loop with prox-SVRG epochs.
@@ -593,6 +676,10 @@ def _svrg_solve(problem, w0, state, *, budget, eta0, first_epoch_length, auto_la
     if first_epoch_length is None:
         first_epoch_length = max(8, int(SVRG_FIRST_EPOCH_FRACTION * n))
 
+    # step of the projected-gradient step whose threshold estimates the multiplier: the
+    # inverse of the mean row curvature (an upper bound on the Hessian's largest eigenvalue)
+    dual = _MultiplierSearch(radius, 1.0 / problem.mean_row_curvature())
+
     def project(v):
         w = project_l1_ball(v, radius)
         state["b"] = problem.optimal_intercept(w)
@@ -604,7 +691,7 @@ def _svrg_solve(problem, w0, state, *, budget, eta0, first_epoch_length, auto_la
         mu = np.asarray(X.T @ (sw * r_snap)).ravel() / S
         mu_b = float(sw @ r_snap) / S if fit_intercept else 0.0
         if auto_lam:
-            nu = problem.multiplier(x_start, mu + 2.0 * alpha * x_start)
+            nu = dual.propose(x_start, mu + 2.0 * alpha * x_start)
         else:
             nu = lam
         state["lams"].append(nu)
@@ -612,6 +699,8 @@ def _svrg_solve(problem, w0, state, *, budget, eta0, first_epoch_length, auto_la
         state["b"], state["counter"] = _lasso.svrg_epoch(
             ds, y, cw, np.ascontiguousarray(r_snap), np.ascontiguousarray(mu), mu_b, w,
             b0, eta, alpha, nu, n_steps, fit_intercept, seed, stream, state["counter"])
+        if auto_lam:
+            dual.observe(nu, float(np.abs(w).sum()))
         return w
 
     result = epoch_projection(
