@@ -612,19 +612,21 @@ class _MultiplierSearch:
     exactly when nu is the constraint's multiplier nu*, and the l1 norm of its solution is
     nonincreasing in nu.  Each epoch's unprojected output approximately solves it, so its
     l1 norm brackets nu*: above the radius, nu < nu* (``lo``); at or below it, nu >= nu*
-    (``hi``; at w = 0, ``||grad||_inf`` is such a bound).  The next nu is the false
-    position of phi(nu) = ||w(nu)||_1 - radius on the bracket, else the
-    multiplier implied by one projected-gradient step at the projected snapshot when it
-    falls strictly inside the bracket, else the bracket's midpoint (twice ``lo`` while
-    unbounded).  False position approaches nu* from below on this convex-like path; a nu
-    slightly below nu* gives an output slightly outside the ball that the projection
-    corrects, one slightly above an output strictly inside the ball that it does not.
+    (``hi``; at w = 0, ``||grad||_inf`` is such a bound).  The next nu is the smaller of
+    the multiplier implied by one projected-gradient step at the projected snapshot and
+    the false position of phi(nu) = ||w(nu)||_1 - radius on the bracket and the secant
+    through the last two points below nu*, among those strictly inside the bracket (the first epoch takes the former); else the bracket's
+    midpoint (twice ``lo`` while unbounded).  The smaller one, because a nu slightly
+    below nu* gives an output slightly outside the ball that the projection corrects, one
+    slightly above nu* an output strictly inside the ball that it does not (false
+    position and that secant approach nu* from below on this convex path).
     """
 
     def __init__(self, radius, t):
         self.radius, self.t = radius, t
         self.lo, self.hi = 0.0, math.inf
         self.phi_lo, self.phi_hi = None, None
+        self.lo_prev = None
         self.n_epochs = 0
 
     def propose(self, w, grad):
@@ -636,13 +638,23 @@ class _MultiplierSearch:
             self.phi_hi = -self.radius
         if self.hi <= self.lo:
             return self.hi
+        valid = []
+        c = _step_multiplier(w, grad, self.radius, self.t)
+        if self.lo < c < self.hi or (self.n_epochs == 0 and c < self.hi):
+            valid.append(c)
         if self.phi_lo is not None and self.phi_hi is not None and self.phi_hi < 0:
             c = self.lo + self.phi_lo * (self.hi - self.lo) / (self.phi_lo - self.phi_hi)
             if self.lo < c < self.hi:
-                return c
-        c = _step_multiplier(w, grad, self.radius, self.t)
-        if self.lo < c < self.hi:
-            return c
+                valid.append(c)
+        if self.lo_prev is not None and self.phi_lo is not None:
+            # secant through the last two points below nu*: from below on a convex path
+            n0, p0 = self.lo_prev
+            if p0 > self.phi_lo:
+                c = self.lo + self.phi_lo * (self.lo - n0) / (p0 - self.phi_lo)
+                if self.lo < c < self.hi:
+                    valid.append(c)
+        if valid:
+            return min(valid)       # from below (see above)
         if math.isfinite(self.hi):
             return 0.5 * (self.lo + self.hi)
         return 2.0 * self.lo if self.lo > 0 else c
@@ -652,6 +664,8 @@ class _MultiplierSearch:
         self.n_epochs += 1
         if phi > 0:
             if nu >= self.lo:
+                if self.phi_lo is not None and nu > self.lo:
+                    self.lo_prev = (self.lo, self.phi_lo)
                 self.lo, self.phi_lo = nu, phi
         elif nu <= self.hi:
             self.hi, self.phi_hi = nu, phi
