@@ -542,6 +542,9 @@ def test_fista_warns_when_not_converged():
 def test_auto_solver_choice():
     X, y = make_problem(n=100, d=5)
     assert ConstrainedLasso().fit(X, y).solver_ == "fista"
+    # from 200,000 samples: the measured winners (user guide benchmarks)
+    assert ConstrainedLasso()._resolve_solver(200_000, True) == "epro_svrg"
+    assert ConstrainedLasso()._resolve_solver(200_000, False) == "epro_sgd"
 
 
 @pytest.mark.parametrize("params, match", [
