@@ -859,3 +859,181 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
                 zb = b1 - gbar_scale * Sb / acoef
                 b = ub - cr / gam
     return b, rng.counter
+
+
+# ---------------------------------------------------------------------------------------
+# 'epro_svrg' (beyond the paper): prox-SVRG epochs inside the epoch-projection loop
+
+def svrg_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
+               const double[::1] r_snap, const double[::1] mu, double mu_b,
+               double[::1] w, double intercept, double eta, double alpha, double nu,
+               Py_ssize_t n_steps, bint fit_intercept, uint64_t seed, uint64_t stream,
+               uint64_t counter, Py_ssize_t window=0):
+    """One prox-SVRG epoch of ``n_steps`` sampled rows on F(w, b) + nu ||w||_1.
+
+    Step (the variance-reduced gradient of the data term, the exact ridge gradient):
+    with delta = c_i (r_i(w, b) - r_snap_i),
+    ``w <- S_{eta nu}((1 - 2 eta alpha) w - eta (mu + delta x_i))`` (S = soft threshold),
+    ``b <- b - eta (mu_b + delta)`` (if ``fit_intercept``), where ``r_snap`` are the
+    residuals x_i.w~ + b~ - y_i at the snapshot and (``mu``, ``mu_b``) the data term's full
+    gradient there.  ``w`` (the start) is overwritten with the last iterate.
+
+    Dense rows: direct O(d) step.  CSR rows: O(nnz_row) amortized lazy step: a coordinate
+    that the sampled rows do not touch follows the 1-d map T(v) = S_h(a v - m) (a = 1 -
+    2 eta alpha, m = eta mu_j, h = eta nu), whose k-fold iterate has a closed form (at
+    most three affine pieces: a^k v - G_k (m +- h) with G_k = sum_{t<k} a^t, from tables;
+    the step where a piece ends by a binary search), applied when the coordinate is next
+    touched.  Every ``window`` steps (0: max(1024, d)) all coordinates are brought up to
+    date (O(d)).  Returns (intercept, counter).
+    """
+    cdef rows_t* X = &ds.rows
+    cdef Py_ssize_t d = X.n_features
+    cdef rng_state rng
+    cdef double a = 1.0 - 2.0 * eta * alpha
+    cdef double b = intercept
+    if n_steps <= 0:
+        return intercept, counter
+    if not a > 0.0:
+        raise ValueError(
+            f"the step size is too large for the ridge term: eta * alpha = {eta * alpha:.3g} "
+            f"must be < 0.5 (decrease eta0)")
+    rng_init(&rng, seed, stream, counter)
+    if X.indptr == NULL:
+        with nogil:
+            _svrg_dense(X, &y[0], &cweight[0], &r_snap[0], &mu[0], mu_b, &w[0], &b, eta, a,
+                        eta * nu, n_steps, fit_intercept, &rng)
+        return b, rng.counter
+    if window <= 0:
+        window = max(1024, d)
+    window = min(window, n_steps)
+    if window >= 2 ** 31 - 2 or d >= 2 ** 31 - 2:
+        raise ValueError("too many features or steps per window for 32-bit indices")
+    cdef double[::1] apow = np.empty(window + 1)
+    cdef double[::1] geo = np.empty(window + 1)
+    cdef int32_t[::1] last = np.zeros(max(d, 1), dtype=np.int32)
+    with nogil:
+        _svrg_sparse(X, &y[0], &cweight[0], &r_snap[0], &mu[0], mu_b, &w[0], &b, eta, a,
+                     eta * nu, n_steps, fit_intercept, &rng, window, &apow[0], &geo[0],
+                     &last[0])
+    return b, rng.counter
+
+
+cdef inline double _soft(double v, double h) noexcept nogil:
+    if v > h:
+        return v - h
+    if v < -h:
+        return v + h
+    return 0.0
+
+
+cdef void _svrg_dense(const rows_t* X, const double* y, const double* cw, const double* rs,
+                      const double* mu, double mu_b, double* w, double* b, double eta,
+                      double a, double h, Py_ssize_t n_steps, bint fit_intercept,
+                      rng_state* rng) noexcept nogil:
+    cdef Py_ssize_t d = X.n_features, t, j, i
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef double delta, g
+    for t in range(n_steps):
+        i = rng_randint(rng, X.n_samples)
+        nnz = dataset_row(X, i, &data, &indices)
+        delta = cw[i] * (row_dot(data, indices, nnz, w) + b[0] - y[i] - rs[i])
+        g = eta * delta
+        for j in range(d):
+            w[j] = _soft(a * w[j] - eta * mu[j] - g * data[j], h)
+        if fit_intercept:
+            b[0] -= eta * mu_b + g
+
+
+cdef inline double _drift(double v, Py_ssize_t k, double m, double h, const double* apow,
+                          const double* geo) noexcept nogil:
+    """k-fold iterate of T(v) = S_h(a v - m) (a^t = apow[t], sum_{u<t} a^u = geo[t])."""
+    cdef double c, cand
+    cdef Py_ssize_t lo, hi, mid
+    while k > 0:
+        if v == 0.0:
+            v = _soft(-m, h)
+            if v == 0.0:
+                return 0.0          # a fixed point
+            k -= 1
+            continue
+        c = m + h if v > 0.0 else m - h
+        cand = apow[k] * v - geo[k] * c
+        # the affine piece a^t v - geo_t c is monotone in t: it keeps the sign of v up to
+        # t = k iff its value at k does (when it moves toward zero; otherwise it never
+        # reaches zero)
+        if (v > 0.0 and cand > 0.0) or (v < 0.0 and cand < 0.0):
+            return cand
+        # first t in [1, k] where the piece leaves the sign of v: binary search
+        lo = 0      # piece value at lo keeps the sign
+        hi = k      # piece value at hi does not
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            cand = apow[mid] * v - geo[mid] * c
+            if (v > 0.0 and cand > 0.0) or (v < 0.0 and cand < 0.0):
+                lo = mid
+            else:
+                hi = mid
+        # iterate lo is on the piece; step lo+1 is the exact map from it
+        cand = apow[lo] * v - geo[lo] * c
+        v = _soft(a_of(apow) * cand - m, h)
+        k -= lo + 1
+    return v
+
+
+cdef inline double a_of(const double* apow) noexcept nogil:
+    return apow[1]
+
+
+cdef void _svrg_sparse(const rows_t* X, const double* y, const double* cw, const double* rs,
+                       const double* mu, double mu_b, double* w, double* b, double eta,
+                       double a, double h, Py_ssize_t n_steps, bint fit_intercept,
+                       rng_state* rng, Py_ssize_t window, double* apow, double* geo,
+                       int32_t* last) noexcept nogil:
+    cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, i_next = 0
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef const double* data_n
+    cdef const int32_t* indices_n
+    cdef int nnz, nnz_n
+    cdef double delta, g, dot, v
+    apow[0] = 1.0
+    geo[0] = 0.0
+    for k in range(1, window + 1):
+        apow[k] = apow[k - 1] * a
+        geo[k] = geo[k - 1] * a + 1.0
+    i_next = rng_randint(rng, X.n_samples)
+    for t in range(n_steps):
+        i = i_next
+        if t + 1 < n_steps:
+            i_next = rng_randint(rng, X.n_samples)
+            nnz_n = dataset_row(X, i_next, &data_n, &indices_n)
+            SKS_LASSO_PREFETCH(data_n)
+            SKS_LASSO_PREFETCH(indices_n)
+            SKS_LASSO_PREFETCH(&y[i_next])
+            SKS_LASSO_PREFETCH(&rs[i_next])
+        nnz = dataset_row(X, i, &data, &indices)
+        dot = 0.0
+        for k in range(nnz):
+            j = indices[k]
+            v = w[j]
+            if last[j] != tau:
+                v = _drift(v, tau - last[j], eta * mu[j], h, apow, geo)
+                w[j] = v
+            dot += data[k] * v
+        delta = cw[i] * (dot + b[0] - y[i] - rs[i])
+        g = eta * delta
+        for k in range(nnz):
+            j = indices[k]
+            w[j] = _soft(a * w[j] - eta * mu[j] - g * data[k], h)
+            last[j] = <int32_t>(tau + 1)
+        if fit_intercept:
+            b[0] -= eta * mu_b + g
+        tau += 1
+        if tau == window or t == n_steps - 1:
+            for j in range(d):
+                if last[j] != tau:
+                    w[j] = _drift(w[j], tau - last[j], eta * mu[j], h, apow, geo)
+                last[j] = 0
+            tau = 0
