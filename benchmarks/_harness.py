@@ -110,21 +110,36 @@ def machine_info():
 
 
 def time_case(case, *, repeat, warmup):
-    """Fit ``warmup`` + ``repeat`` times; return (times, metrics of the last fit)."""
+    """Fit ``warmup`` + ``repeat`` times; return (wall times, CPU times, metrics of the last fit).
+
+    CPU time is this process's (all threads): on a shared machine wall time inflates with the
+    load, CPU time much less.  Cases timed externally (a peer in a subprocess) have no CPU time
+    here (None).
+    """
     for _ in range(warmup):
         case.fit()
-    times = []
+    times, cpu_times = [], []
     fitted = None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         out = case.fit()
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         if case.external_timing:
             fitted, elapsed = out
+            cpu = None
         else:
             fitted = out
         times.append(elapsed)
-    return times, dict(case.evaluate(fitted))
+        cpu_times.append(cpu)
+    return times, cpu_times, dict(case.evaluate(fitted))
+
+
+def _load_average():
+    """The 1-minute load average (None where the platform has none)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # pragma: no cover - Windows
+        return None
 
 
 def _thread_limit(blas_threads):
@@ -174,7 +189,7 @@ def run_benchmark(name, problem, cases, *, repeat=5, warmup=1, baseline=None, no
     for case in cases:
         try:
             with _thread_limit(blas_threads):
-                times, metrics = time_case(
+                times, cpu_times, metrics = time_case(
                     case, repeat=repeat if case.repeat is None else case.repeat,
                     warmup=warmup if case.warmup is None else case.warmup)
         except ImportError as exc:
@@ -189,6 +204,10 @@ def run_benchmark(name, problem, cases, *, repeat=5, warmup=1, baseline=None, no
             "min_s": min(times),
             "max_s": max(times),
             "times_s": times,
+            "median_cpu_s": (statistics.median(cpu_times)
+                             if None not in cpu_times else None),
+            "cpu_times_s": cpu_times,
+            "load_average": _load_average(),
             "metrics": metrics,
         })
         print(f"[{name}] {case.label}: median {statistics.median(times):.4g} s {metrics}",
@@ -234,12 +253,15 @@ def to_markdown(payload):
         f"Problem: {payload['problem']}",
         "",
         f"Median of {payload['repeat']} timed fits after {payload['warmup']} warm-up fit(s) "
-        f"(unless a row says otherwise); ratio = median / median of `{payload['baseline']}`."
+        f"(unless a row says otherwise); ratio = median / median of `{payload['baseline']}`; "
+        f"median CPU s = process CPU time (empty for peers timed in a subprocess); load = "
+        f"1-minute load average when the case finished."
         + (f" BLAS/OpenMP limited to {payload['blas_threads']} thread(s)."
            if payload.get("blas_threads") else ""),
         "",
-        "| case | library | median s | min s | max s | ratio | " + " | ".join(metric_names) + " |",
-        "|---|---|---|---|---|---|" + "---|" * len(metric_names),
+        "| case | library | median s | min s | max s | ratio | median CPU s | load | "
+        + " | ".join(metric_names) + " |",
+        "|---|---|---|---|---|---|---|---|" + "---|" * len(metric_names),
     ]
     for row in payload["results"]:
         if "skipped" in row:
@@ -252,7 +274,8 @@ def to_markdown(payload):
             label += f" ({row['n_timed']} timed fit(s))"
         lines.append(
             f"| {label} | {row['library']} | {row['median_s']:.4g} | {row['min_s']:.4g} | "
-            f"{row['max_s']:.4g} | {_fmt(ratio)} | " + " | ".join(metrics) + " |"
+            f"{row['max_s']:.4g} | {_fmt(ratio)} | {_fmt(row.get('median_cpu_s'))} | "
+            f"{_fmt(row.get('load_average'))} | " + " | ".join(metrics) + " |"
         )
     versions = ", ".join(f"{k} {v}" for k, v in payload["versions"].items() if v)
     machine = payload["machine"]

@@ -73,7 +73,8 @@ def results_table(payload):
         for key in row.get("metrics", {}) or {}:
             if key not in metric_names:
                 metric_names.append(key)
-    header = ["case", "library", "median s", "min s", "max s", "ratio"] + metric_names
+    header = ["case", "library", "median s", "min s", "max s", "ratio", "median CPU s",
+              "load"] + metric_names
     lines = [".. list-table::", "   :header-rows: 1", "   :class: benchmark-table", ""]
 
     def row_lines(cells):
@@ -92,7 +93,8 @@ def results_table(payload):
             metrics = row.get("metrics", {}) or {}
             cells = [fmt(row.get("label")), fmt(row.get("library")), fmt(row.get("median_s")),
                      fmt(row.get("min_s")), fmt(row.get("max_s")),
-                     fmt(row.get("ratio_to_baseline"))]
+                     fmt(row.get("ratio_to_baseline")), fmt(row.get("median_cpu_s")),
+                     fmt(row.get("load_average"))]
             cells += [fmt(metrics.get(k)) for k in metric_names]
         lines += row_lines(cells)
     return lines + [""]
