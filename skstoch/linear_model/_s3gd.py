@@ -550,16 +550,19 @@ _SOLVER_DOC = """
         every time-to-tolerance was worse with anchors.  Use ``anchor_epochs=1`` (one cheap
         S3GD epoch, then Prox-SVRG) or ``solver='s3gd'`` (the paper) to use the anchors.
     warmup_epochs : int, default=1
-        ``solver='hybrid'`` only: passes of plain proximal SGD before the anchor epochs and
-        Prox-SVRG (not in the paper; the "SGD warm start" of SVRG variants).  Each pass uses
-        every sample once (a random permutation, mini-batches of ``batch_size``) with the
-        decreasing step ``eta_k = 1 / (1 / eta + mu k)``, ``eta`` the Prox-SVRG step and
-        ``mu = max(alpha (1 - l1_ratio), 1 / (eta n_steps))`` (the ``1 / (mu k)`` schedule of
-        strongly convex SGD, capped).  It costs about half a Prox-SVRG epoch and moves the
-        first snapshot, whose full gradient is otherwise taken at zero, to a good point.
-        Skipped when the fit starts from a warm start.  0 gives the plain Prox-SVRG of
-        earlier versions.  The default 1 is a measured decision (user guide, "The SGD
-        warm-up").
+        ``solver='hybrid'`` only: passes of plain SGD before the anchor epochs and Prox-SVRG
+        (not in the paper; the "SGD warm start" of SVRG variants).  Each pass takes every
+        sample once, one at a time, in a fresh random order (as ``SGDClassifier``), with the
+        step ``eta_t = 1 / (1 / eta0 + mu t)``, ``eta0 = 1 / (2 L_max)`` (``L_max = c max_i
+        s_i (||x_i||^2 + fit_intercept)``, the safe step of per-sample SGD) and
+        ``mu = max(alpha (1 - l1_ratio), 1 / (eta0 n))`` (the ``1 / (mu t)`` schedule of
+        strongly convex SGD with the known strong convexity, capped at ``eta0``); it does
+        not use ``eta0``.  A step costs O(nnz of the row) (the l2 shrink rescales ``w``);
+        with an l1 part the pass uses mini-batches of ``batch_size`` and the exact prox.
+        It costs less than ``SGDClassifier``'s epoch and moves the first snapshot, whose
+        full gradient is otherwise taken at zero, to a good point.  Skipped when the fit
+        starts from a warm start.  0 gives the plain Prox-SVRG.  The default 1 is a
+        measured decision (user guide, "The SGD warm-up").
     eta0 : 'auto' or float, default='auto'
         Step size.  ``'auto'`` is ``1 / (8 L_b)`` for S3GD, SGD and stratified SGD (the bound
         of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
@@ -568,7 +571,7 @@ _SOLVER_DOC = """
         ``L_b = [n (b - 1) mean_i L_i + (n - b) max_i L_i] / (b (n - 1)) + alpha (1 - l1_ratio)``,
         ``L_i = c s_i (||x_i||^2 + fit_intercept)`` and ``c`` the loss curvature bound (1/4 for
         the log loss).  On unit-norm rows with the log loss this is 0.5 and 1.  A float is used
-        by every phase.  The paper picks the largest stable value of the grid
+        by every phase except the per-sample warm-up (``warmup_epochs``).  The paper picks the largest stable value of the grid
         {0.1, 1, 5, 10} on normalised data.
     learning_rate : {'constant', 'adaptive'}, default='constant'
         ``'constant'`` is the paper's choice.  ``'adaptive'`` (not in the paper, as
