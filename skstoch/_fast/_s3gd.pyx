@@ -29,6 +29,22 @@ from ._random cimport rng_state, rng_init, rng_randint
 from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy, dense_axpy
 from ._loss cimport MarginLoss
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define S3GD_PREFETCH(p) __builtin_prefetch((const void*)(p), 0, 1)
+    #else
+    #define S3GD_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void S3GD_PREFETCH(const void* p) noexcept nogil
+
+# rows of the random order read ahead of the one being processed: a random row of X is a
+# cache miss (several for a dense row of 54 doubles), which dominated a pass in random order
+# (measured: SGDClassifier's epoch on 500,000 x 54 takes 0.33 s CPU shuffled, 0.10 s in order;
+# our warm-up pass there: 0.30 s without prefetching, 0.20-0.23 s with 4 to 64 rows ahead)
+cdef int _AHEAD = 8
+
 MODE_S3GD = 0
 MODE_SVRG = 1
 MODE_SGD = 2
@@ -90,6 +106,93 @@ cdef void _materialize(double* u, const double* gH, Py_ssize_t d, double* a, dou
         dense_axpy(beta[0], gH, u, d)
     a[0] = 1.0
     beta[0] = 0.0
+
+
+cdef inline void _prefetch_row(const rows_t* X, Py_ssize_t i) noexcept nogil:
+    """Ask the cache for row i (its values and, for CSR, its column indices)."""
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz = dataset_row(X, i, &data, &indices)
+    cdef int q
+    for q in range(0, nnz, 8):
+        S3GD_PREFETCH(data + q)
+    if indices != NULL:
+        for q in range(0, nnz, 16):
+            S3GD_PREFETCH(indices + q)
+
+
+def row_sqnorms(RowDataset ds, double[::1] out):
+    """out[i] = ||x_i||^2 (one sequential pass, no temporary copy of X)."""
+    cdef const rows_t* X = &ds.rows
+    cdef Py_ssize_t i
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz, k
+    cdef double acc
+    with nogil:
+        for i in range(X.n_samples):
+            nnz = dataset_row(X, i, &data, &indices)
+            acc = 0.0
+            for k in range(nnz):
+                acc += data[k] * data[k]
+            out[i] = acc
+
+
+def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
+             double[::1] w, double[::1] b, bint fit_intercept, double eta0, double decay,
+             double b_ratio, double lam2, int32_t[::1] perm, uint64_t seed, uint64_t stream,
+             uint64_t counter, double t_offset=0.0):
+    """One pass of per-sample proximal SGD over a fresh random permutation (the warm-up).
+
+    ``perm`` (a permutation of ``0..n-1``) is shuffled in place by a full Fisher-Yates
+    shuffle with the counter-based generator; sample ``t`` of the pass, ``i = perm[t]``,
+    takes the step ``eta_t = 1 / (1 / eta0 + decay (t_offset + t))``:
+    ``w <- (w - eta_t c_t x_i) / (1 + eta_t lam2)``, ``b <- b - eta_t b_ratio c_t`` with
+    ``c_t = sw_i psi'(x_i.w + b; y_i)``.  ``w`` is kept as ``a v`` so that a step costs
+    O(nnz(x_i)) for dense and sparse rows alike (the l2 shrink only rescales ``a``, as in
+    scikit-learn's plain SGD), and the rows ``_AHEAD`` places further in the order are
+    prefetched.  No l1 term (Python uses the mini-batch pass of :func:`run_epoch` then).
+    Returns ``(sum_t sw_i loss_i at the iterate before step t, new counter)``.
+    """
+    cdef const rows_t* X = &ds.rows
+    cdef Py_ssize_t n = X.n_samples, d = X.n_features
+    cdef double* wp = &w[0]
+    cdef int32_t* pp = &perm[0]
+    cdef double a = 1.0, bb = b[0], inv_eta = 1.0 / eta0, eta_t, p, c, loss_sum = 0.0
+    cdef Py_ssize_t t, i, f
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef rng_state rng
+    rng_init(&rng, seed, stream, counter)
+    with nogil:
+        _draw_batch(&rng, pp, n, <int>n)
+        for t in range(min(<Py_ssize_t>_AHEAD, n)):
+            _prefetch_row(X, pp[t])
+        for t in range(n):
+            if t + _AHEAD < n:
+                _prefetch_row(X, pp[t + _AHEAD])
+            i = pp[t]
+            eta_t = 1.0 / (inv_eta + decay * (t_offset + t))
+            nnz = dataset_row(X, i, &data, &indices)
+            p = a * row_dot(data, indices, nnz, wp) + bb
+            loss_sum += sw[i] * loss.loss(p, y[i])
+            c = sw[i] * loss.dloss(p, y[i])
+            if c != 0.0:
+                row_axpy(-eta_t * c / a, data, indices, nnz, wp)
+                if fit_intercept:
+                    bb -= eta_t * b_ratio * c
+            if lam2 > 0.0:
+                a /= 1.0 + eta_t * lam2
+                if a < 1e-9:
+                    for f in range(d):
+                        wp[f] *= a
+                    a = 1.0
+        if a != 1.0:
+            for f in range(d):
+                wp[f] *= a
+    b[0] = bb
+    return loss_sum, rng.counter
 
 
 def anchor_topk(const double[:, ::1] prod, const double[::1] x_sq, const double[::1] z_sq,
@@ -174,8 +277,8 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
     ``reshuffle`` (``MODE_SGD`` only) every outer loop is one pass over a fresh random
     permutation (consecutive batches of it, the last one possibly shorter; ``n_inner`` must be
     ``ceil(n / batch_size)``): each sample is used exactly once, as ``SGDClassifier`` does.
-    Arrays a mode does not use
-    may be empty.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
+    ``ibuf`` holds ``2 batch_size`` indices (the current and the next batch).  Arrays a mode
+    does not use may be empty.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
     new counter)``.
     """
     cdef const rows_t* X = &ds.rows
@@ -240,6 +343,13 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
             if reshuffle:
                 _draw_batch(&rng, pp, n, <int>n)     # a full Fisher-Yates shuffle
                 pos = 0
+            elif mode != _SSGD and n_inner > 0:
+                # uniform batches are drawn one step ahead into ibuf[batch_size:] (the same
+                # draws in the same order) so that their rows can be prefetched
+                _draw_batch(&rng, pp, n, batch_size)
+                for t in range(batch_size):
+                    ibuf[batch_size + t] = pp[t]
+                    _prefetch_row(X, pp[t])
             for it in range(n_inner):
                 if decay > 0.0:
                     eta_k = 1.0 / (inv_eta + decay * (step0 + n_steps))
@@ -258,10 +368,16 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                     for t in range(n_batch):
                         ibuf[t] = pp[pos + t]
                     pos += n_batch
+                    for t in range(pos, min(pos + batch_size, n)):
+                        _prefetch_row(X, pp[t])
                 else:
-                    _draw_batch(&rng, pp, n, batch_size)
                     for t in range(batch_size):
-                        ibuf[t] = pp[t]
+                        ibuf[t] = ibuf[batch_size + t]
+                    if it + 1 < n_inner:
+                        _draw_batch(&rng, pp, n, batch_size)
+                        for t in range(batch_size):
+                            ibuf[batch_size + t] = pp[t]
+                            _prefetch_row(X, pp[t])
                 # derivatives at w^{k-1} for the whole batch
                 csum = 0.0
                 for t in range(n_batch):

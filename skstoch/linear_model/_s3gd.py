@@ -16,11 +16,11 @@ from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
-from .._fast._s3gd import (MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, run_epoch,
-                            weighted_anchor_sums)
+from .._fast._s3gd import (MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, row_sqnorms,
+                            run_epoch, sgd_pass, weighted_anchor_sums)
 from .._solvers import DivergenceError, SolverResult, check_finite_iterate
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ..utils import seed_from_random_state
+from ..utils import make_dataset, seed_from_random_state
 from ._anchor_graph import build_anchor_graph
 
 _MODES = {"s3gd": MODE_S3GD, "svrg": MODE_SVRG, "sgd": MODE_SGD, "ssgd": MODE_SSGD}
@@ -98,9 +98,8 @@ class _S3GDMixin:
             X = np.ascontiguousarray(X, dtype=np.float64)
         self._fit_seed = seed_from_random_state(self.random_state)
         n = X.shape[0]
-        with np.errstate(over="ignore", invalid="ignore"):
-            sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-                  else np.einsum("ij,ij->i", X, X))
+        sq = np.empty(n)
+        row_sqnorms(make_dataset(X), sq)    # one compiled pass, no copy of X
         if not np.all(np.isfinite(sq)):
             raise ValueError(
                 "X is too large: its squared row norms overflow float64 (the largest "
@@ -148,6 +147,23 @@ class _S3GDMixin:
         first = "svrg" if self.solver == "svrg" else ("s3gd" if self.solver == "hybrid"
                                                       else self.solver)
         return 1.0 / (_STEP_FACTOR[first] * L_b), 1.0 / (_STEP_FACTOR["svrg"] * L_b), s2
+
+    def _warmup_schedule(self, sample_weight, lam2):
+        """``(eta0, mu)`` of the per-sample warm-up pass, ``eta_t = 1 / (1 / eta0 + mu t)``.
+
+        ``eta0 = 1 / (2 L_max)``, ``L_max = c max_i s_i (||x_i||^2 + fit_intercept)`` (the
+        classical safe step of per-sample SGD on an L_max-smooth loss, intercept feature
+        unscaled) and ``mu = max(alpha (1 - l1_ratio), 1 / (eta0 n))``: the ``1 / (mu t)``
+        schedule of strongly convex SGD with the known strong convexity (the l2 term),
+        which at least halves the step over the pass.  Needs only the row norms (no
+        spectrum estimate).  Measured against stronger decays and scikit-learn's
+        'optimal' schedule in the user guide ("The SGD warm-up").
+        """
+        sq = self._shared["row_sqnorm"]
+        n = sq.shape[0]
+        L_max = self._curvature() * float(np.max(sample_weight * (sq + self.fit_intercept)))
+        eta0 = 1.0 / (2.0 * max(L_max, 1e-12))
+        return eta0, max(lam2, 1.0 / (eta0 * n))
 
     def _spectrum(self, sample_weight):
         """(lambda_max of X^T S X / n, ||X^T s / n||, mean s) estimated on a row subsample;
@@ -236,7 +252,14 @@ class _S3GDMixin:
         loss = self._loss_object()
         lam1, lam2 = self._penalty_coefs()
         batch = min(self.batch_size, n)
-        eta_first, eta_svrg, s2 = self._resolve_eta0(sw, batch)
+        # the steps need the spectrum estimate (a pass over a row subsample): resolved when
+        # the first phase that uses them starts, so the warm-up pass runs before it
+        resolved = []
+
+        def steps():
+            if not resolved:
+                resolved.append(self._resolve_eta0(sw, batch))
+            return resolved[0]
         monitor = problem.monitor
         lazy = ds.is_sparse
         use_lazy = lazy and lam1 == 0.0
@@ -284,20 +307,15 @@ class _S3GDMixin:
             inner_first = self.n_inner
         # hybrid: Prox-SVRG with one snapshot (full pass) per epoch
         inner_svrg = inner_first if self.solver == "svrg" else steps_svrg
-        phases = {
-            "first": (first_mode, eta_first, min(inner_first, steps_first) if first_mode != MODE_SVRG
+        phases = {   # (mode, index of the step in steps(), inner steps, outer loops)
+            "first": (first_mode, 0, min(inner_first, steps_first) if first_mode != MODE_SVRG
                       else inner_first, max(1, -(-steps_first // inner_first))),
-            "svrg": (MODE_SVRG, eta_svrg, inner_svrg, max(1, -(-steps_svrg // inner_svrg))),
+            "svrg": (MODE_SVRG, 1, inner_svrg, max(1, -(-steps_svrg // inner_svrg))),
         }
         # warm-up: one pass over a random permutation (each sample once, as SGDClassifier)
-        # of plain proximal SGD from the start with eta_k = 1 / (1 / eta + decay k), the
-        # 1 / (mu k) schedule of strongly convex SGD (mu = the l2 strength) capped at the
-        # Prox-SVRG step; without l2 the step still halves over the pass.  With a step
-        # 1 / (mu k) and l2 prox the iterate is the running average of -grad / mu, so a pass
-        # without replacement averages every sample's gradient exactly once.
+        # of plain SGD from the start, see _warmup_schedule
         steps_w = steps_svrg
-        warm_decay = max(lam2, 1.0 / (eta_svrg * steps_w))
-        phases["warmup"] = (MODE_SGD, eta_svrg, steps_w, 1)
+        phases["warmup"] = (MODE_SGD, 1, steps_w, 1)
         dsnap = np.empty(n if (self.solver in ("svrg", "hybrid")) else 0)
 
         w = np.array(problem.coef_init, dtype=np.float64, copy=True)
@@ -305,7 +323,7 @@ class _S3GDMixin:
         perm = np.arange(n, dtype=np.int32)
         gH = np.zeros(d)
         dA = np.zeros((max(BT.shape[0], 1), max(anchor_idx.shape[0], 1)))
-        ibuf = np.zeros(max(first_batch, batch, 1), dtype=np.int32)
+        ibuf = np.zeros(2 * max(first_batch, batch, 1), dtype=np.int32)
         cbuf = np.zeros(max(first_batch, batch, 1))
         counter = 0
 
@@ -328,18 +346,29 @@ class _S3GDMixin:
                 phase = "first"
             else:
                 phase = "svrg"
-            mode, eta_phase, n_inner, n_outer = phases[phase]
-            decay = warm_decay if phase == "warmup" else 0.0
-            eta = eta_phase * scale
-            eta_b = eta * s2
+            mode, which, n_inner, n_outer = phases[phase]
             snap_penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
-            loss_sum, n_seen, counter, snap_loss = run_epoch(
-                ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, eta_b, lam1, lam2,
-                batch, n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum, slot_label,
-                offset, Lw, Lb, dsnap, strata_order, strata_ptr, perm, problem.seed,
-                problem.stream, counter, gH, dA, ibuf, cbuf, lazy, decay,
-                float(epoch * steps_w), phase == "warmup",
-            )
+            snap_loss = 0.0
+            if phase == "warmup" and lam1 == 0.0:
+                # per-sample SGD, O(nnz) per step (w kept as a scaled vector)
+                eta, warm_decay = self._warmup_schedule(sw, lam2)
+                loss_sum, counter = sgd_pass(
+                    ds, y, sw, loss, w, b, self.fit_intercept, eta, warm_decay, 1.0, lam2,
+                    perm, problem.seed, problem.stream, counter, float(epoch * n))
+                n_seen = n
+            else:
+                step_first, step_svrg, s2 = steps()
+                eta = (step_svrg if which == 1 else step_first) * scale
+                decay = 0.0
+                if phase == "warmup":   # l1: mini-batches of a pass, exact prox per step
+                    decay = max(lam2, 1.0 / (step_svrg * steps_w))
+                loss_sum, n_seen, counter, snap_loss = run_epoch(
+                    ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, eta * s2, lam1,
+                    lam2, batch, n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum,
+                    slot_label, offset, Lw, Lb, dsnap, strata_order, strata_ptr, perm,
+                    problem.seed, problem.stream, counter, gH, dA, ibuf, cbuf, lazy, decay,
+                    float(epoch * steps_w), phase == "warmup",
+                )
             n_iter = epoch + 1
             check_finite_iterate(np.append(w, b), monitor.solver_name, f"epoch {epoch}")
             penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
@@ -384,9 +413,13 @@ class _S3GDMixin:
         monitor.finish(converged=converged,
                        criterion="relative objective improvement of the last epoch",
                        value=float(rel_improvement), tol=self.tol, max_iter=self.max_iter)
+        if resolved or n_iter > n_warm or n_warm == 0 or lam1 > 0.0:
+            step_first, step_svrg = steps()[:2]
+            step = step_first if n_anchor_epochs > 0 or first_mode != MODE_S3GD else step_svrg
+        else:   # the fit ended in the warm-up: no spectrum estimate for an unused step
+            step = self._warmup_schedule(sw, lam2)[0]
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
-                              criterion=float(rel_improvement), extra={"step_size": eta_first if n_anchor_epochs > 0
-                                                     or first_mode != MODE_S3GD else eta_svrg})
+                              criterion=float(rel_improvement), extra={"step_size": step})
         return w, float(b[0]), n_iter, result
 
 
@@ -517,16 +550,19 @@ _SOLVER_DOC = """
         every time-to-tolerance was worse with anchors.  Use ``anchor_epochs=1`` (one cheap
         S3GD epoch, then Prox-SVRG) or ``solver='s3gd'`` (the paper) to use the anchors.
     warmup_epochs : int, default=1
-        ``solver='hybrid'`` only: passes of plain proximal SGD before the anchor epochs and
-        Prox-SVRG (not in the paper; the "SGD warm start" of SVRG variants).  Each pass uses
-        every sample once (a random permutation, mini-batches of ``batch_size``) with the
-        decreasing step ``eta_k = 1 / (1 / eta + mu k)``, ``eta`` the Prox-SVRG step and
-        ``mu = max(alpha (1 - l1_ratio), 1 / (eta n_steps))`` (the ``1 / (mu k)`` schedule of
-        strongly convex SGD, capped).  It costs about half a Prox-SVRG epoch and moves the
-        first snapshot, whose full gradient is otherwise taken at zero, to a good point.
-        Skipped when the fit starts from a warm start.  0 gives the plain Prox-SVRG of
-        earlier versions.  The default 1 is a measured decision (user guide, "The SGD
-        warm-up").
+        ``solver='hybrid'`` only: passes of plain SGD before the anchor epochs and Prox-SVRG
+        (not in the paper; the "SGD warm start" of SVRG variants).  Each pass takes every
+        sample once, one at a time, in a fresh random order (as ``SGDClassifier``), with the
+        step ``eta_t = 1 / (1 / eta0 + mu t)``, ``eta0 = 1 / (2 L_max)`` (``L_max = c max_i
+        s_i (||x_i||^2 + fit_intercept)``, the safe step of per-sample SGD) and
+        ``mu = max(alpha (1 - l1_ratio), 1 / (eta0 n))`` (the ``1 / (mu t)`` schedule of
+        strongly convex SGD with the known strong convexity, capped at ``eta0``); it does
+        not use ``eta0``.  A step costs O(nnz of the row) (the l2 shrink rescales ``w``);
+        with an l1 part the pass uses mini-batches of ``batch_size`` and the exact prox.
+        It costs less than ``SGDClassifier``'s epoch and moves the first snapshot, whose
+        full gradient is otherwise taken at zero, to a good point.  Skipped when the fit
+        starts from a warm start.  0 gives the plain Prox-SVRG.  The default 1 is a
+        measured decision (user guide, "The SGD warm-up").
     eta0 : 'auto' or float, default='auto'
         Step size.  ``'auto'`` is ``1 / (8 L_b)`` for S3GD, SGD and stratified SGD (the bound
         of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
@@ -535,7 +571,7 @@ _SOLVER_DOC = """
         ``L_b = [n (b - 1) mean_i L_i + (n - b) max_i L_i] / (b (n - 1)) + alpha (1 - l1_ratio)``,
         ``L_i = c s_i (||x_i||^2 + fit_intercept)`` and ``c`` the loss curvature bound (1/4 for
         the log loss).  On unit-norm rows with the log loss this is 0.5 and 1.  A float is used
-        by every phase.  The paper picks the largest stable value of the grid
+        by every phase except the per-sample warm-up (``warmup_epochs``).  The paper picks the largest stable value of the grid
         {0.1, 1, 5, 10} on normalised data.
     learning_rate : {'constant', 'adaptive'}, default='constant'
         ``'constant'`` is the paper's choice.  ``'adaptive'`` (not in the paper, as
