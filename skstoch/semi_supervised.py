@@ -238,13 +238,22 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
             coef_u = np.ascontiguousarray((cs / B) * du)
         om, off = state.block(seed, i, scale)                # step 4: omega_i from (seed, i)
         grad = np.zeros((K, m))
-        _s3vm.block_gradient(dataset, rows_l, coef_l, om, off, grad)
-        if use_u:
-            _s3vm.block_gradient(dataset, rows_u, coef_u, om, off, grad)
-        phi_u = phi_p = None
+        phi_l = phi_u = phi_p = None
+        if F_l is not None:
+            # the features of every labeled row are needed for the cached f anyway: the batch
+            # gradient is sum_b coef_b phi(x_b) = (coefficients summed per row)^T phi_pool
+            phi_l = np.empty((n_l, m))
+            _s3vm.block_features(dataset, labeled_rows, om, off, phi_l)
+            grad += _pool_sum(pos_l, coef_l, n_l).T @ phi_l
+        else:
+            _s3vm.block_gradient(dataset, rows_l, coef_l, om, off, grad)
         if F_u is not None:
             phi_u = np.empty((n_u, m))
             _s3vm.block_features(dataset, unlabeled_rows, om, off, phi_u)
+            if use_u:
+                grad += _pool_sum(pos_u, coef_u, n_u).T @ phi_u
+        elif use_u:
+            _s3vm.block_gradient(dataset, rows_u, coef_u, om, off, grad)
         if use_probe:
             if probe_prefix and phi_u is not None:
                 phi_p = phi_u[:probe_pos.shape[0]]
@@ -265,7 +274,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
             c_raw = (1.0 - g) * c_raw + alpha[i] @ mu
             intercept = target - c_raw
         if F_l is not None:
-            _s3vm.update_values(dataset, labeled_rows, alpha[i], om, off, 1.0 - g, F_l)
+            F_l *= 1.0 - g
+            F_l += phi_l @ alpha[i].T
         if F_u is not None:
             F_u *= 1.0 - g
             F_u += phi_u @ alpha[i].T
@@ -297,6 +307,14 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
             if converged:
                 break
     return state, n_done, intercept, converged, change
+
+
+def _pool_sum(pos, coef, n):
+    """(n, K): coef[b] summed over the batch entries b drawn at each pool position."""
+    out = np.empty((n, coef.shape[1]))
+    for h in range(coef.shape[1]):
+        out[:, h] = np.bincount(pos, weights=coef[:, h], minlength=n)
+    return out
 
 
 def _fit_sigmoid_slope(scores, Y):
