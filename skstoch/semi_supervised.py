@@ -22,6 +22,8 @@ __all__ = ["S3VMClassifier"]
 _AUTO_CACHE_BYTES = 256 * 2**20
 # Unlabeled rows used for the balance constraint and the convergence test (all of them when fewer).
 _PROBE_SIZE = 2048
+# seed of restart r = seed + r * this (mod 2**64): the golden-ratio increment of splitmix64
+_RESTART_SEED_STEP = 0x9E3779B97F4A7C15
 
 
 # ----------------------------------------------------------------------------------------------
@@ -306,6 +308,18 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
                     break
             if converged:
                 break
+    # training objective estimate (restart selection): 1/2 sum_i ||alpha_i||^2 (the norm of f in
+    # the space of all its random features) + C mean labeled hinge + C* mean u on the probe set
+    if F_l is not None:
+        f_all_l = F_l + intercept
+    else:
+        f_all_l = batch_values(n_done, labeled_rows, None, None)
+    objective = 0.5 * float(np.sum(alpha[:n_done] ** 2)) + C * float(
+        np.mean(np.sum(labeled_hinge(f_all_l, Y)[0], axis=1)))
+    if use_u and use_probe:
+        objective += C_star * float(np.mean(np.sum(
+            unlabeled_loss(loss, F_p + intercept, ramp_s)[0], axis=1)))
+    state.objective = objective
     return state, n_done, intercept, converged, change
 
 
@@ -430,6 +444,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         the balance constraint and the convergence test. None samples from all unlabeled
         rows (the paper), which costs ``O(batch_size * i * n_components * d)`` at iteration
         i once there are too many rows to cache f on.
+    n_restarts : int, default=1
+        Fits with different seeds (restart r uses ``seed + r * 0x9E3779B97F4A7C15``); the
+        one with the lowest training objective estimate is kept (``restart_objectives_``),
+        a standard remedy for the non-convex unlabeled term. Costs ``n_restarts`` fits;
+        ignored without unlabeled term.
     random_state : int, RandomState instance or None, default=None
         Seeds the counter-based generator that draws batches and features.
     verbose : int, default=0
@@ -458,8 +477,12 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         mean of block i's features on the probe set), else 0.
     step_sizes_ : ndarray of shape (n_iter_,)
     seed_ : int
-        Seed of the counter-based generator; features of block i are regenerated from
-        (seed_, i).
+        Seed of the counter-based generator (of the kept restart); features of block i are
+        regenerated from (seed_, i).
+    restart_objectives_ : ndarray of shape (n_restarts,)
+        Training objective estimate of each restart: ``1/2 sum_i ||alpha_i||^2`` (the norm
+        of f in the space of its random features) ``+ C`` mean labeled hinge on all labeled
+        rows ``+ C*`` mean unlabeled loss on the probe set.
     n_labeled_, n_unlabeled_ : int
     random_weights_ : ndarray of shape (n_iter_, n_components_, n_features_in_) or None
         Cached frequencies omega (None when regenerated).
@@ -526,6 +549,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "record_every": [Interval(Integral, 1, None, closed="left")],
         "unlabeled_pool": [Interval(Integral, 1, None, closed="left"), None],
+        "n_restarts": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "callback": [callable, None],
@@ -535,7 +559,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                  ramp_s=-0.3, n_components=64, batch_size=256, max_iter=300,
                  learning_rate="constant", eta0="auto", power_t=0.5, theta=1.0,
                  store_random_features="auto", class_balance=True, C_star_warmup=0.3,
-                 tol=1e-3, record_every=10, unlabeled_pool=8192,
+                 tol=1e-3, record_every=10, unlabeled_pool=8192, n_restarts=1,
                  random_state=None, verbose=0, callback=None):
         self.C = C
         self.C_star = C_star
@@ -555,6 +579,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         self.tol = tol
         self.record_every = record_every
         self.unlabeled_pool = unlabeled_pool
+        self.n_restarts = n_restarts
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
@@ -665,19 +690,31 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         else:
             cache = bool(self.store_random_features)
 
-        self.seed_ = seed_from_random_state(self.random_state)
+        base_seed = seed_from_random_state(self.random_state)
         dataset = make_dataset(X)
-        monitor = FitMonitor(type(self).__name__, verbose=self.verbose, callback=self.callback)
         tol = None if self.tol is None else float(self.tol)
-        state, n_done, intercept, converged, change = tsg_fit(
-            dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
-            loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
-            batch_size=int(self.batch_size), n_components=self.n_components_,
-            kernel_gamma=self.gamma_, seed=self.seed_, cache_features=cache, monitor=monitor,
-            balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
-            record_every=int(self.record_every), warmup=float(self.C_star_warmup),
-            pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
-        )
+        n_restarts = int(self.n_restarts) if n_u > 0 and self.C_star_ > 0 else 1
+        best = None
+        objectives = []
+        for r in range(n_restarts):
+            # restart r: another seed (batches, features and pool), a pure function of the base
+            seed = (base_seed + r * _RESTART_SEED_STEP) % 2**64
+            monitor = FitMonitor(type(self).__name__, verbose=self.verbose,
+                                 callback=self.callback)
+            result = tsg_fit(
+                dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
+                loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
+                batch_size=int(self.batch_size), n_components=self.n_components_,
+                kernel_gamma=self.gamma_, seed=seed, cache_features=cache, monitor=monitor,
+                balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
+                record_every=int(self.record_every), warmup=float(self.C_star_warmup),
+                pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
+            )
+            objectives.append(result[0].objective)
+            if best is None or result[0].objective < best[0][0].objective:
+                best = (result, seed, monitor)
+        (state, n_done, intercept, converged, change), self.seed_, monitor = best
+        self.restart_objectives_ = np.array(objectives)
         if tol is not None and n_u > 0:
             monitor.finish(converged=converged, criterion="fraction of probe labels changed per window",
                            value=change, tol=tol, max_iter=T)
