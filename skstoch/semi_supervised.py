@@ -22,6 +22,9 @@ __all__ = ["S3VMClassifier"]
 _AUTO_CACHE_BYTES = 256 * 2**20
 # Unlabeled rows used for the balance constraint and the convergence test (all of them when fewer).
 _PROBE_SIZE = 2048
+# the convergence test allows this many flipped probe labels per window when tol |P| is smaller
+# (one flip when the probe set is small)
+_SMALL_PROBE_FLIPS = 1.5
 # seed of restart r = seed + r * this (mod 2**64): the golden-ratio increment of splitmix64
 _RESTART_SEED_STEP = 0x9E3779B97F4A7C15
 
@@ -208,6 +211,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         else:
             F_p = np.zeros((probe_pos.shape[0], K))
         F_p_last = None
+        if tol is not None:
+            tol_eff = max(tol, _SMALL_PROBE_FLIPS / probe_pos.shape[0]) if tol > 0 else 0.0
     target = Y.mean(axis=0) if balance else np.zeros(K)
     c_raw = np.zeros(K)          # sum_i alpha_i^T mu_i (balance), f = raw + target - c_raw
     intercept = target - c_raw
@@ -291,8 +296,10 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
                 labels = values > 0 if K == 1 else np.argmax(values, axis=1)
                 if F_p_last is not None:
                     change = float(np.mean(labels != F_p_last))
-                    # two windows in a row below tol, and not while C* is still ramping up
-                    converged = (tol is not None and change < tol and last_change < tol
+                    # two windows in a row below tol, and not while C* is still ramping up;
+                    # a small probe set (tol |P| < 1.5) may flip one label per window
+                    converged = (tol is not None and change < tol_eff
+                                 and last_change < tol_eff
                                  and i + 1 >= max(warmup * n_iter, min_iter))
                     last_change = change
                 F_p_last = labels
@@ -430,7 +437,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         acts; 0 uses ``C_star`` from the first iteration (the paper).
     tol : float or None, default=1e-3
         Stop when, in two consecutive windows of ``record_every`` iterations, the fraction of
-        probe rows whose predicted class changed is below ``tol`` (a ConvergenceWarning is
+        probe rows whose predicted class changed is below ``tol``, or at most one row changed
+        when the probe set has fewer than ``1.5 / tol`` rows (a ConvergenceWarning is
         raised when ``max_iter`` is reached first). Not tested before the C* warm-up ends nor
         before ``2 / eta0`` iterations (the memory of the constant step). None runs
         ``max_iter`` iterations (the paper). Needs unlabeled rows.

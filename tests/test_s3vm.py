@@ -10,7 +10,7 @@ from sklearn.exceptions import NotFittedError
 from skstoch import S3VMClassifier
 from skstoch._fast import _s3vm
 from skstoch.datasets import make_semisupervised
-from skstoch.semi_supervised import labeled_hinge, step_sizes, tsg_fit, unlabeled_loss
+from skstoch.semi_supervised import _SMALL_PROBE_FLIPS, labeled_hinge, step_sizes, tsg_fit, unlabeled_loss
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -444,7 +444,11 @@ def test_convergence_test_stops_and_warns(moons):
     early = S3VMClassifier(gamma=5.0, max_iter=400, tol=1.0, random_state=0).fit(X, y_semi)
     assert early.n_iter_ == 120          # tol=1 is met at once: the first record after both
     changes = clf.history_["probe_change"]
-    assert changes[-1] < 1e-3 and changes[-2] < 1e-3
+    # the probe set is every unlabeled row (n_u < 2048): one flip per window is allowed
+    limit = max(1e-3, _SMALL_PROBE_FLIPS / clf.n_unlabeled_)
+    assert changes[-1] < limit and changes[-2] < limit
+    if clf.history_["epoch"][-2] >= max(0.3 * 400, 2 / clf.eta0_):   # the first chance
+        assert not (changes[-2] < limit and changes[-3] < limit)
     with pytest.warns(ConvergenceWarning, match="fraction of probe labels changed"):
         S3VMClassifier(gamma=5.0, max_iter=20, tol=0.0, random_state=0).fit(X, y_semi)
 
