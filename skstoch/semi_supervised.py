@@ -22,6 +22,11 @@ __all__ = ["S3VMClassifier"]
 _AUTO_CACHE_BYTES = 256 * 2**20
 # Unlabeled rows used for the balance constraint and the convergence test (all of them when fewer).
 _PROBE_SIZE = 2048
+# the convergence test allows this many flipped probe labels per window when tol |P| is smaller
+# (one flip when the probe set is small)
+_SMALL_PROBE_FLIPS = 1.5
+# seed of restart r = seed + r * this (mod 2**64): the golden-ratio increment of splitmix64
+_RESTART_SEED_STEP = 0x9E3779B97F4A7C15
 
 
 # ----------------------------------------------------------------------------------------------
@@ -206,6 +211,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         else:
             F_p = np.zeros((probe_pos.shape[0], K))
         F_p_last = None
+        if tol is not None:
+            tol_eff = max(tol, _SMALL_PROBE_FLIPS / probe_pos.shape[0]) if tol > 0 else 0.0
     target = Y.mean(axis=0) if balance else np.zeros(K)
     c_raw = np.zeros(K)          # sum_i alpha_i^T mu_i (balance), f = raw + target - c_raw
     intercept = target - c_raw
@@ -238,13 +245,22 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
             coef_u = np.ascontiguousarray((cs / B) * du)
         om, off = state.block(seed, i, scale)                # step 4: omega_i from (seed, i)
         grad = np.zeros((K, m))
-        _s3vm.block_gradient(dataset, rows_l, coef_l, om, off, grad)
-        if use_u:
-            _s3vm.block_gradient(dataset, rows_u, coef_u, om, off, grad)
-        phi_u = phi_p = None
+        phi_l = phi_u = phi_p = None
+        if F_l is not None:
+            # the features of every labeled row are needed for the cached f anyway: the batch
+            # gradient is sum_b coef_b phi(x_b) = (coefficients summed per row)^T phi_pool
+            phi_l = np.empty((n_l, m))
+            _s3vm.block_features(dataset, labeled_rows, om, off, phi_l)
+            grad += _pool_sum(pos_l, coef_l, n_l).T @ phi_l
+        else:
+            _s3vm.block_gradient(dataset, rows_l, coef_l, om, off, grad)
         if F_u is not None:
             phi_u = np.empty((n_u, m))
             _s3vm.block_features(dataset, unlabeled_rows, om, off, phi_u)
+            if use_u:
+                grad += _pool_sum(pos_u, coef_u, n_u).T @ phi_u
+        elif use_u:
+            _s3vm.block_gradient(dataset, rows_u, coef_u, om, off, grad)
         if use_probe:
             if probe_prefix and phi_u is not None:
                 phi_p = phi_u[:probe_pos.shape[0]]
@@ -265,7 +281,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
             c_raw = (1.0 - g) * c_raw + alpha[i] @ mu
             intercept = target - c_raw
         if F_l is not None:
-            _s3vm.update_values(dataset, labeled_rows, alpha[i], om, off, 1.0 - g, F_l)
+            F_l *= 1.0 - g
+            F_l += phi_l @ alpha[i].T
         if F_u is not None:
             F_u *= 1.0 - g
             F_u += phi_u @ alpha[i].T
@@ -279,8 +296,10 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
                 labels = values > 0 if K == 1 else np.argmax(values, axis=1)
                 if F_p_last is not None:
                     change = float(np.mean(labels != F_p_last))
-                    # two windows in a row below tol, and not while C* is still ramping up
-                    converged = (tol is not None and change < tol and last_change < tol
+                    # two windows in a row below tol, and not while C* is still ramping up;
+                    # a small probe set (tol |P| < 1.5) may flip one label per window
+                    converged = (tol is not None and change < tol_eff
+                                 and last_change < tol_eff
                                  and i + 1 >= max(warmup * n_iter, min_iter))
                     last_change = change
                 F_p_last = labels
@@ -296,7 +315,27 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
                     break
             if converged:
                 break
+    # training objective estimate (restart selection): 1/2 sum_i ||alpha_i||^2 (the norm of f in
+    # the space of all its random features) + C mean labeled hinge + C* mean u on the probe set
+    if F_l is not None:
+        f_all_l = F_l + intercept
+    else:
+        f_all_l = batch_values(n_done, labeled_rows, None, None)
+    objective = 0.5 * float(np.sum(alpha[:n_done] ** 2)) + C * float(
+        np.mean(np.sum(labeled_hinge(f_all_l, Y)[0], axis=1)))
+    if use_u and use_probe:
+        objective += C_star * float(np.mean(np.sum(
+            unlabeled_loss(loss, F_p + intercept, ramp_s)[0], axis=1)))
+    state.objective = objective
     return state, n_done, intercept, converged, change
+
+
+def _pool_sum(pos, coef, n):
+    """(n, K): coef[b] summed over the batch entries b drawn at each pool position."""
+    out = np.empty((n, coef.shape[1]))
+    for h in range(coef.shape[1]):
+        out[:, h] = np.bincount(pos, weights=coef[:, h], minlength=n)
+    return out
 
 
 def _fit_sigmoid_slope(scores, Y):
@@ -398,7 +437,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         acts; 0 uses ``C_star`` from the first iteration (the paper).
     tol : float or None, default=1e-3
         Stop when, in two consecutive windows of ``record_every`` iterations, the fraction of
-        probe rows whose predicted class changed is below ``tol`` (a ConvergenceWarning is
+        probe rows whose predicted class changed is below ``tol``, or at most one row changed
+        when the probe set has fewer than ``1.5 / tol`` rows (a ConvergenceWarning is
         raised when ``max_iter`` is reached first). Not tested before the C* warm-up ends nor
         before ``2 / eta0`` iterations (the memory of the constant step). None runs
         ``max_iter`` iterations (the paper). Needs unlabeled rows.
@@ -412,6 +452,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         the balance constraint and the convergence test. None samples from all unlabeled
         rows (the paper), which costs ``O(batch_size * i * n_components * d)`` at iteration
         i once there are too many rows to cache f on.
+    n_restarts : int, default=1
+        Fits with different seeds (restart r uses ``seed + r * 0x9E3779B97F4A7C15``); the
+        one with the lowest training objective estimate is kept (``restart_objectives_``),
+        a standard remedy for the non-convex unlabeled term. Costs ``n_restarts`` fits;
+        ignored without unlabeled term.
     random_state : int, RandomState instance or None, default=None
         Seeds the counter-based generator that draws batches and features.
     verbose : int, default=0
@@ -440,8 +485,12 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         mean of block i's features on the probe set), else 0.
     step_sizes_ : ndarray of shape (n_iter_,)
     seed_ : int
-        Seed of the counter-based generator; features of block i are regenerated from
-        (seed_, i).
+        Seed of the counter-based generator (of the kept restart); features of block i are
+        regenerated from (seed_, i).
+    restart_objectives_ : ndarray of shape (n_restarts,)
+        Training objective estimate of each restart: ``1/2 sum_i ||alpha_i||^2`` (the norm
+        of f in the space of its random features) ``+ C`` mean labeled hinge on all labeled
+        rows ``+ C*`` mean unlabeled loss on the probe set.
     n_labeled_, n_unlabeled_ : int
     random_weights_ : ndarray of shape (n_iter_, n_components_, n_features_in_) or None
         Cached frequencies omega (None when regenerated).
@@ -508,6 +557,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "record_every": [Interval(Integral, 1, None, closed="left")],
         "unlabeled_pool": [Interval(Integral, 1, None, closed="left"), None],
+        "n_restarts": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "callback": [callable, None],
@@ -517,7 +567,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                  ramp_s=-0.3, n_components=64, batch_size=256, max_iter=300,
                  learning_rate="constant", eta0="auto", power_t=0.5, theta=1.0,
                  store_random_features="auto", class_balance=True, C_star_warmup=0.3,
-                 tol=1e-3, record_every=10, unlabeled_pool=8192,
+                 tol=1e-3, record_every=10, unlabeled_pool=8192, n_restarts=1,
                  random_state=None, verbose=0, callback=None):
         self.C = C
         self.C_star = C_star
@@ -537,6 +587,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         self.tol = tol
         self.record_every = record_every
         self.unlabeled_pool = unlabeled_pool
+        self.n_restarts = n_restarts
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
@@ -647,19 +698,31 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         else:
             cache = bool(self.store_random_features)
 
-        self.seed_ = seed_from_random_state(self.random_state)
+        base_seed = seed_from_random_state(self.random_state)
         dataset = make_dataset(X)
-        monitor = FitMonitor(type(self).__name__, verbose=self.verbose, callback=self.callback)
         tol = None if self.tol is None else float(self.tol)
-        state, n_done, intercept, converged, change = tsg_fit(
-            dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
-            loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
-            batch_size=int(self.batch_size), n_components=self.n_components_,
-            kernel_gamma=self.gamma_, seed=self.seed_, cache_features=cache, monitor=monitor,
-            balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
-            record_every=int(self.record_every), warmup=float(self.C_star_warmup),
-            pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
-        )
+        n_restarts = int(self.n_restarts) if n_u > 0 and self.C_star_ > 0 else 1
+        best = None
+        objectives = []
+        for r in range(n_restarts):
+            # restart r: another seed (batches, features and pool), a pure function of the base
+            seed = (base_seed + r * _RESTART_SEED_STEP) % 2**64
+            monitor = FitMonitor(type(self).__name__, verbose=self.verbose,
+                                 callback=self.callback)
+            result = tsg_fit(
+                dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
+                loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
+                batch_size=int(self.batch_size), n_components=self.n_components_,
+                kernel_gamma=self.gamma_, seed=seed, cache_features=cache, monitor=monitor,
+                balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
+                record_every=int(self.record_every), warmup=float(self.C_star_warmup),
+                pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
+            )
+            objectives.append(result[0].objective)
+            if best is None or result[0].objective < best[0][0].objective:
+                best = (result, seed, monitor)
+        (state, n_done, intercept, converged, change), self.seed_, monitor = best
+        self.restart_objectives_ = np.array(objectives)
         if tol is not None and n_u > 0:
             monitor.finish(converged=converged, criterion="fraction of probe labels changed per window",
                            value=change, tol=tol, max_iter=T)
