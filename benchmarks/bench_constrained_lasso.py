@@ -96,6 +96,11 @@ def time_to_target(payload):
     return out
 
 
+def suffix(scale):
+    """Results of a smaller problem (--scale) go to their own files."""
+    return "" if scale == 1 else f"_scale{scale:g}"
+
+
 def write_summary(payloads, scale, repeat):
     results = Path(__file__).resolve().parent / "results"
     lines = ["# constrained_lasso: time to target", "",
@@ -135,7 +140,7 @@ def write_summary(payloads, scale, repeat):
                       else "-" for t in TARGETS]
             lines.append(f"| {method} | " + " | ".join(cells + ratios) + " |")
         lines.append("")
-    (results / "constrained_lasso_time_to_target.md").write_text("\n".join(lines))
+    (results / f"constrained_lasso_time_to_target{suffix(scale)}.md").write_text("\n".join(lines))
     print("\n".join(lines))
     try:
         import matplotlib
@@ -163,7 +168,7 @@ def write_summary(payloads, scale, repeat):
         ax.set_title(kind + ": " + payload["problem"].split(",")[0])
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(results / "constrained_lasso_time_to_target.png", dpi=90)
+    fig.savefig(results / f"constrained_lasso_time_to_target{suffix(scale)}.png", dpi=90)
 
 
 def main():
@@ -187,7 +192,7 @@ def main():
     results = Path(__file__).resolve().parent / "results"
     for kind in ("dense", "sparse"):
         if args.only and kind != args.only:
-            path = results / f"constrained_lasso_{kind}.json"
+            path = results / f"constrained_lasso_{kind}{suffix(args.scale)}.json"
             if path.exists():    # keep the other kind's last results in the summary
                 import json
                 payloads[kind] = json.loads(path.read_text())
@@ -244,6 +249,14 @@ def run_kind(kind, args):
                     alpha=ALPHA, radius=radius, solver="epro_svrg", max_iter=int(p * n),
                     first_epoch_length=max(8, int((p - 1) * n)) if p < 1.2 else None,
                     tol=0, random_state=0, track_objective=False).fit(X, y)),
+                evaluate=evaluate))
+        # the candidates of solver='auto' at their default budget and tolerance (what a user
+        # gets): max_iter=None (10 passes for the stochastic solvers), tol=1e-4
+        for solver in ("epro_sgd", "epro_svrg"):
+            cases.append(Case(
+                f"skstoch {solver} defaults (max_iter=None, tol=1e-4)", "skstoch",
+                fit=with_cpu_time(lambda s=solver: ConstrainedLasso(
+                    alpha=ALPHA, radius=radius, solver=s, random_state=0).fit(X, y)),
                 evaluate=evaluate))
         if kind == "dense":
             # Epro-ORDA is O(d) per step on CSR rows (dense dual averages): about 40 s per
@@ -303,7 +316,7 @@ def run_kind(kind, args):
                 f", alpha={ALPHA}, radius={radius:.4g} (= ||w_enet||_1), F*={f_star:.6g}")
         load_before = os.getloadavg()[0]
         payload = run_benchmark(
-            f"constrained_lasso_{kind}", desc, cases, repeat=args.repeat, warmup=1,
+            f"constrained_lasso_{kind}{suffix(args.scale)}", desc, cases, repeat=args.repeat, warmup=1,
             baseline="sklearn ElasticNet tol=0.0001",
             notes=f"scale={args.scale}; shared 2-core machine, other engineers' jobs ran at "
                   f"the same time (1-minute load average {load_before:.1f} at the start, "
@@ -311,7 +324,8 @@ def run_kind(kind, args):
                   f"last timed fit; command: python benchmarks/bench_constrained_lasso.py "
                   f"--only {kind} --scale {args.scale} --repeat {args.repeat}")
         payload["load"] = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
-        path = Path(__file__).resolve().parent / "results" / f"constrained_lasso_{kind}.json"
+        path = (Path(__file__).resolve().parent / "results" /
+                f"constrained_lasso_{kind}{suffix(args.scale)}.json")
         import json
         path.write_text(json.dumps(payload, indent=2, default=float))
         return payload

@@ -491,7 +491,8 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
         n = problem.X.shape[0]
         travel = alpha * eta0
         t1 = n if travel * n <= 2.0 else math.ceil(2.0 / travel)
-        first_epoch_length = int(min(max(t1, 8), max(n, 8)))
+        # and at most the budget: a derived T1 longer than max_iter would run no epoch
+        first_epoch_length = int(min(max(t1, 8), max(n, 8), max(budget, 8)))
     state = {"b": problem.optimal_intercept(project_l1_ball(w0, radius)), "counter": 0,
              "lams": []}
     auto_lam = isinstance(lam, str)
@@ -688,7 +689,9 @@ def _svrg_solve(problem, w0, state, *, budget, eta0, first_epoch_length, auto_la
     X, sw, S = problem.X, problem.sw, problem.S
     n = X.shape[0]
     if first_epoch_length is None:
-        first_epoch_length = max(8, int(SVRG_FIRST_EPOCH_FRACTION * n))
+        # n/8, but at most what the budget leaves after the first full gradient (a derived
+        # T1 longer than that would run no epoch)
+        first_epoch_length = max(8, min(int(SVRG_FIRST_EPOCH_FRACTION * n), budget - n))
 
     # step of the projected-gradient step whose threshold estimates the multiplier: the
     # inverse of the mean row curvature (an upper bound on the Hessian's largest eigenvalue)
