@@ -560,9 +560,12 @@ def test_fista_warns_when_not_converged():
 def test_auto_solver_choice():
     X, y = make_problem(n=100, d=5)
     assert ConstrainedLasso().fit(X, y).solver_ == "fista"
-    # from 200,000 samples: the measured winners (user guide benchmarks)
-    assert ConstrainedLasso()._resolve_solver(200_000, True) == "epro_svrg"
-    assert ConstrainedLasso()._resolve_solver(200_000, False) == "epro_sgd"
+    # at every size and format (user guide: the stochastic solvers lost at their default
+    # budget on the dense benchmark and on a correlated sparse problem of 200,000 rows)
+    for n_samples in (200_000, 2_000_000):
+        for sparse in (False, True):
+            assert ConstrainedLasso()._resolve_solver(n_samples, sparse) == "fista"
+    assert ConstrainedLasso(solver="epro_svrg")._resolve_solver(10, True) == "epro_svrg"
 
 
 @pytest.mark.parametrize("params, match", [
