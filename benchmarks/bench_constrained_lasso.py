@@ -37,7 +37,7 @@ def make_data(kind, scale, seed=0):
     if kind == "dense":
         n, d = int(1_000_000 * scale), 100
         X = rng.randn(n, d)
-    else:
+    elif kind == "sparse":
         n, d = int(200_000 * scale), int(20_000 * scale)
         # rows with Binomial(d, 0.001) entries at uniform columns, N(0, 1) values (built
         # directly: scipy.sparse.random draws without replacement over all n*d cells)
@@ -46,6 +46,23 @@ def make_data(kind, scale, seed=0):
         indices = rng.randint(0, d, size=indptr[-1]).astype(np.int32)
         X = sp.csr_matrix((rng.randn(indptr[-1]), indices, indptr), shape=(n, d))
         X.sum_duplicates()     # canonical CSR: sorted, duplicate cells merged
+    elif kind == "hard":
+        # correlated, badly scaled sparse design: latent rows as above with 10 nonzeros on average,
+        # each column the sum of three neighbouring latent columns (weights 1, 0.9, 0.8:
+        # adjacent columns correlate at 0.66, next-but-one at 0.33), then column scales
+        # exp(N(0, 1)) (squared column norms spread over about 4 orders of magnitude)
+        n, d = int(200_000 * scale), int(20_000 * scale)
+        counts = rng.binomial(d, 10.0 / d, size=n)
+        indptr = np.concatenate([[0], np.cumsum(counts)])
+        indices = rng.randint(0, d, size=indptr[-1]).astype(np.int32)
+        B = sp.csr_matrix((rng.randn(indptr[-1]), indices, indptr), shape=(n, d))
+        B.sum_duplicates()
+        T = sp.diags([np.ones(d), 0.9 * np.ones(d - 1), 0.8 * np.ones(d - 2)], [0, 1, 2],
+                     format="csr")
+        X = (B @ T) @ sp.diags(np.exp(rng.randn(d)))
+        X = sp.csr_matrix(X)
+        X.sum_duplicates()
+        X.sort_indices()
     w = np.zeros(d)
     support = rng.choice(d, max(5, d // 20), replace=False)
     w[support] = rng.randn(support.size)
@@ -96,7 +113,12 @@ def time_to_target(payload):
     return out
 
 
-def write_summary(payloads, scale, repeat):
+def suffix(scale):
+    """Results of a smaller problem (--scale) go to their own files."""
+    return "" if scale == 1 else f"_scale{scale:g}"
+
+
+def write_summary(payloads, scale, repeat, stem="time_to_target"):
     results = Path(__file__).resolve().parent / "results"
     lines = ["# constrained_lasso: time to target", "",
              "Time (median of the timed fits, seconds) of the fastest setting of each method "
@@ -135,7 +157,7 @@ def write_summary(payloads, scale, repeat):
                       else "-" for t in TARGETS]
             lines.append(f"| {method} | " + " | ".join(cells + ratios) + " |")
         lines.append("")
-    (results / "constrained_lasso_time_to_target.md").write_text("\n".join(lines))
+    (results / f"constrained_lasso_{stem}{suffix(scale)}.md").write_text("\n".join(lines))
     print("\n".join(lines))
     try:
         import matplotlib
@@ -163,14 +185,16 @@ def write_summary(payloads, scale, repeat):
         ax.set_title(kind + ": " + payload["problem"].split(",")[0])
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(results / "constrained_lasso_time_to_target.png", dpi=90)
+    fig.savefig(results / f"constrained_lasso_{stem}{suffix(scale)}.png", dpi=90)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=["dense", "sparse", "none"], default=None)
+    parser.add_argument("--only", choices=["dense", "sparse", "hard", "none"], default=None,
+                        help="'hard': a correlated, badly scaled sparse design (not part of "
+                             "the default run; its own summary file)")
     parser.add_argument("--baselines", action="store_true",
                         help="sparse problem only: Epro-SGD against the paper's projected-SGD "
                              "baseline (lazy O(nnz log d) steps on CSR rows); writes "
@@ -185,9 +209,13 @@ def main():
         args.only = "none"
     payloads = {}
     results = Path(__file__).resolve().parent / "results"
+    if args.only == "hard":
+        payload = run_kind("hard", args)
+        write_summary({"hard": payload}, args.scale, args.repeat, stem="hard_time_to_target")
+        return
     for kind in ("dense", "sparse"):
         if args.only and kind != args.only:
-            path = results / f"constrained_lasso_{kind}.json"
+            path = results / f"constrained_lasso_{kind}{suffix(args.scale)}.json"
             if path.exists():    # keep the other kind's last results in the summary
                 import json
                 payloads[kind] = json.loads(path.read_text())
@@ -227,7 +255,9 @@ def run_kind(kind, args):
                     **cpu_metric(model)}
 
         cases = []
-        passes_sgd = (0.1, 0.3, 1) if kind == "dense" else (0.5, 1, 1.5, 2, 3)
+        hard = kind == "hard"
+        passes_sgd = {"dense": (0.1, 0.3, 1), "sparse": (0.5, 1, 1.5, 2, 3),
+                      "hard": (1, 3)}[kind]
         for passes in passes_sgd:
             cases.append(Case(
                 f"skstoch epro_sgd {passes:g} passes", "skstoch",
@@ -237,13 +267,21 @@ def run_kind(kind, args):
                 evaluate=evaluate))
         # 'epro_svrg' (beyond the paper): the budget counts each epoch's full gradient as n
         # gradients, so 1.0625 passes = one full gradient + one epoch of n/16 steps
-        for passes in (1.0625, 1.125, 2.5):
+        for passes in ((1.125, 2.5, 5) if hard else (1.0625, 1.125, 2.5)):
             cases.append(Case(
                 f"skstoch epro_svrg {passes:g} passes", "skstoch",
                 fit=with_cpu_time(lambda p=passes: ConstrainedLasso(
                     alpha=ALPHA, radius=radius, solver="epro_svrg", max_iter=int(p * n),
                     first_epoch_length=max(8, int((p - 1) * n)) if p < 1.2 else None,
                     tol=0, random_state=0, track_objective=False).fit(X, y)),
+                evaluate=evaluate))
+        # the candidates of solver='auto' at their default budget and tolerance (what a user
+        # gets): max_iter=None (10 passes for the stochastic solvers), tol=1e-4
+        for solver in ("epro_sgd", "epro_svrg"):
+            cases.append(Case(
+                f"skstoch {solver} defaults (max_iter=None, tol=1e-4)", "skstoch",
+                fit=with_cpu_time(lambda s=solver: ConstrainedLasso(
+                    alpha=ALPHA, radius=radius, solver=s, random_state=0).fit(X, y)),
                 evaluate=evaluate))
         if kind == "dense":
             # Epro-ORDA is O(d) per step on CSR rows (dense dual averages): about 40 s per
@@ -263,7 +301,7 @@ def run_kind(kind, args):
                               evaluate=evaluate))
         # each peer at several tolerances, so that its time to a target is its fastest
         # setting that reaches it (intermediate tolerances 1e-3 and 3e-4 included)
-        for tol in (1e-2, 1e-3, 3e-4, 1e-4, 1e-6):
+        for tol in ((1e-4,) if hard else (1e-2, 1e-3, 3e-4, 1e-4, 1e-6)):
             if kind == "sparse" and tol == 1e-6:
                 continue    # sklearn's tol=1e-2 already reaches 1e-8 here (12 s a fit)
             cases.append(Case(f"sklearn ElasticNet tol={tol:g}", "scikit-learn",
@@ -272,7 +310,7 @@ def run_kind(kind, args):
                               evaluate=evaluate))
         try:
             from skglm import ElasticNet as SkglmEnet
-            for tol in (1e-2, 1e-3, 3e-4, 1e-4, 1e-6):
+            for tol in ((1e-3, 3e-4, 1e-6) if hard else (1e-2, 1e-3, 3e-4, 1e-4, 1e-6)):
                 cases.append(Case(f"skglm ElasticNet tol={tol:g}", "skglm",
                                   fit=with_cpu_time(lambda t=tol: SkglmEnet(
                                       alpha=A, l1_ratio=rho, tol=t,
@@ -303,7 +341,7 @@ def run_kind(kind, args):
                 f", alpha={ALPHA}, radius={radius:.4g} (= ||w_enet||_1), F*={f_star:.6g}")
         load_before = os.getloadavg()[0]
         payload = run_benchmark(
-            f"constrained_lasso_{kind}", desc, cases, repeat=args.repeat, warmup=1,
+            f"constrained_lasso_{kind}{suffix(args.scale)}", desc, cases, repeat=args.repeat, warmup=1,
             baseline="sklearn ElasticNet tol=0.0001",
             notes=f"scale={args.scale}; shared 2-core machine, other engineers' jobs ran at "
                   f"the same time (1-minute load average {load_before:.1f} at the start, "
@@ -311,7 +349,8 @@ def run_kind(kind, args):
                   f"last timed fit; command: python benchmarks/bench_constrained_lasso.py "
                   f"--only {kind} --scale {args.scale} --repeat {args.repeat}")
         payload["load"] = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
-        path = Path(__file__).resolve().parent / "results" / f"constrained_lasso_{kind}.json"
+        path = (Path(__file__).resolve().parent / "results" /
+                f"constrained_lasso_{kind}{suffix(args.scale)}.json")
         import json
         path.write_text(json.dumps(payload, indent=2, default=float))
         return payload
