@@ -148,3 +148,11 @@ def test_epoch_projection_loop_stays_feasible_and_halves_steps():
     steps = [r["step_size"] for r in records]
     assert steps == [0.5 / 2**k for k in range(8)]
     assert all(np.abs(r["x"]).sum() <= 2.0 + 1e-12 for r in records)
+
+
+def test_epoch_projection_rejects_a_budget_below_the_first_epoch():
+    # without the check no epoch runs and x0 comes back looking like a converged fit
+    with pytest.raises(ValueError, match="max_iter=5 is smaller than the first epoch"):
+        epoch_projection(np.zeros(3), lambda x, eta, n, k: x, lambda x: x, budget=5,
+                         first_epoch_length=8, eta0=0.1, step_decay=2.0,
+                         monitor=FitMonitor("t"))

@@ -63,6 +63,13 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
     change = np.inf
     lengths = epoch_lengths(budget, first_epoch_length, use_full_budget=use_full_budget,
                             extra_per_epoch=extra_per_epoch)
+    if not lengths:
+        # silently returning x0 would look like a converged fit
+        raise ValueError(
+            f"max_iter={budget} is smaller than the first epoch "
+            f"({int(first_epoch_length) + extra_per_epoch} stochastic gradients), so no epoch "
+            "would run: raise max_iter or shorten the first epoch."
+        )
     n_epochs = 0
     for epoch, n_steps in enumerate(lengths):
         x_hat = run_epoch(x, eta, n_steps, epoch)
