@@ -533,13 +533,16 @@ def test_single_thread_blas_around_kernels(monkeypatch):
 
 
 def test_max_iter_auto_rule_and_explicit_budget():
-    """'auto' = ceil(4 n_anchors k q / batch_size) clipped to [500, 16000]; ints are kept."""
+    """'auto' = ceil(12 n_anchors k / batch_size) clipped to [500, 16000], independent of
+    n_impostors; ints are kept."""
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0).fit(X, y)
-    assert est.max_iter_ == int(np.ceil(4 * 300 * 3 * 3 / 8)) == 1350
+    assert est.max_iter_ == int(np.ceil(12 * 300 * 3 / 8)) == 1350
     assert est.n_iter_ == est.max_iter_  # use_full_budget
+    for q in (1, 3, 20):
+        assert LMNNMetric(random_state=0, tol=0, n_impostors=q).fit(X, y).max_iter_ == 1350
     small = LMNNMetric(random_state=0, tol=0).fit(X[:60], y[:60])
-    assert small.max_iter_ == 500  # 4 * 60 * 9 / 8 = 270, clipped
+    assert small.max_iter_ == 500  # 12 * 60 * 3 / 8 = 270, clipped
     big_batch = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X, y)
     assert big_batch.max_iter_ == 500
     fixed = LMNNMetric(random_state=0, tol=0, max_iter=700).fit(X, y)
@@ -575,3 +578,27 @@ def test_max_iter_auto_with_random_triplets():
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0, triplet_strategy="random").fit(X, y)
     assert est.max_iter_ == 2000
+
+
+def test_n_impostors_auto():
+    """'auto': 10 nearest impostors per target pair for 'knn' (capped by the number of
+    differently-labelled points), the paper's 3 random ones for 'random'; ints are kept."""
+    X, y = _noisy_blobs(n=150)
+    knn = LMNNMetric(random_state=0, max_iter=64).fit(X, y)
+    assert knn.triplet_strategy_ == "knn" and knn.n_impostors_ == 10
+    assert len(knn.triplets_) == 150 * 3 * 10
+    # every anchor's 10 impostors are distinct and differently labelled
+    imp = knn.triplets_[:, 2].reshape(150, 3, 10)[:, 0, :]
+    assert all(len(set(row)) == 10 for row in imp)
+    assert np.all(y[imp] != y[np.arange(150)][:, None])
+    rnd = LMNNMetric(random_state=0, max_iter=64, triplet_strategy="random").fit(X, y)
+    assert rnd.n_impostors_ == 3 and len(rnd.triplets_) == 150 * 3 * 3
+    fixed = LMNNMetric(random_state=0, max_iter=64, n_impostors=4).fit(X, y)
+    assert fixed.n_impostors_ == 4 and len(fixed.triplets_) == 150 * 3 * 4
+    # two classes where the other class has only 5 members: the impostors are capped at 5
+    y2 = np.where(np.arange(150) < 5, 1, 0)
+    capped = LMNNMetric(random_state=0, max_iter=64, n_neighbors=2).fit(X, y2)
+    assert capped.n_impostors_ == 10
+    assert len(capped.triplets_) == 150 * 2 * 5
+    with pytest.raises(ValueError, match="n_impostors"):
+        LMNNMetric(n_impostors="many").fit(X, y)
