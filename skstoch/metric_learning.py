@@ -817,40 +817,30 @@ class _Search:
                                 np.repeat(imp, k, axis=0).ravel()]).astype(np.int64)
 
 
-def _sq_distances(Zq, Zc, sq_c):
-    """Squared Euclidean distances of the rows of Zq to the rows of Zc (one GEMM)."""
-    D = Zq @ Zc.T
-    D *= -2.0
-    D += np.einsum("ij,ij->i", Zq, Zq)[:, None]
-    D += sq_c[None, :]
-    return D
-
-
 def _blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None):
     """Column indices of the ``q`` smallest squared distances of each row of Zq to the rows
-    of Zc, skipping the pairs where ``yq[a] == yc[b]`` and the columns ``exclude[a]`` (a
-    row's own position).  Row blocks bounded by
-    ``_WORKING_MEMORY_MB``: memory O(block n_candidates), never larger."""
+    of Zc (increasing distance), skipping the pairs where ``yq[a] == yc[b]`` and the columns
+    ``exclude[a]`` (a row's own position).  Per row block (bounded by
+    ``_WORKING_MEMORY_MB``: memory O(block n_candidates), never larger) one BLAS GEMM and
+    one pass of the ``select_ksmallest`` kernel."""
     n_q, n_c = len(Zq), len(Zc)
     sq_c = np.einsum("ij,ij->i", Zc, Zc)
     block = max(1, min(n_q, (_WORKING_MEMORY_MB << 20) // (8 * max(n_c, 1))))
     out = np.empty((n_q, q), dtype=np.int64)
+    empty = np.empty(0, dtype=np.int64)
+    yq = empty if yq is None else np.ascontiguousarray(yq, dtype=np.int64)
+    yc = empty if yc is None else np.ascontiguousarray(yc, dtype=np.int64)
+    exclude = empty if exclude is None else np.ascontiguousarray(exclude, dtype=np.int64)
+    ZcT = np.ascontiguousarray(Zc.T)
     for start in range(0, n_q, block):
         stop = min(start + block, n_q)
-        D = _sq_distances(Zq[start:stop], Zc, sq_c)
-        if yq is not None:
-            D[yq[start:stop, None] == yc[None, :]] = np.inf
-        if exclude is not None:
-            D[np.arange(stop - start), exclude[start:stop]] = np.inf
-        if q <= 8:
-            # q repeated argmins: vectorized passes (argpartition pays a per-row overhead)
-            rows = np.arange(stop - start)
-            for r in range(q):
-                col = np.argmin(D, axis=1)
-                out[start:stop, r] = col
-                D[rows, col] = np.inf
-        else:
-            out[start:stop] = np.argpartition(D, q - 1, axis=1)[:, :q]
+        G = Zq[start:stop] @ ZcT
+        found = _lmnn.select_ksmallest(
+            G, sq_c, yq[start:stop] if len(yq) else yq, yc,
+            exclude[start:stop] if len(exclude) else exclude, q, out[start:stop])
+        if found < q or out[start:stop].min() < 0:
+            raise RuntimeError(
+                f"internal error: fewer than {q} admissible neighbours in a search")
     return out
 
 

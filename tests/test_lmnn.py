@@ -281,6 +281,40 @@ def test_impostor_search_matches_brute_force(monkeypatch, small_search):
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("q", [1, 3, 10])
+def test_select_ksmallest_kernel_matches_numpy(q):
+    """The selection kernel against a stable numpy argsort of the masked distances: same
+    columns in the same order (ties, here exact duplicate rows, broken by the lower
+    column), labels and self-exclusion respected; too few admissible columns is reported."""
+    from skstoch.metric_learning import _blocked_ksmallest
+
+    rng = np.random.default_rng(q)
+    Zc = rng.normal(size=(60, 4))
+    Zc[30:40] = Zc[:10]  # exact duplicates: ties
+    Zq = np.vstack([Zc[:20], rng.normal(size=(7, 4))])
+    yc = rng.integers(0, 3, size=60)
+    yq = yc[:27].copy()
+    yq[20:] = rng.integers(0, 3, size=7)
+    exclude = np.r_[np.arange(20), np.full(7, 59)]
+    D = np.sum((Zq[:, None, :] - Zc[None, :, :]) ** 2, axis=2)
+    for labels in (False, True):
+        Dm = D.copy()
+        if labels:
+            Dm[yq[:, None] == yc[None, :]] = np.inf
+        Dm[np.arange(27), exclude] = np.inf
+        got = _blocked_ksmallest(Zq, Zc, q, yq if labels else None, yc if labels else None,
+                                 exclude)
+        ref = np.argsort(Dm, axis=1, kind="stable")[:, :q]
+        # distinct distances differ far beyond round-off; exact duplicates tie exactly
+        np.testing.assert_array_equal(got, ref)
+    out = np.empty((1, 3), dtype=np.int64)
+    found = _lmnn.select_ksmallest(np.zeros((1, 2)), np.zeros(2), np.zeros(0, np.int64),
+                                   np.zeros(0, np.int64), np.zeros(0, np.int64), 3, out)
+    assert found == 2 and out[0, 2] == -1
+    with pytest.raises(RuntimeError, match="admissible"):
+        _blocked_ksmallest(Zq[:2], Zc[:2], 3)
+
+
 def test_bounded_search_on_large_data_and_auto_strategy():
     """n > search_size: a pool of search_size anchors, per-epoch refreshes of a subset,
     sampled candidates; the result is feasible and reproducible.  'auto' switches to the
