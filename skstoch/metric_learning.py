@@ -367,11 +367,11 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         if strategy == "random":
             fixed = self._random_triplets(pairs, y_enc, order, starts, rng)
 
-            def make_triplets(A, n_steps):
+            def make_triplets(A, n_steps, mapped=None):
                 return fixed
         else:
-            def make_triplets(A, n_steps):
-                return search.knn_triplets(pairs, A, n_steps)
+            def make_triplets(A, n_steps, mapped=None):
+                return search.knn_triplets(pairs, A, n_steps, mapped)
 
         first = self.first_epoch_length or (16 if self.solver == "epro_orda" else 8)
         if self.solver in ("sgd", "oneproj"):
@@ -386,7 +386,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             eta0 = float(self.eta0)
         self.eta0_ = eta0
 
-        state = _SolverState(self, X, triplets, prior, make_triplets, len(search.pool))
+        layout = (self.n_neighbors, impostor_pool) if strategy == "knn" else None
+        state = _SolverState(self, X, triplets, prior, make_triplets, len(search.pool), layout)
         A0 = max(1.0, self.epsilon) * np.eye(d)
         monitor = self._make_monitor(f"LMNNMetric(solver={self.solver!r})")
         if self.solver in ("epro_sgd", "epro_orda"):
@@ -555,8 +556,12 @@ def _kernel_blas_threads(d):
 class _SolverState:
     """The problem data and the closures the solvers need (one fit)."""
 
-    def __init__(self, est, X, triplets, prior, make_triplets, n_anchors=1):
+    def __init__(self, est, X, triplets, prior, make_triplets, n_anchors=1, layout=None):
         self.est = est
+        # (k, q) when the table is the 'knn' recipe's: n_a anchors x k targets x q
+        # impostors in this order (row (a k + j) q + r), so that the objective computes
+        # each distance once (grouped_hinge)
+        self.layout = layout
         self.X = X
         self.triplets = np.ascontiguousarray(triplets, dtype=np.int64)
         self.prior = None if prior is None else np.ascontiguousarray(prior)
@@ -569,13 +574,37 @@ class _SolverState:
         self.counters = np.zeros(2, dtype=np.uint64)
         self._objective_rows = None
         self._objective_table = None
+        # (A, X R) of the last objective that mapped every row, for the next search
+        self._mapped = (None, None)
 
     def objective(self, A):
         """Eq. (21) at a feasible (positive definite) A on the current triplets (only the
-        rows they use are mapped: O(n_rows d^2))."""
+        rows they use are mapped: O(n_rows d^2)).  Exact on the whole table for the 'knn'
+        recipe (each distance computed once); on a fixed random sample of
+        ``_OBJECTIVE_SAMPLE`` triplets for larger 'random' tables."""
         est = self.est
         R = _factor(A)
         trip = self.triplets
+        n_rows = self.X.shape[0]
+        if self.layout is not None and len(trip) % (self.layout[0] * self.layout[1]) == 0:
+            # exact on the whole table, each distance once
+            k, q = self.layout
+            grid = trip.reshape(-1, k, q, 3)
+            groups = (grid[:, 0, 0, 0], grid[:, :, 0, 1], grid[:, 0, :, 2])
+            if 2 * len(groups[0]) >= n_rows:
+                # (about) every point is an anchor: map all rows (no np.unique sort)
+                P = self.X @ R
+                self._mapped = (A, P)
+            else:
+                rows, local = np.unique(np.concatenate([g.ravel() for g in groups]),
+                                        return_inverse=True)
+                sizes = np.cumsum([g.size for g in groups])[:-1]
+                groups = [part.reshape(g.shape) for part, g in
+                          zip(np.split(local.astype(np.int64), sizes), groups)]
+                P = self.X[rows] @ R
+            groups = [np.ascontiguousarray(g, dtype=np.int64) for g in groups]
+            hinge, _ = _lmnn.grouped_hinge(np.ascontiguousarray(P), *groups)
+            return self._value(A, hinge, len(trip))
         if len(trip) > _OBJECTIVE_SAMPLE:
             # large triplet tables: the hinge mean on a fixed-size random sample (the same
             # sample while the table is unchanged, so the history curve is comparable)
@@ -584,14 +613,18 @@ class _SolverState:
                 self._objective_rows = rng.choice(len(trip), _OBJECTIVE_SAMPLE, replace=False)
                 self._objective_table = trip
             trip = trip[self._objective_rows]
-        if 3 * len(trip) >= self.X.shape[0]:
+        if 3 * len(trip) >= n_rows:
             # the table touches about every row: map all rows (no np.unique sort)
             hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X @ R), trip)
         else:
             rows, local = np.unique(trip, return_inverse=True)
             local = np.ascontiguousarray(local.reshape(trip.shape), dtype=np.int64)
             hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X[rows] @ R), local)
-        value = est.c * hinge / len(trip)
+        return self._value(A, hinge, len(trip))
+
+    def _value(self, A, hinge, n_triplets):
+        est = self.est
+        value = est.c * hinge / n_triplets
         if self.prior is not None:
             value += (1.0 - est.c) * float(np.sum(A * self.prior))
         value += 0.5 * est.mu1 * float(np.sum(A * A))
@@ -604,7 +637,8 @@ class _SolverState:
         # moved and a search would return the same table at O(n^2 d) cost)
         if self.refresh and self.since_refresh * self.est.batch_size >= self.refresh_draws:
             self.since_refresh = 0
-            triplets = self.make_triplets(A, n_steps)
+            mapped = self._mapped[1] if self._mapped[0] is A else None
+            triplets = self.make_triplets(A, n_steps, mapped)
             self.est._check_triplets(triplets, self.X.shape[0])
             self.triplets = np.ascontiguousarray(triplets, dtype=np.int64)
 
@@ -785,7 +819,7 @@ class _Search:
             return np.arange(n, dtype=np.int64)
         return cand
 
-    def knn_triplets(self, pairs, A, n_steps):
+    def knn_triplets(self, pairs, A, n_steps, mapped=None):
         """Triplets (i, j, l): target pairs (i, j) of the refreshed anchors with the
         ``q`` nearest differently-labelled candidates l of i in the metric A."""
         k, q = self.k, self.q
@@ -796,9 +830,15 @@ class _Search:
             pairs = pairs.reshape(n_pool, k, 2)[rows].reshape(-1, 2)
         anchors = pairs[::k, 0]
         cand = self.candidates()
-        R = _factor(A)
-        Zq = self.X[anchors] @ R
-        Zc = self.X[cand] @ R
+        if self.exhaustive:
+            # anchors and candidates are all points: map X once (or reuse X R of the
+            # objective just evaluated at this A)
+            Zc = mapped if mapped is not None else self.X @ _factor(A)
+            Zq = Zc[anchors]
+        else:
+            R = _factor(A)
+            Zq = self.X[anchors] @ R
+            Zc = self.X[cand] @ R
         yq = self.y[anchors]
         yc = self.y[cand]
         if len(anchors) * len(cand) <= _SMALL_SEARCH:

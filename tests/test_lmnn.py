@@ -595,9 +595,9 @@ def test_knn_table_refreshed_only_after_enough_draws(monkeypatch):
     calls = []
     original = metric_learning._Search.knn_triplets
 
-    def counting(self, pairs, A, n_steps):
+    def counting(self, pairs, A, n_steps, mapped=None):
         calls.append(n_steps)
-        return original(self, pairs, A, n_steps)
+        return original(self, pairs, A, n_steps, mapped)
 
     monkeypatch.setattr(metric_learning._Search, "knn_triplets", counting)
     X, y = _noisy_blobs(n=300)
@@ -636,3 +636,25 @@ def test_n_impostors_auto():
     assert len(capped.triplets_) == 150 * 2 * 5
     with pytest.raises(ValueError, match="n_impostors"):
         LMNNMetric(n_impostors="many").fit(X, y)
+
+
+def test_grouped_objective_equals_expanded_table(monkeypatch):
+    """The 'knn' objective computed from the table's structure (each distance once, exact on
+    the whole table) equals the expanded per-triplet hinge, for exhaustive and bounded
+    searches (where only the rows used are mapped)."""
+    import skstoch.metric_learning as ml
+
+    monkeypatch.setattr(ml, "_OBJECTIVE_SAMPLE", 1 << 30)
+    for n, size in ((120, 8192), (600, 128)):
+        X, y = _noisy_blobs(n=n, seed=7)
+        m = LMNNMetric(max_iter=100, random_state=0, triplet_strategy="knn",
+                       search_size=size).fit(X, y)
+        assert m.n_impostors_ == 10
+        for A in (np.eye(X.shape[1]), m.metric_):
+            grouped = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None,
+                                      layout=(3, 10))
+            expanded = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None)
+            assert expanded.layout is None
+            np.testing.assert_allclose(grouped.objective(A), expanded.objective(A),
+                                       rtol=1e-12)
+        assert m.objective_ == pytest.approx(expanded.objective(m.metric_), rel=1e-12)
