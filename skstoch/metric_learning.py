@@ -380,13 +380,13 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         triplets = make_triplets(np.eye(d), first)
         self._check_triplets(triplets, n_samples)
 
+        layout = (self.n_neighbors, impostor_pool) if strategy == "knn" else None
         if self.eta0 == "auto":
-            eta0 = _auto_step(X, triplets, self.c, rng)
+            eta0 = _auto_step(X, triplets, self.c, rng, layout)
         else:
             eta0 = float(self.eta0)
         self.eta0_ = eta0
 
-        layout = (self.n_neighbors, impostor_pool) if strategy == "knn" else None
         state = _SolverState(self, X, triplets, prior, make_triplets, len(search.pool), layout)
         A0 = max(1.0, self.epsilon) * np.eye(d)
         monitor = self._make_monitor(f"LMNNMetric(solver={self.solver!r})")
@@ -884,14 +884,29 @@ def _blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None):
     return out
 
 
-def _auto_step(X, triplets, c, rng):
+def _auto_step(X, triplets, c, rng, layout=None):
     """_AUTO_FACTOR / (c s), s = mean squared length of the pair and impostor differences of
-    a sample of triplets: a step then moves A by O(1) along the sampled directions."""
-    sample = triplets[rng.integers(0, len(triplets), size=min(_N_SCALE_SAMPLES,
-                                                                  len(triplets)))]
-    a = X[sample[:, 0]] - X[sample[:, 1]]
-    b = X[sample[:, 0]] - X[sample[:, 2]]
-    s = 0.5 * (np.mean(np.sum(a * a, axis=1)) + np.mean(np.sum(b * b, axis=1)))
+    the triplets: a step then moves A by O(1) along the sampled directions.  For the 'knn'
+    table (``layout`` = (k, q)) s is the exact table mean, computed from the distinct
+    (anchor, target) and (anchor, impostor) pairs (each repeats q resp. k times in the
+    table), over at most _N_SCALE_SAMPLES anchors; otherwise on _N_SCALE_SAMPLES random
+    triplets."""
+    if layout is not None and len(triplets) % (layout[0] * layout[1]) == 0:
+        k, q = layout
+        grid = triplets.reshape(-1, k, q, 3)
+        if len(grid) > _N_SCALE_SAMPLES:
+            grid = grid[rng.choice(len(grid), _N_SCALE_SAMPLES, replace=False)]
+        anchors = X[grid[:, 0, 0, 0]][:, None, :]
+        a = anchors - X[grid[:, :, 0, 1]]
+        b = anchors - X[grid[:, 0, :, 2]]
+        s = 0.5 * (np.einsum("ijk,ijk->", a, a) / (a.shape[0] * k)
+                   + np.einsum("ijk,ijk->", b, b) / (b.shape[0] * q))
+    else:
+        sample = triplets[rng.integers(0, len(triplets),
+                                       size=min(_N_SCALE_SAMPLES, len(triplets)))]
+        a = X[sample[:, 0]] - X[sample[:, 1]]
+        b = X[sample[:, 0]] - X[sample[:, 2]]
+        s = 0.5 * (np.mean(np.sum(a * a, axis=1)) + np.mean(np.sum(b * b, axis=1)))
     if not np.isfinite(s) or s <= 0.0:
         s = 1.0
     return _AUTO_FACTOR / (max(c, 1e-3) * s)

@@ -658,3 +658,14 @@ def test_grouped_objective_equals_expanded_table(monkeypatch):
             np.testing.assert_allclose(grouped.objective(A), expanded.objective(A),
                                        rtol=1e-12)
         assert m.objective_ == pytest.approx(expanded.objective(m.metric_), rel=1e-12)
+
+
+def test_auto_step_is_exact_table_mean_for_knn():
+    """eta0='auto' = 5 / (c s), s the mean over the initial 'knn' table of the squared
+    lengths of the pair and impostor differences (computed from the distinct pairs)."""
+    X, y = _noisy_blobs(n=120, seed=8)
+    m = LMNNMetric(max_iter=8, random_state=0, c=0.4, tol=0).fit(X, y)
+    t = m.triplets_  # max_iter=8: one epoch, no refresh: the initial table
+    s = 0.5 * (np.mean(np.sum((X[t[:, 0]] - X[t[:, 1]]) ** 2, axis=1))
+               + np.mean(np.sum((X[t[:, 0]] - X[t[:, 2]]) ** 2, axis=1)))
+    assert m.eta0_ == pytest.approx(5.0 / (0.4 * s), rel=1e-12)
