@@ -176,21 +176,25 @@ def _split_from_mask(X, y, mask):
     return scaler.transform(X[mask]), scaler.transform(X[~mask]), y[mask], y[~mask]
 
 
-def _run_local(make, X, y, masks):
-    """Fit ``make()`` on every split (one untimed warm-up on the first): per-split wall and
-    CPU seconds and 3-NN test accuracy."""
+def _run_local(makers, X, y, masks):
+    """Fit every ``makers[key]()`` on every split, interleaved (split 1: ours, NCA; split 2:
+    ours, NCA; ...) so that a change of the machine's load hits both alike; one untimed
+    warm-up fit each on the first split.  Per key: per-split wall and CPU seconds and 3-NN
+    test accuracy."""
     from threadpoolctl import threadpool_limits
-    out = []
+    out = {key: [] for key in makers}
     with threadpool_limits(limits=1):
         split = _split_from_mask(X, y, masks[0])
-        make().fit(split[0], split[2])
+        for make in makers.values():
+            make().fit(split[0], split[2])
         for mask in masks:
             split = _split_from_mask(X, y, mask)
-            wall, cpu = time.perf_counter(), time.process_time()
-            model = make().fit(split[0], split[2])
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            out.append({"seconds": wall, "cpu_s": cpu,
-                        "accuracy": knn_accuracy(model.transform, split)})
+            for key, make in makers.items():
+                wall, cpu = time.perf_counter(), time.process_time()
+                model = make().fit(split[0], split[2])
+                wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+                out[key].append({"seconds": wall, "cpu_s": cpu,
+                                 "accuracy": knn_accuracy(model.transform, split)})
     return out
 
 
@@ -214,9 +218,9 @@ def run_repeated(name, description, X, y, n_splits=10, ml_timeout=1800):
     """Mean/std 3-NN accuracy over the same repeated stratified splits for every method,
     through the harness (per-split fit times are the harness's timed samples)."""
     masks = repeated_splits(X, y, n_splits)
-    runs = {"ours": _run_local(lambda: LMNNMetric(random_state=0), X, y, masks),
-            "nca": _run_local(lambda: NeighborhoodComponentsAnalysis(random_state=0),
-                              X, y, masks)}
+    runs = _run_local({"ours": lambda: LMNNMetric(random_state=0),
+                       "nca": lambda: NeighborhoodComponentsAnalysis(random_state=0)},
+                      X, y, masks)
     try:
         runs["ml"] = _run_metric_learn(X, y, masks, ml_timeout)
     except ImportError as exc:
