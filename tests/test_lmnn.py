@@ -567,18 +567,22 @@ def test_single_thread_blas_around_kernels(monkeypatch):
 
 
 def test_max_iter_auto_rule_and_explicit_budget():
-    """'auto' = ceil(12 n_anchors k / batch_size) clipped to [500, 16000], independent of
-    n_impostors; ints are kept."""
+    """'auto' = ceil(draws / batch_size), draws = 12 n_anchors k clipped to [4000, 128000],
+    independent of n_impostors; ints are kept."""
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0).fit(X, y)
-    assert est.max_iter_ == int(np.ceil(12 * 300 * 3 / 8)) == 1350
+    assert est.batch_size == 16
+    assert est.max_iter_ == int(np.ceil(12 * 300 * 3 / 16)) == 675
     assert est.n_iter_ == est.max_iter_  # use_full_budget
     for q in (1, 3, 20):
-        assert LMNNMetric(random_state=0, tol=0, n_impostors=q).fit(X, y).max_iter_ == 1350
+        assert LMNNMetric(random_state=0, tol=0, n_impostors=q).fit(X, y).max_iter_ == 675
+    assert LMNNMetric(random_state=0, tol=0, batch_size=8).fit(X, y).max_iter_ == 1350
     small = LMNNMetric(random_state=0, tol=0).fit(X[:60], y[:60])
-    assert small.max_iter_ == 500  # 12 * 60 * 3 / 8 = 270, clipped
+    assert small.max_iter_ == 250  # 12 * 60 * 3 = 2160 draws, clipped to 4000
     big_batch = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X, y)
-    assert big_batch.max_iter_ == 500
+    assert big_batch.max_iter_ == int(np.ceil(10800 / 64)) == 169  # 12 * 300 * 3 draws
+    tiny = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X[:60], y[:60])
+    assert tiny.max_iter_ == int(np.ceil(4000 / 64)) == 63
     fixed = LMNNMetric(random_state=0, tol=0, max_iter=700).fit(X, y)
     assert fixed.max_iter_ == fixed.n_iter_ == 700
     with pytest.raises(ValueError, match="max_iter"):
@@ -602,7 +606,7 @@ def test_knn_table_refreshed_only_after_enough_draws(monkeypatch):
     monkeypatch.setattr(metric_learning._Search, "knn_triplets", counting)
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0, max_iter=504, use_full_budget=False,
-                     triplet_strategy="knn").fit(X, y)
+                     triplet_strategy="knn", batch_size=8).fit(X, y)
     assert est.n_epochs_ == 6  # 8 + 16 + 32 + 64 + 128 + 256
     # the initial table (epoch 1) and refreshes before epochs 4, 5, 6
     assert calls == [8, 64, 128, 256]
@@ -611,7 +615,10 @@ def test_knn_table_refreshed_only_after_enough_draws(monkeypatch):
 def test_max_iter_auto_with_random_triplets():
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0, triplet_strategy="random").fit(X, y)
-    assert est.max_iter_ == 2000
+    assert est.max_iter_ == 1000  # 16000 draws of 16
+    est = LMNNMetric(random_state=0, tol=0, triplet_strategy="random", batch_size=8,
+                     max_iter=100).fit(X, y)
+    assert est.max_iter_ == 100
 
 
 def test_n_impostors_auto():
