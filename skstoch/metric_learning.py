@@ -587,7 +587,6 @@ class _SolverState:
         rows they use are mapped: O(n_rows d^2)).  Exact on the whole table for the 'knn'
         recipe (each distance computed once); on a fixed random sample of
         ``_OBJECTIVE_SAMPLE`` triplets for larger 'random' tables."""
-        est = self.est
         R = _factor(A)
         trip = self.triplets
         n_rows = self.X.shape[0]

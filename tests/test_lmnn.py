@@ -1,5 +1,4 @@
 """Tests of LMNNMetric (paper 001, section 4) and its kernels."""
-import os
 import pickle
 import runpy
 from pathlib import Path
