@@ -1,5 +1,4 @@
 """Tests of LMNNMetric (paper 001, section 4) and its kernels."""
-import os
 import pickle
 import runpy
 from pathlib import Path
@@ -281,6 +280,40 @@ def test_impostor_search_matches_brute_force(monkeypatch, small_search):
     np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("q", [1, 3, 10])
+def test_select_ksmallest_kernel_matches_numpy(q):
+    """The selection kernel against a stable numpy argsort of the masked distances: same
+    columns in the same order (ties, here exact duplicate rows, broken by the lower
+    column), labels and self-exclusion respected; too few admissible columns is reported."""
+    from skstoch.metric_learning import _blocked_ksmallest
+
+    rng = np.random.default_rng(q)
+    Zc = rng.normal(size=(60, 4))
+    Zc[30:40] = Zc[:10]  # exact duplicates: ties
+    Zq = np.vstack([Zc[:20], rng.normal(size=(7, 4))])
+    yc = rng.integers(0, 3, size=60)
+    yq = yc[:27].copy()
+    yq[20:] = rng.integers(0, 3, size=7)
+    exclude = np.r_[np.arange(20), np.full(7, 59)]
+    D = np.sum((Zq[:, None, :] - Zc[None, :, :]) ** 2, axis=2)
+    for labels in (False, True):
+        Dm = D.copy()
+        if labels:
+            Dm[yq[:, None] == yc[None, :]] = np.inf
+        Dm[np.arange(27), exclude] = np.inf
+        got = _blocked_ksmallest(Zq, Zc, q, yq if labels else None, yc if labels else None,
+                                 exclude)
+        ref = np.argsort(Dm, axis=1, kind="stable")[:, :q]
+        # distinct distances differ far beyond round-off; exact duplicates tie exactly
+        np.testing.assert_array_equal(got, ref)
+    out = np.empty((1, 3), dtype=np.int64)
+    found = _lmnn.select_ksmallest(np.zeros((1, 2)), np.zeros(2), np.zeros(0, np.int64),
+                                   np.zeros(0, np.int64), np.zeros(0, np.int64), 3, out)
+    assert found == 2 and out[0, 2] == -1
+    with pytest.raises(RuntimeError, match="admissible"):
+        _blocked_ksmallest(Zq[:2], Zc[:2], 3)
+
+
 def test_bounded_search_on_large_data_and_auto_strategy():
     """n > search_size: a pool of search_size anchors, per-epoch refreshes of a subset,
     sampled candidates; the result is feasible and reproducible.  'auto' switches to the
@@ -533,15 +566,22 @@ def test_single_thread_blas_around_kernels(monkeypatch):
 
 
 def test_max_iter_auto_rule_and_explicit_budget():
-    """'auto' = ceil(4 n_anchors k q / batch_size) clipped to [500, 16000]; ints are kept."""
+    """'auto' = ceil(draws / batch_size), draws = 12 n_anchors k clipped to [4000, 128000],
+    independent of n_impostors; ints are kept."""
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0).fit(X, y)
-    assert est.max_iter_ == int(np.ceil(4 * 300 * 3 * 3 / 8)) == 1350
+    assert est.batch_size == 16
+    assert est.max_iter_ == int(np.ceil(12 * 300 * 3 / 16)) == 675
     assert est.n_iter_ == est.max_iter_  # use_full_budget
+    for q in (1, 3, 20):
+        assert LMNNMetric(random_state=0, tol=0, n_impostors=q).fit(X, y).max_iter_ == 675
+    assert LMNNMetric(random_state=0, tol=0, batch_size=8).fit(X, y).max_iter_ == 1350
     small = LMNNMetric(random_state=0, tol=0).fit(X[:60], y[:60])
-    assert small.max_iter_ == 500  # 4 * 60 * 9 / 8 = 270, clipped
+    assert small.max_iter_ == 250  # 12 * 60 * 3 = 2160 draws, clipped to 4000
     big_batch = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X, y)
-    assert big_batch.max_iter_ == 500
+    assert big_batch.max_iter_ == int(np.ceil(10800 / 64)) == 169  # 12 * 300 * 3 draws
+    tiny = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X[:60], y[:60])
+    assert tiny.max_iter_ == int(np.ceil(4000 / 64)) == 63
     fixed = LMNNMetric(random_state=0, tol=0, max_iter=700).fit(X, y)
     assert fixed.max_iter_ == fixed.n_iter_ == 700
     with pytest.raises(ValueError, match="max_iter"):
@@ -558,14 +598,14 @@ def test_knn_table_refreshed_only_after_enough_draws(monkeypatch):
     calls = []
     original = metric_learning._Search.knn_triplets
 
-    def counting(self, pairs, A, n_steps):
+    def counting(self, pairs, A, n_steps, mapped=None):
         calls.append(n_steps)
-        return original(self, pairs, A, n_steps)
+        return original(self, pairs, A, n_steps, mapped)
 
     monkeypatch.setattr(metric_learning._Search, "knn_triplets", counting)
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0, max_iter=504, use_full_budget=False,
-                     triplet_strategy="knn").fit(X, y)
+                     triplet_strategy="knn", batch_size=8).fit(X, y)
     assert est.n_epochs_ == 6  # 8 + 16 + 32 + 64 + 128 + 256
     # the initial table (epoch 1) and refreshes before epochs 4, 5, 6
     assert calls == [8, 64, 128, 256]
@@ -574,4 +614,64 @@ def test_knn_table_refreshed_only_after_enough_draws(monkeypatch):
 def test_max_iter_auto_with_random_triplets():
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0, triplet_strategy="random").fit(X, y)
-    assert est.max_iter_ == 2000
+    assert est.max_iter_ == 1000  # 16000 draws of 16
+    est = LMNNMetric(random_state=0, tol=0, triplet_strategy="random", batch_size=8,
+                     max_iter=100).fit(X, y)
+    assert est.max_iter_ == 100
+
+
+def test_n_impostors_auto():
+    """'auto': 10 nearest impostors per target pair for 'knn' (capped by the number of
+    differently-labelled points), the paper's 3 random ones for 'random'; ints are kept."""
+    X, y = _noisy_blobs(n=150)
+    knn = LMNNMetric(random_state=0, max_iter=64).fit(X, y)
+    assert knn.triplet_strategy_ == "knn" and knn.n_impostors_ == 10
+    assert len(knn.triplets_) == 150 * 3 * 10
+    # every anchor's 10 impostors are distinct and differently labelled
+    imp = knn.triplets_[:, 2].reshape(150, 3, 10)[:, 0, :]
+    assert all(len(set(row)) == 10 for row in imp)
+    assert np.all(y[imp] != y[np.arange(150)][:, None])
+    rnd = LMNNMetric(random_state=0, max_iter=64, triplet_strategy="random").fit(X, y)
+    assert rnd.n_impostors_ == 3 and len(rnd.triplets_) == 150 * 3 * 3
+    fixed = LMNNMetric(random_state=0, max_iter=64, n_impostors=4).fit(X, y)
+    assert fixed.n_impostors_ == 4 and len(fixed.triplets_) == 150 * 3 * 4
+    # two classes where the other class has only 5 members: the impostors are capped at 5
+    y2 = np.where(np.arange(150) < 5, 1, 0)
+    capped = LMNNMetric(random_state=0, max_iter=64, n_neighbors=2).fit(X, y2)
+    assert capped.n_impostors_ == 10
+    assert len(capped.triplets_) == 150 * 2 * 5
+    with pytest.raises(ValueError, match="n_impostors"):
+        LMNNMetric(n_impostors="many").fit(X, y)
+
+
+def test_grouped_objective_equals_expanded_table(monkeypatch):
+    """The 'knn' objective computed from the table's structure (each distance once, exact on
+    the whole table) equals the expanded per-triplet hinge, for exhaustive and bounded
+    searches (where only the rows used are mapped)."""
+    import skstoch.metric_learning as ml
+
+    monkeypatch.setattr(ml, "_OBJECTIVE_SAMPLE", 1 << 30)
+    for n, size in ((120, 8192), (600, 128)):
+        X, y = _noisy_blobs(n=n, seed=7)
+        m = LMNNMetric(max_iter=100, random_state=0, triplet_strategy="knn",
+                       search_size=size).fit(X, y)
+        assert m.n_impostors_ == 10
+        for A in (np.eye(X.shape[1]), m.metric_):
+            grouped = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None,
+                                      layout=(3, 10))
+            expanded = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None)
+            assert expanded.layout is None
+            np.testing.assert_allclose(grouped.objective(A), expanded.objective(A),
+                                       rtol=1e-12)
+        assert m.objective_ == pytest.approx(expanded.objective(m.metric_), rel=1e-12)
+
+
+def test_auto_step_is_exact_table_mean_for_knn():
+    """eta0='auto' = 5 / (c s), s the mean over the initial 'knn' table of the squared
+    lengths of the pair and impostor differences (computed from the distinct pairs)."""
+    X, y = _noisy_blobs(n=120, seed=8)
+    m = LMNNMetric(max_iter=8, random_state=0, c=0.4, tol=0).fit(X, y)
+    t = m.triplets_  # max_iter=8: one epoch, no refresh: the initial table
+    s = 0.5 * (np.mean(np.sum((X[t[:, 0]] - X[t[:, 1]]) ** 2, axis=1))
+               + np.mean(np.sum((X[t[:, 0]] - X[t[:, 2]]) ** 2, axis=1)))
+    assert m.eta0_ == pytest.approx(5.0 / (0.4 * s), rel=1e-12)

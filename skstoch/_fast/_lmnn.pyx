@@ -719,3 +719,97 @@ def triplet_hinge(const double[:, ::1] P, const int64_t[:, ::1] triplets):
                 total += v
                 n_active += 1
     return total, n_active
+
+
+def select_ksmallest(const double[:, ::1] G, const double[::1] sq_c, const int64_t[::1] yq,
+                     const int64_t[::1] yc, const int64_t[::1] exclude, Py_ssize_t q,
+                     int64_t[:, ::1] out):
+    """Neighbour selection of one block of a search: for each row a of G = Zq Zc' (one BLAS
+    GEMM done by the caller), the columns b of the q smallest ``sq_c[b] - 2 G[a, b]`` (the
+    squared distance ||z_a - z_b||^2 up to the row constant ||z_a||^2), in increasing order
+    (ties: the lower column first), skipping the columns with ``yc[b] == yq[a]`` when
+    ``yq``/``yc`` are non-empty and the column ``exclude[a]`` when ``exclude`` is non-empty.
+
+    One pass over the block with a sorted insertion buffer of q entries: O(n_q n_c) plus
+    O(q) per accepted candidate, no n_q x n_c temporaries (the former numpy version made
+    four passes, a boolean mask and q argmin/argpartition passes).  Returns the smallest
+    number of admissible columns found in a row (the caller raises when it is below q, so
+    no unfilled slot, marked -1, is ever used as an index)."""
+    cdef Py_ssize_t n_q = G.shape[0], n_c = G.shape[1]
+    cdef Py_ssize_t a, b, r, found, min_found = n_c
+    cdef bint use_labels = yq.shape[0] > 0, use_exclude = exclude.shape[0] > 0
+    cdef double v
+    cdef int64_t label
+    cdef double* best
+    if q < 1 or out.shape[0] != n_q or out.shape[1] != q or sq_c.shape[0] != n_c:
+        raise ValueError("select_ksmallest: inconsistent shapes")
+    if use_labels and (yq.shape[0] != n_q or yc.shape[0] != n_c):
+        raise ValueError("select_ksmallest: label arrays do not match G")
+    if use_exclude and exclude.shape[0] != n_q:
+        raise ValueError("select_ksmallest: exclude does not match G")
+    best = <double*>malloc(q * sizeof(double))
+    if best == NULL:
+        raise MemoryError()
+    with nogil:
+        for a in range(n_q):
+            found = 0
+            label = yq[a] if use_labels else -1
+            for r in range(q):
+                best[r] = 1.0 / 0.0
+                out[a, r] = -1
+            for b in range(n_c):
+                if use_labels and yc[b] == label:
+                    continue
+                if use_exclude and exclude[a] == b:
+                    continue
+                found += 1
+                v = sq_c[b] - 2.0 * G[a, b]
+                if v < best[q - 1]:
+                    r = q - 1
+                    while r > 0 and best[r - 1] > v:
+                        best[r] = best[r - 1]
+                        out[a, r] = out[a, r - 1]
+                        r -= 1
+                    best[r] = v
+                    out[a, r] = b
+            if found < min_found:
+                min_found = found
+    free(best)
+    return min_found
+
+
+def grouped_hinge(const double[:, ::1] P, const int64_t[::1] anchors,
+                  const int64_t[:, ::1] targets, const int64_t[:, ::1] impostors):
+    """Hinge sum and active count of the triplet table of the 'knn' recipe, given by its
+    structure: anchor a, its k targets ``targets[a]`` and q impostors ``impostors[a]`` make
+    the k q triplets (a, j, l).  The same value as ``triplet_hinge`` on the expanded table
+    (up to round-off), but each distance is computed once: O(n_a (k + q) c + n_a k q) for
+    c columns of P instead of O(2 n_a k q c).  Indices validated by the caller."""
+    cdef Py_ssize_t n_a = anchors.shape[0], k = targets.shape[1], q = impostors.shape[1]
+    cdef Py_ssize_t c = P.shape[1]
+    cdef Py_ssize_t a, j, r, s, i, n_active = 0
+    cdef double v, dist, total = 0.0
+    cdef double* buf
+    if targets.shape[0] != n_a or impostors.shape[0] != n_a:
+        raise ValueError("grouped_hinge: anchors, targets and impostors do not match")
+    buf = <double*>malloc((k + q + 1) * sizeof(double))
+    if buf == NULL:
+        raise MemoryError()
+    with nogil:
+        for a in range(n_a):
+            i = anchors[a]
+            for j in range(k + q):
+                s = targets[a, j] if j < k else impostors[a, j - k]
+                dist = 0.0
+                for r in range(c):
+                    v = P[i, r] - P[s, r]
+                    dist += v * v
+                buf[j] = dist
+            for j in range(k):
+                for r in range(q):
+                    v = buf[j] - buf[k + r] + 1.0
+                    if v > 0.0:
+                        total += v
+                        n_active += 1
+    free(buf)
+    return total, n_active
