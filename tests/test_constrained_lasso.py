@@ -741,3 +741,20 @@ def test_epro_sgd_more_budget_not_worse(design):
 
     one, three = rel(1), rel(3)
     assert three <= 1.1 * one, (one, three)
+
+
+def test_epoch_solvers_stop_when_objective_stalls():
+    """Round 7: with tol > 0 the epoch solvers stop once an epoch's projected output no
+    longer lowers the objective by more than tol (relative); the default budget of 10
+    passes used to run to its end on well-conditioned data."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(5000, 20)
+    y = X[:, 0] - X[:, 1] + 0.5 * rng.randn(5000)
+    kw = dict(alpha=0.01, radius=1.0, solver="epro_sgd", random_state=0)
+    full = ConstrainedLasso(tol=0, **kw).fit(X, y)
+    early = ConstrainedLasso(tol=1e-3, **kw).fit(X, y)
+    assert full.budget_used_ == 10 * 5000
+    assert early.budget_used_ < full.budget_used_
+    f = early.history_["objective"]
+    assert f[-2] - f[-1] <= 1e-3 * abs(f[-1])
+    assert np.all(f[1:-1] - f[:-2] < 0) or len(f) == 2

@@ -496,6 +496,32 @@ def fista_ws_solve(problem, w0, *, max_iter, tol, monitor, max_outer=50):
                                "threshold": threshold})
 
 
+class _StallMonitor:
+    """Monitor proxy for the epoch solvers: also asks the loop to stop when the objective
+    of the projected epoch output no longer decreases by more than ``tol`` (relative),
+    i.e. (f_prev - f) <= tol * |f| (round 7: the relative change of consecutive outputs,
+    the shared loop's rule, stays above 1e-4 under the SGD noise, so the default budget of
+    10 passes always ran to its end).  Everything else is delegated to the FitMonitor."""
+
+    def __init__(self, monitor, tol):
+        self._monitor = monitor
+        self._tol = tol
+        self._previous = None
+        self.stalled = False
+
+    def __getattr__(self, name):
+        return getattr(self._monitor, name)
+
+    def record(self, **record):
+        stop = self._monitor.record(**record)
+        f = record.get("objective")
+        if f is not None:
+            if self._previous is not None and self._previous - f <= self._tol * abs(f):
+                self.stalled = True
+            self._previous = f
+        return stop or self.stalled
+
+
 def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_length,
                       use_full_budget, tol, seed, stream, monitor, track_objective,
                       orda_at_u=False):
@@ -545,6 +571,10 @@ def _stochastic_solve(problem, solver, w0, *, budget, eta0, lam, first_epoch_len
 
     def objective(w):
         return problem.objective(w, state["b"])
+
+    if tol is not None and track_objective and solver in ("epro_sgd", "epro_orda",
+                                                          "epro_svrg"):
+        monitor = _StallMonitor(monitor, tol)
 
     if solver == "epro_svrg":
         return _svrg_solve(problem, w0, state, budget=budget, eta0=eta0,
@@ -819,7 +849,11 @@ class ConstrainedLasso(BaseLinearRegressor):
     tol : float, default=1e-4
         'fista' stops when the Frank-Wolfe duality gap (an upper bound on the
         suboptimality) is <= ``tol * F(0)``.  The epoch solvers stop early when the relative
-        change of consecutive projected epoch outputs is <= ``tol`` (0 disables it).
+        change of consecutive projected epoch outputs is <= ``tol`` or, with
+        ``track_objective=True``, when an epoch lowers the objective of the projected output
+        by no more than ``tol`` relative (round 7; measured on the dense 1,000,000 x 100
+        benchmark: Epro-SGD's defaults stop after 0.26 passes, 1.9 s, at 3.3e-5 relative
+        suboptimality, where the 10-pass default budget took 40 s); 0 disables both.
     eta0 : float or 'auto', default='auto'
         Step size.  Epoch solvers: the first epoch's step (halved per epoch by Epro-SGD,
         divided by sqrt(2) by Epro-ORDA).  Baselines: eta_t = eta0 / t (the paper's rule).
