@@ -701,3 +701,60 @@ def test_example_runs_in_fast_mode(path, monkeypatch):
     import matplotlib.pyplot as plt
     runpy.run_path(str(path), run_name="__main__")
     plt.close("all")
+
+
+def _objective(X, y, coef, alpha):
+    Xw = X @ coef
+    r = Xw + np.mean(y - Xw) - y
+    return 0.5 * float(r @ r) / len(y) + alpha * float(coef @ coef)
+
+
+@pytest.mark.parametrize("design", ["isotropic", "correlated"])
+def test_epro_sgd_more_budget_not_worse(design):
+    """Round 7: with lam='auto' the first epoch used lam = 0 (the multiplier estimate at
+    the start w = 0, inside the ball), i.e. projected ridge SGD, and later epochs lam ~ nu*;
+    on an isotropic design 3 passes ended 12x worse than 1 pass.  Three times the budget must
+    not be worse than one pass (mean over seeds, 10% slack for the sampling noise)."""
+    rng = np.random.RandomState(0)
+    n, d, alpha = 6000, 40, 0.01
+    X = rng.randn(n, d)
+    if design == "correlated":
+        for j in range(1, d):
+            X[:, j] = 0.6 * X[:, j - 1] + 0.8 * X[:, j]
+    w = np.zeros(d)
+    w[rng.choice(d, 4, replace=False)] = rng.randn(4)
+    y = X @ w + 0.5 * rng.randn(n) + 1.0
+    radius = 0.6 * np.abs(w).sum()
+    ref = ConstrainedLasso(alpha=alpha, radius=radius, solver="fista", tol=1e-12,
+                           max_iter=100000).fit(X, y)
+    f_star = _objective(X, y, ref.coef_, alpha)
+    assert ref.lam_ > 0     # the constraint is active
+
+    def rel(passes):
+        out = []
+        for seed in range(3):
+            m = ConstrainedLasso(alpha=alpha, radius=radius, solver="epro_sgd",
+                                 max_iter=int(passes * n), tol=0, random_state=seed,
+                                 track_objective=False).fit(X, y)
+            out.append((_objective(X, y, m.coef_, alpha) - f_star) / f_star)
+        return float(np.mean(out))
+
+    one, three = rel(1), rel(3)
+    assert three <= 1.1 * one, (one, three)
+
+
+def test_epoch_solvers_stop_when_objective_stalls():
+    """Round 7: with tol > 0 the epoch solvers stop once an epoch's projected output no
+    longer lowers the objective by more than tol (relative); the default budget of 10
+    passes used to run to its end on well-conditioned data."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(5000, 20)
+    y = X[:, 0] - X[:, 1] + 0.5 * rng.randn(5000)
+    kw = dict(alpha=0.01, radius=1.0, solver="epro_sgd", random_state=0)
+    full = ConstrainedLasso(tol=0, **kw).fit(X, y)
+    early = ConstrainedLasso(tol=1e-3, **kw).fit(X, y)
+    assert full.budget_used_ == 10 * 5000
+    assert early.budget_used_ < full.budget_used_
+    f = early.history_["objective"]
+    assert f[-2] - f[-1] <= 1e-3 * abs(f[-1])
+    assert np.all(f[1:-1] - f[:-2] < 0) or len(f) == 2
