@@ -276,7 +276,9 @@ class _S3GDMixin:
             return resolved[0]
         monitor = problem.monitor
         lazy = ds.is_sparse
-        use_lazy = lazy and lam1 == 0.0
+        # sparse rows: O(nnz) steps (scaled vector for l2, just-in-time prox for l1)
+        last = np.zeros(d if lazy and lam1 > 0.0 else 0, dtype=np.int64)
+        last_u = np.zeros(d if lam1 > 0.0 and self.solver == "hybrid" else 0)
 
         n_warm = 0
         if self.solver == "hybrid":
@@ -312,7 +314,7 @@ class _S3GDMixin:
         if self.n_inner == "auto":
             if first_mode == MODE_S3GD:
                 inner_first = self._anchor_inner(ds, problem.X, batch, BT.shape[0], anchor_idx.shape[0],
-                                                 nbr.shape[1] if nbr.shape[0] else 0, use_lazy)
+                                                 nbr.shape[1] if nbr.shape[0] else 0, lazy)
             elif first_mode == MODE_SVRG:
                 inner_first = steps_svrg
             else:
@@ -363,25 +365,24 @@ class _S3GDMixin:
             mode, which, n_inner, n_outer = phases[phase]
             snap_penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
             snap_loss = 0.0
-            if phase == "warmup" and lam1 == 0.0:
-                # per-sample SGD, O(nnz) per step (w kept as a scaled vector)
+            if phase == "warmup":
+                # per-sample SGD, O(nnz) per step (w kept as a scaled vector, l1 thresholds
+                # accumulated per coordinate)
                 eta, warm_decay = self._warmup_schedule(sw, lam2)
                 loss_sum, counter = sgd_pass(
                     ds, y, sw, loss, w, b, self.fit_intercept, eta, warm_decay, 1.0, lam2,
-                    perm, problem.seed, problem.stream, counter, float(epoch * n))
+                    perm, problem.seed, problem.stream, counter, float(epoch * n), lam1,
+                    last_u if lam1 > 0.0 else None)
                 n_seen = n
             else:
                 step_first, step_svrg, s2 = steps()
                 eta = (step_svrg if which == 1 else step_first) * scale
-                decay = 0.0
-                if phase == "warmup":   # l1: mini-batches of a pass, exact prox per step
-                    decay = max(lam2, 1.0 / (step_svrg * steps_w))
                 loss_sum, n_seen, counter, snap_loss = run_epoch(
                     ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, eta * s2, lam1,
                     lam2, batch, n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum,
                     slot_label, offset, Lw, Lb, dsnap, strata_order, strata_ptr, perm,
-                    problem.seed, problem.stream, counter, gH, dA, ibuf, cbuf, lazy, decay,
-                    float(epoch * steps_w), phase == "warmup",
+                    problem.seed, problem.stream, counter, gH, dA, ibuf, cbuf, lazy, 0.0,
+                    0.0, False, last if last.shape[0] else None,
                 )
             n_iter = epoch + 1
             check_finite_iterate(np.append(w, b), monitor.solver_name, f"epoch {epoch}")
@@ -427,7 +428,7 @@ class _S3GDMixin:
         monitor.finish(converged=converged,
                        criterion="relative objective improvement of the last epoch",
                        value=float(rel_improvement), tol=self.tol, max_iter=self.max_iter)
-        if resolved or n_iter > n_warm or n_warm == 0 or lam1 > 0.0:
+        if resolved or n_iter > n_warm or n_warm == 0:
             step_first, step_svrg = steps()[:2]
             step = step_first if n_anchor_epochs > 0 or first_mode != MODE_S3GD else step_svrg
         else:   # the fit ended in the warm-up: no spectrum estimate for an unused step
@@ -577,10 +578,12 @@ _SOLVER_DOC = """
         sample once, one at a time, in a fresh random order (as ``SGDClassifier``), with the
         step ``eta_t = 1 / (1 / eta0 + mu t)``, ``eta0 = 1 / (2 L_max)`` (``L_max = c max_i
         s_i (||x_i||^2 + fit_intercept)``, the safe step of per-sample SGD) and
-        ``mu = max(alpha (1 - l1_ratio), 1 / (eta0 n))`` (the ``1 / (mu t)`` schedule of
-        strongly convex SGD with the known strong convexity, capped at ``eta0``); it does
-        not use ``eta0``.  A step costs O(nnz of the row) (the l2 shrink rescales ``w``);
-        with an l1 part the pass uses mini-batches of ``batch_size`` and the exact prox.
+        ``mu = max(alpha (1 - l1_ratio) + mu_data, 1 / (eta0 n))`` (the ``1 / (mu t)``
+        schedule of strongly convex SGD with the known strong convexity, capped at ``eta0``;
+        ``mu_data = c mean_i s_i ||x_i||^2 / (2 d)``, half the mean eigenvalue of the
+        curvature bound, only when ``n >= 100 d``); it does
+        not use ``eta0``.  A step costs O(nnz of the row) (the l2 shrink rescales ``w``,
+        the l1 thresholds are summed and applied to a coordinate when a row touches it).
         It costs less than ``SGDClassifier``'s epoch and moves the first snapshot, whose
         full gradient is otherwise taken at zero, to a good point.  Skipped when the fit
         starts from a warm start.  0 gives the plain Prox-SVRG.  The default 1 is a
