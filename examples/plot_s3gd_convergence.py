@@ -178,8 +178,9 @@ fig.tight_layout()
 # Here the objective is evaluated at the end of each epoch (``track_objective``), so the
 # average is over the epochs that cover the last 5,000 iterations (at least one); a run that
 # diverges counts as unstable.  To keep the example short the covtype-like problem is
-# subsampled to 10,000 rows (2,000 and 5,000 iterations in fast mode).  Below: the averaged relative suboptimality against the step, the 1% line, and
-# the selected step per method (printed).
+# subsampled to 10,000 rows (2,000 and 5,000 iterations in fast mode).  Below: the
+# averaged relative suboptimality against the step, the 1% line, and the selected step per
+# method (printed).
 GRID = [0.1, 1.0, 5.0, 10.0]
 RULE_METHODS = {"sgd": dict(solver="sgd"), "ssgd": dict(solver="ssgd"),
                 "svrg (k_in=50)": dict(solver="svrg", n_inner=50),
