@@ -264,6 +264,45 @@ def test_kernel_matches_numpy_reference(name, penalty, sparse):
     assert abs(est.intercept_[0] - b) < 1e-10
 
 
+@pytest.mark.parametrize("solver,penalty", [("s3gd", "l1"), ("s3gd", "elasticnet"),
+                                            ("svrg", "l1"), ("sgd", "elasticnet")])
+def test_sparse_l1_just_in_time_prox_matches_dense_reference(solver, penalty):
+    """Sparse rows with an l1 part: the kernel steps only the coordinates of the batch rows
+    and brings the others up to date in closed form when a row next touches them (or at the
+    end of the outer loop).  It must equal the dense step of the numpy reference (S3GD's
+    Algorithm 1), and the dense-input kernel, on data where most coordinates miss most steps
+    (200 features, ~4 per row) with l1 strong enough that coordinates cross zero."""
+    rng = np.random.RandomState(0)
+    n, d = 60, 200
+    X = sp.random(n, d, density=0.02, random_state=rng, format="csr")
+    X.data = rng.randn(X.data.size) * 2.0
+    y01 = (np.asarray(X @ rng.randn(d)).ravel() + 0.3 * rng.randn(n) > 0).astype(int)
+    y = 2.0 * y01 - 1
+    kw = dict(penalty=penalty, alpha=0.02, l1_ratio=0.7, eta0=0.2, solver=solver,
+              batch_size=3, n_inner=7, n_anchors=12, n_neighbors=3, max_iter=3, tol=0,
+              n_iter_no_change=100, anchor_method="random", random_state=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = S3GDClassifier(**kw).fit(X, y01)
+        dense = S3GDClassifier(**kw).fit(X.toarray(), y01)
+    if solver == "s3gd":
+        np.testing.assert_array_equal(est.anchor_indices_, dense.anchor_indices_)
+    np.testing.assert_allclose(est.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+    assert abs(est.intercept_[0] - dense.intercept_[0]) < 1e-10
+    if solver == "s3gd":
+        g = build_anchor_graph(X, n_anchors=12, n_neighbors=3, method="random",
+                               random_state=est.seed_)
+        lam1, lam2 = est._penalty_coefs()
+        steps = -(-n // 3)
+        w, b = _reference_fit("log_loss", X.toarray(), y, np.ones(n), g, eta=0.2, lam1=lam1,
+                              lam2=lam2, batch=3, n_inner=7, n_outer=-(-steps // 7),
+                              n_epochs=3, seed=est.seed_, stream=0)
+        np.testing.assert_allclose(est.coef_[0], w, rtol=1e-9, atol=1e-12)
+        assert abs(est.intercept_[0] - b) < 1e-10
+    nz = est.coef_[0] != 0
+    assert 0 < nz.sum() < d and np.array_equal(nz, dense.coef_[0] != 0)
+
+
 def test_all_anchors_one_neighbor_equals_prox_svrg():
     """With n_anchors = n and k = 1, h_i = psi_i and S3GD's iterates are Prox-SVRG's."""
     X, y = _cancer()
@@ -589,66 +628,55 @@ def _shuffled(n, seed, stream):
     return perm
 
 
-def _reference_warmup(name, X, y, sw, *, lam2, seed, stream, fit_intercept=True):
-    """The per-sample warm-up pass in numpy: eta0 = 1 / (2 L_max), mu = max(lam2,
-    1 / (eta0 n)), step t: w <- (w - eta_t c x_i) / (1 + eta_t lam2), eta_t = 1/(1/eta0 + mu t)."""
+def _reference_warmup(name, X, y, sw, *, lam1=0.0, lam2, seed, stream, fit_intercept=True):
+    """The per-sample warm-up pass in numpy: eta0 = 1 / (2 L_max), mu = max(lam2 + mu_data,
+    1 / (eta0 n)) with mu_data = c mean(s ||x||^2) / (2 d) when n >= 100 d, step t:
+    w <- soft(w - eta_t c x_i, eta_t lam1) / (1 + eta_t lam2), eta_t = 1/(1/eta0 + mu t)."""
     n, d = X.shape
     w, b = np.zeros(d), 0.0
-    L_max = 0.25 * np.max(sw * ((X * X).sum(axis=1) + fit_intercept))
+    sq = (X * X).sum(axis=1)
+    L_max = 0.25 * np.max(sw * (sq + fit_intercept))
     eta0 = 1.0 / (2.0 * L_max)
-    mu = max(lam2, 1.0 / (eta0 * n))
+    mu = lam2 + (0.5 * 0.25 * np.mean(sw * sq) / d if n >= 100 * d else 0.0)
+    mu = max(mu, 1.0 / (eta0 * n))
     for t, i in enumerate(_shuffled(n, seed, stream)):
         eta_t = 1.0 / (1.0 / eta0 + mu * t)
         c = sw[i] * _dloss(name, X[i] @ w + b, y[i])
-        w = (w - eta_t * c * X[i]) / (1.0 + eta_t * lam2)
+        w = _prox(w - eta_t * c * X[i], eta_t, lam1, lam2)
         if fit_intercept:
             b = b - eta_t * c
     return w, b
 
 
-def _reference_warmup_l1(name, X, y, sw, *, eta, lam1, lam2, batch, seed, stream):
-    """The l1 warm-up (mini-batches of one shuffled pass, exact prox per step)."""
-    n, d = X.shape
-    w, b = np.zeros(d), 0.0
-    perm = _shuffled(n, seed, stream)
-    steps = -(-n // batch)
-    mu = max(lam2, 1.0 / (eta * steps))
-    for k in range(steps):
-        I = np.array(perm[k * batch:(k + 1) * batch])
-        eta_k = 1.0 / (1.0 / eta + mu * k)
-        c = sw[I] * _dloss(name, X[I] @ w + b, y[I]) / len(I)
-        w = _prox(w - eta_k * (X[I].T @ c), eta_k, lam1, lam2)
-        b = b - eta_k * c.sum()
-    return w, b
-
-
-@pytest.mark.parametrize("penalty,sparse", [("l2", False), ("l2", True),
-                                            ("elasticnet", False)])
-def test_warmup_pass_matches_numpy_reference(penalty, sparse):
+@pytest.mark.parametrize("penalty,sparse,n,alpha", [
+    ("l2", False, 43, 0.05), ("l2", True, 43, 0.05), ("elasticnet", False, 43, 0.5),
+    ("elasticnet", True, 43, 0.5), ("l1", True, 700, 0.15)])
+def test_warmup_pass_matches_numpy_reference(penalty, sparse, n, alpha):
     """The kernel's warm-up pass (each sample once in a random order, 1/(mu t) step from
-    1/(2 L_max); w kept as a scaled vector) against the numpy reference with the same
-    generator, dense and CSR; with an l1 part the mini-batch pass with the exact prox
-    (n = 43 is not a multiple of the batch: the short last batch is exercised)."""
-    X, y = _small(n=43, d=6, seed=3)
-    sw = np.random.RandomState(4).uniform(0.5, 2.0, 43)
-    est = S3GDClassifier(penalty=penalty, alpha=0.05, l1_ratio=0.4, eta0=0.3, batch_size=5,
+    1/(2 L_max); w kept as a scaled vector, l1 thresholds accumulated per coordinate and
+    applied when a row touches it) against the numpy reference with the exact prox at
+    every step and the same generator, dense and CSR (half the entries zero, so sparse
+    coordinates miss steps); n = 700 >= 100 d exercises the data-curvature decay."""
+    X, y = _small(n=n, d=6, seed=3)
+    X[np.random.RandomState(5).rand(*X.shape) < 0.5] = 0.0
+    sw = np.random.RandomState(4).uniform(0.5, 2.0, n)
+    est = S3GDClassifier(penalty=penalty, alpha=alpha, l1_ratio=0.4, eta0=0.3, batch_size=5,
                          max_iter=1, tol=0, warmup_epochs=1, random_state=7)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(sp.csr_matrix(X) if sparse else X, y, sample_weight=sw)
     assert list(est.history_["solver"]) == ["sgd_warmup"]
     lam1, lam2 = est._penalty_coefs()
-    ys, swn = 2.0 * y - 1, sw * 43 / sw.sum()
-    if lam1 == 0:
-        w, b = _reference_warmup("log_loss", X, ys, swn, lam2=lam2, seed=est.seed_, stream=0)
-        L_max = 0.25 * np.max(swn * ((X * X).sum(axis=1) + 1))
-        assert est.step_size_ == pytest.approx(1 / (2 * L_max))   # no spectrum was needed
-    else:
-        w, b = _reference_warmup_l1("log_loss", X, ys, swn, eta=0.3, lam1=lam1, lam2=lam2,
-                                    batch=5, seed=est.seed_, stream=0)
+    ys, swn = 2.0 * y - 1, sw * n / sw.sum()
+    w, b = _reference_warmup("log_loss", X, ys, swn, lam1=lam1, lam2=lam2, seed=est.seed_,
+                             stream=0)
+    L_max = 0.25 * np.max(swn * ((X * X).sum(axis=1) + 1))
+    assert est.step_size_ == pytest.approx(1 / (2 * L_max))   # no spectrum was needed
     np.testing.assert_allclose(est.coef_[0], w, rtol=1e-10, atol=1e-12)
     assert abs(est.intercept_[0] - b) < 1e-10
     assert np.abs(w).sum() > 0.05          # the pass moved (the comparison is not 0 == 0)
+    if lam1 > 0:
+        assert np.any(w == 0) and np.all((est.coef_[0] == 0) == (w == 0))
 
 
 def test_warmup_is_one_pass_without_replacement_then_prox_svrg():

@@ -16,13 +16,15 @@ Every step is ``w <- prox(w - eta g)``, ``g = sum_{i in I} coef_i c_i x_i + gH``
 ``c_i = sw_i (psi'(x_i.w + b; y_i) - approx_i)``.  The prox of
 ``lam1 ||w||_1 + lam2/2 ||w||^2`` is ``soft(v, eta lam1) / (1 + eta lam2)``.  With ``lam1 == 0``
 and ``lazy`` the iterate is kept as ``w = a u + beta gH`` so that a step costs O(nnz of the batch)
-instead of O(d) (the scaling trick for sparse rows).
+instead of O(d) (the scaling trick for sparse rows); with ``lam1 > 0`` and ``lazy`` (constant
+step) the coordinates that no batch row touches take their constant proximal steps just in
+time, in closed form (:func:`_catch_up`), so a step is O(nnz of the batch) too.
 
 Mini-batches are drawn without replacement by a partial Fisher-Yates shuffle of ``perm`` with
 the counter-based generator; ``perm`` and the counter carry over between calls, so a fit is
 bitwise reproducible.  Python validates every index array before calling.
 """
-from libc.math cimport exp, sqrt
+from libc.math cimport ceil, exp, log, pow, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._random cimport rng_state, rng_init, rng_randint
@@ -63,6 +65,65 @@ cdef inline double _prox_coord(double v, double t1, double shrink) noexcept nogi
     if v < -t1:
         return (v + t1) * shrink
     return 0.0
+
+
+cdef inline double _affine_pow(double w, double S, double B, double wstar, double j) noexcept nogil:
+    """j applications of w <- S w + B (wstar = B / (1 - S) when S < 1)."""
+    if S == 1.0:
+        return w + j * B
+    return wstar + pow(S, j) * (w - wstar)
+
+
+cdef double _branch_steps(double w, double S, double B, double wstar, double thr,
+                          double m) noexcept nogil:
+    """Steps (at most m) that the affine branch w <- S w + B takes from w > thr before the
+    iterate drops to <= thr (the branch then ends), counting the step that crosses."""
+    cdef double j, r
+    if S == 1.0:
+        if B >= 0.0:
+            return m
+        j = ceil((w - thr) / (-B))
+    else:
+        if wstar > thr:
+            return m          # monotone towards a fixed point inside the branch
+        r = (thr - wstar) / (w - wstar)
+        if r <= 0.0:
+            return m
+        j = ceil(log(r) / log(S))
+    if j < 1.0:
+        j = 1.0
+    # guard the rounding of log / division: the first j with w_j <= thr
+    while j > 1.0 and _affine_pow(w, S, B, wstar, j - 1.0) <= thr:
+        j -= 1.0
+    while j < m and _affine_pow(w, S, B, wstar, j) > thr:
+        j += 1.0
+    return j if j < m else m
+
+
+cdef double _catch_up(double w, double m, double eg, double t1, double S) noexcept nogil:
+    """m applications of the constant proximal step w <- S soft(w - eg, t1) (a coordinate
+    that no sampled row touched: its gradient is the constant eg / eta of the snapshot),
+    in closed form branch by branch (at most three branches: the map is monotone)."""
+    cdef double v, B, thr, wstar, j, sgn
+    while m > 0.0:
+        v = w - eg
+        if v > t1 or v < -t1:
+            sgn = 1.0 if v > t1 else -1.0
+            # in the frame where the branch is the positive one (w -> sgn w):
+            # w <- S (w - thr), thr = sgn eg + t1, valid while w > thr
+            w = sgn * w
+            thr = sgn * eg + t1
+            B = -S * thr
+            wstar = B / (1.0 - S) if S != 1.0 else 0.0
+            j = _branch_steps(w, S, B, wstar, thr, m)
+            w = sgn * _affine_pow(w, S, B, wstar, j)
+            m -= j
+        else:
+            w = 0.0
+            m -= 1.0
+            if eg <= t1 and eg >= -t1:
+                return 0.0    # 0 is a fixed point
+    return w
 
 
 cdef void _prox(double* w, Py_ssize_t d, double eta, double lam1, double lam2) noexcept nogil:
@@ -141,7 +202,7 @@ def row_sqnorms(RowDataset ds, double[::1] out):
 def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
              double[::1] w, double[::1] b, bint fit_intercept, double eta0, double decay,
              double b_ratio, double lam2, int32_t[::1] perm, uint64_t seed, uint64_t stream,
-             uint64_t counter, double t_offset=0.0):
+             uint64_t counter, double t_offset=0.0, double lam1=0.0, double[::1] last_u=None):
     """One pass of per-sample proximal SGD over a fresh random permutation (the warm-up).
 
     ``perm`` (a permutation of ``0..n-1``) is shuffled in place by a full Fisher-Yates
@@ -151,7 +212,13 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
     ``c_t = sw_i psi'(x_i.w + b; y_i)``.  ``w`` is kept as ``a v`` so that a step costs
     O(nnz(x_i)) for dense and sparse rows alike (the l2 shrink only rescales ``a``, as in
     scikit-learn's plain SGD), and the rows ``_AHEAD`` places further in the order are
-    prefetched.  No l1 term (Python uses the mini-batch pass of :func:`run_epoch` then).
+    prefetched.  With ``lam1 > 0`` the step is the exact prox of ``lam1 ||w||_1 + lam2/2
+    ||w||^2``, ``w <- soft(w - eta_t c_t x_i, eta_t lam1) / (1 + eta_t lam2)``, still O(nnz):
+    in the scaled frame the l1 part of step t is ``soft(v, eta_t lam1 / a_t)`` on every
+    coordinate and consecutive soft thresholds add up, so a coordinate is brought up to date
+    only when a row touches it (``v_j <- soft(v_j, U - last_u[j])`` with the running sum
+    ``U``, Tsuruoka et al. 2009 without the need for clipping: no gradient acts between the
+    thresholds) and all of them at the end (``last_u``: a length-``n_features`` buffer).
     Returns ``(sum_t sw_i loss_i at the iterate before step t, new counter)``.
     """
     cdef const rows_t* X = &ds.rows
@@ -162,10 +229,20 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
     cdef Py_ssize_t t, i, f
     cdef const double* data
     cdef const int32_t* indices
-    cdef int nnz
+    cdef int nnz, q
+    cdef bint l1 = lam1 > 0.0
+    cdef double U = 0.0, du
+    cdef double* lu = NULL
     cdef rng_state rng
+    if l1:
+        if last_u is None or last_u.shape[0] != d:
+            raise ValueError("sgd_pass: lam1 > 0 needs last_u of length n_features")
+        lu = &last_u[0]
     rng_init(&rng, seed, stream, counter)
     with nogil:
+        if l1:
+            for f in range(d):
+                lu[f] = 0.0
         _draw_batch(&rng, pp, n, <int>n)
         for t in range(min(<Py_ssize_t>_AHEAD, n)):
             _prefetch_row(X, pp[t])
@@ -175,6 +252,13 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
             i = pp[t]
             eta_t = 1.0 / (inv_eta + decay * (t_offset + t))
             nnz = dataset_row(X, i, &data, &indices)
+            if l1:   # bring the row's coordinates up to date (thresholds of steps < t)
+                for q in range(nnz):
+                    f = indices[q] if indices != NULL else q
+                    du = U - lu[f]
+                    if du > 0.0:
+                        wp[f] = _prox_coord(wp[f], du, 1.0)
+                        lu[f] = U
             p = a * row_dot(data, indices, nnz, wp) + bb
             loss_sum += sw[i] * loss.loss(p, y[i])
             c = sw[i] * loss.dloss(p, y[i])
@@ -182,14 +266,22 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
                 row_axpy(-eta_t * c / a, data, indices, nnz, wp)
                 if fit_intercept:
                     bb -= eta_t * b_ratio * c
+            if l1:
+                U += eta_t * lam1 / a
             if lam2 > 0.0:
                 a /= 1.0 + eta_t * lam2
-                if a < 1e-9:
-                    for f in range(d):
-                        wp[f] *= a
-                    a = 1.0
-        if a != 1.0:
-            for f in range(d):
+            if a < 1e-9 or U > 1e300:
+                for f in range(d):
+                    if l1:
+                        wp[f] = _prox_coord(wp[f], U - lu[f], 1.0)
+                        lu[f] = 0.0
+                    wp[f] *= a
+                a = 1.0
+                U = 0.0
+        for f in range(d):
+            if l1:
+                wp[f] = _prox_coord(wp[f], U - lu[f], 1.0)
+            if a != 1.0:
                 wp[f] *= a
     b[0] = bb
     return loss_sum, rng.counter
@@ -266,7 +358,8 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
               const int32_t[::1] strata_order, const int64_t[::1] strata_ptr,
               int32_t[::1] perm, uint64_t seed, uint64_t stream, uint64_t counter,
               double[::1] gH, double[:, ::1] dA, int32_t[::1] ibuf, double[::1] cbuf,
-              bint lazy, double decay=0.0, double step0=0.0, bint reshuffle=False):
+              bint lazy, double decay=0.0, double step0=0.0, bint reshuffle=False,
+              int64_t[::1] last=None):
     """Run ``n_outer`` outer loops of ``n_inner`` steps (see the module docstring).
 
     ``w`` (n_features,) and ``b`` (length 1) are updated in place; the intercept takes steps
@@ -278,7 +371,13 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
     permutation (consecutive batches of it, the last one possibly shorter; ``n_inner`` must be
     ``ceil(n / batch_size)``): each sample is used exactly once, as ``SGDClassifier`` does.
     ``ibuf`` holds ``2 batch_size`` indices (the current and the next batch).  Arrays a mode
-    does not use may be empty.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
+    does not use may be empty.  Sparse rows (``lazy``) with an l1 part and a constant step
+    (``decay == 0``) take O(nnz) steps too: the coordinates that no row of a batch touches
+    all take the same proximal step ``w_j <- prox(w_j - eta gH_j)`` (``gH`` is constant within
+    an outer loop), applied just in time when a row next touches the coordinate, in closed
+    form for any number of missed steps (:func:`_catch_up`), and to every coordinate at the
+    end of each outer loop; ``last`` (length ``n_features``) holds each coordinate's step
+    count.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
     new counter)``.
     """
     cdef const rows_t* X = &ds.rows
@@ -299,6 +398,11 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
     cdef double eta_k = eta, eta_bk = eta_b, inv_eta = 1.0 / eta, b_ratio = eta_b / eta
     cdef Py_ssize_t n_steps = 0, pos = 0
     cdef bint use_lazy = lazy and lam1 == 0.0
+    cdef bint jit = lazy and lam1 > 0.0 and decay == 0.0
+    cdef int64_t* lp = NULL
+    cdef int64_t kk = 0
+    cdef double t1 = eta * lam1, eg
+    cdef int q
     cdef double bb = b[0], gHb = 0.0, loss_sum = 0.0, snap_loss = 0.0
     cdef double u_i, approx, dl, csum, coef, a_j, xh
     cdef Py_ssize_t outer, it, t, t2, i, j, s, f, slot, c, size_c, n_seen = 0
@@ -306,9 +410,16 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
     cdef const int32_t* indices
     cdef int nnz
     cdef rng_state rng
+    if jit:
+        if last is None or last.shape[0] != d:
+            raise ValueError("run_epoch: l1 on sparse rows needs last of length n_features")
+        lp = &last[0]
     rng_init(&rng, seed, stream, counter)
 
     with nogil:
+        if jit:
+            for f in range(d):
+                lp[f] = 0
         for outer in range(n_outer):
             # ---- the correction term at the snapshot (w~, b~) = (w, b) ----
             if use_lazy:
@@ -340,6 +451,7 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                     row_axpy(sw[i] * dl * inv_n, data, indices, nnz, gp)
                     gHb += sw[i] * dl * inv_n
             # ---- inner loop ----
+            kk = 0
             if reshuffle:
                 _draw_batch(&rng, pp, n, <int>n)     # a full Fisher-Yates shuffle
                 pos = 0
@@ -383,6 +495,13 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                 for t in range(n_batch):
                     i = ibuf[t]
                     nnz = dataset_row(X, i, &data, &indices)
+                    if jit:   # the row's coordinates take the steps they missed
+                        for q in range(nnz):
+                            f = indices[q]
+                            if lp[f] < kk:
+                                eg = eta * gp[f] if has_h else 0.0
+                                wp[f] = _catch_up(wp[f], <double>(kk - lp[f]), eg, t1, shrink)
+                                lp[f] = kk
                     if use_lazy:
                         u_i = a_scale * row_dot(data, indices, nnz, wp) + bb
                         if has_h and beta != 0.0:
@@ -424,14 +543,31 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                         i = ibuf[t]
                         nnz = dataset_row(X, i, &data, &indices)
                         row_axpy(-eta_k * cbuf[t], data, indices, nnz, wp)
-                    if has_h:
-                        dense_axpy(-eta_k, gp, wp, d)
-                    _prox(wp, d, eta_k, lam1, lam2)
+                    if jit:   # the step of the touched coordinates (each once)
+                        for t in range(n_batch):
+                            nnz = dataset_row(X, ibuf[t], &data, &indices)
+                            for q in range(nnz):
+                                f = indices[q]
+                                if lp[f] == kk:
+                                    eg = eta * gp[f] if has_h else 0.0
+                                    wp[f] = _prox_coord(wp[f] - eg, t1, shrink)
+                                    lp[f] = kk + 1
+                    else:
+                        if has_h:
+                            dense_axpy(-eta_k, gp, wp, d)
+                        _prox(wp, d, eta_k, lam1, lam2)
+                kk += 1
                 if fit_intercept:
                     if has_h:
                         bb -= eta_bk * (csum + gHb)
                     else:
                         bb -= eta_bk * csum
+            if jit:   # every coordinate up to date before the next snapshot
+                for f in range(d):
+                    if lp[f] < kk:
+                        eg = eta * gp[f] if has_h else 0.0
+                        wp[f] = _catch_up(wp[f], <double>(kk - lp[f]), eg, t1, shrink)
+                    lp[f] = 0
         if use_lazy:
             _materialize(wp, gp, d, &a_scale, &beta, has_h)
     b[0] = bb
