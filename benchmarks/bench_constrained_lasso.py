@@ -415,10 +415,11 @@ def run_stochastic_only(kind, args, cases, n, d, radius, f_star):
               f"--stochastic-only --scale {args.scale:g} --repeat {args.repeat}")
     payload["load"] = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
     ours = time_to_target(payload)
-    lines = ["", "## Against the peers of the last full run", "", cited + ".", "",
-             "| target | fastest peer (wall / cpu s) | " +
-             " | ".join(f"{m} (wall / cpu s, ratio)" for m in ours) + " |",
-             "|---|---|" + "---|" * len(ours)]
+    lines = ["", "## Against the peers of the last full run", "", cited + ".", ""]
+    if peer_lines:
+        lines += ["| target | fastest peer (wall / cpu s) | " +
+                  " | ".join(f"{m} (wall / cpu s, ratio)" for m in ours) + " |",
+                  "|---|---|" + "---|" * len(ours)]
     for target, m, wall, cpu in peer_lines:
         cells = []
         for method in ours:
