@@ -11,6 +11,12 @@ Each case is one fit at a given budget / tolerance; the table gives its time and
 
 Usage: python benchmarks/bench_constrained_lasso.py [--scale S]   (S = 1: the issue's sizes,
 dense 1,000,000 x 100 and sparse 200,000 x 20,000 at 0.1% density; smaller S shrinks n and d)
+
+``--only dense --stochastic-only`` runs only our stochastic solvers (Epro-SGD at 0.1, 0.3, 1
+and 3 passes, Epro-SVRG at 1.125, 2.5 and 5 passes, both at their defaults) on the dense
+problem, with the epochs and passes each fit used, and compares them with the peers' times
+from the last full run (results/constrained_lasso_dense<suffix>.json, not re-run: about 25
+minutes at --repeat 1); it writes results/constrained_lasso_dense_stochastic<suffix>.md/.json.
 """
 import argparse
 import os
@@ -199,6 +205,10 @@ def main():
                         help="sparse problem only: Epro-SGD against the paper's projected-SGD "
                              "baseline (lazy O(nnz log d) steps on CSR rows); writes "
                              "results/constrained_lasso_sparse_baselines.md/.json")
+    parser.add_argument("--stochastic-only", action="store_true",
+                        help="with --only dense|sparse: our stochastic solvers only, compared "
+                             "with the peers of the last full run of that problem (its JSON); "
+                             "writes results/constrained_lasso_<kind>_stochastic.md/.json")
     parser.add_argument("--summary-only", action="store_true",
                         help="rewrite the time-to-target summary and plot from the JSON files")
     args = parser.parse_args()
@@ -209,6 +219,11 @@ def main():
         args.only = "none"
     payloads = {}
     results = Path(__file__).resolve().parent / "results"
+    if args.stochastic_only:
+        if args.only not in ("dense", "sparse"):
+            parser.error("--stochastic-only needs --only dense or --only sparse")
+        run_kind(args.only, args)
+        return
     if args.only == "hard":
         payload = run_kind("hard", args)
         write_summary({"hard": payload}, args.scale, args.repeat, stem="hard_time_to_target")
@@ -248,16 +263,22 @@ def run_kind(kind, args):
 
         f_star = min(F(ref.coef_), F(enet.coef_))
 
+        stochastic_only = getattr(args, "stochastic_only", False)
+
         def evaluate(model):
             coef = model.coef_
-            return {"rel_subopt": (F(coef) - f_star) / f_star,
-                    "l1_norm/radius": float(np.abs(coef).sum()) / radius,
-                    **cpu_metric(model)}
+            out = {"rel_subopt": (F(coef) - f_star) / f_star,
+                   "l1_norm/radius": float(np.abs(coef).sum()) / radius,
+                   **cpu_metric(model)}
+            if stochastic_only:     # what the epoch solver used (stall stopping, budgets)
+                out["epochs"] = int(model.n_epochs_)
+                out["passes used"] = round(model.budget_used_ / n, 3)
+            return out
 
         cases = []
         hard = kind == "hard"
-        passes_sgd = {"dense": (0.1, 0.3, 1), "sparse": (0.5, 1, 1.5, 2, 3),
-                      "hard": (1, 3)}[kind]
+        passes_sgd = {"dense": (0.1, 0.3, 1, 3) if stochastic_only else (0.1, 0.3, 1),
+                      "sparse": (0.5, 1, 1.5, 2, 3), "hard": (1, 3)}[kind]
         for passes in passes_sgd:
             cases.append(Case(
                 f"skstoch epro_sgd {passes:g} passes", "skstoch",
@@ -267,7 +288,9 @@ def run_kind(kind, args):
                 evaluate=evaluate))
         # 'epro_svrg' (beyond the paper): the budget counts each epoch's full gradient as n
         # gradients, so 1.0625 passes = one full gradient + one epoch of n/16 steps
-        for passes in ((1.125, 2.5, 5) if hard else (1.0625, 1.125, 2.5)):
+        svrg_passes = ((1.125, 2.5, 5) if hard or (stochastic_only and kind == "dense")
+                       else (1.0625, 1.125, 2.5))
+        for passes in svrg_passes:
             cases.append(Case(
                 f"skstoch epro_svrg {passes:g} passes", "skstoch",
                 fit=with_cpu_time(lambda p=passes: ConstrainedLasso(
@@ -283,6 +306,8 @@ def run_kind(kind, args):
                 fit=with_cpu_time(lambda s=solver: ConstrainedLasso(
                     alpha=ALPHA, radius=radius, solver=s, random_state=0).fit(X, y)),
                 evaluate=evaluate))
+        if stochastic_only:
+            return run_stochastic_only(kind, args, cases, n, d, radius, f_star)
         if kind == "dense":
             # Epro-ORDA is O(d) per step on CSR rows (dense dual averages): about 40 s per
             # pass on the sparse problem, so it is benchmarked on the dense one only
@@ -354,6 +379,61 @@ def run_kind(kind, args):
         import json
         path.write_text(json.dumps(payload, indent=2, default=float))
         return payload
+
+
+def run_stochastic_only(kind, args, cases, n, d, radius, f_star):
+    """Our stochastic solvers alone; the peers' fastest times to each target are read from
+    the last full run of the same problem (not re-run) and cited under the table."""
+    import json
+    results = Path(__file__).resolve().parent / "results"
+    full = results / f"constrained_lasso_{kind}{suffix(args.scale)}.json"
+    peer_lines = []
+    if full.exists():
+        old = json.loads(full.read_text())
+        ttt = time_to_target(old)
+        for target in TARGETS:
+            peers = [(m, ttt[m][target]) for m in ttt
+                     if not m.startswith("skstoch") and ttt[m][target] is not None]
+            if peers:
+                m, (wall, cpu) = min(peers, key=lambda p: p[1][0])
+                peer_lines.append((target, m, wall, cpu))
+        cited = (f"peers from {full.name} (run {old.get('date_utc', '?')}, "
+                 f"not re-run; its problem: {old['problem']})")
+    else:
+        cited = f"{full.name} not found: no peer comparison"
+    load_before = os.getloadavg()[0]
+    name = f"constrained_lasso_{kind}_stochastic{suffix(args.scale)}"
+    desc = (f"{kind} {n} x {d}, alpha={ALPHA}, radius={radius:.4g} (= ||w_enet||_1), "
+            f"F*={f_star:.6g}; our stochastic solvers only")
+    payload = run_benchmark(
+        name, desc, cases, repeat=args.repeat, warmup=1, baseline=cases[0].label,
+        notes=f"scale={args.scale}; shared 2-core machine (1-minute load average "
+              f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end); cpu_s = "
+              f"process CPU time of the last timed fit; epochs / passes used = what the last "
+              f"fit used (the defaults stop when an epoch no longer lowers the objective by "
+              f"tol); command: python benchmarks/bench_constrained_lasso.py --only {kind} "
+              f"--stochastic-only --scale {args.scale:g} --repeat {args.repeat}")
+    payload["load"] = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+    ours = time_to_target(payload)
+    lines = ["", "## Against the peers of the last full run", "", cited + ".", ""]
+    if peer_lines:
+        lines += ["| target | fastest peer (wall / cpu s) | " +
+                  " | ".join(f"{m} (wall / cpu s, ratio)" for m in ours) + " |",
+                  "|---|---|" + "---|" * len(ours)]
+    for target, m, wall, cpu in peer_lines:
+        cells = []
+        for method in ours:
+            v = ours[method][target]
+            cells.append("-" if v is None else f"{v[0]:.3g} / {v[1]:.3g} ({v[0] / wall:.2f}x)")
+        lines.append(f"| {target:g} | {m} {wall:.3g} / {cpu:.3g} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Time to a target = the fastest row (median wall time) of a method whose "
+                 "rel_subopt is below it; ratio = that wall time / the peer's.")
+    md = results / f"{name}.md"
+    md.write_text(md.read_text() + "\n".join(lines) + "\n")
+    (results / f"{name}.json").write_text(json.dumps(payload, indent=2, default=float))
+    print("\n".join(lines))
+    return payload
 
 
 def run_baselines(args):
