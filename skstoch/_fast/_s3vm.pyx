@@ -162,31 +162,6 @@ def block_gradient(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] 
         free(phi)
 
 
-def update_values(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] alpha_block,
-                  const double[:, ::1] omega, const double[::1] offset, double decay,
-                  double[:, ::1] values):
-    """values[p, h] = decay * values[p, h] + <alpha_block[h], phi(x_{rows[p]})>:
-    f_{i+1} = (1 - gamma_i) f_i + alpha_i^T phi_i on a cached pool of rows."""
-    cdef Py_ssize_t n = rows.shape[0], m = omega.shape[0], d = omega.shape[1]
-    cdef Py_ssize_t K = alpha_block.shape[0], p, k, h
-    cdef double norm = sqrt(2.0 / m)
-    cdef double acc
-    cdef double* phi = <double*>malloc((m + 1) * sizeof(double))
-    if phi == NULL:
-        raise MemoryError()
-    try:
-        with nogil:
-            for p in range(n):
-                row_features(&ds.rows, rows[p], &omega[0, 0], &offset[0], m, d, norm, phi)
-                for h in range(K):
-                    acc = 0.0
-                    for k in range(m):
-                        acc += alpha_block[h, k] * phi[k]
-                    values[p, h] = decay * values[p, h] + acc
-    finally:
-        free(phi)
-
-
 def sample_pool(uint64_t seed, Py_ssize_t block, Py_ssize_t n, int64_t[::1] out):
     """The first ``out.shape[0]`` entries of a uniform random permutation of range(n)
     (partial Fisher-Yates on stream SAMPLE_STREAM(block)): a subsample without replacement,
