@@ -358,6 +358,7 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         objective += C_star * float(np.mean(np.sum(
             unlabeled_loss(loss, F_p + intercept, ramp_s)[0], axis=1)))
     state.objective = objective
+    state.f_labeled = f_all_l       # f on the labeled rows (used for the calibration)
     return state, n_done, intercept, converged, change
 
 
@@ -782,7 +783,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         self.history_ = monitor.history()
 
         # sigmoid calibration on the labeled rows (for predict_proba)
-        self.calibration_slope_ = _fit_sigmoid_slope(self._decision(dataset, labeled_rows), Y)
+        # (f on the labeled rows is kept up to date by the fit: no second pass over the blocks)
+        self.calibration_slope_ = _fit_sigmoid_slope(state.f_labeled, Y)
         return self
 
     # -- prediction ------------------------------------------------------------------------------
