@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from ._fast import _s3vm
 from ._solvers import FitMonitor, check_finite_iterate
@@ -745,24 +746,27 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         n_restarts = int(self.n_restarts) if n_u > 0 and self.C_star_ > 0 else 1
         best = None
         objectives = []
-        for r in range(n_restarts):
-            # restart r: another seed (batches, features and pool), a pure function of the base
-            seed = (base_seed + r * _RESTART_SEED_STEP) % 2**64
-            monitor = FitMonitor(type(self).__name__, verbose=self.verbose,
-                                 callback=self.callback)
-            result = tsg_fit(
-                dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
-                loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
-                batch_size=int(self.batch_size), n_components=self.n_components_,
-                kernel_gamma=self.gamma_, seed=seed, cache_features=cache, monitor=monitor,
-                balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
-                record_every=int(self.record_every), warmup=float(self.C_star_warmup),
-                pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
-                average=bool(self.average),
-            )
-            objectives.append(result[0].objective)
-            if best is None or result[0].objective < best[0][0].objective:
-                best = (result, seed, monitor)
+        # the per-iteration matrix products are small (pool x m times m x heads): BLAS threads
+        # cost more than they save there (and spin on a loaded machine), so one thread
+        with threadpool_limits(limits=1, user_api="blas"):
+            for r in range(n_restarts):
+                # restart r: another seed (batches, features, pool), a function of the base
+                seed = (base_seed + r * _RESTART_SEED_STEP) % 2**64
+                monitor = FitMonitor(type(self).__name__, verbose=self.verbose,
+                                     callback=self.callback)
+                result = tsg_fit(
+                    dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
+                    loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
+                    batch_size=int(self.batch_size), n_components=self.n_components_,
+                    kernel_gamma=self.gamma_, seed=seed, cache_features=cache, monitor=monitor,
+                    balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
+                    record_every=int(self.record_every), warmup=float(self.C_star_warmup),
+                    pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
+                    average=bool(self.average),
+                )
+                objectives.append(result[0].objective)
+                if best is None or result[0].objective < best[0][0].objective:
+                    best = (result, seed, monitor)
         (state, n_done, intercept, converged, change), self.seed_, monitor = best
         self.restart_objectives_ = np.array(objectives)
         if tol is not None and n_u > 0:
