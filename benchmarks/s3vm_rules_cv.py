@@ -8,7 +8,8 @@ settings decides whether a rule is adopted. Test accuracy is printed for informa
 Configs: base (round-3 convergence rule), knn7 / knn20 / knn50 (gamma = 1 / (2 median
 distance to the k-th neighbour^2), computed on all training rows without labels), restarts3
 (n_restarts=3), cstar_equal (C_star = C), warmup0.6 (C* ramp over 60% of max_iter), tolsmall
-(the round-4 small-probe convergence rule), fraction (post-hoc intercept so that the fraction
+(the round-4 small-probe convergence rule; the defaults since), average (round 5: iterate
+averaging, average=True), invscaling (round 5: step 0.05 / sqrt(t + 1)), fraction (post-hoc intercept so that the fraction
 of unlabeled rows predicted positive equals the labeled fraction, TSVM's balance constraint).
 
 Run: PYTHONPATH=. python benchmarks/s3vm_rules_cv.py CONFIG [n_draws]; results of the round-4
@@ -41,10 +42,13 @@ CONFIGS = {
     "knn50": lambda X: dict(gamma=knn_gamma(X, 50)),
     "fraction": lambda X: dict(gamma=scale_gamma(X)),
     "tolsmall": lambda X: dict(gamma=scale_gamma(X)),
+    # round 5 (on top of the round-4 defaults, i.e. tolsmall)
+    "average": lambda X: dict(gamma=scale_gamma(X), average=True),
+    "invscaling": lambda X: dict(gamma=scale_gamma(X), learning_rate="invscaling", eta0=0.05),
 }
 cfg = sys.argv[1]
 import skstoch.semi_supervised as _ss
-_ss._SMALL_PROBE_FLIPS = 1.5 if cfg in ("tolsmall",) else 0.0
+_ss._SMALL_PROBE_FLIPS = 1.5 if cfg in ("tolsmall", "average", "invscaling") else 0.0
 
 def post(m, X, y):
     """'fraction': shift the intercept so the fraction of unlabeled rows predicted positive

@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from ._fast import _s3vm
 from ._solvers import FitMonitor, check_finite_iterate
@@ -27,6 +28,10 @@ _PROBE_SIZE = 2048
 _SMALL_PROBE_FLIPS = 1.5
 # seed of restart r = seed + r * this (mod 2**64): the golden-ratio increment of splitmix64
 _RESTART_SEED_STEP = 0x9E3779B97F4A7C15
+# polynomial-decay averaging (Shamir & Zhang 2013): the average after t iterates moves toward
+# the t-th by (eta + 1) / (t + eta); with eta = 3 iterate t weighs ~ t^3, 94% of the weight
+# on the last half of the iterates
+_AVERAGE_ETA = 3.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -116,7 +121,7 @@ _PROBE_BLOCK = -1
 def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s, gammas,
             batch_size, n_components, kernel_gamma, seed, cache_features=True, cache_labeled=None,
             cache_unlabeled=None, monitor=None, balance=False, probe_size=2048, tol=None,
-            record_every=1, warmup=0.0, pool_size=None, min_iter=0):
+            record_every=1, warmup=0.0, pool_size=None, min_iter=0, average=False):
     """Run Algorithm 1 (TSGS3VM Train) with mini-batches and one-vs-rest heads.
 
     Parameters
@@ -153,6 +158,10 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
     record_every : int
         Record (history, verbose, callback) and test convergence every ``record_every``
         iterations and at the last one.
+    average : bool
+        Return the polynomial-decay average of the iterates f_1, ..., f_{n_done} instead of
+        the last one (alpha, intercept and the objective estimate); the convergence test
+        still watches the last iterate.
 
     Returns
     -------
@@ -229,6 +238,11 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
     converged = False
     change = last_change = np.nan
     loss_u = np.zeros(1)
+    if average:
+        alpha_avg = np.zeros_like(alpha)
+        intercept_avg = intercept.copy()
+        F_l_avg = None if F_l is None else np.zeros_like(F_l)
+        F_p_avg = np.zeros_like(F_p) if use_probe else None
     for i in range(n_iter):
         g = gammas[i]
         _s3vm.sample_batch(seed, i, n_l, n_u if use_u else 0, pos_l, pos_u)
@@ -290,6 +304,17 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
             F_p *= 1.0 - g
             F_p += phi_p @ alpha[i].T
         n_done = i + 1
+        if average:
+            w = min(1.0, (_AVERAGE_ETA + 1.0) / (n_done + _AVERAGE_ETA))
+            alpha_avg[:n_done] *= 1.0 - w
+            alpha_avg[:n_done] += w * alpha[:n_done]
+            intercept_avg = (1.0 - w) * intercept_avg + w * intercept
+            if F_l_avg is not None:
+                F_l_avg *= 1.0 - w
+                F_l_avg += w * F_l
+            if F_p_avg is not None:
+                F_p_avg *= 1.0 - w
+                F_p_avg += w * F_p
         if (i + 1) % record_every == 0 or i + 1 == n_iter:
             if use_probe:
                 values = F_p + intercept
@@ -315,6 +340,13 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
                     break
             if converged:
                 break
+    if average:
+        # the averaged model replaces the last iterate (its f on the pools too: f is linear
+        # in alpha and the intercept)
+        alpha[:n_done] = alpha_avg[:n_done]
+        intercept = intercept_avg
+        F_l = F_l_avg
+        F_p = F_p_avg
     # training objective estimate (restart selection): 1/2 sum_i ||alpha_i||^2 (the norm of f in
     # the space of all its random features) + C mean labeled hinge + C* mean u on the probe set
     if F_l is not None:
@@ -327,6 +359,7 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         objective += C_star * float(np.mean(np.sum(
             unlabeled_loss(loss, F_p + intercept, ramp_s)[0], axis=1)))
     state.objective = objective
+    state.f_labeled = f_all_l       # f on the labeled rows (used for the calibration)
     return state, n_done, intercept, converged, change
 
 
@@ -457,6 +490,13 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         one with the lowest training objective estimate is kept (``restart_objectives_``),
         a standard remedy for the non-convex unlabeled term. Costs ``n_restarts`` fits;
         ignored without unlabeled term.
+    average : bool, default=False
+        Return the average of the iterates instead of the last one: polynomial-decay
+        averaging (Shamir & Zhang 2013; after t iterates the average moves toward the t-th
+        by ``4 / (t + 3)``, which puts 94% of the weight on the last half of the
+        iterates), maintained online at the cost of one more ``alpha``-sized array. It
+        averages out the SGD and random-feature noise of the constant step; the
+        convergence test still watches the last iterate. Not in the paper.
     random_state : int, RandomState instance or None, default=None
         Seeds the counter-based generator that draws batches and features.
     verbose : int, default=0
@@ -558,6 +598,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         "record_every": [Interval(Integral, 1, None, closed="left")],
         "unlabeled_pool": [Interval(Integral, 1, None, closed="left"), None],
         "n_restarts": [Interval(Integral, 1, None, closed="left")],
+        "average": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "callback": [callable, None],
@@ -568,7 +609,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                  learning_rate="constant", eta0="auto", power_t=0.5, theta=1.0,
                  store_random_features="auto", class_balance=True, C_star_warmup=0.3,
                  tol=1e-3, record_every=10, unlabeled_pool=8192, n_restarts=1,
-                 random_state=None, verbose=0, callback=None):
+                 average=False, random_state=None, verbose=0, callback=None):
         self.C = C
         self.C_star = C_star
         self.gamma = gamma
@@ -588,6 +629,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         self.record_every = record_every
         self.unlabeled_pool = unlabeled_pool
         self.n_restarts = n_restarts
+        self.average = average
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
@@ -704,23 +746,27 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         n_restarts = int(self.n_restarts) if n_u > 0 and self.C_star_ > 0 else 1
         best = None
         objectives = []
-        for r in range(n_restarts):
-            # restart r: another seed (batches, features and pool), a pure function of the base
-            seed = (base_seed + r * _RESTART_SEED_STEP) % 2**64
-            monitor = FitMonitor(type(self).__name__, verbose=self.verbose,
-                                 callback=self.callback)
-            result = tsg_fit(
-                dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
-                loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
-                batch_size=int(self.batch_size), n_components=self.n_components_,
-                kernel_gamma=self.gamma_, seed=seed, cache_features=cache, monitor=monitor,
-                balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
-                record_every=int(self.record_every), warmup=float(self.C_star_warmup),
-                pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
-            )
-            objectives.append(result[0].objective)
-            if best is None or result[0].objective < best[0][0].objective:
-                best = (result, seed, monitor)
+        # the per-iteration matrix products are small (pool x m times m x heads): BLAS threads
+        # cost more than they save there (and spin on a loaded machine), so one thread
+        with threadpool_limits(limits=1, user_api="blas"):
+            for r in range(n_restarts):
+                # restart r: another seed (batches, features, pool), a function of the base
+                seed = (base_seed + r * _RESTART_SEED_STEP) % 2**64
+                monitor = FitMonitor(type(self).__name__, verbose=self.verbose,
+                                     callback=self.callback)
+                result = tsg_fit(
+                    dataset, labeled_rows, Y, unlabeled_rows, C=self.C_, C_star=self.C_star_,
+                    loss=self.unlabeled_loss, ramp_s=float(self.ramp_s), gammas=gammas,
+                    batch_size=int(self.batch_size), n_components=self.n_components_,
+                    kernel_gamma=self.gamma_, seed=seed, cache_features=cache, monitor=monitor,
+                    balance=self.class_balance, probe_size=_PROBE_SIZE, tol=tol,
+                    record_every=int(self.record_every), warmup=float(self.C_star_warmup),
+                    pool_size=self.unlabeled_pool, min_iter=int(np.ceil(2.0 / gammas[0])),
+                    average=bool(self.average),
+                )
+                objectives.append(result[0].objective)
+                if best is None or result[0].objective < best[0][0].objective:
+                    best = (result, seed, monitor)
         (state, n_done, intercept, converged, change), self.seed_, monitor = best
         self.restart_objectives_ = np.array(objectives)
         if tol is not None and n_u > 0:
@@ -741,7 +787,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         self.history_ = monitor.history()
 
         # sigmoid calibration on the labeled rows (for predict_proba)
-        self.calibration_slope_ = _fit_sigmoid_slope(self._decision(dataset, labeled_rows), Y)
+        # (f on the labeled rows is kept up to date by the fit: no second pass over the blocks)
+        self.calibration_slope_ = _fit_sigmoid_slope(state.f_labeled, Y)
         return self
 
     # -- prediction ------------------------------------------------------------------------------

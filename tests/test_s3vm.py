@@ -46,7 +46,7 @@ def ref_phi(X, omega, offset):
 
 
 def ref_tsg(X, labeled, Y, unlabeled, *, C, C_star, loss, gammas, B, m, kernel_gamma, seed,
-            balance=False):
+            balance=False, snapshots=None):
     """Algorithm 1 as printed (with the corrected u'): f on each batch from all previous blocks,
     then alpha_i, then alpha_j *= (1 - gamma_i).  With ``balance`` every block's features are
     centred on the unlabeled rows and f gets the intercept mean_l y (our extension)."""
@@ -77,6 +77,9 @@ def ref_tsg(X, labeled, Y, unlabeled, *, C, C_star, loss, gammas, B, m, kernel_g
             ref_phi(xu, *blocks[i]) - mus[i])
         alpha[:i] *= 1 - gammas[i]
         alpha[i] = -gammas[i] * zeta
+        if snapshots is not None:    # the iterate f_{i+1}: (alpha, intercept)
+            snapshots.append((alpha.copy(),
+                              target - sum(alpha[j] @ mus[j] for j in range(i + 1))))
     intercept = target - sum(alpha[j] @ mus[j] for j in range(T))
     return alpha, blocks, intercept
 
@@ -196,6 +199,58 @@ def test_kernel_matches_numpy_reference(rng, n_heads, cache_pools, loss, balance
         for i in range(12):
             assert np.array_equal(state.omega[i], blocks[i][0])
     assert np.abs(ref_alpha).max() > 0.01
+
+
+@pytest.mark.parametrize("balance", [False, True])
+def test_averaged_iterate_matches_reference(rng, balance):
+    """average=True returns sum_t w_t f_t with the polynomial-decay weights (eta = 3) of
+    the numpy reference's iterates, computed here as explicit weights."""
+    X = rng.randn(50, 3)
+    labeled = np.arange(0, 50, 5, dtype=np.int64)
+    unlabeled = np.setdiff1d(np.arange(50), labeled).astype(np.int64)
+    Y = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)[:, None]
+    T = 15
+    gammas = step_sizes("constant", 0.2, 0.5, 1.0, T)
+    snaps = []
+    ref_tsg(X, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss="hinge", gammas=gammas, B=8,
+            m=5, kernel_gamma=0.8, seed=11, balance=balance, snapshots=snaps)
+    # explicit weights: iterate t (1-based) gets r_t prod_{s>t} (1 - r_s), r_t = min(1, 4/(t+3))
+    r = np.minimum(1.0, 4.0 / (np.arange(1, T + 1) + 3.0))
+    weights = np.array([r[t] * np.prod(1 - r[t + 1:]) for t in range(T)])
+    assert abs(weights.sum() - 1) < 1e-12
+    assert weights[T // 2:].sum() > 0.85          # mostly the last half
+    ref_alpha = sum(w * a for w, (a, _) in zip(weights, snaps))
+    ref_b = sum(w * b for w, (_, b) in zip(weights, snaps))
+    for cache in (False, True):
+        state, n_done, intercept, _, _ = tsg_fit(
+            make_dataset(X), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
+            loss="hinge", ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
+            kernel_gamma=0.8, seed=11, balance=balance, average=True, cache_labeled=cache,
+            cache_unlabeled=cache)
+        np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(intercept, ref_b, rtol=1e-9, atol=1e-12)
+    # and it differs from the last iterate
+    assert np.abs(ref_alpha - snaps[-1][0]).max() > 1e-3
+
+
+def test_averaged_fit_keeps_balance_and_objective_is_its_own(moons):
+    X, y, y_semi, Xt, yt = moons
+    clf = S3VMClassifier(gamma=5.0, random_state=0, average=True, tol=None,
+                         max_iter=120).fit(X, y_semi)
+    last = S3VMClassifier(gamma=5.0, random_state=0, tol=None, max_iter=120).fit(X, y_semi)
+    assert clf.n_iter_ == last.n_iter_ == 120
+    assert not np.allclose(clf.alpha_, last.alpha_)
+    unl = y_semi == -1
+    lab_mean = np.where(y_semi[~unl] == 1, 1.0, -1.0).mean()
+    # balance constraint on the probe set (all unlabeled rows here) holds for the average
+    assert abs(clf.decision_function(X[unl]).mean() - lab_mean) < 1e-9
+    # the objective estimate is the averaged model's
+    f_l = clf.decision_function(X[~unl])
+    yl = np.where(y_semi[~unl] == 1, 1.0, -1.0)
+    expected = (0.5 * np.sum(clf.alpha_ ** 2) + clf.C_ * labeled_hinge(f_l, yl)[0].mean()
+                + clf.C_star_ * unlabeled_loss("hinge", clf.decision_function(X[unl]))[0].mean())
+    assert clf.restart_objectives_[0] == pytest.approx(expected, rel=1e-9)
+    assert clf.score(Xt, yt) >= 0.97
 
 
 def ref_pool(seed, n, k):

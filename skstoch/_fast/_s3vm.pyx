@@ -42,16 +42,39 @@ cdef void gen_block(uint64_t seed, Py_ssize_t block, Py_ssize_t m, Py_ssize_t d,
         offset[k] = TWO_PI * rng_uniform(&s)
 
 
-cdef inline void row_features(const rows_t* X, Py_ssize_t i, const double* omega,
-                              const double* offset, Py_ssize_t m, Py_ssize_t d, double norm,
+cdef void transpose(const double* omega, Py_ssize_t m, Py_ssize_t d,
+                    double* omega_t) noexcept nogil:
+    """omega_t (d x m) = omega (m x d) transposed."""
+    cdef Py_ssize_t k, j
+    for k in range(m):
+        for j in range(d):
+            omega_t[j * m + k] = omega[k * d + j]
+
+
+cdef inline void row_features(const rows_t* X, Py_ssize_t i, const double* omega_t,
+                              const double* offset, Py_ssize_t m, double norm,
                               double* out) noexcept nogil:
-    """out[k] = norm * cos(<omega_k, x_i> + b_k)."""
+    """out[k] = norm * cos(<omega_k, x_i> + b_k), omega_t the transposed block (d x m).
+
+    The m dot products are accumulated together, one input coordinate at a time (m
+    independent sums the compiler vectorises, instead of one latency-bound sum per
+    feature); each sum still adds the terms in increasing coordinate order from 0.0, so
+    the result is bitwise that of ``row_dot(x_i, omega_k)`` (no FMA contraction)."""
     cdef const double* data
     cdef const int32_t* indices
     cdef int nnz = dataset_row(X, i, &data, &indices)
-    cdef Py_ssize_t k
+    cdef Py_ssize_t k, p
+    cdef double xj
+    cdef const double* w
     for k in range(m):
-        out[k] = norm * cos(row_dot(data, indices, nnz, omega + k * d) + offset[k])
+        out[k] = 0.0
+    for p in range(nnz):
+        xj = data[p]
+        w = omega_t + (p if indices == NULL else indices[p]) * m
+        for k in range(m):
+            out[k] += xj * w[k]
+    for k in range(m):
+        out[k] = norm * cos(out[k] + offset[k])
 
 
 def random_block(uint64_t seed, Py_ssize_t block, double scale, double[:, ::1] omega,
@@ -68,9 +91,16 @@ def block_features(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] 
     """out[p] = phi(x_{rows[p]}) for one block (test / transform hook)."""
     cdef Py_ssize_t p, m = omega.shape[0], d = omega.shape[1]
     cdef double norm = sqrt(2.0 / m)
-    with nogil:
-        for p in range(rows.shape[0]):
-            row_features(&ds.rows, rows[p], &omega[0, 0], &offset[0], m, d, norm, &out[p, 0])
+    cdef double* omega_t = <double*>malloc((m * d + 1) * sizeof(double))
+    if omega_t == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            transpose(&omega[0, 0], m, d, omega_t)
+            for p in range(rows.shape[0]):
+                row_features(&ds.rows, rows[p], omega_t, &offset[0], m, norm, &out[p, 0])
+    finally:
+        free(omega_t)
 
 
 def sample_batch(uint64_t seed, Py_ssize_t block, Py_ssize_t n_labeled, Py_ssize_t n_unlabeled,
@@ -107,10 +137,11 @@ def decision(RowDataset ds, const int64_t[::1] rows, const double[:, :, ::1] alp
     cdef const double* om
     cdef const double* off
     cdef const double* a
-    cdef double* work = <double*>malloc((m * d + 2 * m + 1) * sizeof(double))
+    cdef double* work = <double*>malloc((2 * m * d + 2 * m + 1) * sizeof(double))
     cdef double* w_om = work
     cdef double* w_off = work + m * d
     cdef double* phi = work + m * d + m
+    cdef double* om_t = work + m * d + 2 * m
     if work == NULL:
         raise MemoryError()
     try:
@@ -126,8 +157,9 @@ def decision(RowDataset ds, const int64_t[::1] rows, const double[:, :, ::1] alp
                         gen_block(seed, i, m, d, scale, w_om, w_off)
                         om = w_om
                         off = w_off
+                    transpose(om, m, d, om_t)
                     for p in range(start, stop):
-                        row_features(&ds.rows, rows[p], om, off, m, d, norm, phi)
+                        row_features(&ds.rows, rows[p], om_t, off, m, norm, phi)
                         for h in range(K):
                             a = &alpha[i, h, 0]
                             acc = 0.0
@@ -146,43 +178,20 @@ def block_gradient(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] 
     cdef Py_ssize_t K = coef.shape[1], p, k, h
     cdef double norm = sqrt(2.0 / m)
     cdef double c
-    cdef double* phi = <double*>malloc((m + 1) * sizeof(double))
+    cdef double* phi = <double*>malloc((m * d + m + 1) * sizeof(double))
+    cdef double* omega_t = phi + m
     if phi == NULL:
         raise MemoryError()
     try:
         with nogil:
+            transpose(&omega[0, 0], m, d, omega_t)
             for p in range(n):
-                row_features(&ds.rows, rows[p], &omega[0, 0], &offset[0], m, d, norm, phi)
+                row_features(&ds.rows, rows[p], omega_t, &offset[0], m, norm, phi)
                 for h in range(K):
                     c = coef[p, h]
                     if c != 0.0:
                         for k in range(m):
                             out[h, k] += c * phi[k]
-    finally:
-        free(phi)
-
-
-def update_values(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] alpha_block,
-                  const double[:, ::1] omega, const double[::1] offset, double decay,
-                  double[:, ::1] values):
-    """values[p, h] = decay * values[p, h] + <alpha_block[h], phi(x_{rows[p]})>:
-    f_{i+1} = (1 - gamma_i) f_i + alpha_i^T phi_i on a cached pool of rows."""
-    cdef Py_ssize_t n = rows.shape[0], m = omega.shape[0], d = omega.shape[1]
-    cdef Py_ssize_t K = alpha_block.shape[0], p, k, h
-    cdef double norm = sqrt(2.0 / m)
-    cdef double acc
-    cdef double* phi = <double*>malloc((m + 1) * sizeof(double))
-    if phi == NULL:
-        raise MemoryError()
-    try:
-        with nogil:
-            for p in range(n):
-                row_features(&ds.rows, rows[p], &omega[0, 0], &offset[0], m, d, norm, phi)
-                for h in range(K):
-                    acc = 0.0
-                    for k in range(m):
-                        acc += alpha_block[h, k] * phi[k]
-                    values[p, h] = decay * values[p, h] + acc
     finally:
         free(phi)
 
