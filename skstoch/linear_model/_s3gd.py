@@ -613,7 +613,10 @@ _SOLVER_DOC = """
         ``mu = max(alpha (1 - l1_ratio) + mu_data, 1 / (eta0 n))`` (the ``1 / (mu t)``
         schedule of strongly convex SGD with the known strong convexity, capped at ``eta0``;
         ``mu_data = c mean_i s_i ||x_i||^2 / (2 d)``, half the mean eigenvalue of the
-        curvature bound, only when ``n >= 100 d``); it does
+        curvature bound, only when ``n >= 100 d``).  The first pass is recorded in chunks
+        (``history_``, ``verbose`` and ``callback`` get a record after 1/16, 1/8, 1/4, 1/2
+        and all of it, with ``pass_fraction`` and the chunk's progressive loss as
+        ``loss_estimate``; ``n_iter_`` counts whole passes); it does
         not use ``eta0``.  A step costs O(nnz of the row) (the l2 shrink rescales ``w``,
         the l1 thresholds are summed and applied to a coordinate when a row touches it).
         It costs less than ``SGDClassifier``'s epoch and moves the first snapshot, whose
