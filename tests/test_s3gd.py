@@ -456,7 +456,12 @@ def test_warm_start_history_callback_verbose(capsys):
         clf.fit(X, y)
     assert "S3GDClassifier" in capsys.readouterr().out
     assert set(clf.history_) >= {"epoch", "objective", "loss_estimate", "step_size", "time"}
-    assert len(clf.history_["objective"]) == 3
+    # the first (warm-up) pass is recorded after 1/16, 1/8, 1/4, 1/2 and all of it
+    n = X.shape[0]
+    assert clf.n_iter_ == 3 and len(clf.history_["objective"]) == 3 + 4
+    np.testing.assert_array_equal(clf.history_["pass_fraction"][:5],
+                                  [(n >> 4) / n, (n >> 3) / n, (n >> 2) / n, (n >> 1) / n, 1])
+    np.testing.assert_array_equal(clf.history_["epoch"], [0, 0, 0, 0, 0, 1, 2])
     first = clf.history_["objective"][0]
     with pytest.warns(ConvergenceWarning):
         clf.fit(X, y)
@@ -464,7 +469,13 @@ def test_warm_start_history_callback_verbose(capsys):
     seen = []
     cb = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 2,
                         random_state=0).fit(X, y)
-    assert cb.n_iter_ == 2 and seen[0].shape == (X.shape[1],)
+    # the second record is the warm-up after 1/8 of the pass: the fit stops inside it
+    assert cb.n_iter_ == 1 and seen[0].shape == (X.shape[1],)
+    assert cb.history_["pass_fraction"][-1] == (X.shape[0] >> 3) / X.shape[0]
+    seen.clear()
+    cb6 = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 6,
+                         random_state=0).fit(X, y)
+    assert cb6.n_iter_ == 2 and list(cb6.history_["solver"][-2:]) == ["sgd_warmup", "svrg"]
 
 
 def test_stops_on_tol():
@@ -665,7 +676,9 @@ def test_warmup_pass_matches_numpy_reference(penalty, sparse, n, alpha):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(sp.csr_matrix(X) if sparse else X, y, sample_weight=sw)
-    assert list(est.history_["solver"]) == ["sgd_warmup"]
+    # the pass ran in five chunks (one record each) and matches the uninterrupted reference
+    assert list(est.history_["solver"]) == ["sgd_warmup"] * 5
+    assert est.history_["pass_fraction"][-1] == 1.0
     lam1, lam2 = est._penalty_coefs()
     ys, swn = 2.0 * y - 1, sw * n / sw.sum()
     w, b = _reference_warmup("log_loss", X, ys, swn, lam1=lam1, lam2=lam2, seed=est.seed_,
@@ -703,9 +716,46 @@ def test_warmup_is_one_pass_without_replacement_then_prox_svrg():
         assert rel["warmup"] < rel["svrg_epoch"] / 10
         assert rel["warmup"] < rel["sgd_with_replacement"] / 100
         three = S3GDClassifier(max_iter=3, warm_start=True, **kw).fit(X, y)
-        assert list(three.history_["solver"]) == ["sgd_warmup", "svrg", "svrg"]
+        assert list(three.history_["solver"]) == ["sgd_warmup"] * 5 + ["svrg", "svrg"]
         three.set_params(max_iter=2).fit(X, y)         # warm start: no second warm-up
         assert list(three.history_["solver"]) == ["svrg", "svrg"]
         plain = S3GDClassifier(max_iter=2, warmup_epochs=0, **kw).fit(X, y)
         svrg = S3GDClassifier(max_iter=2, solver="svrg", **kw).fit(X, y)
     np.testing.assert_array_equal(plain.coef_, svrg.coef_)
+
+
+@pytest.mark.parametrize("penalty,sparse", [("l2", False), ("elasticnet", True)])
+def test_warmup_chunks_continue_one_permutation(penalty, sparse):
+    """sgd_pass over [0, s1), [s1, s2), [s2, n) (only the first chunk shuffles) equals one
+    uninterrupted pass up to rounding (the scaled vector is folded in at each chunk end);
+    the later chunks draw nothing, and a chunk with start > stop is refused."""
+    from skstoch._fast._loss import LogLoss
+    from skstoch._fast._s3gd import sgd_pass
+    from skstoch.utils import make_dataset
+    X, y = _small(n=300, d=6, seed=2)
+    X[np.random.RandomState(1).rand(*X.shape) < 0.4] = 0.0
+    ds = make_dataset(sp.csr_matrix(X) if sparse else X)
+    ys, sw = 2.0 * y - 1.0, np.random.RandomState(0).uniform(0.5, 2.0, 300)
+    lam1 = 0.01 if penalty == "elasticnet" else 0.0
+    args = (ds, ys, sw, LogLoss(), None, None, True, 0.5, 0.01, 1.0, 0.02)
+    outs = []
+    for ends in ([300], [7, 120, 300]):
+        w, b, perm = np.zeros(6), np.zeros(1), np.arange(300, dtype=np.int32)
+        counter, start, total, counters = 5, 0, 0.0, []
+        for end in ends:
+            a = list(args)
+            a[4], a[5] = w, b
+            ls, counter = sgd_pass(*a, perm, 11, 3, counter, 0.0, lam1, np.zeros(6), start, end)
+            counters.append(counter)
+            total += ls
+            start = end
+        outs.append((w, b[0], total, perm.copy(), counters))
+    (w1, b1, l1, p1, c1), (w3, b3, l3, p3, c3) = outs
+    np.testing.assert_array_equal(p1, p3)
+    assert c3[0] == c3[1] == c3[2] == c1[0]           # only the first chunk draws
+    np.testing.assert_allclose(w3, w1, rtol=1e-12, atol=1e-14)
+    assert abs(b3 - b1) < 1e-12 and abs(l3 - l1) < 1e-9 * abs(l1)
+    assert np.abs(w1).sum() > 0.05
+    with pytest.raises(ValueError, match="start <= stop"):
+        sgd_pass(*args[:4], np.zeros(6), np.zeros(1), *args[6:], np.arange(300, dtype=np.int32),
+                 11, 3, 0, 0.0, 0.0, None, 200, 100)

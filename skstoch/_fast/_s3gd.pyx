@@ -202,8 +202,10 @@ def row_sqnorms(RowDataset ds, double[::1] out):
 def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
              double[::1] w, double[::1] b, bint fit_intercept, double eta0, double decay,
              double b_ratio, double lam2, int32_t[::1] perm, uint64_t seed, uint64_t stream,
-             uint64_t counter, double t_offset=0.0, double lam1=0.0, double[::1] last_u=None):
-    """One pass of per-sample proximal SGD over a fresh random permutation (the warm-up).
+             uint64_t counter, double t_offset=0.0, double lam1=0.0, double[::1] last_u=None,
+             Py_ssize_t start=0, Py_ssize_t stop=-1):
+    """One pass of per-sample proximal SGD over a fresh random permutation (the warm-up),
+    or the positions ``start <= t < stop`` of it (a chunk).
 
     ``perm`` (a permutation of ``0..n-1``) is shuffled in place by a full Fisher-Yates
     shuffle with the counter-based generator; sample ``t`` of the pass, ``i = perm[t]``,
@@ -219,6 +221,10 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
     only when a row touches it (``v_j <- soft(v_j, U - last_u[j])`` with the running sum
     ``U``, Tsuruoka et al. 2009 without the need for clipping: no gradient acts between the
     thresholds) and all of them at the end (``last_u``: a length-``n_features`` buffer).
+    A pass may be run in chunks: ``start == 0`` shuffles ``perm``, a later chunk
+    (``start > 0``) continues the same permutation without drawing, and ``stop = -1`` means
+    ``n``; the scaled vector and the l1 thresholds are folded into ``w`` at the end of each
+    chunk, so chunks give the pass up to rounding.
     Returns ``(sum_t sw_i loss_i at the iterate before step t, new counter)``.
     """
     cdef const rows_t* X = &ds.rows
@@ -238,16 +244,23 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
         if last_u is None or last_u.shape[0] != d:
             raise ValueError("sgd_pass: lam1 > 0 needs last_u of length n_features")
         lu = &last_u[0]
+    if stop < 0 or stop > n:
+        stop = n
+    if start < 0 or start > stop:
+        raise ValueError(f"sgd_pass: need 0 <= start <= stop <= n, got {start}, {stop}")
+    if perm.shape[0] != n:
+        raise ValueError("sgd_pass: perm must have n_samples entries")
     rng_init(&rng, seed, stream, counter)
     with nogil:
         if l1:
             for f in range(d):
                 lu[f] = 0.0
-        _draw_batch(&rng, pp, n, <int>n)
-        for t in range(min(<Py_ssize_t>_AHEAD, n)):
+        if start == 0:
+            _draw_batch(&rng, pp, n, <int>n)
+        for t in range(start, min(start + <Py_ssize_t>_AHEAD, stop)):
             _prefetch_row(X, pp[t])
-        for t in range(n):
-            if t + _AHEAD < n:
+        for t in range(start, stop):
+            if t + _AHEAD < stop:
                 _prefetch_row(X, pp[t + _AHEAD])
             i = pp[t]
             eta_t = 1.0 / (inv_eta + decay * (t_offset + t))

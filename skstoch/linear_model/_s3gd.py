@@ -37,6 +37,7 @@ _MIN_INNER = 20        # the paper's k_in: n_inner='auto' never goes below it
 # n >= _WARMUP_LONG_PASS * d (see _warmup_schedule; both measured, user guide)
 _WARMUP_CURVATURE = 0.5
 _WARMUP_LONG_PASS = 100
+_WARMUP_CHUNKS = 5     # the first warm-up pass is recorded after 1/16, 1/8, 1/4, 1/2, 1 of it
 _CURVATURE = {"log_loss": 0.25, "squared_hinge": 2.0, "squared_error": 1.0}
 
 _COMMON_CONSTRAINTS = {
@@ -348,6 +349,7 @@ class _S3GDMixin:
         converged = False
         rel_improvement = np.inf
         n_iter = 0
+        stopped_in_warmup = False
         scale = 1.0          # 'adaptive' divides the steps of every phase by 5 per plateau
         # objective at the start (one pass): an objective far above it means divergence
         if np.any(w):
@@ -367,13 +369,35 @@ class _S3GDMixin:
             snap_loss = 0.0
             if phase == "warmup":
                 # per-sample SGD, O(nnz) per step (w kept as a scaled vector, l1 thresholds
-                # accumulated per coordinate)
+                # accumulated per coordinate); the first pass runs in doubling chunks
+                # (1/16, 1/8, 1/4, 1/2, 1 of the pass) with a record after each
                 eta, warm_decay = self._warmup_schedule(sw, lam2)
-                loss_sum, counter = sgd_pass(
-                    ds, y, sw, loss, w, b, self.fit_intercept, eta, warm_decay, 1.0, lam2,
-                    perm, problem.seed, problem.stream, counter, float(epoch * n), lam1,
-                    last_u if lam1 > 0.0 else None)
-                n_seen = n
+                ends = _warmup_chunk_ends(n) if epoch == 0 else [n]
+                start = 0
+                for k, end in enumerate(ends):
+                    loss_sum, counter = sgd_pass(
+                        ds, y, sw, loss, w, b, self.fit_intercept, eta, warm_decay, 1.0,
+                        lam2, perm, problem.seed, problem.stream, counter, float(epoch * n),
+                        lam1, last_u if lam1 > 0.0 else None, start, end)
+                    n_seen = end - start
+                    start = end
+                    if end == n:
+                        break
+                    # intermediate record: the progressive loss of the chunk (free)
+                    check_finite_iterate(np.append(w, b), monitor.solver_name,
+                                         f"epoch {epoch} (warm-up chunk)")
+                    penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
+                    record = {"epoch": epoch, "pass_fraction": end / n, "step_size": eta,
+                              "solver": "sgd_warmup",
+                              "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
+                    if self.track_objective:
+                        record["objective"] = _objective(ds, w, b[0], y, sw, loss) + penalty
+                    if monitor.record(x=w.copy(), **record):
+                        stopped_in_warmup = True
+                        break
+                if stopped_in_warmup:
+                    n_iter = epoch + 1
+                    break
             else:
                 step_first, step_svrg, s2 = steps()
                 eta = (step_svrg if which == 1 else step_first) * scale
@@ -387,7 +411,7 @@ class _S3GDMixin:
             n_iter = epoch + 1
             check_finite_iterate(np.append(w, b), monitor.solver_name, f"epoch {epoch}")
             penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
-            record = {"epoch": epoch, "step_size": eta,
+            record = {"epoch": epoch, "pass_fraction": 1.0, "step_size": eta,
                       "solver": ("svrg" if mode == MODE_SVRG else
                                  "sgd_warmup" if phase == "warmup" else self.solver),
                       "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
@@ -436,6 +460,14 @@ class _S3GDMixin:
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
                               criterion=float(rel_improvement), extra={"step_size": step})
         return w, float(b[0]), n_iter, result
+
+
+def _warmup_chunk_ends(n):
+    """Ends of the warm-up pass's chunks: 1/16, 1/8, 1/4, 1/2 and all of the n samples
+    (empty chunks dropped).  SGD with a 1/(mu t) step gains about a constant factor per
+    doubling of t, so doubling chunks record its progress at evenly spaced gains."""
+    ends = sorted({n >> k for k in range(_WARMUP_CHUNKS - 1, -1, -1)} - {0})
+    return ends or [n]
 
 
 _EIG_SUBSAMPLE = 20_000   # rows of the smoothness estimate
@@ -581,7 +613,10 @@ _SOLVER_DOC = """
         ``mu = max(alpha (1 - l1_ratio) + mu_data, 1 / (eta0 n))`` (the ``1 / (mu t)``
         schedule of strongly convex SGD with the known strong convexity, capped at ``eta0``;
         ``mu_data = c mean_i s_i ||x_i||^2 / (2 d)``, half the mean eigenvalue of the
-        curvature bound, only when ``n >= 100 d``); it does
+        curvature bound, only when ``n >= 100 d``).  The first pass is recorded in chunks
+        (``history_``, ``verbose`` and ``callback`` get a record after 1/16, 1/8, 1/4, 1/2
+        and all of it, with ``pass_fraction`` and the chunk's progressive loss as
+        ``loss_estimate``; ``n_iter_`` counts whole passes); it does
         not use ``eta0``.  A step costs O(nnz of the row) (the l2 shrink rescales ``w``,
         the l1 thresholds are summed and applied to a coordinate when a row touches it).
         It costs less than ``SGDClassifier``'s epoch and moves the first snapshot, whose
