@@ -828,6 +828,7 @@ class ConstrainedLasso(BaseLinearRegressor):
         ``radius = ||w_lasso||_1`` reproduces ``Lasso`` (with ``alpha=0``).
     solver : {'auto', 'fista', 'epro_sgd', 'epro_orda', 'epro_svrg', 'sgd', 'oneproj'}
         Default 'auto'.
+
         - 'fista': exact accelerated projected gradient (machine precision reachable).
         - 'epro_sgd': Epro-SGD, paper Alg. 1 (one projection per doubling epoch).
         - 'epro_orda': Epro-ORDA, paper Alg. 3 with g(w) = alpha ||w||^2.
