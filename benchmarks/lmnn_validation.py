@@ -34,8 +34,11 @@ Run (from the repository root)::
 
 Default sizes: 10 outer x 2 inner = 20 fits per configuration for wine, breast cancer and
 digits, 2 x 1 = 2 fits for the synthetic problem (each synthetic fit takes seconds).
-``--outer`` / ``--inner`` override them, ``--configs`` selects configurations by label.
-Results: ``benchmarks/results/lmnn_validation_<problem>.md`` and ``.json``.
+``--outer`` / ``--inner`` override them, ``--configs`` selects configurations by label,
+``--seed-offset=N`` draws other inner splits (``random_state = N + part``, default 100: the
+splits on which round 5 chose its defaults; another offset gives fresh validation splits, not
+used for any choice yet) and ``--tag=NAME`` appends ``_NAME`` to the result file names.
+Results: ``benchmarks/results/lmnn_validation_<problem>[_<tag>].md`` and ``.json``.
 """
 import os
 
@@ -99,14 +102,15 @@ print(json.dumps(out))
 """
 
 
-def inner_splits(X, y, n_outer, n_inner):
+def inner_splits(X, y, n_outer, n_inner, seed_offset=100):
     """Fitting / held-out parts inside the benchmark's training parts, standardized on the
     fitting part: list of (Xa, Xb, ya, yb)."""
     masks = repeated_splits(X, y, 10)
     out = []
     for outer in range(n_outer):
         Xt, yt = X[masks[outer]], y[masks[outer]]
-        sss = StratifiedShuffleSplit(n_splits=n_inner, test_size=0.2, random_state=100 + outer)
+        sss = StratifiedShuffleSplit(n_splits=n_inner, test_size=0.2,
+                                     random_state=seed_offset + outer)
         for fit_rows, held_out in sss.split(Xt, yt):
             scaler = StandardScaler().fit(Xt[fit_rows])
             out.append((scaler.transform(Xt[fit_rows]), scaler.transform(Xt[held_out]),
@@ -144,8 +148,9 @@ def _summary(acc, cpu, base_acc=None, extra=None):
     return row
 
 
-def validate(problem, X, y, n_outer, n_inner, configs, nca=True, metric_learn=False):
-    splits = inner_splits(X, y, n_outer, n_inner)
+def validate(problem, X, y, n_outer, n_inner, configs, nca=True, metric_learn=False,
+             seed_offset=100):
+    splits = inner_splits(X, y, n_outer, n_inner, seed_offset)
     runs = {label: {"acc": [], "cpu": [], "max_iter": [], "n_iter": []} for label in configs}
     peers = {"Euclidean 3-NN": {"acc": [], "cpu": None}}
     if nca:
@@ -188,6 +193,7 @@ def validate(problem, X, y, n_outer, n_inner, configs, nca=True, metric_learn=Fa
     for label, run in peers.items():
         table[label] = _summary(run["acc"], run["cpu"], base)
     return {"problem": problem, "n_outer": n_outer, "n_inner": n_inner,
+            "seed_offset": seed_offset,
             "n_fits": len(splits), "fit_rows": int(len(splits[0][2])),
             "held_out_rows": int(len(splits[0][3])), "n_features": int(X.shape[1]),
             "rows": table}
@@ -204,7 +210,8 @@ def to_markdown(result, description, command):
              f"Problem: {description}.", "",
              f"{result['n_fits']} fits per configuration ({result['n_outer']} training parts of "
              f"the benchmark's repeated 75/25 splits x {result['n_inner']} stratified 80/20 "
-             f"inner splits; {result['fit_rows']} fitting rows, {result['held_out_rows']} "
+             f"inner splits, random_state {result['seed_offset']} + part; "
+             f"{result['fit_rows']} fitting rows, {result['held_out_rows']} "
              "held-out rows, no benchmark test row used).  Accuracy: 3-NN on the held-out "
              "rows, in %, mean with standard error; diff: mean paired difference to the "
              "defaults on the same fits (points), with its standard error; CPU: median "
@@ -242,6 +249,8 @@ def main(argv):
         if "default" not in labels:
             labels = ["default"] + labels
         configs = {label: CONFIGS[label] for label in labels}
+    seed_offset = int(option("seed-offset", 100))
+    tag = option("tag", "")
     command = "python benchmarks/lmnn_validation.py " + " ".join(argv)
     for name, description, (X, y) in _problems():
         short = SHORT[name]
@@ -253,7 +262,8 @@ def main(argv):
         start = time.perf_counter()
         load = os.getloadavg()[0]
         result = validate(short, X, y, n_outer, n_inner, configs,
-                          nca="--no-nca" not in argv, metric_learn="--metric-learn" in argv)
+                          nca="--no-nca" not in argv, metric_learn="--metric-learn" in argv,
+                          seed_offset=seed_offset)
         result.update(date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       load=round(load, 2), wall_s=round(time.perf_counter() - start, 1),
                       versions=library_versions(), command=command)
@@ -265,7 +275,7 @@ def main(argv):
         print(text, flush=True)
         if "--no-write" not in argv:
             RESULTS_DIR.mkdir(exist_ok=True)
-            stem = RESULTS_DIR / f"lmnn_validation_{short}"
+            stem = RESULTS_DIR / f"lmnn_validation_{short}{'_' + tag if tag else ''}"
             stem.with_suffix(".md").write_text(text)
             stem.with_suffix(".json").write_text(json.dumps(result, indent=1))
 
