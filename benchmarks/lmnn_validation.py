@@ -1,0 +1,284 @@
+"""Training-side validation of LMNNMetric's defaults (no test row is ever used).
+
+This is the protocol behind the "How the defaults were chosen" tables of
+``doc/user_guide/lmnn.rst``.  For each benchmark problem of ``bench_lmnn.py`` (wine + 20 noise
+features, breast cancer + 20 noise features, digits, synthetic 5,000 x 200 with 20
+informative features) we take the *training parts* of the benchmark's repeated stratified
+75/25 splits (``bench_lmnn.repeated_splits``: ``StratifiedShuffleSplit(random_state=0)``),
+and split each of the first ``n_outer`` training parts again ``n_inner`` times
+(``StratifiedShuffleSplit(n_inner, test_size=0.2, random_state=100 + outer)``).  Every
+configuration is fitted on the fitting part (standardized on itself) and scored by 3-NN
+accuracy on the held-out 20%.  The benchmark's test rows are never touched, so choosing a
+default here does not tune it on the numbers the benchmark reports.
+
+Per configuration the table gives the mean held-out accuracy with its standard error, the
+mean *paired* difference to the defaults on the same fits with its standard error (the
+fits share data, so the paired difference is far less noisy than the two means), the median
+CPU seconds of one fit (process time; one BLAS thread), and the budget ``max_iter_`` used.
+All configurations are fitted split by split, interleaved, so a change in the machine's
+load hits them alike.  Peers on the same fits: Euclidean 3-NN, scikit-learn's
+NeighborhoodComponentsAnalysis (``--no-nca`` skips it) and, with ``--metric-learn``,
+metric-learn's LMNN in its own interpreter (see ``bench_lmnn.py``).
+
+Configurations (changes to the defaults): ``n_impostors`` 3 / 5 / 20 (default 'auto' = 10
+for the 'knn' recipe), ``batch_size`` 8 / 32 (``max_iter='auto'`` counts triplet draws, so
+these keep the number of draws), ``c`` 0.25 / 0.75, ``n_neighbors=5``, ``mu2=0``,
+``triplet_strategy='random'`` (the paper's recipe), and the budget in draws x 0.5 / x 2
+(``max_iter`` = 0.5 / 2 times the default's ``max_iter_`` on the same fit).
+
+Run (from the repository root)::
+
+    PYTHONPATH=. python benchmarks/lmnn_validation.py                 # all problems
+    PYTHONPATH=. python benchmarks/lmnn_validation.py --only=digits --outer=10 --inner=2
+    PYTHONPATH=. python benchmarks/lmnn_validation.py --only=wine --configs=default,batch_size=8
+
+Default sizes: 10 outer x 2 inner = 20 fits per configuration for wine, breast cancer and
+digits, 2 x 1 = 2 fits for the synthetic problem (each synthetic fit takes seconds).
+``--outer`` / ``--inner`` override them, ``--configs`` selects configurations by label,
+``--seed-offset=N`` draws other inner splits (``random_state = N + part``, default 100: the
+splits on which round 5 chose its defaults; another offset gives fresh validation splits, not
+used for any choice yet) and ``--tag=NAME`` appends ``_NAME`` to the result file names.
+Results: ``benchmarks/results/lmnn_validation_<problem>[_<tag>].md`` and ``.json``.
+"""
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from datetime import datetime, timezone  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+from sklearn.model_selection import StratifiedShuffleSplit  # noqa: E402
+from sklearn.neighbors import NeighborhoodComponentsAnalysis  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _harness import RESULTS_DIR, library_versions, machine_info  # noqa: E402
+from bench_lmnn import ML_PYTHON, _problems, knn_accuracy, repeated_splits  # noqa: E402
+
+from skstoch import LMNNMetric  # noqa: E402
+
+SHORT = {"lmnn_wine_noise": "wine", "lmnn_breast_cancer_noise": "breast",
+         "lmnn_digits": "digits", "lmnn_synthetic_5000x200": "synthetic"}
+SIZES = {"wine": (10, 2), "breast": (10, 2), "digits": (10, 2), "synthetic": (2, 1)}
+
+# label -> parameters, or a function of the default model fitted on the same split
+CONFIGS = {
+    "default": {},
+    "n_impostors=3": {"n_impostors": 3},
+    "n_impostors=5": {"n_impostors": 5},
+    "n_impostors=20": {"n_impostors": 20},
+    "batch_size=8": {"batch_size": 8},
+    "batch_size=32": {"batch_size": 32},
+    "c=0.25": {"c": 0.25},
+    "c=0.75": {"c": 0.75},
+    "n_neighbors=5": {"n_neighbors": 5},
+    "mu2=0": {"mu2": 0.0},
+    "triplet_strategy='random'": {"triplet_strategy": "random"},
+    "budget x0.5": lambda default: {"max_iter": max(8, round(0.5 * default.max_iter_))},
+    "budget x2": lambda default: {"max_iter": 2 * default.max_iter_},
+}
+
+_ML_SCRIPT = r"""
+import sys, time, json, numpy as np
+from metric_learn import LMNN
+from sklearn.neighbors import KNeighborsClassifier
+d = np.load(sys.argv[1])
+out = []
+for i in range(int(d["n"])):
+    Xa, Xb, ya, yb = d[f"Xa{i}"], d[f"Xb{i}"], d[f"ya{i}"], d[f"yb{i}"]
+    cpu = time.process_time()
+    m = LMNN(n_neighbors=3, random_state=0).fit(Xa, ya)
+    cpu = time.process_time() - cpu
+    acc = KNeighborsClassifier(3).fit(m.transform(Xa), ya).score(m.transform(Xb), yb)
+    out.append({"accuracy": acc, "cpu_s": cpu})
+print(json.dumps(out))
+"""
+
+
+def inner_splits(X, y, n_outer, n_inner, seed_offset=100):
+    """Fitting / held-out parts inside the benchmark's training parts, standardized on the
+    fitting part: list of (Xa, Xb, ya, yb)."""
+    masks = repeated_splits(X, y, 10)
+    out = []
+    for outer in range(n_outer):
+        Xt, yt = X[masks[outer]], y[masks[outer]]
+        sss = StratifiedShuffleSplit(n_splits=n_inner, test_size=0.2,
+                                     random_state=seed_offset + outer)
+        for fit_rows, held_out in sss.split(Xt, yt):
+            scaler = StandardScaler().fit(Xt[fit_rows])
+            out.append((scaler.transform(Xt[fit_rows]), scaler.transform(Xt[held_out]),
+                        yt[fit_rows], yt[held_out]))
+    return out
+
+
+def _metric_learn(splits, timeout=3600):
+    if not os.path.exists(ML_PYTHON):
+        raise ImportError(f"metric-learn interpreter {ML_PYTHON} not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "splits.npz")
+        arrays = {"n": len(splits)}
+        for i, (Xa, Xb, ya, yb) in enumerate(splits):
+            arrays.update({f"Xa{i}": Xa, f"Xb{i}": Xb, f"ya{i}": ya, f"yb{i}": yb})
+        np.savez(path, **arrays)
+        script = os.path.join(tmp, "run.py")
+        Path(script).write_text(_ML_SCRIPT)
+        out = subprocess.run([ML_PYTHON, script, path], capture_output=True, text=True,
+                             timeout=timeout, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _summary(acc, cpu, base_acc=None, extra=None):
+    acc = np.asarray(acc, dtype=float)
+    row = {"n_fits": len(acc), "acc_mean": float(acc.mean()),
+           "acc_stderr": float(acc.std(ddof=1) / np.sqrt(len(acc))) if len(acc) > 1 else None,
+           "cpu_s_median": float(np.median(cpu)) if cpu is not None else None}
+    if base_acc is not None:
+        diff = acc - np.asarray(base_acc, dtype=float)
+        row["diff_to_default"] = float(diff.mean())
+        row["diff_stderr"] = (float(diff.std(ddof=1) / np.sqrt(len(diff)))
+                              if len(diff) > 1 else None)
+    row.update(extra or {})
+    return row
+
+
+def validate(problem, X, y, n_outer, n_inner, configs, nca=True, metric_learn=False,
+             seed_offset=100):
+    splits = inner_splits(X, y, n_outer, n_inner, seed_offset)
+    runs = {label: {"acc": [], "cpu": [], "max_iter": [], "n_iter": []} for label in configs}
+    peers = {"Euclidean 3-NN": {"acc": [], "cpu": None}}
+    if nca:
+        peers["sklearn NCA"] = {"acc": [], "cpu": []}
+    for number, (Xa, Xb, ya, yb) in enumerate(splits):
+        split = (Xa, Xb, ya, yb)
+        default = None
+        for label, spec in configs.items():
+            params = spec(default) if callable(spec) else spec
+            cpu = time.process_time()
+            model = LMNNMetric(random_state=0, **params).fit(Xa, ya)
+            cpu = time.process_time() - cpu
+            if label == "default":
+                default = model
+            run = runs[label]
+            run["acc"].append(knn_accuracy(model.transform, split))
+            run["cpu"].append(cpu)
+            run["max_iter"].append(model.max_iter_)
+            run["n_iter"].append(model.n_iter_)
+        peers["Euclidean 3-NN"]["acc"].append(knn_accuracy(lambda Z: Z, split))
+        if nca:
+            cpu = time.process_time()
+            model = NeighborhoodComponentsAnalysis(random_state=0).fit(Xa, ya)
+            peers["sklearn NCA"]["cpu"].append(time.process_time() - cpu)
+            peers["sklearn NCA"]["acc"].append(knn_accuracy(model.transform, split))
+        print(f"  {problem}: fit {number + 1}/{len(splits)}", file=sys.stderr, flush=True)
+    if metric_learn:
+        try:
+            ml = _metric_learn(splits)
+            peers["metric-learn LMNN"] = {"acc": [r["accuracy"] for r in ml],
+                                          "cpu": [r["cpu_s"] for r in ml]}
+        except (ImportError, subprocess.SubprocessError) as exc:
+            print(f"  metric-learn skipped: {exc}", file=sys.stderr)
+    base = runs["default"]["acc"] if "default" in runs else None
+    table = {}
+    for label, run in runs.items():
+        table[label] = _summary(run["acc"], run["cpu"], base,
+                                {"max_iter_median": int(np.median(run["max_iter"])),
+                                 "n_iter_median": int(np.median(run["n_iter"]))})
+    for label, run in peers.items():
+        table[label] = _summary(run["acc"], run["cpu"], base)
+    return {"problem": problem, "n_outer": n_outer, "n_inner": n_inner,
+            "seed_offset": seed_offset,
+            "n_fits": len(splits), "fit_rows": int(len(splits[0][2])),
+            "held_out_rows": int(len(splits[0][3])), "n_features": int(X.shape[1]),
+            "rows": table}
+
+
+def _pct(value, signed=False):
+    if value is None:
+        return ""
+    return f"{100 * value:+.2f}" if signed else f"{100 * value:.2f}"
+
+
+def to_markdown(result, description, command):
+    lines = [f"# LMNNMetric training-side validation: {result['problem']}", "",
+             f"Problem: {description}.", "",
+             f"{result['n_fits']} fits per configuration ({result['n_outer']} training parts of "
+             f"the benchmark's repeated 75/25 splits x {result['n_inner']} stratified 80/20 "
+             f"inner splits, random_state {result['seed_offset']} + part; "
+             f"{result['fit_rows']} fitting rows, {result['held_out_rows']} "
+             "held-out rows, no benchmark test row used).  Accuracy: 3-NN on the held-out "
+             "rows, in %, mean with standard error; diff: mean paired difference to the "
+             "defaults on the same fits (points), with its standard error; CPU: median "
+             "process seconds of one fit (one BLAS thread).", "",
+             "| configuration | accuracy % | s.e. | diff to default | s.e. | CPU s | max_iter_ |",
+             "|---|---|---|---|---|---|---|"]
+    for label, row in result["rows"].items():
+        lines.append(
+            f"| {label} | {_pct(row['acc_mean'])} | {_pct(row['acc_stderr'])} | "
+            f"{_pct(row.get('diff_to_default'), True)} | {_pct(row.get('diff_stderr'))} | "
+            f"{'' if row['cpu_s_median'] is None else format(row['cpu_s_median'], '.4f')} | "
+            f"{row.get('max_iter_median', '')} |")
+    lines += ["", f"Run on {result['date']} with `{command}`; load average at the start "
+              f"{result['load']}.", "",
+              "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items()
+                                      if v) + ".", "",
+              f"Machine: {result['machine']}.", ""]
+    return "\n".join(lines)
+
+
+def main(argv):
+    def option(name, default=None):
+        values = [a.split("=", 1)[1] for a in argv if a.startswith(f"--{name}=")]
+        return values[-1] if values else default
+
+    only = option("only")
+    outer, inner = option("outer"), option("inner")
+    chosen = option("configs")
+    configs = CONFIGS
+    if chosen:
+        labels = chosen.split(",")
+        unknown = [label for label in labels if label not in CONFIGS]
+        if unknown:
+            raise SystemExit(f"unknown configuration(s) {unknown}; known: {list(CONFIGS)}")
+        if "default" not in labels:
+            labels = ["default"] + labels
+        configs = {label: CONFIGS[label] for label in labels}
+    seed_offset = int(option("seed-offset", 100))
+    tag = option("tag", "")
+    command = "python benchmarks/lmnn_validation.py " + " ".join(argv)
+    for name, description, (X, y) in _problems():
+        short = SHORT[name]
+        if only and only not in short:
+            continue
+        n_outer, n_inner = SIZES[short]
+        n_outer = int(outer) if outer else n_outer
+        n_inner = int(inner) if inner else n_inner
+        start = time.perf_counter()
+        load = os.getloadavg()[0]
+        result = validate(short, X, y, n_outer, n_inner, configs,
+                          nca="--no-nca" not in argv, metric_learn="--metric-learn" in argv,
+                          seed_offset=seed_offset)
+        result.update(date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                      load=round(load, 2), wall_s=round(time.perf_counter() - start, 1),
+                      versions=library_versions(), command=command)
+        info = machine_info()
+        result["machine"] = (f"{info.get('cpu_model', info['processor'])}, "
+                             f"{info['cpu_count']} cores, Python {info['python']}, "
+                             f"{info['platform']}")
+        text = to_markdown(result, description, command.strip())
+        print(text, flush=True)
+        if "--no-write" not in argv:
+            RESULTS_DIR.mkdir(exist_ok=True)
+            stem = RESULTS_DIR / f"lmnn_validation_{short}{'_' + tag if tag else ''}"
+            stem.with_suffix(".md").write_text(text)
+            stem.with_suffix(".json").write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
