@@ -307,6 +307,17 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         check_classification_targets(y)
         X = np.ascontiguousarray(X, dtype=np.float64)
         n_samples, n_features = X.shape
+        max_abs = float(np.max(np.abs(X)))
+        with np.errstate(over="ignore"):
+            # the largest possible squared distance; beyond float64 the neighbour searches
+            # and the hinge terms compare inf or nan
+            largest_sq_distance = np.float64(2.0 * max_abs) ** 2 * n_features
+        if not np.isfinite(largest_sq_distance):
+            raise ValueError(
+                f"X is too large in magnitude (max |X| = {max_abs:.3g}): squared distances "
+                "between rows would overflow float64; scale X (e.g. with StandardScaler) "
+                "before fitting."
+            )
         if self.n_components is not None and self.n_components > n_features:
             raise ValueError(
                 f"n_components={self.n_components} must be <= n_features={n_features}."
@@ -857,8 +868,11 @@ class _Search:
                 nn = NearestNeighbors(n_neighbors=q, algorithm="brute").fit(Zc[outside])
                 imp[inside] = outside[nn.kneighbors(Zq[inside], return_distance=False)]
         imp = cand[imp]
-        return np.column_stack([np.repeat(pairs, q, axis=0),
-                                np.repeat(imp, k, axis=0).ravel()]).astype(np.int64)
+        # written in place by broadcasting (no repeated temporaries of the table's size)
+        table = np.empty((len(anchors), k, q, 3), dtype=np.int64)
+        table[..., :2] = pairs.reshape(len(anchors), k, 1, 2)
+        table[..., 2] = imp[:, None, :]
+        return table.reshape(-1, 3)
 
 
 def _blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None):
@@ -888,6 +902,10 @@ def _blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None):
     return out
 
 
+def _sum_sq(D):
+    return float(np.einsum("ij,ij->", D, D))
+
+
 def _auto_step(X, triplets, c, rng, layout=None):
     """_AUTO_FACTOR / (c s), s = mean squared length of the pair and impostor differences of
     the triplets: a step then moves A by O(1) along the sampled directions.  For the 'knn'
@@ -900,11 +918,11 @@ def _auto_step(X, triplets, c, rng, layout=None):
         grid = triplets.reshape(-1, k, q, 3)
         if len(grid) > _N_SCALE_SAMPLES:
             grid = grid[rng.choice(len(grid), _N_SCALE_SAMPLES, replace=False)]
-        anchors = X[grid[:, 0, 0, 0]][:, None, :]
-        a = anchors - X[grid[:, :, 0, 1]]
-        b = anchors - X[grid[:, 0, :, 2]]
-        s = 0.5 * (np.einsum("ijk,ijk->", a, a) / (a.shape[0] * k)
-                   + np.einsum("ijk,ijk->", b, b) / (b.shape[0] * q))
+        anchors = X[grid[:, 0, 0, 0]]
+        # one (anchors x d) difference at a time: memory O(n d), not O(n k q d)
+        sq_targets = sum(_sum_sq(anchors - X[grid[:, j, 0, 1]]) for j in range(k))
+        sq_impostors = sum(_sum_sq(anchors - X[grid[:, 0, j, 2]]) for j in range(q))
+        s = 0.5 * (sq_targets / (len(grid) * k) + sq_impostors / (len(grid) * q))
     else:
         sample = triplets[rng.integers(0, len(triplets),
                                        size=min(_N_SCALE_SAMPLES, len(triplets)))]
