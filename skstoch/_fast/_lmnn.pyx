@@ -14,7 +14,7 @@ LAPACK is reached through scipy's ``cython_lapack`` capsules at import time (no 
 dependency on scipy's .pxd files).  Python validates every triplet index before a kernel sees it.
 """
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
-from libc.math cimport exp, fabs, sqrt
+from libc.math cimport exp, fabs, sqrt, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 
@@ -755,7 +755,7 @@ def select_ksmallest(const double[:, ::1] G, const double[::1] sq_c, const int64
             found = 0
             label = yq[a] if use_labels else -1
             for r in range(q):
-                best[r] = 1.0 / 0.0
+                best[r] = INFINITY
                 out[a, r] = -1
             for b in range(n_c):
                 if use_labels and yc[b] == label:
