@@ -671,14 +671,14 @@ def test_manifold_weight_zero_is_the_paper_fit_and_positive_changes_it(moons):
     assert np.array_equal(base.alpha_, zero.alpha_)
     assert np.array_equal(base.intercept_, zero.intercept_)
     assert "manifold_loss" not in zero.history_
-    lap = S3VMClassifier(manifold_weight=0.3, n_neighbors=5, **kw).fit(X, y_semi)
+    lap = S3VMClassifier(manifold_weight=30.0, n_neighbors=5, **kw).fit(X, y_semi)
     assert not np.array_equal(base.alpha_, lap.alpha_)
     assert np.all(np.isfinite(lap.history_["manifold_loss"]))
     assert np.all(lap.history_["manifold_loss"] >= 0)
     # reproducible, and dense / CSR give the same graph and fit
-    again = S3VMClassifier(manifold_weight=0.3, n_neighbors=5, **kw).fit(X, y_semi)
+    again = S3VMClassifier(manifold_weight=30.0, n_neighbors=5, **kw).fit(X, y_semi)
     assert np.array_equal(lap.alpha_, again.alpha_)
-    csr = S3VMClassifier(manifold_weight=0.3, n_neighbors=5, **kw).fit(sp.csr_matrix(X), y_semi)
+    csr = S3VMClassifier(manifold_weight=30.0, n_neighbors=5, **kw).fit(sp.csr_matrix(X), y_semi)
     np.testing.assert_allclose(csr.alpha_, lap.alpha_, rtol=1e-9, atol=1e-12)
 
 
@@ -692,7 +692,7 @@ def test_manifold_term_smooths_f_over_the_graph(moons):
     nodes = np.arange(X.shape[0], dtype=np.int64)
     nb = manifold_graph(X, nodes[:0], nodes, 10)
     rough = []
-    for w in (0.0, 10.0):
+    for w in (0.0, 1000.0):   # a strong term (gamma_M = 10 C here)
         f = S3VMClassifier(manifold_weight=w, **kw).fit(X, y_semi).decision_function(X)
         rough.append(np.mean((f[:, None] - f[nb]) ** 2))
     assert rough[1] < 0.75 * rough[0], rough
