@@ -600,3 +600,99 @@ def test_matches_label_spreading_and_beats_labeled_only_svc(moons):
     svc = SVC(C=10.0, gamma=5.0).fit(X[lab], y_semi[lab]).score(Xt, yt)
     assert ours >= spread - 0.02
     assert ours > svc
+
+
+# ----------------------------------------------------------------------------------------------
+# optional Laplacian (manifold) term (round 6, beyond the paper)
+# ----------------------------------------------------------------------------------------------
+def test_manifold_edge_gradient_finite_differences():
+    # f = Phi alpha on one random-feature block; the edge term weight * mean_b (f_s - f_d)^2 and
+    # its gradient in alpha, assembled as in the fit: sum_b coef_b (phi(x_s) - phi(x_d))
+    from skstoch.semi_supervised import manifold_edge_terms
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3))
+    ds = make_dataset(X)
+    m, K = 5, 2
+    om, off = np.empty((m, 3)), np.empty(m)
+    _s3vm.random_block(7, 0, np.sqrt(2 * 0.5), om, off)
+    phi = np.empty((12, m))
+    _s3vm.block_features(ds, np.arange(12, dtype=np.int64), om, off, phi)
+    src = rng.integers(0, 12, 9)
+    dst = rng.integers(0, 12, 9)
+    alpha = rng.normal(size=(K, m))
+
+    def value(a):
+        f = phi @ a.T
+        return manifold_edge_terms(f[src], f[dst], 1.7)[0]
+
+    f = phi @ alpha.T
+    _, coef = manifold_edge_terms(f[src], f[dst], 1.7)
+    grad = coef.T @ (phi[src] - phi[dst])
+    # the same assembly through the fit's kernels: block_gradient on both endpoints
+    grad_k = np.zeros((K, m))
+    _s3vm.block_gradient(ds, src.astype(np.int64), np.ascontiguousarray(coef), om, off, grad_k)
+    _s3vm.block_gradient(ds, dst.astype(np.int64), np.ascontiguousarray(-coef), om, off, grad_k)
+    np.testing.assert_allclose(grad_k, grad, rtol=1e-12, atol=1e-14)
+    fd = np.zeros_like(alpha)
+    for idx in np.ndindex(*alpha.shape):
+        e = np.zeros_like(alpha)
+        e[idx] = 1e-6
+        fd[idx] = (value(alpha + e) - value(alpha - e)) / 2e-6
+    np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_manifold_graph_is_exact_knn_without_self():
+    from skstoch.semi_supervised import manifold_graph
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    lab = np.array([3, 17], dtype=np.int64)
+    unl = np.setdiff1d(np.arange(40), lab).astype(np.int64)
+    nb = manifold_graph(X, lab, unl, 4)
+    assert nb.shape == (40, 4) and nb.dtype == np.int64
+    nodes = np.concatenate([lab, unl])
+    D = ((X[nodes][:, None] - X[nodes][None]) ** 2).sum(-1)
+    np.fill_diagonal(D, np.inf)
+    expected = np.argsort(D, axis=1)[:, :4]
+    assert np.array_equal(np.sort(nb, axis=1), np.sort(expected, axis=1))
+    # sample_edges draws (node, one of its neighbours) pairs in range
+    src, dst = np.empty(500, np.int64), np.empty(500, np.int64)
+    _s3vm.sample_edges(5, 3, nb, src, dst)
+    assert src.min() >= 0 and src.max() < 40
+    assert all(d in nb[s] for s, d in zip(src, dst))
+
+
+def test_manifold_weight_zero_is_the_paper_fit_and_positive_changes_it(moons):
+    X, y_semi = moons[0], moons[2]
+    kw = dict(n_components=8, batch_size=32, max_iter=60, tol=None, random_state=0)
+    base = S3VMClassifier(**kw).fit(X, y_semi)
+    zero = S3VMClassifier(manifold_weight=0.0, n_neighbors=3, **kw).fit(X, y_semi)
+    assert np.array_equal(base.alpha_, zero.alpha_)
+    assert np.array_equal(base.intercept_, zero.intercept_)
+    assert "manifold_loss" not in zero.history_
+    lap = S3VMClassifier(manifold_weight=30.0, n_neighbors=5, **kw).fit(X, y_semi)
+    assert not np.array_equal(base.alpha_, lap.alpha_)
+    assert np.all(np.isfinite(lap.history_["manifold_loss"]))
+    assert np.all(lap.history_["manifold_loss"] >= 0)
+    # reproducible, and dense / CSR give the same graph and fit
+    again = S3VMClassifier(manifold_weight=30.0, n_neighbors=5, **kw).fit(X, y_semi)
+    assert np.array_equal(lap.alpha_, again.alpha_)
+    csr = S3VMClassifier(manifold_weight=30.0, n_neighbors=5, **kw).fit(sp.csr_matrix(X), y_semi)
+    np.testing.assert_allclose(csr.alpha_, lap.alpha_, rtol=1e-9, atol=1e-12)
+
+
+def test_manifold_term_smooths_f_over_the_graph(moons):
+    # the term it adds is smaller at the fitted f: mean squared edge difference of f on the
+    # training graph decreases when the weight is on
+    from skstoch.semi_supervised import manifold_graph
+
+    X, y_semi = moons[0], moons[2]
+    kw = dict(n_components=16, batch_size=64, max_iter=150, tol=None, random_state=0)
+    nodes = np.arange(X.shape[0], dtype=np.int64)
+    nb = manifold_graph(X, nodes[:0], nodes, 10)
+    rough = []
+    for w in (0.0, 1000.0):   # a strong term (gamma_M = 10 C here)
+        f = S3VMClassifier(manifold_weight=w, **kw).fit(X, y_semi).decision_function(X)
+        rough.append(np.mean((f[:, None] - f[nb]) ** 2))
+    assert rough[1] < 0.75 * rough[0], rough

@@ -119,6 +119,30 @@ def sample_batch(uint64_t seed, Py_ssize_t block, Py_ssize_t n_labeled, Py_ssize
                 pos_unlabeled[p] = rng_randint(&s, n_unlabeled)
 
 
+cdef inline uint64_t edge_stream(Py_ssize_t block) noexcept nogil:
+    # a third family of streams, disjoint from 2 i and 2 i + 1 for every iteration i < 2**62
+    return (<uint64_t>1 << 63) | <uint64_t>block
+
+
+def sample_edges(uint64_t seed, Py_ssize_t block, const int64_t[:, ::1] neighbors,
+                 int64_t[::1] src, int64_t[::1] dst):
+    """Uniform draws with replacement of directed kNN-graph edges (node, one of its k
+    neighbours) for the manifold term of iteration ``block``: src[p] ~ U{0..n-1} and
+    dst[p] = neighbors[src[p], U{0..k-1}] (Python checks that every neighbour index is in
+    [0, n))."""
+    cdef rng_state s
+    cdef Py_ssize_t p, n = neighbors.shape[0], k = neighbors.shape[1]
+    cdef int64_t u
+    if n == 0 or k == 0:
+        return
+    with nogil:
+        rng_init(&s, seed, edge_stream(block), 0)
+        for p in range(src.shape[0]):
+            u = rng_randint(&s, n)
+            src[p] = u
+            dst[p] = neighbors[u, rng_randint(&s, k)]
+
+
 def decision(RowDataset ds, const int64_t[::1] rows, const double[:, :, ::1] alpha,
              Py_ssize_t n_blocks, uint64_t seed, double scale, const double[:, :, ::1] omega_cache,
              const double[:, ::1] offset_cache, bint use_cache, double[:, ::1] out,
