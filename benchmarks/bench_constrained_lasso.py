@@ -76,6 +76,34 @@ def make_data(kind, scale, seed=0):
     return X, y
 
 
+def reference_problem(kind, scale):
+    """The benchmark problem and its reference solutions.
+
+    The radius is the l1 norm of the ElasticNet solution at a tenth of the smallest l1
+    penalty that zeroes it (ridge part ``2 ALPHA``); ``ref`` is our FISTA at tol 1e-13.
+    ``F(coef, intercept=None)`` is the objective at the projected ``coef`` (intercept: its
+    optimum given ``coef`` unless given).  Returns ``X, y, radius, F, ref, enet``.
+    """
+    X, y = make_data(kind, scale)
+    n = X.shape[0]
+    l1_max = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / n
+    l1_pen = 0.1 * l1_max
+    A = l1_pen + 2 * ALPHA
+    enet = ElasticNet(alpha=A, l1_ratio=l1_pen / A, tol=1e-10, max_iter=100000).fit(X, y)
+    radius = float(np.abs(enet.coef_).sum())
+    ref = ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista", tol=1e-13,
+                           max_iter=100000).fit(X, y)
+
+    def F(coef, intercept=None):
+        coef = project_l1_ball(np.asarray(coef, dtype=np.float64).ravel(), radius)
+        Xw = np.asarray(X @ coef).ravel()
+        b = float(np.mean(y - Xw)) if intercept is None else intercept
+        r = Xw + b - y
+        return 0.5 * float(r @ r) / n + ALPHA * float(coef @ coef)
+
+    return X, y, radius, F, ref, enet
+
+
 def with_cpu_time(fit):
     """Wrap a fit so each call records its process CPU time on the fitted object
     (``_bench_cpu_s``); the table reports it next to the wall time (the machine is shared:
@@ -241,26 +269,9 @@ def main():
 
 def run_kind(kind, args):
     if True:
-        X, y = make_data(kind, args.scale)
+        X, y, radius, F, ref, enet = reference_problem(kind, args.scale)
         n, d = X.shape
-        # the penalized problem whose solution defines the radius
-        # a tenth of the smallest l1 penalty that zeroes the solution
-        l1_max = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / n
-        l1_pen = 0.1 * l1_max
-        A = l1_pen + 2 * ALPHA
-        rho = l1_pen / A
-        enet = ElasticNet(alpha=A, l1_ratio=rho, tol=1e-10, max_iter=100000).fit(X, y)
-        radius = float(np.abs(enet.coef_).sum())
-        ref = ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista", tol=1e-13,
-                               max_iter=100000).fit(X, y)
-
-        def F(coef, intercept=None):
-            coef = project_l1_ball(np.asarray(coef, dtype=np.float64).ravel(), radius)
-            Xw = np.asarray(X @ coef).ravel()
-            b = float(np.mean(y - Xw)) if intercept is None else intercept
-            r = Xw + b - y
-            return 0.5 * float(r @ r) / n + ALPHA * float(coef @ coef)
-
+        A, rho = enet.alpha, enet.l1_ratio   # the peers solve this penalized problem
         f_star = min(F(ref.coef_), F(enet.coef_))
 
         stochastic_only = getattr(args, "stochastic_only", False)
@@ -439,22 +450,8 @@ def run_stochastic_only(kind, args, cases, n, d, radius, f_star):
 def run_baselines(args):
     """Epro-SGD against projected SGD (a projection after every step, the paper's 'SGD'
     baseline) on the sparse problem, same budgets; F* from our FISTA at tol=1e-13."""
-    X, y = make_data("sparse", args.scale)
+    X, y, radius, F, ref, _ = reference_problem("sparse", args.scale)
     n, d = X.shape
-    l1_max = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / n
-    l1_pen = 0.1 * l1_max
-    A = l1_pen + 2 * ALPHA
-    enet = ElasticNet(alpha=A, l1_ratio=l1_pen / A, tol=1e-10, max_iter=100000).fit(X, y)
-    radius = float(np.abs(enet.coef_).sum())
-    ref = ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista", tol=1e-13,
-                           max_iter=100000).fit(X, y)
-
-    def F(coef):
-        coef = project_l1_ball(np.asarray(coef, dtype=np.float64).ravel(), radius)
-        Xw = np.asarray(X @ coef).ravel()
-        r = Xw + float(np.mean(y - Xw)) - y
-        return 0.5 * float(r @ r) / n + ALPHA * float(coef @ coef)
-
     f_star = F(ref.coef_)
 
     def evaluate(model):

@@ -20,12 +20,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_constrained_lasso import ALPHA, make_data  # noqa: E402
-
-from sklearn.linear_model import ElasticNet  # noqa: E402
-
+from bench_constrained_lasso import ALPHA, reference_problem  # noqa: E402
 from skstoch import ConstrainedLasso  # noqa: E402
-from skstoch._solvers import project_l1_ball  # noqa: E402
 
 
 def main():
@@ -37,22 +33,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0, help="random_state of the fits")
     args = parser.parse_args()
 
-    X, y = make_data(args.kind, args.scale)
+    X, y, radius, F, ref, enet = reference_problem(args.kind, args.scale)
     n, d = X.shape
-    l1_max = float(np.max(np.abs(np.asarray(X.T @ (y - y.mean())).ravel()))) / n
-    l1_pen = 0.1 * l1_max
-    A = l1_pen + 2 * ALPHA
-    enet = ElasticNet(alpha=A, l1_ratio=l1_pen / A, tol=1e-10, max_iter=100000).fit(X, y)
-    radius = float(np.abs(enet.coef_).sum())
-    ref = ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista", tol=1e-13,
-                           max_iter=100000).fit(X, y)
-
-    def F(coef):
-        coef = project_l1_ball(np.asarray(coef, dtype=np.float64).ravel(), radius)
-        Xw = np.asarray(X @ coef).ravel()
-        r = Xw + float(np.mean(y - Xw)) - y
-        return 0.5 * float(r @ r) / n + ALPHA * float(coef @ coef)
-
     f_star = min(F(ref.coef_), F(enet.coef_))
     print(f"{args.kind} {n} x {d}, alpha={ALPHA}, radius={radius:.4g}, F*={f_star:.6g}, "
           f"solver={args.solver}, random_state={args.seed}")
