@@ -6,7 +6,8 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from skstoch._solvers import (DivergenceError, FitMonitor, epoch_lengths, epoch_projection,
-                              project_l1_ball, stabilized_bb_step, svrg)
+                              project_l1_ball, rayleigh_power_iteration, stabilized_bb_step,
+                              svrg)
 
 
 def test_sbb_step_formula_and_bounds():
@@ -156,3 +157,11 @@ def test_epoch_projection_rejects_a_budget_below_the_first_epoch():
         epoch_projection(np.zeros(3), lambda x, eta, n, k: x, lambda x: x, budget=5,
                          first_epoch_length=8, eta0=0.1, step_decay=2.0,
                          monitor=FitMonitor("t"))
+
+
+def test_rayleigh_power_iteration_finds_the_largest_eigenvalue():
+    rng = np.random.RandomState(0)
+    Q, _ = np.linalg.qr(rng.randn(6, 6))
+    H = Q @ np.diag([5.0, 2.0, 1.0, 0.5, 0.1, 0.0]) @ Q.T
+    assert abs(rayleigh_power_iteration(lambda v: H @ v, rng.randn(6), 100) - 5.0) < 1e-8
+    assert rayleigh_power_iteration(lambda v: 0 * v, np.ones(3)) == 0.0

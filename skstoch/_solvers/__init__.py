@@ -4,7 +4,7 @@ from ._epoch_projection import epoch_lengths, epoch_projection
 from ._monitor import DivergenceError, FitMonitor, check_finite_iterate
 from ._projections import project_l1_ball, project_psd
 from ._result import SolverResult
-from ._step_size import stabilized_bb_step
+from ._step_size import rayleigh_power_iteration, stabilized_bb_step
 from ._svrg import relative_change, svrg
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "epoch_projection",
     "project_l1_ball",
     "project_psd",
+    "rayleigh_power_iteration",
     "relative_change",
     "stabilized_bb_step",
     "svrg",

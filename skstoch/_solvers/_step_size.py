@@ -29,3 +29,22 @@ def stabilized_bb_step(dx, dg, *, inner_iter, epsilon, previous):
     if not np.isfinite(step) or step <= 0.0:
         return previous, True
     return step, False
+
+
+def rayleigh_power_iteration(matvec, v0, n_iter=30):
+    """Largest eigenvalue of a symmetric positive semi-definite operator by power iteration.
+
+    ``matvec(v)`` applies the operator; ``v0`` (overwritten) is the start.  Returns the
+    Rayleigh quotient after ``n_iter`` products (a lower bound; 0 if the iterate vanishes).
+    """
+    v = v0
+    lam = 0.0
+    for _ in range(n_iter):
+        norm = np.linalg.norm(v)
+        if norm == 0:
+            break
+        v /= norm
+        u = matvec(v)
+        lam = float(v @ u)
+        v = u
+    return lam

@@ -22,7 +22,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._fast import _lasso
-from .._solvers import SolverResult, check_finite_iterate, epoch_projection, project_l1_ball
+from .._solvers import (SolverResult, check_finite_iterate, epoch_projection, project_l1_ball,
+                        rayleigh_power_iteration)
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
 from ..utils import make_dataset, seed_from_random_state
 
@@ -225,16 +226,8 @@ def _lipschitz_estimate(problem, n_iter=30, seed=0):
     """Power-iteration estimate of the largest eigenvalue of Xc^T W Xc / S + 2 alpha."""
     mv, rmv = _centered_matvecs(problem)
     d = problem.X.shape[1]
-    v = np.random.RandomState(seed).standard_normal(d)
-    lam = 0.0
-    for _ in range(n_iter):
-        norm = np.linalg.norm(v)
-        if norm == 0:
-            break
-        v /= norm
-        u = rmv(problem.sw * mv(v)) / problem.S
-        lam = float(v @ u)
-        v = u
+    lam = rayleigh_power_iteration(lambda v: rmv(problem.sw * mv(v)) / problem.S,
+                                   np.random.RandomState(seed).standard_normal(d), n_iter)
     return max(lam, 0.0) + 2.0 * problem.alpha
 
 
@@ -359,18 +352,8 @@ def _accumulate_gram(G, X, cols, all_cols, unit, sw, root, step):
 def _largest_eigenvalue(H, n_iter=30):
     """Power iteration (k x k mat-vecs; a LAPACK eigensolver was slower under load).
     An underestimate is caught by the backtracking of :func:`_fista_gram`."""
-    k = H.shape[0]
-    v = 1.0 + 0.1 * np.random.RandomState(0).standard_normal(k)
-    lam = 0.0
-    for _ in range(n_iter):
-        norm = np.linalg.norm(v)
-        if norm == 0:
-            break
-        v /= norm
-        u = H @ v
-        lam = float(v @ u)
-        v = u
-    return lam * 1.01
+    v0 = 1.0 + 0.1 * np.random.RandomState(0).standard_normal(H.shape[0])
+    return rayleigh_power_iteration(lambda v: H @ v, v0, n_iter) * 1.01
 
 
 def _fista_gram(H, q, radius, v0, threshold, max_iter):
