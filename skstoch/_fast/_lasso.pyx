@@ -127,6 +127,16 @@ cdef Py_ssize_t _last_alive(const double* carr, Py_ssize_t lo, Py_ssize_t hi,
     return lo
 
 
+cdef double _ridge_contraction(double eta, double alpha) except -1.0:
+    """Factor 1 - 2 eta alpha of a constant-step ridge shrink, checked to be positive."""
+    cdef double a = 1.0 - 2.0 * eta * alpha
+    if not a > 0.0:
+        raise ValueError(
+            f"the step size is too large for the ridge term: eta * alpha = {eta * alpha:.3g} "
+            f"must be < 0.5 (decrease eta0)")
+    return a
+
+
 def epro_sgd_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
                    double[::1] w, double intercept, double eta, double alpha, double lam,
                    double radius, Py_ssize_t n_steps, bint fit_intercept, uint64_t seed,
@@ -149,15 +159,12 @@ def epro_sgd_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight
     cdef rows_t* X = &ds.rows
     cdef Py_ssize_t d = X.n_features
     cdef rng_state rng
-    cdef double a = 1.0 - 2.0 * eta * alpha
+    cdef double a
     cdef double b = intercept, b_avg
     if n_steps <= 0:
         w_avg[:] = w
         return intercept, intercept, counter
-    if not a > 0.0:
-        raise ValueError(
-            f"the step size is too large for the ridge term: eta * alpha = {eta * alpha:.3g} "
-            f"must be < 0.5 (decrease eta0)")
+    a = _ridge_contraction(eta, alpha)
     rng_init(&rng, seed, stream, counter)
     if X.indptr == NULL:
         with nogil:
@@ -889,14 +896,11 @@ def svrg_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
     cdef rows_t* X = &ds.rows
     cdef Py_ssize_t d = X.n_features
     cdef rng_state rng
-    cdef double a = 1.0 - 2.0 * eta * alpha
+    cdef double a
     cdef double b = intercept
     if n_steps <= 0:
         return intercept, counter
-    if not a > 0.0:
-        raise ValueError(
-            f"the step size is too large for the ridge term: eta * alpha = {eta * alpha:.3g} "
-            f"must be < 0.5 (decrease eta0)")
+    a = _ridge_contraction(eta, alpha)
     rng_init(&rng, seed, stream, counter)
     if X.indptr == NULL:
         with nogil:
