@@ -148,6 +148,20 @@ def test_svrg_epoch_matches_reference(sparse, alpha, nu, window):
         assert np.any(np.sign(rw) * np.sign(w0) < 0) and np.any(rw == 0)
 
 
+def test_epoch_kernels_reject_a_step_too_large_for_the_ridge_term():
+    """eta * alpha >= 0.5 would flip the sign of the ridge shrink: both epoch kernels
+    raise before touching w."""
+    X, y = make_problem(n=20, d=6, density=0.5, seed=0)
+    cw, w = np.ones(20), np.full(6, 0.3)
+    with pytest.raises(ValueError, match="too large for the ridge term"):
+        _lasso.epro_sgd_epoch(make_dataset(X), y, cw, w, 0.0, 1.0, 0.5, 0.0, 1.0, 5, True,
+                              0, 0, 0, np.empty(6))
+    with pytest.raises(ValueError, match="too large for the ridge term"):
+        _lasso.svrg_epoch(make_dataset(X), y, cw, np.zeros(20), np.zeros(6), 0.0, w, 0.0,
+                          1.0, 0.6, 0.0, 5, True, 0, 0, 0)
+    np.testing.assert_array_equal(w, 0.3)
+
+
 def test_epro_svrg_converges_linearly_on_correlated_features():
     """Beyond SGD's O(1/T): on correlated features, 'epro_svrg' (lam='auto', whose
     penalty is searched across epochs) reaches 1e-6 relative suboptimality, far below
