@@ -252,6 +252,13 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         neighbors = manifold_graph(X, labeled_rows, unlabeled_rows, n_neighbors)
         e_src = np.empty(B, dtype=np.int64)
         e_dst = np.empty(B, dtype=np.int64)
+        # step safeguard: the manifold term's curvature in the RKHS is at most
+        # L_M = 2 w max_e ||k(x_a, .) - k(x_b, .)||^2 = 4 w max_e (1 - exp(-gamma ||x_a - x_b||^2))
+        # (a mean of rank-one terms); the update f <- (1 - g) f - g grad is stable for
+        # g (1 + L_M) < 2, so every step is capped at 1 / (1 + L_M) (a no-op at moderate weights)
+        curvature = manifold_curvature(X, labeled_rows, unlabeled_rows, neighbors,
+                                       kernel_gamma, manifold_weight)
+        gammas = np.minimum(gammas, 1.0 / (1.0 + curvature))
 
     def node_values(i, nodes):
         """f (blocks < i, with intercept) on graph nodes (labeled positions, then pool)."""
@@ -422,6 +429,7 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         objective += manifold_edge_terms(f_nodes[src], f_nodes[neighbors.ravel()],
                                          manifold_weight)[0]
     state.objective = objective
+    state.gammas = gammas           # the steps used (capped by the manifold safeguard)
     state.f_labeled = f_all_l       # f on the labeled rows (used for the calibration)
     return state, n_done, intercept, converged, change
 
@@ -437,6 +445,27 @@ def manifold_edge_terms(f_src, f_dst, weight):
     diff = f_src - f_dst
     B = diff.shape[0]
     return weight * float(np.sum(diff * diff)) / B, (2.0 * weight / B) * diff
+
+
+def manifold_curvature(X, labeled_rows, unlabeled_rows, neighbors, kernel_gamma, weight):
+    """Upper bound ``4 weight max_e (1 - exp(-gamma ||x_a - x_b||^2))`` on the curvature of the
+    manifold term ``weight * mean_E (f(x_a) - f(x_b))^2`` in the RKHS of the RBF kernel
+    (computed on the edges in chunks of rows: O(chunk k d) memory)."""
+    rows = np.concatenate([labeled_rows, unlabeled_rows])
+    n_nodes, k = neighbors.shape
+    if k == 0:
+        return 0.0
+    sparse = hasattr(X, "toarray")
+    max_sq = 0.0
+    chunk = max(1, 2**16 // max(1, k))
+    for start in range(0, n_nodes, chunk):
+        stop = min(n_nodes, start + chunk)
+        a = X[rows[start:stop]]
+        b = X[rows[neighbors[start:stop].ravel()]]
+        a = np.repeat(a.toarray() if sparse else a, k, axis=0)
+        b = b.toarray() if sparse else b
+        max_sq = max(max_sq, float(np.max(np.sum((a - b) ** 2, axis=1))))
+    return 4.0 * float(weight) * float(-np.expm1(-kernel_gamma * max_sq))
 
 
 def manifold_graph(X, labeled_rows, unlabeled_rows, n_neighbors):
@@ -894,7 +923,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         self.n_iter_ = n_done
         self.intercept_ = intercept.copy()
         self.alpha_ = state.alpha[:n_done].copy()
-        self.step_sizes_ = gammas[:n_done].copy()
+        self.step_sizes_ = state.gammas[:n_done].copy()
         if cache:
             self.random_weights_ = state.omega[:n_done].copy()
             self.random_offset_ = state.offset[:n_done].copy()

@@ -696,3 +696,32 @@ def test_manifold_term_smooths_f_over_the_graph(moons):
         f = S3VMClassifier(manifold_weight=w, **kw).fit(X, y_semi).decision_function(X)
         rough.append(np.mean((f[:, None] - f[nb]) ** 2))
     assert rough[1] < 0.75 * rough[0], rough
+
+
+def test_manifold_curvature_bound_matches_numpy():
+    from skstoch.semi_supervised import manifold_curvature, manifold_graph
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(50, 3))
+    lab, unl = np.arange(5, dtype=np.int64), np.arange(5, 50, dtype=np.int64)
+    nb = manifold_graph(X, lab, unl, 4)
+    rows = np.concatenate([lab, unl])
+    sq = np.sum((X[rows][:, None, :] - X[rows][nb]) ** 2, axis=2)
+    expected = 4 * 7.0 * (1 - np.exp(-0.3 * sq.max()))
+    assert np.isclose(manifold_curvature(X, lab, unl, nb, 0.3, 7.0), expected, rtol=1e-12)
+    assert np.isclose(manifold_curvature(sp.csr_matrix(X), lab, unl, nb, 0.3, 7.0), expected,
+                      rtol=1e-12)
+
+
+def test_huge_manifold_weight_is_stable_with_the_step_safeguard(moons):
+    # without the cap 1 / (1 + L_M) on the step, gamma_M = 1e5 makes f explode (|alpha| ~ 1e250
+    # after 300 steps of 0.02 on the circles benchmark); with it the fit stays bounded
+    X, y_semi = moons[0], moons[2]
+    kw = dict(n_components=16, batch_size=64, max_iter=100, tol=None, random_state=0)
+    est = S3VMClassifier(manifold_weight=1e5, **kw).fit(X, y_semi)
+    assert est.step_sizes_.max() < 0.02            # the cap acted
+    f = est.decision_function(X)
+    assert np.all(np.isfinite(f)) and np.abs(f).max() < 10.0
+    # the cap is a no-op at moderate weights: the steps are the default 0.02
+    mild = S3VMClassifier(manifold_weight=1.0, **kw).fit(X, y_semi)
+    assert np.all(mild.step_sizes_ == 0.02)
