@@ -235,9 +235,10 @@ def test_averaged_iterate_matches_reference(rng, balance):
 
 def test_averaged_fit_keeps_balance_and_objective_is_its_own(moons):
     X, y, y_semi, Xt, yt = moons
-    clf = S3VMClassifier(gamma=5.0, random_state=0, average=True, tol=None,
+    clf = S3VMClassifier(gamma=5.0, random_state=0, average=True, tol=None, manifold_weight=0.0,
                          max_iter=120).fit(X, y_semi)
-    last = S3VMClassifier(gamma=5.0, random_state=0, tol=None, max_iter=120).fit(X, y_semi)
+    last = S3VMClassifier(gamma=5.0, random_state=0, tol=None, max_iter=120,
+                          manifold_weight=0.0).fit(X, y_semi)
     assert clf.n_iter_ == last.n_iter_ == 120
     assert not np.allclose(clf.alpha_, last.alpha_)
     unl = y_semi == -1
@@ -320,7 +321,7 @@ def test_unlabeled_term_helps(moons):
 def test_c_star_zero_is_supervised_random_feature_svm(moons):
     X, y, y_semi, Xt, _ = moons
     lab = y_semi != -1
-    kw = dict(C=10.0, gamma=5.0, n_components=16, max_iter=40, random_state=3,
+    kw = dict(C=10.0, gamma=5.0, n_components=16, max_iter=40, random_state=3, manifold_weight=0.0,
               class_balance=False, tol=None)
     semi = S3VMClassifier(C_star=0.0, **kw).fit(X, y_semi)
     with pytest.warns(UserWarning, match="no unlabeled samples"):
@@ -373,6 +374,7 @@ def test_training_objective_estimate_matches_the_fitted_model(moons):
     # unlabeled rows here), recomputed from the fitted model's decision function
     X, _, y_semi, _, _ = moons
     clf = S3VMClassifier(gamma=5.0, n_components=16, batch_size=32, max_iter=40, tol=None,
+                         manifold_weight=0.0,
                          random_state=3).fit(X, y_semi)
     lab = y_semi != -1
     f_l = clf.decision_function(X[lab])
@@ -519,14 +521,23 @@ def test_peak_memory_at_1e5_rows():
     clf.fit(X, y_semi)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    # no n x n or n x m buffers: the index arrays (2 x 0.8 MB) plus O(probe m + T m) floats
+    # no n x n or n x m buffers: the index arrays (2 x 0.8 MB) plus O(probe m + T m) floats,
+    # plus (default manifold_weight=30) the kNN graph of the n_l + 8192 pool nodes (k = 10 int64:
+    # 0.66 MB) and the neighbour search's temporaries on those nodes: independent of n
+    assert peak < 8 * 2**20, peak
+    off = S3VMClassifier(gamma=5.0, n_components=16, max_iter=20, tol=None, random_state=0,
+                         store_random_features=False, manifold_weight=0.0)
+    tracemalloc.start()
+    off.fit(X, y_semi)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
     assert peak < 4 * 2**20, peak
 
 
 @pytest.mark.parametrize("schedule", ["constant", "invscaling", "theory"])
 def test_step_size_schedules(moons, schedule):
     X, _, y_semi, _, _ = moons
-    clf = S3VMClassifier(learning_rate=schedule, eta0=0.5, theta=2.0, max_iter=16,
+    clf = S3VMClassifier(learning_rate=schedule, eta0=0.5, theta=2.0, max_iter=16, manifold_weight=0.0,
                          n_components=4, batch_size=8, random_state=0).fit(X, y_semi)
     g = clf.step_sizes_
     assert np.all((g > 0) & (g <= 1))
@@ -666,7 +677,8 @@ def test_manifold_graph_is_exact_knn_without_self():
 def test_manifold_weight_zero_is_the_paper_fit_and_positive_changes_it(moons):
     X, y_semi = moons[0], moons[2]
     kw = dict(n_components=8, batch_size=32, max_iter=60, tol=None, random_state=0)
-    base = S3VMClassifier(**kw).fit(X, y_semi)
+    # weight 0 builds no graph: n_neighbors has no effect (the paper's fit)
+    base = S3VMClassifier(manifold_weight=0.0, **kw).fit(X, y_semi)
     zero = S3VMClassifier(manifold_weight=0.0, n_neighbors=3, **kw).fit(X, y_semi)
     assert np.array_equal(base.alpha_, zero.alpha_)
     assert np.array_equal(base.intercept_, zero.intercept_)
