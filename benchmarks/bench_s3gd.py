@@ -17,8 +17,11 @@ evaluated afterwards, untimed); its default records the first (warm-up) pass aft
 (1, 2, 3, 4, 6, 9, ...; the first run reaching the target gives the time), and, at the same
 granularity as ours, ``SGDClassifier.partial_fit`` on doubling chunks of a once-shuffled copy
 (shuffle timed) and lightning SAG in one fit observed through its callback (``n_inner=1/16``).  skstoch's converging
-contenders are run ``SKSTOCH_BENCH_REPEAT`` (3) times and the median is reported; the others
-once (2 cores shared with other jobs), so ratios carry timing noise of ~10-30%.
+contenders and the two chunked peers are run ``SKSTOCH_BENCH_REPEAT`` (3) times and the
+median is reported; the others once (2 cores shared with other jobs), so ratios carry timing
+noise of ~10-30%.  Note: lightning's SAG fills its gradient memory with one full pass at
+``w = 0`` before its first inner step, so its first callback comes after 1 + 1/16 passes of
+gradient work; its iterate there is close to ``-grad F(0) / alpha``.
 Contenders: S3GD's default (``solver='hybrid'``, one SGD warm-up pass, then Prox-SVRG;
 no anchor graph), the same with one S3GD anchor epoch first (``anchor_epochs=1``), the
 paper's constant-step S3GD (noise floor) and its decaying-step option.  A plot of
@@ -167,6 +170,8 @@ def lightning_callback_trace(make, X, y):
     ``make(callback)`` builds the estimator with ``n_inner=1/16`` (an outer iteration, and a
     callback call, every n/16 samples; the iterates are those of ``n_inner=1``, checked to
     2e-13); the coefficients are copied after 1/16, 1/8, 1/4, 1/2 and then every whole pass.
+    Before the first chunk lightning computes every sample's gradient at w = 0 (one full
+    pass to initialise the SAG memory), which the times include.
     Returning True stops the fit at the budget.
     """
     snaps, count = [], [0]
@@ -263,8 +268,11 @@ def run(problem_name):
         for label, lib, make, tracer in contenders(alpha, X.shape[0], sp.issparse(X)):
             if ONLY and not any(o in label for o in ONLY):
                 continue
+            # medians of REPEAT runs for every contender observed at the 1/16-pass
+            # granularity (times of 20-60 ms, where one sample is too noisy)
             runs = REPEAT if ("hybrid" in label or "defaults" in label
-                              or "warmup_epochs" in label) else 1
+                              or "warmup_epochs" in label
+                              or tracer in (partial_fit_trace, lightning_callback_trace)) else 1
             hits = []
             for _ in range(runs):
                 with warnings.catch_warnings():
@@ -304,7 +312,11 @@ def run(problem_name):
           f"({BUDGET:g} s per contender). Produced by `benchmarks/bench_s3gd.py`.", "",
           "Cells: wall time (ratio to the fastest wall time) [process CPU time, all threads]. "
           "`runs`: the time is the median over that many runs (skstoch's converging "
-          "contenders; one run otherwise); `load`: the 1-minute load average of the machine "
+          "contenders and the chunked peers; one run otherwise). Chunk schedule of the "
+          "first pass, same for S3GD's warm-up, SGDClassifier.partial_fit and lightning SAG "
+          "(n_inner=1/16): records after 1/16, 1/8, 1/4, 1/2 and 1 pass, then every pass; "
+          "lightning's SAG also makes one full gradient pass at w=0 before its first chunk "
+          "(it fills its gradient memory), included in its times. `load`: the 1-minute load average of the machine "
           "(2 cores, shared) when the contender finished.", "",
           "| alpha | contender | runs | time to 1e-3 | time to 1e-5 | time to 1e-6 | best | load |",
           "|---|---|---|---|---|---|---|---|", *rows, "",

@@ -759,3 +759,36 @@ def test_warmup_chunks_continue_one_permutation(penalty, sparse):
     with pytest.raises(ValueError, match="start <= stop"):
         sgd_pass(*args[:4], np.zeros(6), np.zeros(1), *args[6:], np.arange(300, dtype=np.int32),
                  11, 3, 0, 0.0, 0.0, None, 200, 100)
+
+
+def test_blas_limited_to_one_thread_during_fit_and_restored_after():
+    # the solver runs under a one-thread BLAS limit (its BLAS calls are length-d vector ops
+    # whose second thread only busy-waits); the caller's setting is restored after the fit,
+    # also when the fit raises
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    if not blas_threads():
+        pytest.skip("no BLAS library visible to threadpoolctl")
+    X, y = _cancer()
+    seen = []
+
+    def cb(record):
+        seen.append(blas_threads())
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            S3GDClassifier(max_iter=2, random_state=0, callback=cb).fit(X, y)
+        assert blas_threads() == before
+        assert seen and all(t == [1] * len(before) for t in seen)
+
+        def boom(record):
+            raise RuntimeError("stop from callback")
+
+        with pytest.raises(RuntimeError, match="stop from callback"):
+            S3GDClassifier(max_iter=2, callback=boom).fit(X, y)
+        assert blas_threads() == before

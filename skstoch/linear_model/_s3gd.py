@@ -129,8 +129,15 @@ class _S3GDMixin:
         self._shared["row_sqnorm"] = sq
         self._shared["X"] = X
         try:
-            results = super()._run_problems(X, targets, sample_weights, coef_init,
-                                            intercept_init)
+            # the solver's BLAS calls are vector ops of length d (dot, norm, axpy on w) that
+            # OpenBLAS threads from d ~ 10^4 on: a second thread saves nothing measurable
+            # (sparse 100,000 x 50,000 default fit, user guide) but busy-waits after each
+            # call, doubling the process CPU time and competing with the kernel thread on a
+            # loaded machine; one-vs-rest heads run in their own threads (n_jobs) anyway.
+            # The limit is process-wide and restored on exit (also on error).
+            with _single_thread_blas():
+                results = super()._run_problems(X, targets, sample_weights, coef_init,
+                                                intercept_init)
         finally:
             self._shared = None
             del self._fit_seed
@@ -460,6 +467,19 @@ class _S3GDMixin:
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
                               criterion=float(rel_improvement), extra={"step_size": step})
         return w, float(b[0]), n_iter, result
+
+
+_THREADPOOL_CONTROLLER = None
+
+
+def _single_thread_blas():
+    """Context limiting BLAS to one thread; the threadpoolctl controller (a scan of the
+    loaded libraries, ~5-20 ms) is built once per process, entering the limit costs ~0.1 ms."""
+    global _THREADPOOL_CONTROLLER
+    if _THREADPOOL_CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+        _THREADPOOL_CONTROLLER = ThreadpoolController()
+    return _THREADPOOL_CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def _warmup_chunk_ends(n):
