@@ -3,7 +3,6 @@ Barzilai-Borwein step, mini-batches)."""
 from numbers import Integral, Real
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -12,6 +11,7 @@ from ._comparisons import check_comparisons
 from ._fast import _ordinal
 from ._fast._comparison_loss import CKLLoss, GNMDSLoss, SOELoss, STELoss, TSTELoss
 from ._solvers import check_finite_iterate, relative_change, svrg
+from .utils import single_thread_blas
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 
 __all__ = ["OrdinalEmbedding"]
@@ -262,7 +262,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         # The only BLAS work of a fit is on (n_objects, n_components) arrays (norms, dots and
         # scipy's L-BFGS two-loop recursion): far too small for threads, and OpenBLAS's
         # thread wake-ups made each L-BFGS iteration ~25x slower on a busy 2-core machine.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_thread_blas():
             return self._fit(Q, width, n_obj, init)
 
     def _fit(self, Q, width, n_obj, init):

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._fast import _lmnn
 from ._solvers import epoch_lengths, epoch_projection, project_psd
 from ._solvers._monitor import check_finite_iterate
+from .utils import single_thread_blas
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 
 __all__ = ["LMNNMetric"]
@@ -30,7 +31,6 @@ _WORKING_MEMORY_MB = 64
 # BLAS thread (thread wake-ups per call cost more than they save at these sizes, and far
 # more on an oversubscribed machine).
 _SINGLE_THREAD_BLAS_FROM = 64
-_THREADPOOL_CONTROLLER = None
 # Triplets on which the objective (history_, objective_) is estimated when there are more.
 _OBJECTIVE_SAMPLE = 16384
 # Triplets sampled to set the automatic step size.
@@ -558,15 +558,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
 
 
 def _kernel_blas_threads(d):
-    """Context limiting BLAS to one thread around the kernels when d is large enough for
-    OpenBLAS to thread its per-iteration calls (the controller is built once per process)."""
-    global _THREADPOOL_CONTROLLER
-    if d < _SINGLE_THREAD_BLAS_FROM:
-        return nullcontext()
-    if _THREADPOOL_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-        _THREADPOOL_CONTROLLER = ThreadpoolController()
-    return _THREADPOOL_CONTROLLER.limit(limits=1, user_api="blas")
+    """One BLAS thread around the kernels when d is large enough for OpenBLAS to thread
+    their per-iteration d x d calls (threading costs more than it saves there)."""
+    return single_thread_blas() if d >= _SINGLE_THREAD_BLAS_FROM else nullcontext()
 
 
 class _SolverState:

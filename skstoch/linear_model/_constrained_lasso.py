@@ -14,7 +14,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
-from threadpoolctl import threadpool_limits
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
@@ -25,7 +24,7 @@ from .._fast import _lasso
 from .._solvers import (SolverResult, check_finite_iterate, epoch_projection, project_l1_ball,
                         rayleigh_power_iteration)
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
-from ..utils import make_dataset, seed_from_random_state
+from ..utils import make_dataset, seed_from_random_state, single_thread_blas
 
 STOCHASTIC_SOLVERS = ("epro_sgd", "epro_orda", "epro_svrg", "sgd", "oneproj")
 SOLVERS = ("auto", "fista") + STOCHASTIC_SOLVERS
@@ -1044,7 +1043,7 @@ class ConstrainedLasso(BaseLinearRegressor):
         # one BLAS thread: on the shared 2-core benchmark machine a 2-thread OpenBLAS syrk of
         # 100,000 x 100 took 4.8 s against 0.16 s single-threaded, and X^T u 2x longer
         # (oversubscription); the solvers' passes over X are memory-bound anyway
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_thread_blas():
             return self._fit_problem_unlimited(problem)
 
     def _fit_problem_unlimited(self, problem):

@@ -20,7 +20,7 @@ from .._fast._s3gd import (MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, row_sqnorm
                             run_epoch, sgd_pass, weighted_anchor_sums)
 from .._solvers import DivergenceError, SolverResult, check_finite_iterate
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ..utils import make_dataset, seed_from_random_state
+from ..utils import make_dataset, seed_from_random_state, single_thread_blas
 from ._anchor_graph import build_anchor_graph
 
 _MODES = {"s3gd": MODE_S3GD, "svrg": MODE_SVRG, "sgd": MODE_SGD, "ssgd": MODE_SSGD}
@@ -135,7 +135,7 @@ class _S3GDMixin:
             # call, doubling the process CPU time and competing with the kernel thread on a
             # loaded machine; one-vs-rest heads run in their own threads (n_jobs) anyway.
             # The limit is process-wide and restored on exit (also on error).
-            with _single_thread_blas():
+            with single_thread_blas():
                 results = super()._run_problems(X, targets, sample_weights, coef_init,
                                                 intercept_init)
         finally:
@@ -467,19 +467,6 @@ class _S3GDMixin:
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
                               criterion=float(rel_improvement), extra={"step_size": step})
         return w, float(b[0]), n_iter, result
-
-
-_THREADPOOL_CONTROLLER = None
-
-
-def _single_thread_blas():
-    """Context limiting BLAS to one thread; the threadpoolctl controller (a scan of the
-    loaded libraries, ~5-20 ms) is built once per process, entering the limit costs ~0.1 ms."""
-    global _THREADPOOL_CONTROLLER
-    if _THREADPOOL_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-        _THREADPOOL_CONTROLLER = ThreadpoolController()
-    return _THREADPOOL_CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def _warmup_chunk_ends(n):
