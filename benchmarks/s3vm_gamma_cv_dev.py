@@ -81,7 +81,7 @@ def run():
             row = (f"{name}_{n_labeled}labels", np.mean(base), np.mean(rule), d.mean(),
                    d.std(ddof=1) / np.sqrt(len(d)), picks)
             allrows.append(row)
-            print(row, flush=True)
+            print(row, flush=True)  # noqa: T201
     wall, cpu = time.time() - wall, time.process_time() - cpu
     b = np.mean([r[1] for r in allrows])
     r = np.mean([r[2] for r in allrows])
