@@ -7,7 +7,9 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -16,6 +18,8 @@ from threadpoolctl import threadpool_limits
 from ._fast import _s3vm
 from ._solvers import FitMonitor, check_finite_iterate
 from .utils import AtomicFitMixin, make_dataset, seed_from_random_state
+
+_GAMMA_CV_FACTORS = (0.25, 0.5, 1.0)   # gamma="cv": multiples of the 'scale' value
 
 __all__ = ["S3VMClassifier"]
 
@@ -255,7 +259,8 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
         # step safeguard: the manifold term's curvature in the RKHS is at most
         # L_M = 2 w max_e ||k(x_a, .) - k(x_b, .)||^2 = 4 w max_e (1 - exp(-gamma ||x_a - x_b||^2))
         # (a mean of rank-one terms); the update f <- (1 - g) f - g grad is stable for
-        # g (1 + L_M) < 2, so every step is capped at 1 / (1 + L_M) (a no-op at moderate weights)
+        # g (1 + L_M) < 2, so every step is capped at 1 / (1 + L_M) (inactive on 2-D moons/circles at
+        # weights <= ~100; active on digits/breast_cancer already at the default 30)
         curvature = manifold_curvature(X, labeled_rows, unlabeled_rows, neighbors,
                                        kernel_gamma, manifold_weight)
         gammas = np.minimum(gammas, 1.0 / (1.0 + curvature))
@@ -551,8 +556,15 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         ``C * n_labeled / n_unlabeled``, which in practice turns the unlabeled term off
         (its weight is 1e-2 to 1e-5 of the labeled one). ``0`` gives the supervised
         random-feature SVM of Dai et al. (2014).
-    gamma : float or "scale", default="scale"
+    gamma : float, "scale" or "cv", default="scale"
         RBF kernel coefficient. "scale" is ``1 / (n_features * X.var())`` as in ``SVC``.
+        "cv" (the paper cross-validates gamma) picks among "scale" / 4, / 2 and / 1 by
+        stratified 3-fold cross-validation over the labeled rows (held-out labels become
+        unlabeled rows; score: held-out mean hinge loss; ties to the widest kernel) when
+        there are at least 30 labeled rows (3 per class), else "scale". It costs 9 extra
+        fits; on the development protocol it raised mean accuracy from 97.03 to 97.23 %
+        without lowering any setting (user guide, round 8). The chosen value is ``gamma_``,
+        the CV losses ``gamma_cv_scores_``.
     unlabeled_loss : {"hinge", "squared_hinge", "ramp", "exp"}, default="hinge"
         Unlabeled loss u: symmetric hinge max(0, 1 - |r|) (the paper's experiments), its
         square, the symmetric ramp of Collobert et al. with plateau at ``ramp_s``, or the
@@ -655,6 +667,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         Number of blocks fitted.
     n_components_ : int
     gamma_ : float
+    gamma_cv_scores_ : ndarray of shape (3,) or None
+        Held-out hinge losses of gamma="cv" for "scale" / 4, / 2, / 1 (None when not run).
     C_ : float
         The labeled weight used.
     C_star_ : float
@@ -722,7 +736,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "C_star": [Interval(Real, 0, None, closed="left"), StrOptions({"auto", "equal", "paper"})],
-        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale"})],
+        "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "cv"})],
         "unlabeled_loss": [StrOptions({"hinge", "squared_hinge", "ramp", "exp"})],
         "ramp_s": [Interval(Real, None, 0, closed="neither")],
         "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"sqrt"})],
@@ -809,6 +823,40 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         return unlabeled, classes, y_enc
 
     # -- fit -------------------------------------------------------------------------------------
+    def _cv_gamma(self, X, y, labeled_rows, n_u, g):
+        """gamma="cv": labeled 3-fold CV over {g/4, g/2, g} scored by the held-out hinge.
+
+        Only with >= 30 labeled rows, >= 3 per class and some unlabeled rows; otherwise
+        (CV on fewer labels was uninformative on the development protocol) ``g``.
+        """
+        y_l = y[labeled_rows]
+        _, counts = np.unique(y_l, return_counts=True)
+        if labeled_rows.shape[0] < 30 or counts.min() < 3 or n_u == 0:
+            return g
+        folds = StratifiedKFold(n_splits=3, shuffle=True, random_state=0)
+        scores = []
+        for factor in _GAMMA_CV_FACTORS:
+            losses = []
+            for _, te in folds.split(labeled_rows, y_l):
+                held = labeled_rows[te]
+                y_fold = y.copy()
+                y_fold[held] = -1
+                model = clone(self).set_params(gamma=factor * g, callback=None, verbose=0)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    model.fit(X, y_fold)
+                f = model.decision_function(X[held])
+                if f.ndim == 1:
+                    Y = np.where(y[held] == model.classes_[1], 1.0, -1.0)
+                else:
+                    Y = np.where(y[held][:, None] == model.classes_[None, :], 1.0, -1.0)
+                losses.append(float(np.mean(np.maximum(0.0, 1.0 - Y * f))))
+            scores.append(float(np.mean(losses)))
+        self.gamma_cv_scores_ = np.asarray(scores)
+        # lowest held-out hinge; ties go to the widest kernel (g)
+        best = min(range(len(scores)), key=lambda k: (scores[k], -_GAMMA_CV_FACTORS[k]))
+        return _GAMMA_CV_FACTORS[best] * g
+
     def fit(self, X, y):
         """Fit the model on labeled and unlabeled rows.
 
@@ -836,7 +884,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
         # resolved parameters
         self.C_ = 10.0 * n_l if self.C == "auto" else float(self.C)
-        if self.gamma == "scale":
+        self.gamma_cv_scores_ = None
+        if self.gamma in ("scale", "cv"):
             if hasattr(X, "toarray"):
                 var = float(X.multiply(X).mean() - X.mean() ** 2)   # as SVC
             else:
@@ -845,6 +894,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                 raise ValueError("X is too large: the feature variance used by gamma='scale' "
                                  "overflows float64; scale X (e.g. StandardScaler).")
             self.gamma_ = 1.0 / (n_features * var) if var > 0 else 1.0
+            if self.gamma == "cv":
+                self.gamma_ = self._cv_gamma(X, y, labeled_rows, n_u, self.gamma_)
         else:
             self.gamma_ = float(self.gamma)
         if n_u == 0:

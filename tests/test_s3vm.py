@@ -737,3 +737,55 @@ def test_huge_manifold_weight_is_stable_with_the_step_safeguard(moons):
     # the cap is a no-op at moderate weights: the steps are the default 0.02
     mild = S3VMClassifier(manifold_weight=1.0, **kw).fit(X, y_semi)
     assert np.all(mild.step_sizes_ == 0.02)
+
+
+def test_gamma_cv_matches_reference_and_falls_back():
+    # gamma="cv": labeled 3-fold CV over scale/4, /2, /1 by held-out hinge (round 8)
+    from sklearn.base import clone
+    from sklearn.datasets import make_moons
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import StratifiedKFold
+
+    from skstoch import S3VMClassifier
+    from skstoch.datasets import make_semisupervised
+
+    X, y = make_moons(300, noise=0.1, random_state=0)
+    ys = make_semisupervised(y, n_labeled=40, random_state=0)[0]
+    est = S3VMClassifier(gamma="cv", max_iter=60, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, ys)
+    g = 1.0 / (X.shape[1] * X.var())
+    lab = np.flatnonzero(ys != -1)
+    ref = []
+    for factor in (0.25, 0.5, 1.0):
+        losses = []
+        folds = StratifiedKFold(n_splits=3, shuffle=True, random_state=0)
+        for _, te in folds.split(lab, ys[lab]):
+            yf = ys.copy()
+            yf[lab[te]] = -1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                m = S3VMClassifier(gamma=factor * g, max_iter=60, random_state=0).fit(X, yf)
+            yy = np.where(ys[lab[te]] == 1, 1.0, -1.0)
+            losses.append(np.mean(np.maximum(0.0, 1.0 - yy * m.decision_function(X[lab[te]]))))
+        ref.append(np.mean(losses))
+    np.testing.assert_allclose(est.gamma_cv_scores_, ref, rtol=1e-12)
+    assert est.gamma_ == pytest.approx((0.25, 0.5, 1.0)[int(np.argmin(ref))] * g, rel=1e-12)
+    # the final model is the fit at the chosen gamma
+    fixed = clone(est).set_params(gamma=est.gamma_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fixed.fit(X, ys)
+    np.testing.assert_array_equal(fixed.alpha_, est.alpha_)
+    # fewer than 30 labels: 'scale', no CV
+    ys10 = make_semisupervised(y, n_labeled=10, random_state=0)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est10 = S3VMClassifier(gamma="cv", max_iter=60, random_state=0).fit(X, ys10)
+    assert est10.gamma_cv_scores_ is None
+    assert est10.gamma_ == pytest.approx(g, rel=1e-12)
+    with pytest.raises(ValueError, match="gamma"):
+        S3VMClassifier(gamma="median").fit(X, ys)
