@@ -847,8 +847,10 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
     kw = dict(alpha=alpha, max_iter=2, tol=0, n_iter_no_change=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        assert S3GDClassifier().init_step is None           # measured default (user guide)
+        kw["init_step"] = "line_search"
         clf = S3GDClassifier(callback=lambda r: seen.append(r["x"]) and False, **kw).fit(X, y)
-        old = S3GDClassifier(init_step=None, **kw).fit(X, y)
+        old = S3GDClassifier(**{**kw, "init_step": None}).fit(X, y)
         stop = S3GDClassifier(callback=lambda r: True, **kw).fit(X, y)
     h = clf.history_
     assert list(h["solver"]) == ["line_search"] + ["sgd_warmup"] * 5 + ["svrg"]
@@ -866,6 +868,6 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a = S3GDClassifier(penalty="elasticnet", **kw).fit(X, y)
-        b = S3GDClassifier(penalty="elasticnet", init_step=None, **kw).fit(X, y)
+        b = S3GDClassifier(penalty="elasticnet", **{**kw, "init_step": None}).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert "line_search" not in list(a.history_["solver"])
