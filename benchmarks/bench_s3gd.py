@@ -210,8 +210,10 @@ def contenders(alpha, n, sparse_input):
     s3 = dict(alpha=alpha, fit_intercept=False, random_state=0, tol=0, n_iter_no_change=10**6,
               max_iter=epochs)
     cases = [
-        ("S3GD defaults (SGD warm-up pass, then Prox-SVRG)", "skstoch",
+        ("S3GD defaults (line-search start, SGD warm-up pass, then Prox-SVRG)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, **s3), skstoch_trace),
+        ("S3GD init_step=None (no line-search start, round-9 default)", "skstoch",
+         lambda cb: S3GDClassifier(callback=cb, init_step=None, **s3), skstoch_trace),
         ("S3GD warmup_epochs=0 (Prox-SVRG from 0, round-3 default)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, warmup_epochs=0, **s3), skstoch_trace),
         ("S3GD hybrid, anchor_epochs=1 (one S3GD epoch)", "skstoch",
@@ -271,7 +273,7 @@ def run(problem_name):
             # medians of REPEAT runs for every contender observed at the 1/16-pass
             # granularity (times of 20-60 ms, where one sample is too noisy)
             runs = REPEAT if ("hybrid" in label or "defaults" in label
-                              or "warmup_epochs" in label
+                              or "warmup_epochs" in label or "init_step" in label
                               or tracer in (partial_fit_trace, lightning_callback_trace)) else 1
             hits = []
             for _ in range(runs):

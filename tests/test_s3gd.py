@@ -354,7 +354,7 @@ def test_log_loss_reaches_noise_floor_and_decay_removes_it():
         decay = S3GDClassifier(solver="s3gd", learning_rate="adaptive", **kw).fit(X, y)
         sgd = S3GDClassifier(solver="sgd", **kw).fit(X, y)
     hybrid = S3GDClassifier(alpha=alpha, tol=1e-10, max_iter=100, anchor_epochs=1,
-                            warmup_epochs=0, random_state=0).fit(X, y)
+                            warmup_epochs=0, init_step=None, random_state=0).fit(X, y)
     gap = lambda c: _objective("log_loss", X, ys, c.coef_[0], c.intercept_[0], alpha) - fstar  # noqa
     assert 0 <= gap(const) < 2e-3          # the documented constant-step floor (user guide)
     assert gap(decay) < 1e-4 and gap(decay) < gap(const) / 10
@@ -451,7 +451,7 @@ def test_sample_weight_and_class_weight():
 def test_warm_start_history_callback_verbose(capsys):
     X, y = _cancer()
     clf = S3GDClassifier(max_iter=3, tol=0, track_objective=True, warm_start=True,
-                         random_state=0, verbose=1)
+                         init_step=None, random_state=0, verbose=1)
     with pytest.warns(ConvergenceWarning, match="relative objective improvement"):
         clf.fit(X, y)
     assert "S3GDClassifier" in capsys.readouterr().out
@@ -468,13 +468,13 @@ def test_warm_start_history_callback_verbose(capsys):
     assert clf.history_["objective"][0] < first     # resumed from the previous coef_
     seen = []
     cb = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 2,
-                        random_state=0).fit(X, y)
+                        init_step=None, random_state=0).fit(X, y)
     # the second record is the warm-up after 1/8 of the pass: the fit stops inside it
     assert cb.n_iter_ == 1 and seen[0].shape == (X.shape[1],)
     assert cb.history_["pass_fraction"][-1] == (X.shape[0] >> 3) / X.shape[0]
     seen.clear()
     cb6 = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 6,
-                         random_state=0).fit(X, y)
+                         init_step=None, random_state=0).fit(X, y)
     assert cb6.n_iter_ == 2 and list(cb6.history_["solver"][-2:]) == ["sgd_warmup", "svrg"]
 
 
@@ -557,8 +557,8 @@ def test_hybrid_snapshot_objective_is_exact_and_phases():
     ys, alpha = 2.0 * y - 1, 1e-2
     iterates = []
     clf = S3GDClassifier(alpha=alpha, fit_intercept=False, max_iter=4, tol=0, anchor_epochs=1,
-                         warmup_epochs=0, n_iter_no_change=100, random_state=0,
-                         callback=lambda r: iterates.append(r["x"].copy()) and False)
+                         warmup_epochs=0, init_step=None, n_iter_no_change=100,
+                         random_state=0, callback=lambda r: iterates.append(r["x"].copy()) and False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(X, y)
@@ -577,7 +577,7 @@ def test_anchor_epochs_zero_is_prox_svrg_and_n_inner_auto():
     kw = dict(alpha=1e-3, max_iter=3, tol=0, n_iter_no_change=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        h0 = S3GDClassifier(anchor_epochs=0, warmup_epochs=0, **kw).fit(X, y)
+        h0 = S3GDClassifier(anchor_epochs=0, warmup_epochs=0, init_step=None, **kw).fit(X, y)
         sv = S3GDClassifier(solver="svrg", **kw).fit(X, y)
     assert not hasattr(h0, "anchor_indices_")          # no anchor graph built
     np.testing.assert_array_equal(h0.coef_, sv.coef_)  # 'auto': one snapshot per epoch, 1/(4L_b)
@@ -672,7 +672,7 @@ def test_warmup_pass_matches_numpy_reference(penalty, sparse, n, alpha):
     X[np.random.RandomState(5).rand(*X.shape) < 0.5] = 0.0
     sw = np.random.RandomState(4).uniform(0.5, 2.0, n)
     est = S3GDClassifier(penalty=penalty, alpha=alpha, l1_ratio=0.4, eta0=0.3, batch_size=5,
-                         max_iter=1, tol=0, warmup_epochs=1, random_state=7)
+                         max_iter=1, tol=0, warmup_epochs=1, init_step=None, random_state=7)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(sp.csr_matrix(X) if sparse else X, y, sample_weight=sw)
@@ -702,7 +702,8 @@ def test_warmup_is_one_pass_without_replacement_then_prox_svrg():
     ys, alpha = 2.0 * y - 1, 1e-1
     lr = LogisticRegression(C=1 / (alpha * len(y)), fit_intercept=False, tol=1e-12).fit(X, y)
     fstar = _objective("log_loss", X, ys, lr.coef_[0], 0.0, alpha)
-    kw = dict(alpha=alpha, fit_intercept=False, tol=0, n_iter_no_change=100, random_state=0)
+    kw = dict(alpha=alpha, fit_intercept=False, tol=0, n_iter_no_change=100, random_state=0,
+              init_step=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         rel = {}
@@ -792,3 +793,81 @@ def test_blas_limited_to_one_thread_during_fit_and_restored_after():
         with pytest.raises(RuntimeError, match="stop from callback"):
             S3GDClassifier(max_iter=2, callback=boom).fit(X, y)
         assert blas_threads() == before
+
+
+# ------------------------------------------------------------------ line-search start (round 10)
+def _np_full_grad(name, X, y, sw, w, b, lam2):
+    g, gb = _full_grad(name, X, y, sw, w, b)
+    return g + lam2 * w, gb
+
+
+@pytest.mark.parametrize("name,fit_intercept,warm", [
+    ("log_loss", True, False), ("log_loss", False, True), ("squared_hinge", True, True),
+    ("squared_error", True, False)])
+def test_line_search_start_minimises_phi_dense_equals_csr(name, fit_intercept, warm):
+    """The start is the exact minimiser of phi(t) = F(x0 - t grad F(x0)) (numpy objective
+    and gradient): phi'(t*) ~ 0, phi(t*) <= phi(t) on a grid around t*, F decreases; dense
+    and CSR give the same point."""
+    from skstoch.linear_model._s3gd import _line_search_start
+    X, y = _small(n=60, d=6, seed=1)
+    X[np.random.RandomState(2).rand(*X.shape) < 0.4] = 0.0
+    ys = 2.0 * y - 1 if name != "squared_error" else X @ np.arange(6.0) + 0.3
+    sw = np.random.RandomState(3).uniform(0.5, 2.0, 60)
+    lam2 = 0.05
+    loss = {"log_loss": LogLoss(), "squared_hinge": SquaredHinge(1.0),
+            "squared_error": SquaredError()}[name]
+    w0 = np.random.RandomState(4).normal(size=6) * (0.3 if warm else 0.0)
+    b0 = 0.2 if (warm and fit_intercept) else 0.0
+    F = lambda w, b: _objective(name, X, ys, w, b, lam2, sw=sw)  # noqa: E731
+    g0, gb0 = _np_full_grad(name, X, ys, sw, w0, b0, lam2)
+    gb0 = gb0 if fit_intercept else 0.0
+    out = []
+    for Xin in (X, sp.csr_matrix(X)):
+        w, b = w0.copy(), np.array([b0])
+        t, f_new = _line_search_start(make_dataset(Xin), Xin, ys, sw, loss, w, b, lam2,
+                                      fit_intercept)
+        out.append((t, w, b[0]))
+        np.testing.assert_allclose(w, w0 - t * g0, rtol=1e-12, atol=1e-14)
+        assert b[0] == pytest.approx(b0 - t * gb0, abs=1e-14)
+        assert f_new == pytest.approx(F(w, b[0]), rel=1e-12)
+        assert f_new < F(w0, b0) and t > 0
+        g1, gb1 = _np_full_grad(name, X, ys, sw, w, b[0], lam2)
+        dphi = -(g1 @ g0 + (gb1 * gb0 if fit_intercept else 0.0))
+        assert abs(dphi) <= 1e-6 * (g0 @ g0 + gb0 * gb0)       # stationary along the line
+        for s in (0.9, 0.99, 1.01, 1.1):
+            assert f_new <= F(w0 - s * t * g0, b0 - s * t * gb0) + 1e-15
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12, atol=1e-15)
+    assert out[0][0] == pytest.approx(out[1][0], rel=1e-12)
+
+
+def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
+    X, y = _cancer()
+    ys, alpha = 2.0 * y - 1, 1e-3
+    seen = []
+    kw = dict(alpha=alpha, max_iter=2, tol=0, n_iter_no_change=100, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert S3GDClassifier().init_step is None           # measured default (user guide)
+        kw["init_step"] = "line_search"
+        clf = S3GDClassifier(callback=lambda r: seen.append(r["x"]) and False, **kw).fit(X, y)
+        old = S3GDClassifier(**{**kw, "init_step": None}).fit(X, y)
+        stop = S3GDClassifier(callback=lambda r: True, **kw).fit(X, y)
+    h = clf.history_
+    assert list(h["solver"]) == ["line_search"] + ["sgd_warmup"] * 5 + ["svrg"]
+    assert h["pass_fraction"][0] == 0.0 and h["time"][0] <= h["time"][1]
+    assert "line_search" not in list(old.history_["solver"])
+    assert h["objective"][0] < _objective("log_loss", X, ys, np.zeros(X.shape[1]), 0.0, alpha)
+    # a callback that stops at the first record leaves the fit at the start point
+    assert stop.n_iter_ == 0 and list(stop.history_["solver"]) == ["line_search"]
+    np.testing.assert_array_equal(stop.coef_[0], seen[0])
+    assert stop.history_["objective"][0] == pytest.approx(
+        _objective("log_loss", X, ys, stop.coef_[0], stop.intercept_[0], alpha), rel=1e-12)
+    # the rest of the fit differs from the old start (it continues from the new point) ...
+    assert not np.array_equal(clf.coef_, old.coef_)
+    # ... and with an l1 part the start is skipped: default == None bitwise
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = S3GDClassifier(penalty="elasticnet", **kw).fit(X, y)
+        b = S3GDClassifier(penalty="elasticnet", **{**kw, "init_step": None}).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert "line_search" not in list(a.history_["solver"])

@@ -49,6 +49,7 @@ _COMMON_CONSTRAINTS = {
     "solver": [StrOptions(set(_MODES) | {"hybrid"})],
     "anchor_epochs": [Interval(Integral, 0, None, closed="left")],
     "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
+    "init_step": [StrOptions({"line_search"}), None],
     "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     "learning_rate": [StrOptions({"constant", "adaptive"})],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -364,7 +365,20 @@ class _S3GDMixin:
                 + 0.5 * lam2 * w.dot(w)
         else:   # all margins equal the intercept: no pass over X
             f_start = float(sw.dot(loss.loss_array(np.full(n, b[0]), y))) / n
-        for epoch in range(self.max_iter):
+        stopped_at_start = False
+        if (self.solver == "hybrid" and self.init_step == "line_search" and lam1 == 0.0
+                and self.max_iter > 0):
+            # steepest-descent start (not in the paper): the exact minimiser of F along -grad F
+            # at the initial point, two passes over X (user guide, "The line-search start")
+            start = _line_search_start(ds, problem.X, y, sw, loss, w, b, lam2,
+                                       self.fit_intercept)
+            if start is not None:
+                t_star, f_new = start
+                check_finite_iterate(np.append(w, b), monitor.solver_name, "line-search start")
+                stopped_at_start = monitor.record(
+                    x=w.copy(), epoch=0, pass_fraction=0.0, step_size=t_star,
+                    solver="line_search", loss_estimate=f_new, objective=f_new)
+        for epoch in range(0 if stopped_at_start else self.max_iter):
             if epoch < n_warm:
                 phase = "warmup"
             elif epoch < n_warm + n_anchor_epochs:
@@ -467,6 +481,76 @@ class _S3GDMixin:
         result = SolverResult(x=w, n_iter=n_iter, converged=converged,
                               criterion=float(rel_improvement), extra={"step_size": step})
         return w, float(b[0]), n_iter, result
+
+
+_LS_MAX_ITER = 20      # safeguarded Newton steps of the line-search start
+_LS_RTOL = 1e-8        # stop when |phi'(t)| <= this * |phi'(0)|
+
+
+def _line_search_start(ds, X, y, sw, loss, w, b, lam2, fit_intercept):
+    """Steepest-descent start: move ``(w, b)`` in place to ``(w, b) - t* g`` where ``g`` is
+    the gradient of the smooth objective ``F`` at ``(w, b)`` (intercept included) and
+    ``t* = argmin_t phi(t)``, ``phi(t) = F((w, b) - t g)``.
+
+    One pass for ``g`` (margins, then ``X^T r``), one for ``z = X g_w + g_b``; ``phi`` and
+    its derivatives are then O(n) vector operations on the margins ``p - t z`` (no further
+    pass over X).  ``phi`` is convex; safeguarded Newton from ``t = 0`` (bracket kept, a step
+    outside it bisects, doubling while no upper end is known) until
+    ``|phi'(t)| <= 1e-8 |phi'(0)|`` or 20 steps.  Only smooth penalties (``lam1 = 0``).
+
+    Returns ``(t*, F(new point))``, or None (nothing changed) when the gradient is zero or
+    not finite or the point found is not better than the start.
+    """
+    n = y.shape[0]
+    p = ds.margins(w, b[0])
+    r = np.empty(n)
+    f_loss = loss.weighted_loss_dloss(p, y, sw, r) / n      # r_i = s_i loss'(p_i, y_i)
+    g = np.asarray(X.T @ r).ravel() / n + lam2 * w
+    gb = float(r.sum()) / n if fit_intercept else 0.0
+    ggw = float(g.dot(g))
+    gg = ggw + gb * gb
+    ww, wg = float(w.dot(w)), float(w.dot(g))
+    f0 = f_loss + 0.5 * lam2 * ww
+    if not (gg > 0.0 and np.isfinite(gg) and np.isfinite(f0)):
+        return None
+    z = ds.margins(g, gb)
+
+    def derivatives(t):
+        q = p - t * z
+        d1 = -float((sw * loss.dloss_array(q, y)).dot(z)) / n + lam2 * (t * ggw - wg)
+        d2 = float((sw * loss.d2loss_array(q, y)).dot(z * z)) / n + lam2 * ggw
+        return d1, d2
+
+    def phi(t):
+        return (float(sw.dot(loss.loss_array(p - t * z, y))) / n
+                + 0.5 * lam2 * (ww - 2.0 * t * wg + t * t * ggw))
+
+    lo, hi, t = 0.0, np.inf, 0.0
+    d1, d2 = -gg, derivatives(0.0)[1]
+    for _ in range(_LS_MAX_ITER):
+        if d2 > 0.0 and np.isfinite(d2):
+            t_new = t - d1 / d2
+        else:
+            t_new = np.inf
+        if not (lo < t_new < hi):     # safeguard: bisect the bracket, or double
+            t_new = 0.5 * (lo + hi) if np.isfinite(hi) else max(2.0 * t, 1.0 / max(d2, gg))
+        t = t_new
+        d1, d2 = derivatives(t)
+        if not np.isfinite(d1):
+            hi = t
+            continue
+        if abs(d1) <= _LS_RTOL * gg:
+            break
+        if d1 < 0.0:
+            lo = t
+        else:
+            hi = t
+    f_new = phi(t)
+    if not (np.isfinite(f_new) and f_new < f0):
+        return None
+    w -= t * g
+    b[0] -= t * gb
+    return t, f_new
 
 
 def _warmup_chunk_ends(n):
@@ -630,6 +714,21 @@ _SOLVER_DOC = """
         full gradient is otherwise taken at zero, to a good point.  Skipped when the fit
         starts from a warm start.  0 gives the plain Prox-SVRG.  The default 1 is a
         measured decision (user guide, "The SGD warm-up").
+    init_step : {'line_search'} or None, default=None
+        ``solver='hybrid'`` only: how the fit leaves the initial point (zero or the warm
+        start).  ``'line_search'`` (not in the paper) first takes the exact steepest-descent
+        step ``(w, b) <- (w, b) - t* grad F(w, b)``, ``t*`` minimising ``F`` along the
+        direction (two passes over X: the gradient and ``X grad``; then safeguarded Newton
+        steps on n-vectors of margins), recorded in ``history_`` as the first entry
+        (``solver='line_search'``, ``pass_fraction=0``, exact ``objective``) and seen by
+        ``callback``; the SGD warm-up and Prox-SVRG continue from there.  Skipped with an l1
+        part in the penalty (``penalty='l1'``/``'elasticnet'`` with ``alpha > 0``: the
+        proximal path is not a line in margin space) and when it does not decrease ``F``.
+        ``None`` (default): start the warm-up at the initial point (the paper has no
+        warm-up).  The default is measured (user guide, "The line-search start", round 10):
+        the start lost time to 1e-3 on the dense benchmark at both alphas (0.25 / 0.21 s vs
+        0.09 / 0.09 s) and on sparse at alpha 1e-5 (0.17 vs 0.13 s), and won only sparse
+        alpha 1e-3 (0.05 vs 0.06 s): the SGD warm-up's large first steps undo most of it.
     eta0 : 'auto' or float, default='auto'
         Step size.  ``'auto'`` is ``1 / (8 L_b)`` for S3GD, SGD and stratified SGD (the bound
         of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
@@ -787,7 +886,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
 
     def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
                  l1_ratio=0.15, fit_intercept=True, solver="hybrid", anchor_epochs=0,
-                 warmup_epochs=1, eta0="auto",
+                 warmup_epochs=1, init_step=None, eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto",
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
                  anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
@@ -802,6 +901,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         self.solver = solver
         self.anchor_epochs = anchor_epochs
         self.warmup_epochs = warmup_epochs
+        self.init_step = init_step
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.batch_size = batch_size
@@ -866,7 +966,7 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
 
     def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
                  fit_intercept=True, solver="hybrid", anchor_epochs=0,
-                 warmup_epochs=1, eta0="auto",
+                 warmup_epochs=1, init_step=None, eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto", n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
                  kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
@@ -880,6 +980,7 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
         self.solver = solver
         self.anchor_epochs = anchor_epochs
         self.warmup_epochs = warmup_epochs
+        self.init_step = init_step
         self.eta0 = eta0
         self.learning_rate = learning_rate
         self.batch_size = batch_size
