@@ -13,11 +13,10 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from ._fast import _s3vm
 from ._solvers import FitMonitor, check_finite_iterate
-from .utils import AtomicFitMixin, make_dataset, seed_from_random_state
+from .utils import AtomicFitMixin, make_dataset, seed_from_random_state, single_thread_blas
 
 _GAMMA_CV_FACTORS = (0.25, 0.5, 1.0)   # gamma="cv": multiples of the 'scale' value
 
@@ -945,7 +944,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         objectives = []
         # the per-iteration matrix products are small (pool x m times m x heads): BLAS threads
         # cost more than they save there (and spin on a loaded machine), so one thread
-        with threadpool_limits(limits=1, user_api="blas"):
+        with single_thread_blas():
             for r in range(n_restarts):
                 # restart r: another seed (batches, features, pool), a function of the base
                 seed = (base_seed + r * _RESTART_SEED_STEP) % 2**64
