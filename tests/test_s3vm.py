@@ -789,3 +789,36 @@ def test_gamma_cv_matches_reference_and_falls_back():
     assert est10.gamma_ == pytest.approx(g, rel=1e-12)
     with pytest.raises(ValueError, match="gamma"):
         S3VMClassifier(gamma="median").fit(X, ys)
+
+
+def test_default_gamma_is_cv_and_fallbacks_equal_scale():
+    # round 9: gamma="cv" is the default; where it does not run (< 30 labels, < 3 labels of a
+    # class, no unlabeled rows) the fit is bit for bit the gamma="scale" fit
+    import warnings
+
+    from sklearn.datasets import make_moons
+    from sklearn.exceptions import ConvergenceWarning
+
+    from skstoch import S3VMClassifier
+    from skstoch.datasets import make_semisupervised
+
+    assert S3VMClassifier().get_params()["gamma"] == "cv"
+    X, y = make_moons(300, noise=0.1, random_state=0)
+    kw = dict(max_iter=30, n_components=16, random_state=0)
+    ys40 = make_semisupervised(y, n_labeled=40, random_state=0)[0]
+    ys20 = make_semisupervised(y, n_labeled=20, random_state=0)[0]
+    # 32 labels but only 2 of class 1: too few for stratified 3-fold CV
+    ys_few = make_semisupervised(y, n_labeled=60, random_state=0)[0]
+    ys_few[np.flatnonzero(ys_few == 1)[2:]] = -1
+    assert (ys_few != -1).sum() == 32
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", UserWarning)     # no unlabeled rows
+        ran = S3VMClassifier(**kw).fit(X, ys40)
+        assert ran.gamma_cv_scores_ is not None and ran.gamma_cv_scores_.shape == (3,)
+        for ys in (ys20, ys_few, y):
+            default = S3VMClassifier(**kw).fit(X, ys)
+            scale = S3VMClassifier(gamma="scale", **kw).fit(X, ys)
+            assert default.gamma_cv_scores_ is None
+            assert default.gamma_ == scale.gamma_
+            np.testing.assert_array_equal(default.alpha_, scale.alpha_)
