@@ -210,10 +210,10 @@ def contenders(alpha, n, sparse_input):
     s3 = dict(alpha=alpha, fit_intercept=False, random_state=0, tol=0, n_iter_no_change=10**6,
               max_iter=epochs)
     cases = [
-        ("S3GD defaults (line-search start, SGD warm-up pass, then Prox-SVRG)", "skstoch",
+        ("S3GD defaults (SGD warm-up pass, then Prox-SVRG)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, **s3), skstoch_trace),
-        ("S3GD init_step=None (no line-search start, round-9 default)", "skstoch",
-         lambda cb: S3GDClassifier(callback=cb, init_step=None, **s3), skstoch_trace),
+        ("S3GD init_step='line_search' (line-search start before the warm-up)", "skstoch",
+         lambda cb: S3GDClassifier(callback=cb, init_step="line_search", **s3), skstoch_trace),
         ("S3GD warmup_epochs=0 (Prox-SVRG from 0, round-3 default)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, warmup_epochs=0, **s3), skstoch_trace),
         ("S3GD hybrid, anchor_epochs=1 (one S3GD epoch)", "skstoch",
