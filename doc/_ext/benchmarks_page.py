@@ -216,6 +216,9 @@ def generate(results=RESULTS, out=OUT):
                 except (OSError, ValueError) as exc:
                     raise RuntimeError(f"benchmark results file {path} is not valid JSON: "
                                        f"{exc}") from exc
+                if not isinstance(payload, dict):
+                    # raw records (a list) written by a study script, not by the harness
+                    payload = {"name": path.stem}
                 own = [p for p in images if p.stem.startswith(path.stem)]
                 copied = []
                 for image in own:
