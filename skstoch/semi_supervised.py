@@ -438,6 +438,14 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
     return state, n_done, intercept, converged, change
 
 
+def _head_targets(y_enc, n_classes):
+    """+-1 targets of the heads, (n, n_heads): one head (class 1 positive) for two classes,
+    else one-vs-rest per class (``y_enc`` are class indices)."""
+    if n_classes == 2:
+        return np.ascontiguousarray(np.where(y_enc == 1, 1.0, -1.0)[:, None])
+    return np.where(y_enc[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+
+
 def manifold_edge_terms(f_src, f_dst, weight):
     """Manifold term on a batch of B edges and its gradient coefficients.
 
@@ -849,11 +857,9 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     model.fit(X, y_fold)
-                f = model.decision_function(X[held])
-                if f.ndim == 1:
-                    Y = np.where(y[held] == model.classes_[1], 1.0, -1.0)
-                else:
-                    Y = np.where(y[held][:, None] == model.classes_[None, :], 1.0, -1.0)
+                f = model.decision_function(X[held]).reshape(len(held), -1)
+                Y = _head_targets(np.searchsorted(model.classes_, y[held]),
+                                  model.classes_.shape[0])
                 losses.append(float(np.mean(np.maximum(0.0, 1.0 - Y * f))))
             scores.append(float(np.mean(losses)))
         self.gamma_cv_scores_ = np.asarray(scores)
@@ -930,12 +936,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         else:
             self.eta0_ = float(self.eta0)
         gammas = step_sizes(self.learning_rate, self.eta0_, self.power_t, self.theta, T)
-        n_heads = 1 if classes.shape[0] == 2 else classes.shape[0]
-        if n_heads == 1:
-            Y = np.where(y_enc == 1, 1.0, -1.0)[:, None]
-        else:
-            Y = np.where(y_enc[:, None] == np.arange(n_heads)[None, :], 1.0, -1.0)
-        Y = np.ascontiguousarray(Y)
+        Y = _head_targets(y_enc, classes.shape[0])
+        n_heads = Y.shape[1]
         if self.store_random_features == "auto":
             cache = T * self.n_components_ * (n_features + 1) * 8 <= _AUTO_CACHE_BYTES
         else:
