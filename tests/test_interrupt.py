@@ -8,12 +8,14 @@ such as ``n_features_in_`` and ``classes_``.
 import pickle
 import warnings
 
+import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from skstoch.utils import AtomicFitMixin, atomic_fit
-from test_reproducibility import NAMES, ZOO, assert_bitwise_equal, data, fitted_state, make
+from test_reproducibility import (NAMES, ZOO, assert_bitwise_equal, data, fit, fitted_state,
+                                  make)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -92,6 +94,28 @@ def test_interrupt_refit_keeps_previous_fit(request, name, exc):
     assert_bitwise_equal(fitted_state(est), state)
     assert pickle.dumps(est) == reference
     check_is_fitted(est)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_callback_returning_true_ends_the_fit_normally(name):
+    """Stopping on purpose (the time budget of the getting-started guide): every record the
+    callback sees carries the elapsed ``time``, and returning True ends each solver run at that
+    record; the fit returns fitted, after fewer records than the run that is not stopped."""
+    def recorder(stop):
+        records = []
+
+        def callback(record):
+            records.append(record)
+            return stop
+        return records, callback
+
+    full, keep_going = recorder(False)
+    fit(name, callback=keep_going)
+    stopped, stop_now = recorder(True)
+    est = fit(name, callback=stop_now)
+    check_is_fitted(est)
+    assert 0 < len(stopped) < len(full)
+    assert all(np.isfinite(r["time"]) and r["time"] >= 0.0 for r in stopped + full)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if ZOO[n][2] and n != "ConstrainedLassoCV"])
