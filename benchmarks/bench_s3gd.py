@@ -22,9 +22,12 @@ median is reported; the others once (2 cores shared with other jobs), so ratios 
 noise of ~10-30%.  Note: lightning's SAG fills its gradient memory with one full pass at
 ``w = 0`` before its first inner step, so its first callback comes after 1 + 1/16 passes of
 gradient work; its iterate there is close to ``-grad F(0) / alpha``.
-Contenders: S3GD's default (``solver='hybrid'``, one SGD warm-up pass, then Prox-SVRG;
-no anchor graph), the same with one S3GD anchor epoch first (``anchor_epochs=1``), the
-paper's constant-step S3GD (noise floor) and its decaying-step option.  A plot of
+Contenders: S3GD ``solver='hybrid'`` (no anchor graph) with ``init_step=None`` (one SGD
+warm-up pass, then Prox-SVRG), ``init_step='auto'`` (round 11: an exact line-search start
+replaces the warm-up when the Hessian at zero is well conditioned, ``c lambda_max <= alpha``)
+and ``init_step='line_search'`` (the start always, then Prox-SVRG), the same with one S3GD
+anchor epoch first (``anchor_epochs=1``), the paper's constant-step S3GD (noise floor) and its
+decaying-step option.  A plot of
 suboptimality against time goes to ``results/s3gd_<problem>.png``.
 
 Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse] (both by default);
@@ -210,9 +213,13 @@ def contenders(alpha, n, sparse_input):
     s3 = dict(alpha=alpha, fit_intercept=False, random_state=0, tol=0, n_iter_no_change=10**6,
               max_iter=epochs)
     cases = [
-        ("S3GD defaults (SGD warm-up pass, then Prox-SVRG)", "skstoch",
-         lambda cb: S3GDClassifier(callback=cb, **s3), skstoch_trace),
-        ("S3GD init_step='line_search' (line-search start before the warm-up)", "skstoch",
+        ("S3GD init_step=None (SGD warm-up pass, then Prox-SVRG; default of rounds 6-10)",
+         "skstoch", lambda cb: S3GDClassifier(callback=cb, init_step=None, **s3),
+         skstoch_trace),
+        ("S3GD init_step='auto' (line-search start instead of the warm-up when "
+         "c lambda_max <= alpha)", "skstoch",
+         lambda cb: S3GDClassifier(callback=cb, init_step="auto", **s3), skstoch_trace),
+        ("S3GD init_step='line_search' (always; then Prox-SVRG, no warm-up)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, init_step="line_search", **s3), skstoch_trace),
         ("S3GD warmup_epochs=0 (Prox-SVRG from 0, round-3 default)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, warmup_epochs=0, **s3), skstoch_trace),

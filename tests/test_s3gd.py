@@ -853,7 +853,8 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
         old = S3GDClassifier(**{**kw, "init_step": None}).fit(X, y)
         stop = S3GDClassifier(callback=lambda r: True, **kw).fit(X, y)
     h = clf.history_
-    assert list(h["solver"]) == ["line_search"] + ["sgd_warmup"] * 5 + ["svrg"]
+    # round 11: the start replaces the SGD warm-up (Prox-SVRG follows it directly)
+    assert list(h["solver"]) == ["line_search", "svrg", "svrg"]
     assert h["pass_fraction"][0] == 0.0 and h["time"][0] <= h["time"][1]
     assert "line_search" not in list(old.history_["solver"])
     assert h["objective"][0] < _objective("log_loss", X, ys, np.zeros(X.shape[1]), 0.0, alpha)

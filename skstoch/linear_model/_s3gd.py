@@ -49,7 +49,7 @@ _COMMON_CONSTRAINTS = {
     "solver": [StrOptions(set(_MODES) | {"hybrid"})],
     "anchor_epochs": [Interval(Integral, 0, None, closed="left")],
     "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
-    "init_step": [StrOptions({"line_search"}), None],
+    "init_step": [StrOptions({"line_search", "auto"}), None],
     "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     "learning_rate": [StrOptions({"constant", "adaptive"})],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -187,6 +187,27 @@ class _S3GDMixin:
         if n >= _WARMUP_LONG_PASS * d:
             mu += _WARMUP_CURVATURE * c * float(np.mean(sample_weight * sq)) / max(d, 1)
         return eta0, max(mu, 1.0 / (eta0 * n))
+
+    def _start_is_well_conditioned(self, sample_weight, lam2):
+        """``init_step='auto'``: take the line-search start when ``c lambda_max <= lam2``,
+        i.e. the Hessian of ``F`` at zero, ``c X^T S X / n + lam2 I`` (exact for the log
+        loss), has condition number at most 2 (the intercept direction is not counted).
+
+        ``lambda_max`` is estimated on ``_START_SUBSAMPLE`` rows (biased upwards by about
+        ``max_i ||x_i||^2 / 2000`` on nearly orthogonal rows, which errs on the side of the
+        warm-up); a few ms where the full estimate (:meth:`_spectrum`) costs a pass over
+        20,000 rows.  Measured (round 11): ``c lambda_max / lam2`` is 0.14 on the sparse
+        benchmark at alpha 1e-3 (the start alone reaches a gap of 5e-6) and 14-1,500 on the
+        three other benchmark cells (the start reaches 2e-2 to 9e-2 only), so the threshold
+        1 sits two orders of magnitude from both.
+        """
+        if lam2 <= 0.0:
+            return False
+        key = ("start_spectrum", id(sample_weight))
+        if key not in self._shared:
+            self._shared[key] = _gram_spectrum(self._shared["X"], sample_weight,
+                                               self._fit_seed, size=_START_SUBSAMPLE)[0]
+        return self._curvature() * self._shared[key] <= _START_CONDITION * lam2
 
     def _spectrum(self, sample_weight):
         """(lambda_max of X^T S X / n, ||X^T s / n||, mean s) estimated on a row subsample;
@@ -366,8 +387,15 @@ class _S3GDMixin:
         else:   # all margins equal the intercept: no pass over X
             f_start = float(sw.dot(loss.loss_array(np.full(n, b[0]), y))) / n
         stopped_at_start = False
-        if (self.solver == "hybrid" and self.init_step == "line_search" and lam1 == 0.0
-                and self.max_iter > 0):
+        use_start = False
+        if self.solver == "hybrid" and lam1 == 0.0 and self.max_iter > 0:
+            if self.init_step == "line_search":
+                use_start = True
+            elif self.init_step == "auto":
+                # only from scratch (a warm start skips the warm-up too) and only when the
+                # Hessian at the start is well conditioned (see _start_is_well_conditioned)
+                use_start = n_warm > 0 and self._start_is_well_conditioned(sw, lam2)
+        if use_start:
             # steepest-descent start (not in the paper): the exact minimiser of F along -grad F
             # at the initial point, two passes over X (user guide, "The line-search start")
             start = _line_search_start(ds, problem.X, y, sw, loss, w, b, lam2,
@@ -378,6 +406,10 @@ class _S3GDMixin:
                 stopped_at_start = monitor.record(
                     x=w.copy(), epoch=0, pass_fraction=0.0, step_size=t_star,
                     solver="line_search", loss_estimate=f_new, objective=f_new)
+                # the start replaces the SGD warm-up (round 11): the warm-up's first steps
+                # (1 / (2 L_max), decaying from there) are sized for a start at zero and
+                # threw a good start back by 3-4 orders of magnitude (user guide)
+                n_warm = 0
         for epoch in range(0 if stopped_at_start else self.max_iter):
             if epoch < n_warm:
                 phase = "warmup"
@@ -502,7 +534,8 @@ def _line_search_start(ds, X, y, sw, loss, w, b, lam2, fit_intercept):
     not finite or the point found is not better than the start.
     """
     n = y.shape[0]
-    p = ds.margins(w, b[0])
+    # from zero (a fit from scratch) every margin is the intercept: no pass over X
+    p = ds.margins(w, b[0]) if np.any(w) else np.full(n, float(b[0]))
     r = np.empty(n)
     f_loss = loss.weighted_loss_dloss(p, y, sw, r) / n      # r_i = s_i loss'(p_i, y_i)
     g = np.asarray(X.T @ r).ravel() / n + lam2 * w
@@ -527,7 +560,7 @@ def _line_search_start(ds, X, y, sw, loss, w, b, lam2, fit_intercept):
 
     lo, hi, t = 0.0, np.inf, 0.0
     d1, d2 = -gg, derivatives(0.0)[1]
-    for _ in range(_LS_MAX_ITER):
+    for _it in range(_LS_MAX_ITER):
         if d2 > 0.0 and np.isfinite(d2):
             t_new = t - d1 / d2
         else:
@@ -563,9 +596,11 @@ def _warmup_chunk_ends(n):
 
 _EIG_SUBSAMPLE = 20_000   # rows of the smoothness estimate
 _EIG_GRAM_MAX = 500       # up to this many features: exact eigenvalue of the subsample Gram
+_START_SUBSAMPLE = 2_000  # rows of init_step='auto''s conditioning estimate
+_START_CONDITION = 1.0    # 'auto' starts by a line search when c lambda_max <= this * lam2
 
 
-def _gram_spectrum(X, sw, seed):
+def _gram_spectrum(X, sw, seed, size=_EIG_SUBSAMPLE):
     """Largest eigenvalue of ``X^T diag(sw) X / n``, ``||X^T sw / n||`` and ``mean(sw)``.
 
     Estimated on a uniform subsample of ``_EIG_SUBSAMPLE`` rows (all rows when n is
@@ -576,8 +611,8 @@ def _gram_spectrum(X, sw, seed):
     """
     n, d = X.shape
     rng = np.random.RandomState(seed % (2**32))
-    if n > _EIG_SUBSAMPLE:
-        rows = np.sort(rng.choice(n, _EIG_SUBSAMPLE, replace=False))
+    if n > size:
+        rows = np.sort(rng.choice(n, size, replace=False))
         Xs, ws = X[rows], sw[rows]
     else:
         Xs, ws = X, sw
