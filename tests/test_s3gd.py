@@ -872,3 +872,35 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
         b = S3GDClassifier(penalty="elasticnet", **{**kw, "init_step": None}).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert "line_search" not in list(a.history_["solver"])
+
+
+def test_start_replaces_warmup_and_auto_decides_on_conditioning():
+    """Round 11: after the line-search start Prox-SVRG follows directly (the SGD warm-up's
+    first steps threw a good start back); the next record's exact objective is not above the
+    start's.  init_step='auto' takes the start exactly when c lambda_max(X^T X / n) <= alpha
+    (all rows used below 2,000: the estimate is exact here), else it equals init_step=None
+    bitwise; dense == CSR."""
+    from sklearn.preprocessing import normalize
+    X, y = _cancer()
+    X = normalize(X)
+    n = X.shape[0]
+    c_lam = 0.25 * np.linalg.eigvalsh(X.T @ X / n)[-1]
+    kw = dict(max_iter=3, tol=0, n_iter_no_change=100, random_state=0, track_objective=True,
+              fit_intercept=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        good = 2.0 * c_lam   # well conditioned: the start is taken and not undone
+        fits = [S3GDClassifier(alpha=good, init_step=s, **kw).fit(Xin, y)
+                for s in ("auto", "line_search") for Xin in (X, sp.csr_matrix(X))]
+        for f in fits:
+            h = f.history_
+            assert list(h["solver"]) == ["line_search", "svrg", "svrg", "svrg"]
+            assert h["objective"][1] <= h["objective"][0] * (1 + 1e-12)
+        np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-10, atol=1e-14)
+        np.testing.assert_array_equal(fits[0].coef_, fits[2].coef_)   # same path
+        bad = 0.5 * c_lam    # not well conditioned: 'auto' is init_step=None
+        a = S3GDClassifier(alpha=bad, init_step="auto", **kw).fit(X, y)
+        o = S3GDClassifier(alpha=bad, init_step=None, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, o.coef_)
+    assert "line_search" not in list(a.history_["solver"])
+    assert list(a.history_["solver"]).count("sgd_warmup") == 5
