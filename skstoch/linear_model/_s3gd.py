@@ -749,21 +749,29 @@ _SOLVER_DOC = """
         full gradient is otherwise taken at zero, to a good point.  Skipped when the fit
         starts from a warm start.  0 gives the plain Prox-SVRG.  The default 1 is a
         measured decision (user guide, "The SGD warm-up").
-    init_step : {'line_search'} or None, default=None
+    init_step : {'auto', 'line_search'} or None, default=None
         ``solver='hybrid'`` only: how the fit leaves the initial point (zero or the warm
         start).  ``'line_search'`` (not in the paper) first takes the exact steepest-descent
         step ``(w, b) <- (w, b) - t* grad F(w, b)``, ``t*`` minimising ``F`` along the
-        direction (two passes over X: the gradient and ``X grad``; then safeguarded Newton
-        steps on n-vectors of margins), recorded in ``history_`` as the first entry
-        (``solver='line_search'``, ``pass_fraction=0``, exact ``objective``) and seen by
-        ``callback``; the SGD warm-up and Prox-SVRG continue from there.  Skipped with an l1
-        part in the penalty (``penalty='l1'``/``'elasticnet'`` with ``alpha > 0``: the
-        proximal path is not a line in margin space) and when it does not decrease ``F``.
-        ``None`` (default): start the warm-up at the initial point (the paper has no
-        warm-up).  The default is measured (user guide, "The line-search start", round 10):
-        the start lost time to 1e-3 on the dense benchmark at both alphas (0.25 / 0.21 s vs
-        0.09 / 0.09 s) and on sparse at alpha 1e-5 (0.17 vs 0.13 s), and won only sparse
-        alpha 1e-3 (0.05 vs 0.06 s): the SGD warm-up's large first steps undo most of it.
+        direction (two passes over X from a nonzero point, one and a half from zero: the
+        gradient and ``X grad``; then safeguarded Newton steps on n-vectors of margins),
+        recorded in ``history_`` as the first entry (``solver='line_search'``,
+        ``pass_fraction=0``, exact ``objective``) and seen by ``callback``; Prox-SVRG
+        continues from there and the SGD warm-up is skipped (round 11: its first steps,
+        sized for a start at zero, threw a good start back from a gap of 5e-6 to 2e-2).
+        Skipped with an l1 part in the penalty (``penalty='l1'``/``'elasticnet'`` with
+        ``alpha > 0``: the proximal path is not a line in margin space) and when it does not
+        decrease ``F`` (the warm-up then runs as usual).
+        ``'auto'``: the line-search start only for a fit from scratch whose Hessian at zero
+        is well conditioned, ``c lambda_max(X^T S X / n) <= alpha (1 - l1_ratio)`` (``c``
+        the loss curvature bound, ``lambda_max`` estimated on 2,000 rows, a few ms); else
+        exactly ``None``.  ``None``: start the SGD warm-up at the initial point (the paper
+        has no warm-up).  The default is decided by a rule fixed before measuring (user
+        guide, "The line-search start", round 11): ``'auto'`` would become the default only if
+        one full benchmark run showed it meeting the sparse alpha 1e-3 cell (against lightning
+        SAG) without losing more than 10% elsewhere; that run did not complete within round
+        11, so the default stays ``None`` (in a quick run ``'auto'`` reached 1e-3 on that cell
+        in 0.039 s vs 0.053 s for ``None`` and matched ``None`` elsewhere).
     eta0 : 'auto' or float, default='auto'
         Step size.  ``'auto'`` is ``1 / (8 L_b)`` for S3GD, SGD and stratified SGD (the bound
         of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
