@@ -1,8 +1,9 @@
-"""Round 9: cost of the default gamma="cv" (one fit each, wall and process CPU time).
+"""Rounds 9-10: cost of the default gamma="cv" (one fit each, wall and process CPU time).
 
 (a) 10^6 two moons, 20 labels: the CV does not run (< 30 labels) and the default fit is the
     gamma='scale' fit; also gamma=5 as in s3vm_scaling (the 10^6 target).
-(b) 10^5 two moons, 50 labels: default (CV runs: 9 extra fits) vs gamma='scale'.
+(b) 10^5 two moons, 50 labels: default (CV runs: 15 extra fits with the round-10 grid, 9 in
+    round 9) vs gamma='scale'.
 
 Run: PYTHONPATH=. python benchmarks/s3vm_default_cv_cost.py   (writes results/s3vm_default_cv_cost.md)
 """

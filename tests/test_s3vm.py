@@ -740,7 +740,8 @@ def test_huge_manifold_weight_is_stable_with_the_step_safeguard(moons):
 
 
 def test_gamma_cv_matches_reference_and_falls_back():
-    # gamma="cv": labeled 3-fold CV over scale/4, /2, /1 by held-out hinge (round 8)
+    # gamma="cv": labeled 3-fold CV over scale x 1/4, 1/2, 1, 2, 4 by held-out hinge
+    # (round 8: 1/4..1; round 10: also the narrower 2 and 4)
     from sklearn.base import clone
     from sklearn.datasets import make_moons
     import warnings
@@ -760,7 +761,8 @@ def test_gamma_cv_matches_reference_and_falls_back():
     g = 1.0 / (X.shape[1] * X.var())
     lab = np.flatnonzero(ys != -1)
     ref = []
-    for factor in (0.25, 0.5, 1.0):
+    factors = (0.25, 0.5, 1.0, 2.0, 4.0)
+    for factor in factors:
         losses = []
         folds = StratifiedKFold(n_splits=3, shuffle=True, random_state=0)
         for _, te in folds.split(lab, ys[lab]):
@@ -773,7 +775,7 @@ def test_gamma_cv_matches_reference_and_falls_back():
             losses.append(np.mean(np.maximum(0.0, 1.0 - yy * m.decision_function(X[lab[te]]))))
         ref.append(np.mean(losses))
     np.testing.assert_allclose(est.gamma_cv_scores_, ref, rtol=1e-12)
-    assert est.gamma_ == pytest.approx((0.25, 0.5, 1.0)[int(np.argmin(ref))] * g, rel=1e-12)
+    assert est.gamma_ == pytest.approx(factors[int(np.argmin(ref))] * g, rel=1e-12)
     # the final model is the fit at the chosen gamma
     fixed = clone(est).set_params(gamma=est.gamma_)
     with warnings.catch_warnings():
@@ -789,6 +791,20 @@ def test_gamma_cv_matches_reference_and_falls_back():
     assert est10.gamma_ == pytest.approx(g, rel=1e-12)
     with pytest.raises(ValueError, match="gamma"):
         S3VMClassifier(gamma="median").fit(X, ys)
+
+
+def test_gamma_cv_pick_lowest_hinge_ties_to_widest_kernel():
+    from skstoch.semi_supervised import _GAMMA_CV_FACTORS, _pick_gamma_factor
+
+    # the default grid can go both wider and narrower than 'scale' (round 10)
+    assert min(_GAMMA_CV_FACTORS) < 1.0 < max(_GAMMA_CV_FACTORS)
+    f = (0.25, 0.5, 1.0, 2.0, 4.0)
+    assert _pick_gamma_factor([0.3, 0.2, 0.1, 0.05, 0.07], f) == 2.0
+    assert _pick_gamma_factor([0.3, 0.2, 0.1, 0.07, 0.05], f) == 4.0
+    # exact ties: the widest kernel (smallest gamma), whatever the order of the ties
+    assert _pick_gamma_factor([0.1, 0.0, 0.2, 0.0, 0.0], f) == 0.5
+    assert _pick_gamma_factor([0.0, 0.0, 0.0, 0.0, 0.0], f) == 0.25
+    assert _pick_gamma_factor([0.0, 0.0, 0.0], (4.0, 1.0, 2.0)) == 1.0
 
 
 def test_default_gamma_is_cv_and_fallbacks_equal_scale():
@@ -815,7 +831,7 @@ def test_default_gamma_is_cv_and_fallbacks_equal_scale():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", UserWarning)     # no unlabeled rows
         ran = S3VMClassifier(**kw).fit(X, ys40)
-        assert ran.gamma_cv_scores_ is not None and ran.gamma_cv_scores_.shape == (3,)
+        assert ran.gamma_cv_scores_ is not None and ran.gamma_cv_scores_.shape == (5,)
         for ys in (ys20, ys_few, y):
             default = S3VMClassifier(**kw).fit(X, ys)
             scale = S3VMClassifier(gamma="scale", **kw).fit(X, ys)
