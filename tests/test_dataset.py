@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 from skstoch.utils import make_dataset
+from skstoch.utils._dataset import _MIN_BLOCK_NNZ, full_margins, full_transpose_product
 
 
 @pytest.fixture
@@ -84,3 +85,35 @@ def test_hooks_reject_bad_indices_and_lengths(matrices):
         ds.margins(np.ones(3))
     with pytest.raises(ValueError, match="2-D"):
         make_dataset(np.ones(3))
+
+
+@pytest.mark.parametrize("n_rows", [40, 2 * _MIN_BLOCK_NNZ // 50 + 7])   # in-line, threaded
+def test_full_pass_products_dense_and_csr(rng, n_rows):
+    """The row-block products equal ``margins`` bitwise and ``X.T @ r`` to rounding, give the
+    same bits for dense and CSR rows and on every call, in the calling thread (small) and in
+    threads (large)."""
+    X = rng.randn(n_rows, 60)
+    X[rng.rand(n_rows, 60) < 0.2] = 0.0
+    Xs = sp.csr_matrix(X)
+    w, r = rng.randn(60), rng.randn(n_rows)
+    products = []
+    for ds in (make_dataset(X), make_dataset(Xs)):
+        np.testing.assert_array_equal(full_margins(ds, w, 0.5), ds.margins(w, 0.5))
+        products.append(full_transpose_product(ds, r))
+        np.testing.assert_allclose(products[-1], X.T @ r, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(full_transpose_product(ds, r), products[-1])
+    np.testing.assert_array_equal(products[0], products[1])
+
+
+def test_row_block_hooks_reject_bad_blocks_and_lengths(matrices):
+    ds = make_dataset(matrices[1])
+    out, w, r = np.zeros(30), np.zeros(7), np.zeros(30)
+    for start, end in [(-1, 5), (5, 4), (0, 31)]:
+        with pytest.raises(ValueError, match="row block"):
+            ds.margins_into(w, 0.0, out, start, end)
+        with pytest.raises(ValueError, match="row block"):
+            ds.add_transpose_product(r, np.zeros(7), start, end)
+    with pytest.raises(ValueError, match="features"):
+        ds.margins_into(np.zeros(6), 0.0, out, 0, 30)
+    with pytest.raises(ValueError, match="samples"):
+        ds.add_transpose_product(np.zeros(29), np.zeros(7), 0, 30)

@@ -81,6 +81,14 @@ def test_array_methods_match_scalar_hooks(loss):
     np.testing.assert_allclose(out, s * loss.dloss_array(p, y), rtol=1e-15)
     with pytest.raises(ValueError, match="different lengths"):
         loss.loss_array(p, y[:3])
+    z, t = rng.randn(50), -0.7
+    value, d1, d2 = loss.along_line(p, z, y, s, t)
+    q = p + t * z
+    assert value == pytest.approx(np.sum(s * loss.loss_array(q, y)), rel=1e-13)
+    assert d1 == pytest.approx(np.sum(s * loss.dloss_array(q, y) * z), rel=1e-12, abs=1e-14)
+    assert d2 == pytest.approx(np.sum(s * loss.d2loss_array(q, y) * z * z), rel=1e-12, abs=1e-14)
+    with pytest.raises(ValueError, match="different lengths"):
+        loss.along_line(p, z[:3], y, s, t)
 
 
 @pytest.mark.parametrize("loss", ALL_LOSSES, ids=repr)

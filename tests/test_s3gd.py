@@ -824,7 +824,7 @@ def test_line_search_start_minimises_phi_dense_equals_csr(name, fit_intercept, w
     out = []
     for Xin in (X, sp.csr_matrix(X)):
         w, b = w0.copy(), np.array([b0])
-        t, f_new = _line_search_start(make_dataset(Xin), Xin, ys, sw, loss, w, b, lam2,
+        t, f_new = _line_search_start(make_dataset(Xin), ys, sw, loss, w, b, lam2,
                                       fit_intercept)
         out.append((t, w, b[0]))
         np.testing.assert_allclose(w, w0 - t * g0, rtol=1e-12, atol=1e-14)

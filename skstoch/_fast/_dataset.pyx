@@ -120,3 +120,51 @@ cdef class RowDataset:
                 nnz = dataset_row(&self.rows, i, &data, &indices)
                 out[i] = row_dot(data, indices, nnz, wp) + intercept
         return np.asarray(out)
+
+    @property
+    def n_stored(self):
+        """Number of stored entries (n_samples * n_features for dense rows)."""
+        if self.is_sparse:
+            return int(self._keepalive[2][self.rows.n_samples])
+        return self.rows.n_samples * self.rows.n_features
+
+    def margins_into(self, const double[::1] w, double intercept, double[::1] out,
+                     Py_ssize_t start, Py_ssize_t end):
+        """``out[start:end] = X[start:end] @ w + intercept`` (nogil; a row block of
+        :meth:`margins`, so that blocks can run in threads)."""
+        self._check_block(w.shape[0], out.shape[0], start, end)
+        cdef const double* data
+        cdef const int32_t* indices
+        cdef const double* wp = &w[0] if w.shape[0] > 0 else NULL
+        cdef int nnz
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(start, end):
+                nnz = dataset_row(&self.rows, i, &data, &indices)
+                out[i] = row_dot(data, indices, nnz, wp) + intercept
+
+    def add_transpose_product(self, const double[::1] r, double[::1] out, Py_ssize_t start,
+                              Py_ssize_t end):
+        """``out += X[start:end].T @ r[start:end]`` (nogil; rows in order, so one block's
+        result does not depend on the others)."""
+        self._check_block(out.shape[0], r.shape[0], start, end)
+        cdef const double* data
+        cdef const int32_t* indices
+        cdef double* op = &out[0] if out.shape[0] > 0 else NULL
+        cdef int nnz
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(start, end):
+                nnz = dataset_row(&self.rows, i, &data, &indices)
+                row_axpy(r[i], data, indices, nnz, op)
+
+    def _check_block(self, Py_ssize_t n_features, Py_ssize_t n_samples, Py_ssize_t start,
+                     Py_ssize_t end):
+        if n_features != self.rows.n_features:
+            raise ValueError(f"expected a vector of {self.rows.n_features} features, "
+                             f"got {n_features}")
+        if n_samples != self.rows.n_samples:
+            raise ValueError(f"expected a vector of {self.rows.n_samples} samples, "
+                             f"got {n_samples}")
+        if not 0 <= start <= end <= self.rows.n_samples:
+            raise ValueError(f"row block [{start}, {end}) outside [0, {self.rows.n_samples}]")

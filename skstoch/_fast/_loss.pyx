@@ -86,6 +86,26 @@ cdef class MarginLoss:
                 out_dloss[i] = sample_weight[i] * self.dloss(p[i], y[i])
         return total
 
+    def along_line(self, const double[::1] p, const double[::1] z, const double[::1] y,
+                   const double[::1] sample_weight, double t, bint with_value=True):
+        """At the margins ``q = p + t z``, one nogil pass: ``(sum_i s_i loss(q_i, y_i),
+        sum_i s_i dloss(q_i, y_i) z_i, sum_i s_i d2loss(q_i, y_i) z_i^2)``, the weighted loss
+        and its first two derivatives in t along the line (no temporary arrays); the value is
+        0 when ``with_value`` is False (one loss evaluation less per row)."""
+        _check_same_length(p, z)
+        _check_same_length(p, y)
+        _check_same_length(p, sample_weight)
+        cdef double value = 0.0, d1 = 0.0, d2 = 0.0, q
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(p.shape[0]):
+                q = p[i] + t * z[i]
+                if with_value:
+                    value += sample_weight[i] * self.loss(q, y[i])
+                d1 += sample_weight[i] * self.dloss(q, y[i]) * z[i]
+                d2 += sample_weight[i] * self.d2loss(q, y[i]) * z[i] * z[i]
+        return value, d1, d2
+
     def __reduce__(self):
         return (type(self), ())
 

@@ -21,6 +21,8 @@ from .._fast._s3gd import (MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, row_sqnorm
 from .._solvers import DivergenceError, SolverResult, check_finite_iterate
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ..utils import make_dataset, seed_from_random_state, single_thread_blas
+from ..utils._dataset import (N_ROW_BLOCKS, full_margins, full_transpose_product,
+                              run_row_blocks)
 from ._anchor_graph import build_anchor_graph
 
 _MODES = {"s3gd": MODE_S3GD, "svrg": MODE_SVRG, "sgd": MODE_SGD, "ssgd": MODE_SSGD}
@@ -205,8 +207,16 @@ class _S3GDMixin:
             return False
         key = ("start_spectrum", id(sample_weight))
         if key not in self._shared:
-            self._shared[key] = _gram_spectrum(self._shared["X"], sample_weight,
-                                               self._fit_seed, size=_START_SUBSAMPLE)[0]
+            X = self._shared["X"]
+            n = X.shape[0]
+            rows = slice(None)
+            if n > _START_SUBSAMPLE:   # with replacement: no O(n) permutation for 2,000 rows
+                rng = np.random.RandomState(self._fit_seed % (2**32))
+                rows = np.sort(rng.randint(0, n, _START_SUBSAMPLE))
+            # a decision with a margin of ~10x each way (docstring): stopping at a 5% change
+            # (it can underestimate by ~30% on a flat spectrum) is precise enough
+            self._shared[key] = _gram_spectrum(X[rows], sample_weight[rows], self._fit_seed,
+                                               rtol=0.05)[0]
         return self._curvature() * self._shared[key] <= _START_CONDITION * lam2
 
     def _spectrum(self, sample_weight):
@@ -398,7 +408,7 @@ class _S3GDMixin:
         if use_start:
             # steepest-descent start (not in the paper): the exact minimiser of F along -grad F
             # at the initial point, two passes over X (user guide, "The line-search start")
-            start = _line_search_start(ds, problem.X, y, sw, loss, w, b, lam2,
+            start = _line_search_start(ds, y, sw, loss, w, b, lam2,
                                        self.fit_intercept)
             if start is not None:
                 t_star, f_new = start
@@ -517,16 +527,17 @@ class _S3GDMixin:
 
 _LS_MAX_ITER = 20      # safeguarded Newton steps of the line-search start
 _LS_RTOL = 1e-8        # stop when |phi'(t)| <= this * |phi'(0)|
+_LS_THREAD_ROWS = 1 << 15   # from this many rows the line search's loops run in two threads
 
 
-def _line_search_start(ds, X, y, sw, loss, w, b, lam2, fit_intercept):
+def _line_search_start(ds, y, sw, loss, w, b, lam2, fit_intercept):
     """Steepest-descent start: move ``(w, b)`` in place to ``(w, b) - t* g`` where ``g`` is
     the gradient of the smooth objective ``F`` at ``(w, b)`` (intercept included) and
     ``t* = argmin_t phi(t)``, ``phi(t) = F((w, b) - t g)``.
 
-    One pass for ``g`` (margins, then ``X^T r``), one for ``z = X g_w + g_b``; ``phi`` and
-    its derivatives are then O(n) vector operations on the margins ``p - t z`` (no further
-    pass over X).  ``phi`` is convex; safeguarded Newton from ``t = 0`` (bracket kept, a step
+    One pass for ``g`` (margins, then ``X^T r``), one for ``z = X g_w + g_b`` (each in two
+    row blocks run in threads); ``phi`` and its derivatives are then one O(n) loop over the
+    margins ``p - t z`` per Newton step (no further pass over X).  ``phi`` is convex; safeguarded Newton from ``t = 0`` (bracket kept, a step
     outside it bisects, doubling while no upper end is known) until
     ``|phi'(t)| <= 1e-8 |phi'(0)|`` or 20 steps.  Only smooth penalties (``lam1 = 0``).
 
@@ -535,10 +546,10 @@ def _line_search_start(ds, X, y, sw, loss, w, b, lam2, fit_intercept):
     """
     n = y.shape[0]
     # from zero (a fit from scratch) every margin is the intercept: no pass over X
-    p = ds.margins(w, b[0]) if np.any(w) else np.full(n, float(b[0]))
+    p = full_margins(ds, w, b[0]) if np.any(w) else np.full(n, float(b[0]))
     r = np.empty(n)
     f_loss = loss.weighted_loss_dloss(p, y, sw, r) / n      # r_i = s_i loss'(p_i, y_i)
-    g = np.asarray(X.T @ r).ravel() / n + lam2 * w
+    g = full_transpose_product(ds, r) / n + lam2 * w
     gb = float(r.sum()) / n if fit_intercept else 0.0
     ggw = float(g.dot(g))
     gg = ggw + gb * gb
@@ -546,21 +557,25 @@ def _line_search_start(ds, X, y, sw, loss, w, b, lam2, fit_intercept):
     f0 = f_loss + 0.5 * lam2 * ww
     if not (gg > 0.0 and np.isfinite(gg) and np.isfinite(f0)):
         return None
-    z = ds.margins(g, gb)
+    z = full_margins(ds, g, gb)
 
-    def derivatives(t):
-        q = p - t * z
-        d1 = -float((sw * loss.dloss_array(q, y)).dot(z)) / n + lam2 * (t * ggw - wg)
-        d2 = float((sw * loss.d2loss_array(q, y)).dot(z * z)) / n + lam2 * ggw
-        return d1, d2
+    sums = np.zeros((N_ROW_BLOCKS, 3))
 
-    def phi(t):
-        return (float(sw.dot(loss.loss_array(p - t * z, y))) / n
-                + 0.5 * lam2 * (ww - 2.0 * t * wg + t * t * ggw))
+    def phi(t, with_value=False):
+        """phi(t) (nan unless ``with_value``), phi'(t), phi''(t): one pass over the margins
+        p - t z, in row blocks (threads from _LS_THREAD_ROWS rows; fixed block sums)."""
+        def block(k, start, end):
+            sums[k] = loss.along_line(p[start:end], z[start:end], y[start:end],
+                                      sw[start:end], -t, with_value)
+        run_row_blocks(n, block, n >= _LS_THREAD_ROWS)
+        value, d1, d2 = sums.sum(axis=0)
+        value = value / n + 0.5 * lam2 * (ww - 2.0 * t * wg + t * t * ggw) if with_value \
+            else np.nan
+        return value, -d1 / n + lam2 * (t * ggw - wg), d2 / n + lam2 * ggw
 
     lo, hi, t = 0.0, np.inf, 0.0
-    d1, d2 = -gg, derivatives(0.0)[1]
-    for _it in range(_LS_MAX_ITER):
+    _, d1, d2 = phi(0.0)
+    for _ in range(_LS_MAX_ITER):
         if d2 > 0.0 and np.isfinite(d2):
             t_new = t - d1 / d2
         else:
@@ -568,7 +583,7 @@ def _line_search_start(ds, X, y, sw, loss, w, b, lam2, fit_intercept):
         if not (lo < t_new < hi):     # safeguard: bisect the bracket, or double
             t_new = 0.5 * (lo + hi) if np.isfinite(hi) else max(2.0 * t, 1.0 / max(d2, gg))
         t = t_new
-        d1, d2 = derivatives(t)
+        _, d1, d2 = phi(t)
         if not np.isfinite(d1):
             hi = t
             continue
@@ -578,7 +593,7 @@ def _line_search_start(ds, X, y, sw, loss, w, b, lam2, fit_intercept):
             lo = t
         else:
             hi = t
-    f_new = phi(t)
+    f_new = phi(t, with_value=True)[0]
     if not (np.isfinite(f_new) and f_new < f0):
         return None
     w -= t * g
@@ -600,19 +615,19 @@ _START_SUBSAMPLE = 2_000  # rows of init_step='auto''s conditioning estimate
 _START_CONDITION = 1.0    # 'auto' starts by a line search when c lambda_max <= this * lam2
 
 
-def _gram_spectrum(X, sw, seed, size=_EIG_SUBSAMPLE):
+def _gram_spectrum(X, sw, seed, rtol=1e-3):
     """Largest eigenvalue of ``X^T diag(sw) X / n``, ``||X^T sw / n||`` and ``mean(sw)``.
 
     Estimated on a uniform subsample of ``_EIG_SUBSAMPLE`` rows (all rows when n is
     smaller): an unbiased estimate of the matrix, whose largest eigenvalue is biased
     upwards (lambda_max is convex), so the step errs on the safe side.  Up to
     ``_EIG_GRAM_MAX`` features the subsample Gram matrix is formed and its eigenvalue is
-    exact; above, power iteration (relative change below 1e-3, at most 100 products).
+    exact; above, power iteration (relative change below ``rtol``, at most 100 products).
     """
     n, d = X.shape
     rng = np.random.RandomState(seed % (2**32))
-    if n > size:
-        rows = np.sort(rng.choice(n, size, replace=False))
+    if n > _EIG_SUBSAMPLE:
+        rows = np.sort(rng.choice(n, _EIG_SUBSAMPLE, replace=False))
         Xs, ws = X[rows], sw[rows]
     else:
         Xs, ws = X, sw
@@ -647,7 +662,7 @@ def _gram_spectrum(X, sw, seed, size=_EIG_SUBSAMPLE):
                 lam = nrm
                 break
             v = g / nrm
-            done = abs(nrm - lam) <= 1e-3 * nrm
+            done = abs(nrm - lam) <= rtol * nrm
             lam = nrm
             if done:
                 break

@@ -1,4 +1,6 @@
 """Turn validated input into the row datasets the kernels read."""
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -31,3 +33,52 @@ def make_dataset(X):
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got {X.ndim} dimension(s)")
     return RowDataset(X, None, None, X.shape[1])
+
+
+# The full-pass products below split the rows into this many blocks, a fixed number so that
+# the results (the order of the floating-point sums) do not depend on the machine.
+N_ROW_BLOCKS = 2
+_MIN_BLOCK_NNZ = 1 << 18    # smaller blocks run in the calling thread (a thread costs ~0.1 ms)
+
+
+def run_row_blocks(n_rows, work, threaded):
+    """Run ``work(k, start, end)`` on the k-th of ``N_ROW_BLOCKS`` blocks of equal row
+    counts (so that dense and CSR rows sum alike), the blocks after the first in threads when
+    ``threaded`` (the kernels release the GIL)."""
+    bounds = [n_rows * k // N_ROW_BLOCKS for k in range(N_ROW_BLOCKS + 1)]
+    blocks = [(k, start, end) for k, (start, end) in enumerate(zip(bounds[:-1], bounds[1:]))]
+    if not threaded:
+        for block in blocks:
+            work(*block)
+        return
+    with ThreadPoolExecutor(max_workers=len(blocks) - 1) as pool:
+        futures = [pool.submit(work, *block) for block in blocks[1:]]
+        work(*blocks[0])
+        for future in futures:
+            future.result()     # re-raises an error of the thread
+
+
+def _threaded(ds):
+    return ds.n_stored >= N_ROW_BLOCKS * _MIN_BLOCK_NNZ
+
+
+def full_margins(ds, w, intercept=0.0):
+    """``X @ w + intercept`` over all rows, row blocks in parallel threads (the same values as
+    ``ds.margins``, bitwise)."""
+    out = np.empty(ds.n_samples)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    run_row_blocks(ds.n_samples,
+                   lambda k, start, end: ds.margins_into(w, float(intercept), out, start, end),
+                   _threaded(ds))
+    return out
+
+
+def full_transpose_product(ds, r):
+    """``X.T @ r``: one partial sum per row block (in parallel threads), added in block order,
+    so the result is the same on any machine."""
+    r = np.ascontiguousarray(r, dtype=np.float64)
+    parts = np.zeros((N_ROW_BLOCKS, ds.n_features))
+    run_row_blocks(ds.n_samples,
+                   lambda k, start, end: ds.add_transpose_product(r, parts[k], start, end),
+                   _threaded(ds))
+    return parts.sum(axis=0)
