@@ -847,7 +847,7 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
     kw = dict(alpha=alpha, max_iter=2, tol=0, n_iter_no_change=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        assert S3GDClassifier().init_step is None           # measured default (user guide)
+        assert S3GDClassifier().init_step == "auto"         # measured default (user guide)
         kw["init_step"] = "line_search"
         clf = S3GDClassifier(callback=lambda r: seen.append(r["x"]) and False, **kw).fit(X, y)
         old = S3GDClassifier(**{**kw, "init_step": None}).fit(X, y)

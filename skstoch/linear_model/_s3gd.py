@@ -764,29 +764,27 @@ _SOLVER_DOC = """
         full gradient is otherwise taken at zero, to a good point.  Skipped when the fit
         starts from a warm start.  0 gives the plain Prox-SVRG.  The default 1 is a
         measured decision (user guide, "The SGD warm-up").
-    init_step : {'auto', 'line_search'} or None, default=None
+    init_step : {'auto', 'line_search'} or None, default='auto'
         ``solver='hybrid'`` only: how the fit leaves the initial point (zero or the warm
         start).  ``'line_search'`` (not in the paper) first takes the exact steepest-descent
         step ``(w, b) <- (w, b) - t* grad F(w, b)``, ``t*`` minimising ``F`` along the
-        direction (two passes over X from a nonzero point, one and a half from zero: the
-        gradient and ``X grad``; then safeguarded Newton steps on n-vectors of margins),
-        recorded in ``history_`` as the first entry (``solver='line_search'``,
-        ``pass_fraction=0``, exact ``objective``) and seen by ``callback``; Prox-SVRG
-        continues from there and the SGD warm-up is skipped (round 11: its first steps,
-        sized for a start at zero, threw a good start back from a gap of 5e-6 to 2e-2).
-        Skipped with an l1 part in the penalty (``penalty='l1'``/``'elasticnet'`` with
-        ``alpha > 0``: the proximal path is not a line in margin space) and when it does not
-        decrease ``F`` (the warm-up then runs as usual).
-        ``'auto'``: the line-search start only for a fit from scratch whose Hessian at zero
-        is well conditioned, ``c lambda_max(X^T S X / n) <= alpha (1 - l1_ratio)`` (``c``
-        the loss curvature bound, ``lambda_max`` estimated on 2,000 rows, a few ms); else
-        exactly ``None``.  ``None``: start the SGD warm-up at the initial point (the paper
-        has no warm-up).  The default is decided by a rule fixed before measuring (user
-        guide, "The line-search start", round 11): ``'auto'`` would become the default only if
-        one full benchmark run showed it meeting the sparse alpha 1e-3 cell (against lightning
-        SAG) without losing more than 10% elsewhere; that run did not complete within round
-        11, so the default stays ``None`` (in a quick run ``'auto'`` reached 1e-3 on that cell
-        in 0.039 s vs 0.053 s for ``None`` and matched ``None`` elsewhere).
+        direction (two passes over X from a nonzero point, one and a half from zero, in two
+        row blocks run in threads; then safeguarded Newton steps on the n margins), recorded
+        in ``history_`` as the first entry (``solver='line_search'``, ``pass_fraction=0``,
+        exact ``objective``) and seen by ``callback``; Prox-SVRG continues from there and the
+        SGD warm-up is skipped (its first steps, sized for a start at zero, threw a good start
+        back from a gap of 5e-6 to 2e-2).  Skipped with an l1 part in the penalty
+        (``penalty='l1'``/``'elasticnet'`` with ``alpha > 0``: the proximal path is not a line
+        in margin space) and when it does not decrease ``F`` (the warm-up then runs).
+        ``'auto'`` (default): the line-search start only for a fit from scratch whose Hessian
+        at zero is well conditioned, ``c lambda_max(X^T S X / n) <= alpha (1 - l1_ratio)``
+        (``c`` the loss curvature bound, ``lambda_max`` estimated on 2,000 rows, ~2 ms), where
+        one exact step already lands near the optimum; otherwise exactly ``None``.  ``None``:
+        start the SGD warm-up at the initial point (the paper has no warm-up).  Measured
+        (user guide, "The line-search start"): ``'auto'`` takes the start on the sparse
+        benchmark at alpha 1e-3 only (1e-3 reached in 0.036 s vs 0.067 s for ``None``; a
+        complete default fit 0.62 vs 0.65 s, same objective) and runs ``None``'s iterates
+        bitwise on the other three benchmark cells.
     eta0 : 'auto' or float, default='auto'
         Step size.  ``'auto'`` is ``1 / (8 L_b)`` for S3GD, SGD and stratified SGD (the bound
         of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
@@ -944,7 +942,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
 
     def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
                  l1_ratio=0.15, fit_intercept=True, solver="hybrid", anchor_epochs=0,
-                 warmup_epochs=1, init_step=None, eta0="auto",
+                 warmup_epochs=1, init_step="auto", eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto",
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
                  anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
@@ -1024,7 +1022,7 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
 
     def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
                  fit_intercept=True, solver="hybrid", anchor_epochs=0,
-                 warmup_epochs=1, init_step=None, eta0="auto",
+                 warmup_epochs=1, init_step="auto", eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto", n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
                  kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
