@@ -109,17 +109,9 @@ cdef class RowDataset:
         """X @ w + intercept for all rows in one nogil pass."""
         if w.shape[0] != self.rows.n_features:
             raise ValueError("w has the wrong length")
-        cdef double[::1] out = np.empty(self.rows.n_samples)
-        cdef const double* data
-        cdef const int32_t* indices
-        cdef const double* wp = &w[0] if w.shape[0] > 0 else NULL
-        cdef int nnz
-        cdef Py_ssize_t i
-        with nogil:
-            for i in range(self.rows.n_samples):
-                nnz = dataset_row(&self.rows, i, &data, &indices)
-                out[i] = row_dot(data, indices, nnz, wp) + intercept
-        return np.asarray(out)
+        out = np.empty(self.rows.n_samples)
+        self.margins_into(w, intercept, out, 0, self.rows.n_samples)
+        return out
 
     @property
     def n_stored(self):
