@@ -33,6 +33,7 @@ def _pick_gamma_factor(scores, factors):
     """
     return min(zip(scores, factors))[1]
 
+
 # Random features cached automatically when they take less than this many bytes.
 _AUTO_CACHE_BYTES = 256 * 2**20
 # Unlabeled rows used for the balance constraint and the convergence test (all of them when fewer).
