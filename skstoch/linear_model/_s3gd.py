@@ -195,13 +195,14 @@ class _S3GDMixin:
         i.e. the Hessian of ``F`` at zero, ``c X^T S X / n + lam2 I`` (exact for the log
         loss), has condition number at most 2 (the intercept direction is not counted).
 
-        ``lambda_max`` is estimated on ``_START_SUBSAMPLE`` rows (biased upwards by about
-        ``max_i ||x_i||^2 / 2000`` on nearly orthogonal rows, which errs on the side of the
-        warm-up); a few ms where the full estimate (:meth:`_spectrum`) costs a pass over
+        ``lambda_max`` is estimated on ``_START_SUBSAMPLE`` rows drawn with replacement
+        (biased upwards by about ``max_i ||x_i||^2 / 2000`` on nearly orthogonal rows) and
+        power iteration stopped at a 5% change (it can underestimate by ~30% on a flat
+        spectrum); ~3 ms where the full estimate (:meth:`_spectrum`) costs a pass over
         20,000 rows.  Measured (round 11): ``c lambda_max / lam2`` is 0.14 on the sparse
         benchmark at alpha 1e-3 (the start alone reaches a gap of 5e-6) and 14-1,500 on the
         three other benchmark cells (the start reaches 2e-2 to 9e-2 only), so the threshold
-        1 sits two orders of magnitude from both.
+        1 sits 7x above the first and at least 14x below the others.
         """
         if lam2 <= 0.0:
             return False
@@ -213,8 +214,7 @@ class _S3GDMixin:
             if n > _START_SUBSAMPLE:   # with replacement: no O(n) permutation for 2,000 rows
                 rng = np.random.RandomState(self._fit_seed % (2**32))
                 rows = np.sort(rng.randint(0, n, _START_SUBSAMPLE))
-            # a decision with a margin of ~10x each way (docstring): stopping at a 5% change
-            # (it can underestimate by ~30% on a flat spectrum) is precise enough
+            # a decision with a margin of 7x or more each way (docstring): a 5% stop suffices
             self._shared[key] = _gram_spectrum(X[rows], sample_weight[rows], self._fit_seed,
                                                rtol=0.05)[0]
         return self._curvature() * self._shared[key] <= _START_CONDITION * lam2
@@ -537,9 +537,10 @@ def _line_search_start(ds, y, sw, loss, w, b, lam2, fit_intercept):
 
     One pass for ``g`` (margins, then ``X^T r``), one for ``z = X g_w + g_b`` (each in two
     row blocks run in threads); ``phi`` and its derivatives are then one O(n) loop over the
-    margins ``p - t z`` per Newton step (no further pass over X).  ``phi`` is convex; safeguarded Newton from ``t = 0`` (bracket kept, a step
-    outside it bisects, doubling while no upper end is known) until
-    ``|phi'(t)| <= 1e-8 |phi'(0)|`` or 20 steps.  Only smooth penalties (``lam1 = 0``).
+    margins ``p - t z`` per Newton step (no further pass over X).  ``phi`` is convex;
+    safeguarded Newton from ``t = 0`` (bracket kept, a step outside it bisects, doubling
+    while no upper end is known) until ``|phi'(t)| <= 1e-8 |phi'(0)|`` or 20 steps.  Only
+    smooth penalties (``lam1 = 0``).
 
     Returns ``(t*, F(new point))``, or None (nothing changed) when the gradient is zero or
     not finite or the point found is not better than the start.
@@ -778,11 +779,11 @@ _SOLVER_DOC = """
         in margin space) and when it does not decrease ``F`` (the warm-up then runs).
         ``'auto'`` (default): the line-search start only for a fit from scratch whose Hessian
         at zero is well conditioned, ``c lambda_max(X^T S X / n) <= alpha (1 - l1_ratio)``
-        (``c`` the loss curvature bound, ``lambda_max`` estimated on 2,000 rows, ~2 ms), where
+        (``c`` the loss curvature bound, ``lambda_max`` estimated on 2,000 rows, ~3 ms), where
         one exact step already lands near the optimum; otherwise exactly ``None``.  ``None``:
         start the SGD warm-up at the initial point (the paper has no warm-up).  Measured
         (user guide, "The line-search start"): ``'auto'`` takes the start on the sparse
-        benchmark at alpha 1e-3 only (1e-3 reached in 0.036 s vs 0.067 s for ``None``; a
+        benchmark at alpha 1e-3 only (1e-3 reached in 0.037 s vs 0.065 s for ``None``; a
         complete default fit 0.62 vs 0.65 s, same objective) and runs ``None``'s iterates
         bitwise on the other three benchmark cells.
     eta0 : 'auto' or float, default='auto'
