@@ -30,17 +30,8 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
 from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy
 from ._projection cimport project_l1_ball
+from ._prox cimport soft_threshold
 from ._random cimport rng_state, rng_init, rng_randint
-
-
-cdef inline double _shrink(double v, double a, double b) noexcept nogil:
-    """a*v moved toward zero by b >= 0, stopping at zero (a > 0)."""
-    v = a * v
-    if v > b:
-        return v - b
-    if v < -b:
-        return v + b
-    return 0.0
 
 
 cdef inline double _sign(double v) noexcept nogil:
@@ -231,7 +222,7 @@ cdef double _epro_dense(const rows_t* X, const double* y, const double* cw, doub
         for j in range(d):
             v = w[j]
             w_avg[j] += v
-            v = _shrink(v, a, shrink) - g * data[j]
+            v = soft_threshold(a * v, shrink) - g * data[j]
             w[j] = v
             new_norm += fabs(v)
         norm1 = new_norm
@@ -922,14 +913,6 @@ def svrg_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
     return b, rng.counter
 
 
-cdef inline double _soft(double v, double h) noexcept nogil:
-    if v > h:
-        return v - h
-    if v < -h:
-        return v + h
-    return 0.0
-
-
 cdef void _svrg_dense(const rows_t* X, const double* y, const double* cw, const double* rs,
                       const double* mu, double mu_b, double* w, double* b, double eta,
                       double a, double h, Py_ssize_t n_steps, bint fit_intercept,
@@ -945,7 +928,7 @@ cdef void _svrg_dense(const rows_t* X, const double* y, const double* cw, const 
         delta = cw[i] * (row_dot(data, indices, nnz, w) + b[0] - y[i] - rs[i])
         g = eta * delta
         for j in range(d):
-            w[j] = _soft(a * w[j] - eta * mu[j] - g * data[j], h)
+            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * data[j], h)
         if fit_intercept:
             b[0] -= eta * mu_b + g
 
@@ -957,7 +940,7 @@ cdef inline double _drift(double v, Py_ssize_t k, double m, double h, const doub
     cdef Py_ssize_t lo, hi, mid
     while k > 0:
         if v == 0.0:
-            v = _soft(-m, h)
+            v = soft_threshold(-m, h)
             if v == 0.0:
                 return 0.0          # a fixed point
             k -= 1
@@ -981,7 +964,7 @@ cdef inline double _drift(double v, Py_ssize_t k, double m, double h, const doub
                 hi = mid
         # iterate lo is on the piece; step lo+1 is the exact map from it
         cand = apow[lo] * v - geo[lo] * c
-        v = _soft(a_of(apow) * cand - m, h)
+        v = soft_threshold(a_of(apow) * cand - m, h)
         k -= lo + 1
     return v
 
@@ -1030,7 +1013,7 @@ cdef void _svrg_sparse(const rows_t* X, const double* y, const double* cw, const
         g = eta * delta
         for k in range(nnz):
             j = indices[k]
-            w[j] = _soft(a * w[j] - eta * mu[j] - g * data[k], h)
+            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * data[k], h)
             last[j] = <int32_t>(tau + 1)
         if fit_intercept:
             b[0] -= eta * mu_b + g

@@ -18,6 +18,7 @@ from libc.math cimport exp, fabs, sqrt, INFINITY
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 
+from ._prox cimport soft_threshold
 from ._random cimport rng_init, rng_normal, rng_randint, rng_state
 
 import numpy as np
@@ -108,14 +109,6 @@ cdef inline void _mirror(double* A, Py_ssize_t d) noexcept nogil:
             A[j * d + i] = A[i * d + j]
 
 
-cdef inline double _soft(double v, double thr) noexcept nogil:
-    if v > thr:
-        return v - thr
-    if v < -thr:
-        return v + thr
-    return 0.0
-
-
 cdef void _prox(double* A, Py_ssize_t d, double step_mu1, double step_mu2) noexcept nogil:
     """In place prox of s((mu1/2)||A||_F^2 + mu2 ||A||_1,offdiag) (upper triangle, mirrored):
     off-diagonal soft-threshold by s mu2, then every entry divided by 1 + s mu1."""
@@ -126,7 +119,7 @@ cdef void _prox(double* A, Py_ssize_t d, double step_mu1, double step_mu2) noexc
         row = A + i * d
         row[i] = row[i] * scale
         for j in range(i + 1, d):
-            row[j] = _soft(row[j], step_mu2) * scale
+            row[j] = soft_threshold(row[j], step_mu2) * scale
     _mirror(A, d)
 
 

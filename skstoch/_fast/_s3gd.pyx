@@ -30,6 +30,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from ._random cimport rng_state, rng_init, rng_randint
 from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy, dense_axpy
 from ._loss cimport MarginLoss
+from ._prox cimport enet_prox, soft_threshold
 
 cdef extern from *:
     """
@@ -56,15 +57,6 @@ cdef int _S3GD = 0
 cdef int _SVRG = 1
 cdef int _SGD = 2
 cdef int _SSGD = 3
-
-
-cdef inline double _prox_coord(double v, double t1, double shrink) noexcept nogil:
-    """soft(v, t1) * shrink."""
-    if v > t1:
-        return (v - t1) * shrink
-    if v < -t1:
-        return (v + t1) * shrink
-    return 0.0
 
 
 cdef inline double _affine_pow(double w, double S, double B, double wstar, double j) noexcept nogil:
@@ -132,7 +124,7 @@ cdef void _prox(double* w, Py_ssize_t d, double eta, double lam1, double lam2) n
     cdef double t1 = eta * lam1
     if lam1 > 0:
         for f in range(d):
-            w[f] = _prox_coord(w[f], t1, shrink)
+            w[f] = enet_prox(w[f], t1, shrink)
     elif lam2 > 0:
         for f in range(d):
             w[f] *= shrink
@@ -270,7 +262,7 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
                     f = indices[q] if indices != NULL else q
                     du = U - lu[f]
                     if du > 0.0:
-                        wp[f] = _prox_coord(wp[f], du, 1.0)
+                        wp[f] = soft_threshold(wp[f], du)
                         lu[f] = U
             p = a * row_dot(data, indices, nnz, wp) + bb
             loss_sum += sw[i] * loss.loss(p, y[i])
@@ -286,14 +278,14 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
             if a < 1e-9 or U > 1e300:
                 for f in range(d):
                     if l1:
-                        wp[f] = _prox_coord(wp[f], U - lu[f], 1.0)
+                        wp[f] = soft_threshold(wp[f], U - lu[f])
                         lu[f] = 0.0
                     wp[f] *= a
                 a = 1.0
                 U = 0.0
         for f in range(d):
             if l1:
-                wp[f] = _prox_coord(wp[f], U - lu[f], 1.0)
+                wp[f] = soft_threshold(wp[f], U - lu[f])
             if a != 1.0:
                 wp[f] *= a
     b[0] = bb
@@ -563,7 +555,7 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                                 f = indices[q]
                                 if lp[f] == kk:
                                     eg = eta * gp[f] if has_h else 0.0
-                                    wp[f] = _prox_coord(wp[f] - eg, t1, shrink)
+                                    wp[f] = enet_prox(wp[f] - eg, t1, shrink)
                                     lp[f] = kk + 1
                     else:
                         if has_h:
