@@ -5,7 +5,8 @@ from ._monitor import DivergenceError, FitMonitor, check_finite_iterate
 from ._projections import project_l1_ball, project_psd
 from ._result import SolverResult
 from ._step_size import rayleigh_power_iteration, stabilized_bb_step
-from ._svrg import relative_change, svrg
+from ._stopping import relative_change
+from ._svrg import svrg
 
 __all__ = [
     "DivergenceError",

@@ -4,7 +4,7 @@ import numpy as np
 
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
-from ._svrg import relative_change
+from ._stopping import relative_change
 
 
 def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_per_epoch=0):

@@ -1,4 +1,4 @@
-"""What every shared outer loop returns."""
+"""What every solver driver and shared loop returns."""
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,11 +13,17 @@ class SolverResult:
     x : ndarray
         Final iterate (for constrained solvers: the last feasible point).
     n_iter : int
-        Outer iterations (epochs) run.
+        Iterations run, in the unit the estimator documents for ``n_iter_`` (the history's
+        ``iteration`` column counts the same unit).
     converged : bool
         Whether the stopping criterion reached ``tol``.
     criterion : float
         Last value of the stopping criterion.
+    criterion_name : str
+        What ``criterion`` measures (named in the ``ConvergenceWarning``).
+    state : object or None
+        Warm-start state for the next ``solve(..., state=...)`` (None when the solver keeps
+        none besides the iterate).
     extra : dict
         Solver-specific counters (``n_gradients``, ``n_projections``, ...).
     """
@@ -26,4 +32,6 @@ class SolverResult:
     n_iter: int
     converged: bool
     criterion: float
+    criterion_name: str = ""
+    state: object = None
     extra: dict = field(default_factory=dict)

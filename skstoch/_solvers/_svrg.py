@@ -5,11 +5,7 @@ import numpy as np
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._step_size import stabilized_bb_step
-
-
-def relative_change(x_new, x_old):
-    """||x_new - x_old|| / max(||x_old||, 1e-12)."""
-    return float(np.linalg.norm(x_new - x_old) / max(np.linalg.norm(x_old), 1e-12))
+from ._stopping import relative_change
 
 
 def svrg(x0, full_gradient, inner_loop, *, step_size, eta0, inner_iter, max_iter, tol,
