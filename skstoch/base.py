@@ -2,8 +2,12 @@
 
 The linear bases own everything that is the same for every linear model of the suite
 (validation, label encoding, one-vs-rest, sample and class weights, warm start, fitted
-attributes, probabilities); a subclass only implements ``_fit_problem``, which solves one
-binary (or single-output) problem with its compiled solver.
+attributes, probabilities).  A subclass implements ``_fit_problem(problem) -> SolverResult``
+(one binary or single-output problem, solved by its driver) and, where the problems of one
+fit share work, ``_prepare_fit`` (computed once, handed to every problem as
+``problem.shared``) and ``_fitted_extras`` (attributes derived from the results).  Nothing is
+stored on the estimator before every problem is solved: the fitted attributes are set
+together at the end.
 """
 from numbers import Integral, Real
 
@@ -79,10 +83,15 @@ class _LinearProblem:
         Seed of the counter-based generator; ``stream`` distinguishes the problems of one fit.
     stream : int
     monitor : FitMonitor
+    shared : object
+        What ``_prepare_fit`` computed once for every problem of the fit (None by default).
+    state : object
+        The solver state this problem's previous fit returned (``SolverResult.state``) when
+        warm starting, else None.
     """
 
     def __init__(self, dataset, X, y, sample_weight, coef_init, intercept_init, seed, stream,
-                 monitor):
+                 monitor, shared=None, state=None):
         self.dataset = dataset
         self.X = X
         self.y = y
@@ -92,28 +101,42 @@ class _LinearProblem:
         self.seed = seed
         self.stream = stream
         self.monitor = monitor
+        self.shared = shared
+        self.state = state
 
 
 class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
     """Shared fit machinery of the linear estimators (not public).
 
-    Subclasses implement ``_fit_problem(problem) -> (coef, intercept, n_iter, SolverResult)``
-    and may override ``_solver_name()``.
+    Subclasses implement ``_fit_problem(problem) -> SolverResult`` (``x`` the coefficients,
+    ``intercept`` the intercept) and may override ``_prepare_fit``, ``_fitted_extras`` and
+    ``_solver_name()``.
     """
 
     def _solver_name(self):
         solver = getattr(self, "solver", None)
         return f"{type(self).__name__}(solver={solver!r})" if solver else type(self).__name__
 
+    def _prepare_fit(self, X, sample_weights, seed):
+        """Work shared by every problem of one fit (``problem.shared``); none by default."""
+        return None
+
+    def _fitted_extras(self, results, shared):
+        """Fitted attributes beyond coef_, intercept_, n_iter_, history_ and seed_."""
+        return {}
+
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
-        """Solve one problem per row of ``targets`` (threads when ``n_jobs`` allows)."""
-        dataset = make_dataset(X)
+        """Solve one problem per row of ``targets`` (threads when ``n_jobs`` allows) and
+        return the fitted attributes (a dict; nothing is set on the estimator here)."""
         seed = self._draw_seed()
+        shared = self._prepare_fit(X, sample_weights, seed)
+        dataset = make_dataset(X)
         n_problems = len(targets)
+        states = self._warm_start_states(n_problems)
         monitors = [self._make_monitor(self._solver_name()) for _ in range(n_problems)]
         problems = [
             _LinearProblem(dataset, X, targets[k], sample_weights[k], coef_init[k],
-                           float(intercept_init[k]), seed, k, monitors[k])
+                           float(intercept_init[k]), seed, k, monitors[k], shared, states[k])
             for k in range(n_problems)
         ]
         n_jobs = getattr(self, "n_jobs", None)
@@ -123,13 +146,26 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
             results = Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(self._fit_problem)(p) for p in problems
             )
-        self.coef_ = np.vstack([np.asarray(r[0], dtype=np.float64) for r in results])
-        self.intercept_ = np.array([float(r[1]) for r in results])
-        self.n_iter_ = int(max(r[2] for r in results))
         histories = [m.history() for m in monitors]
-        self.history_ = histories[0] if n_problems == 1 else histories
-        self.seed_ = seed
-        return results
+        fitted = {
+            "coef_": np.vstack([np.asarray(r.x, dtype=np.float64) for r in results]),
+            "intercept_": np.array([float(r.intercept) for r in results]),
+            "n_iter_": int(max(r.n_iter for r in results)),
+            "history_": histories[0] if n_problems == 1 else histories,
+            "seed_": seed,
+        }
+        if any(r.state is not None for r in results):
+            fitted["solver_state_"] = [r.state for r in results]
+        fitted.update(self._fitted_extras(results, shared))
+        return fitted
+
+    def _warm_start_states(self, n_problems):
+        """The solver states of the previous fit, one per problem, when warm starting."""
+        previous = getattr(self, "solver_state_", None)
+        if (getattr(self, "warm_start", False) and previous is not None
+                and len(previous) == n_problems):
+            return list(previous)
+        return [None] * n_problems
 
     def _warm_start_arrays(self, n_problems, n_features):
         if getattr(self, "warm_start", False) and hasattr(self, "coef_"):
@@ -168,26 +204,28 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
                              order="C")
         check_classification_targets(y)
         # unique + searchsorted: np.unique(return_inverse=True) argsorts y, several times slower
-        self.classes_ = np.unique(y)
-        y_encoded = np.searchsorted(self.classes_, y)
-        n_classes = len(self.classes_)
+        classes = np.unique(y)
+        y_encoded = np.searchsorted(classes, y)
+        n_classes = len(classes)
         if n_classes < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
-                f"but the data contains only one class: {self.classes_[0]!r}."
+                f"but the data contains only one class: {classes[0]!r}."
             )
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                              ensure_non_negative=True)
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
-            weights = compute_class_weight(class_weight, classes=self.classes_, y=y)
+            weights = compute_class_weight(class_weight, classes=classes, y=y)
             sample_weight = sample_weight * weights[y_encoded]
         sample_weight = normalize_sample_weight(sample_weight)
         heads = [1] if n_classes == 2 else range(n_classes)
         targets = [np.where(y_encoded == k, 1.0, -1.0) for k in heads]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
-        self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
-                           intercept_init)
+        fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
+                                    intercept_init)
+        fitted["classes_"] = classes
+        self.__dict__.update(fitted)
         return self
 
     def predict_proba(self, X):
@@ -266,11 +304,12 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         )
         targets = [np.ascontiguousarray(Y[:, k]) for k in range(Y.shape[1])]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
-        self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
-                           intercept_init)
+        fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
+                                    intercept_init)
         if single:
-            self.coef_ = self.coef_[0]
-            self.intercept_ = float(self.intercept_[0])
+            fitted["coef_"] = fitted["coef_"][0]
+            fitted["intercept_"] = float(fitted["intercept_"][0])
+        self.__dict__.update(fitted)
         return self
 
     def predict(self, X):

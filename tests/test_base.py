@@ -42,7 +42,8 @@ class _ExactSolver:
         problem.monitor.record(epoch=0, objective=res.fun, x=res.x)
         problem.monitor.finish(converged=res.success, criterion="projected gradient",
                                value=np.abs(res.jac).max(), tol=self.tol, max_iter=self.max_iter)
-        return res.x[:d], res.x[d], res.nit, SolverResult(res.x, res.nit, res.success, 0.0)
+        return SolverResult(x=res.x[:d], intercept=res.x[d], n_iter=res.nit,
+                            converged=res.success, criterion=0.0)
 
 
 COMMON = {**STOCHASTIC_SOLVER_CONSTRAINTS, "alpha": [Interval(Real, 0, None, closed="neither")],

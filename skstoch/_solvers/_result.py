@@ -21,6 +21,8 @@ class SolverResult:
         Last value of the stopping criterion.
     criterion_name : str
         What ``criterion`` measures (named in the ``ConvergenceWarning``).
+    intercept : float
+        Linear models: the intercept (``x`` holds the coefficients).
     state : object or None
         Warm-start state for the next ``solve(..., state=...)`` (None when the solver keeps
         none besides the iterate).
@@ -33,5 +35,6 @@ class SolverResult:
     converged: bool
     criterion: float
     criterion_name: str = ""
+    intercept: float = 0.0
     state: object = None
     extra: dict = field(default_factory=dict)

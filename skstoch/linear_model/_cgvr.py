@@ -63,13 +63,6 @@ class _CGVRMixin:
                 "use alpha > 0."
             )
 
-    def _prepare_state(self):
-        """Keep the restart gradients h_k of the previous fit for ``warm_start``."""
-        self._check_cgvr_params()
-        self._cgvr_warm = bool(self.warm_start) and hasattr(self, "coef_")
-        if not self._cgvr_warm or not hasattr(self, "_cgvr_state"):
-            self._cgvr_state = {}
-
     def _fit_problem(self, problem):
         ds = problem.dataset
         n, d = ds.n_samples, ds.n_features
@@ -84,8 +77,8 @@ class _CGVRMixin:
         seed = problem.seed
         batch_stream, init_stream = 2 * problem.stream, 2 * problem.stream + 1
 
-        state = self._cgvr_state
-        warm = self._cgvr_warm
+        saved = problem.state
+        warm = saved is not None
         x = np.zeros(D)
         if warm:
             x[:d] = problem.coef_init
@@ -111,7 +104,6 @@ class _CGVRMixin:
         stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
         steps = np.zeros(self.inner_iter)
         counter = 0
-        saved = state.get(problem.stream) if warm else None
         h = None
         if saved is not None and saved["h"].shape == (D,):
             # warm start keeps the solver state: restart gradient, adapted batch and cap
@@ -223,12 +215,12 @@ class _CGVRMixin:
                                   step_cap=cap, batch=batch, x=x[:d])
         monitor.finish(converged=converged, criterion="max |gradient| / alpha",
                        value=crit / scale, tol=self.tol, max_iter=self.max_iter)
-        state[problem.stream] = {"h": h, "batch": batch, "cap": cap}
         intercept = float(x[d]) if fit_intercept else 0.0
-        result = SolverResult(x=x, n_iter=k, converged=converged,
-                              criterion="max |gradient| / alpha",
-                              extra={"stats": stats.copy(), "passes": passes})
-        return x[:d].copy(), intercept, k, result
+        return SolverResult(x=x[:d].copy(), intercept=intercept, n_iter=k,
+                            converged=converged, criterion=crit / scale,
+                            criterion_name="max |gradient| / alpha",
+                            state={"h": h, "batch": batch, "cap": cap},
+                            extra={"stats": stats.copy(), "passes": passes})
 
 
 def _cg_beta(rule, g_new, g_old, p):
@@ -487,7 +479,7 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
             Fitted estimator.
         """
         self._validate_params()
-        self._prepare_state()
+        self._check_cgvr_params()
         return super().fit(X, y, sample_weight=sample_weight)
 
 
@@ -614,7 +606,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
             Fitted estimator.
         """
         self._validate_params()
-        self._prepare_state()
+        self._check_cgvr_params()
         return super().fit(X, y, sample_weight=sample_weight)
 
 

@@ -1026,18 +1026,20 @@ class ConstrainedLasso(BaseLinearRegressor):
         self._validate_params()
         n_samples = _num_samples_quick(X)
         self.solver_ = self._resolve_solver(n_samples, sp.issparse(X))
-        self._extras = []
-        super().fit(X, y, sample_weight=sample_weight)
-        extras = self._extras
-        del self._extras
-        self.n_projections_ = int(max(e["n_projections"] for e in extras))
-        self.n_epochs_ = int(max(e["n_epochs"] for e in extras))
-        self.budget_used_ = int(max(e["budget_used"] for e in extras))
+        return super().fit(X, y, sample_weight=sample_weight)
+
+    def _fitted_extras(self, results, shared):
+        extras = [r.extra for r in results]
+        single = len(extras) == 1
         gaps = np.array([e["gap"] for e in extras])
-        self.dual_gap_ = float(gaps[0]) if np.ndim(self.coef_) == 1 else gaps
         lams = np.array([e["lam"] for e in extras])
-        self.lam_ = float(lams[0]) if np.ndim(self.coef_) == 1 else lams
-        return self
+        return {
+            "n_projections_": int(max(e["n_projections"] for e in extras)),
+            "n_epochs_": int(max(e["n_epochs"] for e in extras)),
+            "budget_used_": int(max(e["budget_used"] for e in extras)),
+            "dual_gap_": float(gaps[0]) if single else gaps,
+            "lam_": float(lams[0]) if single else lams,
+        }
 
     def _fit_problem(self, problem):
         # one BLAS thread: on the shared 2-core benchmark machine a 2-thread OpenBLAS syrk of
@@ -1088,11 +1090,11 @@ class ConstrainedLasso(BaseLinearRegressor):
                     ConvergenceWarning, stacklevel=4)
         grad = lsp.gradient(w, lsp.optimal_intercept(w))
         gap = lsp.gap(w, grad)
-        extra = dict(result.extra, gap=gap)
-        if "lam" not in extra:     # fista: the multiplier at the solution
-            extra["lam"] = lsp.multiplier(w, grad)
-        self._extras.append(extra)
-        return w, b, result.n_iter, result
+        result.extra["gap"] = gap
+        if "lam" not in result.extra:     # fista: the multiplier at the solution
+            result.extra["lam"] = lsp.multiplier(w, grad)
+        result.x, result.intercept = w, b
+        return result
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -124,8 +124,6 @@ class _S3GDMixin:
             )
             self._shared["graph"] = graph
             self._shared["M"] = graph.matrix()
-            self.anchor_indices_ = graph.anchor_indices.astype(np.intp)
-            self.n_anchors_ = graph.n_anchors
         elif self.solver == "ssgd":
             self._shared["strata"] = _strata(X, min(self.batch_size, n), self.anchor_method,
                                              self.kmeans_max_iter, self._fit_seed)
@@ -139,14 +137,20 @@ class _S3GDMixin:
             # loaded machine; one-vs-rest heads run in their own threads (n_jobs) anyway.
             # The limit is process-wide and restored on exit (also on error).
             with single_thread_blas():
-                results = super()._run_problems(X, targets, sample_weights, coef_init,
-                                                intercept_init)
+                return super()._run_problems(X, targets, sample_weights, coef_init,
+                                             intercept_init)
         finally:
             self._shared = None
             del self._fit_seed
-        steps = [r[3].extra["step_size"] for r in results]
-        self.step_size_ = steps[0] if len(steps) == 1 else np.array(steps)
-        return results
+
+    def _fitted_extras(self, results, shared):
+        steps = [r.extra["step_size"] for r in results]
+        extras = {"step_size_": steps[0] if len(steps) == 1 else np.array(steps)}
+        graph = self._shared.get("graph")
+        if graph is not None:
+            extras["anchor_indices_"] = graph.anchor_indices.astype(np.intp)
+            extras["n_anchors_"] = graph.n_anchors
+        return extras
 
     def _resolve_eta0(self, sample_weight, batch):
         """Steps of the anchor phase (or of the baseline solver) and of Prox-SVRG, and the
@@ -520,9 +524,8 @@ class _S3GDMixin:
             step = step_first if n_anchor_epochs > 0 or first_mode != MODE_S3GD else step_svrg
         else:   # the fit ended in the warm-up: no spectrum estimate for an unused step
             step = self._warmup_schedule(sw, lam2)[0]
-        result = SolverResult(x=w, n_iter=n_iter, converged=converged,
-                              criterion=float(rel_improvement), extra={"step_size": step})
-        return w, float(b[0]), n_iter, result
+        return SolverResult(x=w, intercept=float(b[0]), n_iter=n_iter, converged=converged,
+                            criterion=float(rel_improvement), extra={"step_size": step})
 
 
 _LS_MAX_ITER = 20      # safeguarded Newton steps of the line-search start
