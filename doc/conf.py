@@ -34,13 +34,15 @@ version = release = skstoch.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
     "sphinx.ext.doctest",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "_ext.benchmarks_page",
     "_ext.plain_docstrings",
+    "_ext.mathml",
 ]
+# formulas become MathML at build time: the site renders them offline (no MathJax CDN)
+html_math_renderer = "mathml"
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_generated", "**/_generated", "Thumbs.db", ".DS_Store"]

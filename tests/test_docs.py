@@ -139,6 +139,19 @@ def test_benchmarks_page_renders_committed_results(tmp_path):
         assert name in text
 
 
+def test_plain_docstrings_escapes_text_but_not_literals_spanning_lines():
+    spec = importlib.util.spec_from_file_location("plain_docstrings",
+                                                  DOC / "_ext" / "plain_docstrings.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    lines = ["coef_ : the |r| of ``a = c max_i", "s_i (||x_i||^2 + b)`` and |r| again", "",
+             "n_iter_ : int"]
+    out = module.escape_docstring(lines)
+    assert out[0] == r"coef_ : the \|r\| of ``a = c max_i"
+    assert out[1] == r"s_i (||x_i||^2 + b)`` and \|r\| again"
+    assert out[3] == "n_iter_ : int"
+
+
 # -- the full build and the browser check (slow) -------------------------------------------
 
 def _chromium():
@@ -247,3 +260,4 @@ def test_pages_render_in_headless_chromium(built_site, page, min_images, title):
     assert len(content) >= min_images, f"{page}: {len(content)} images, expected {min_images}+"
     broken = [src for src, complete, width in images if not complete or width == 0]
     assert not broken, f"{page}: images that did not load: {broken}"
+

@@ -19,7 +19,7 @@ Methods inherited from scikit-learn keep their text, but their ``:ref:`` cross-r
 import re
 
 # inline spans left untouched: ``literal``, :role:`text`, `interpreted`_ / `text`
-_PROTECTED = re.compile(r"``.+?``|:[\w:+-]+:`[^`]*`|`[^`]*`_{0,2}")
+_PROTECTED = re.compile(r"``.+?``|:[\w:+-]+:`[^`]*`|`[^`]+`_{0,2}")
 _TRAILING_UNDERSCORE = re.compile(r"(?<![\\\w])([A-Za-z]\w*?)_(?![\w`])")
 _BAR = re.compile(r"(?<!\\)\|")
 _FIELD = re.compile(r"^(\*{0,2}[\w, ]+\*{0,2}) : (.*)$")
@@ -30,15 +30,30 @@ def _escape_span(text):
     return _BAR.sub(r"\\|", text)
 
 
-def escape_text(text):
-    """Escape the plain-text parts of one line (inline literals and roles untouched)."""
+def escape_text(text, in_literal=False):
+    """Escape the plain-text parts of one line (inline literals and roles untouched).
+
+    An inline literal may span lines: ``in_literal`` says the line starts inside one, and the
+    second return value whether the line ends inside one.
+    """
     out, pos = [], 0
-    for match in _PROTECTED.finditer(text):
+    if in_literal:
+        close = text.find("``")
+        if close < 0:
+            return text, True
+        out.append(text[:close + 2])
+        pos = close + 2
+    for match in _PROTECTED.finditer(text, pos):
         out.append(_escape_span(text[pos:match.start()]))
         out.append(match.group(0))
         pos = match.end()
-    out.append(_escape_span(text[pos:]))
-    return "".join(out)
+    rest = text[pos:]
+    opened = rest.find("``")
+    if opened >= 0:   # a literal that closes on a later line
+        out.append(_escape_span(rest[:opened]) + rest[opened:])
+        return "".join(out), True
+    out.append(_escape_span(rest))
+    return "".join(out), False
 
 
 def _indent(line):
@@ -49,8 +64,11 @@ def escape_docstring(lines):
     """Return the escaped lines of a dedented numpydoc docstring."""
     result = []
     block_indent = None  # inside a literal block / directive body deeper than this
+    in_literal = False   # inside an inline literal that started on an earlier line
     for line in lines:
         stripped = line.strip()
+        if not stripped:
+            in_literal = False   # inline markup never spans paragraphs
         if block_indent is not None:
             if not stripped or _indent(line) > block_indent:
                 result.append(line)
@@ -64,11 +82,13 @@ def escape_docstring(lines):
             continue
         if stripped.endswith("::"):
             block_indent = _indent(line)
-        field = _FIELD.match(line) if _indent(line) == 0 else None
+        field = _FIELD.match(line) if _indent(line) == 0 and not in_literal else None
         if field:
-            result.append(f"{field.group(1)} : {escape_text(field.group(2))}")
+            escaped, in_literal = escape_text(field.group(2))
+            result.append(f"{field.group(1)} : {escaped}")
         else:
-            result.append(escape_text(line))
+            escaped, in_literal = escape_text(line, in_literal)
+            result.append(escaped)
     return result
 
 
