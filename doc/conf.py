@@ -38,6 +38,7 @@ extensions = [
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "_ext.benchmarks_page",
+    "_ext.reproduction_page",
     "_ext.plain_docstrings",
     "_ext.mathml",
 ]
@@ -65,7 +66,7 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     # run only the plot_* scripts; demo.py (the README's main demo) is shown, never executed
     "filename_pattern": r"/plot_",
-    "ignore_pattern": r"(demo|__init__)\.py",
+    "ignore_pattern": r"(demo|__init__|_reproduction)\.py",
     "within_subsection_order": "FileNameSortKey",
     # "Examples using X" under each class of the API reference
     "doc_module": ("skstoch",),

@@ -152,6 +152,38 @@ def test_plain_docstrings_escapes_text_but_not_literals_spanning_lines():
     assert out[3] == "n_iter_ : int"
 
 
+def test_reproduction_page_renders_records(tmp_path):
+    sys.path.insert(0, str(DOC / "_ext"))
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import _reproduction
+        import reproduction_page
+    finally:
+        sys.path.pop(0)
+        sys.path.pop(0)
+    with pytest.raises(ValueError, match="verdict"):
+        _reproduction.claim("x", protocol="p", ours="o", verdict="maybe", why="w")
+    rows = [_reproduction.claim("*S3GD* is best on 6/9 | data_", protocol="9 `sets`",
+                                ours="3/9", verdict="refuted", why="proxies_"),
+            _reproduction.claim("defaults", protocol="same", ours="9/9", verdict="reproduced",
+                                why="ours", algorithm="ours")]
+    records = tmp_path / "records"
+    records.mkdir()
+    (records / "plot_x.json").write_text(json.dumps(
+        {"paper": "002", "example": "plot_x.py", "command": "python examples/plot_x.py",
+         "mode": "full", "versions": {"skstoch": "0.1"}, "claims": rows}))
+    assert reproduction_page.generate(records, tmp_path / "out") == 1
+    text = (tmp_path / "out" / "reproduction.rst.inc").read_text()
+    assert "refuted" in text and "Paper 004" in text and "No example records" in text
+    docutils_core = pytest.importorskip("docutils.core")
+    stream = io.StringIO()
+    body = re.sub(r":(doc|ref):`[^`]*`", "x", text)   # Sphinx roles
+    doctree = docutils_core.publish_doctree(body, settings_overrides={
+        "report_level": 2, "halt_level": 5, "warning_stream": stream})
+    assert stream.getvalue() == "", stream.getvalue()
+    assert "*S3GD* is best on 6/9 | data_" in doctree.astext()
+
+
 # -- the full build and the browser check (slow) -------------------------------------------
 
 def _chromium():
