@@ -15,6 +15,19 @@ versions and the machine, so a results file always says where its numbers came f
 Peers that cannot be installed next to current scikit-learn run in their own virtual
 environment through :func:`run_in_subprocess` (the case then times the peer inside that
 process and returns its own timings; see its docstring).
+
+Also here, shared by every family script and by the docs' benchmarks page:
+
+* :data:`QUICK` (``SKSTOCH_BENCH_QUICK=1``): every family benchmark then runs a small version
+  of its problems end to end and writes its files to :func:`results_dir` = a temporary folder
+  (``SKSTOCH_BENCH_RESULTS`` or ``<tmp>/skstoch-bench-quick``), never to ``results/``;
+* :func:`write_results`: the one writer of a results file (stamps date, command, versions and
+  machine), used by :func:`run_benchmark` and by the scripts whose tables are not a list of
+  timed cases;
+* :func:`history_column`: reads a column of an estimator's ``history_`` (or of a callback
+  record) by its current name, falling back to the names used before the results contract;
+* :data:`FAMILIES`: one entry per estimator family (script, result files, commands), from
+  which the docs page and ``benchmarks/README.md`` are written.
 """
 import json
 import os
@@ -22,8 +35,9 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -31,7 +45,41 @@ from typing import Callable
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
-LIBRARIES = ["skstoch", "numpy", "scipy", "scikit-learn", "cblearn", "skglm",
+QUICK = os.environ.get("SKSTOCH_BENCH_QUICK", "0") not in ("", "0")
+"""Quick mode: small problems, short budgets, files written outside ``results/``."""
+
+
+def results_dir():
+    """Where results files go: ``results/``, or a temporary folder in quick mode."""
+    if not QUICK:
+        return RESULTS_DIR
+    out = Path(os.environ.get("SKSTOCH_BENCH_RESULTS")
+               or Path(tempfile.gettempdir()) / "skstoch-bench-quick")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+# history_ column names before the results contract (issue 17): S3GD recorded
+# 'loss_estimate' / 'snapshot_objective' and S3VM 'loss' where every estimator now has
+# 'objective'.  The first name present wins.
+_HISTORY_ALIASES = {"objective": ("objective", "snapshot_objective", "loss_estimate", "loss")}
+
+
+def history_column(history, name, default=None):
+    """Column ``name`` of a ``history_`` dict (or of one callback record, or of a fitted
+    estimator's ``history_``), under its current name or an older one; ``default`` if absent.
+
+    One-vs-rest heads (a list of dicts) return the list of the heads' columns.
+    """
+    history = getattr(history, "history_", history)
+    if isinstance(history, list):
+        return [history_column(head, name, default) for head in history]
+    for key in _HISTORY_ALIASES.get(name, (name,)):
+        if key in history:
+            return history[key]
+    return default
+
+LIBRARIES = ["skstoch", "numpy", "scipy", "scikit-learn", "cblearn", "skglm", "celer",
              "sklearn-contrib-lightning", "metric-learn", "joblib"]
 
 
@@ -217,27 +265,49 @@ def run_benchmark(name, problem, cases, *, repeat=5, warmup=1, baseline=None, no
     base = next((r for r in timed if r["label"] == base_label), None)
     for row in timed:
         row["ratio_to_baseline"] = row["median_s"] / base["median_s"] if base else None
-    payload = {
+    payload = stamp({
         "name": name,
         "problem": problem,
         "baseline": base_label,
         "repeat": repeat,
         "warmup": warmup,
         "blas_threads": blas_threads,
-        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join([Path(sys.executable).name] + sys.argv),
-        "versions": library_versions(),
-        "machine": machine_info(),
         "notes": notes,
         "results": rows,
-    }
+    })
     table = to_markdown(payload)
     print(table)
     if write:
-        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        (RESULTS_DIR / f"{name}.json").write_text(json.dumps(payload, indent=2, default=float))
-        (RESULTS_DIR / f"{name}.md").write_text(table)
+        write_results(name, payload, table)
     return payload
+
+
+def command_line():
+    """The command that is running, as the results files record it."""
+    return " ".join([Path(sys.executable).name] + sys.argv)
+
+
+def stamp(payload):
+    """Add (where missing) the date, the command, the library versions and the machine."""
+    payload.setdefault("date_utc", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    payload.setdefault("command", command_line())
+    payload.setdefault("versions", library_versions())
+    payload.setdefault("machine", machine_info())
+    if QUICK:
+        payload["quick"] = True
+    return payload
+
+
+def write_results(name, payload, markdown):
+    """Write ``<name>.json`` (the payload, stamped by :func:`stamp`) and ``<name>.md``
+    into :func:`results_dir`; return the JSON path."""
+    out = results_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.json"
+    path.write_text(json.dumps(stamp(payload), indent=1, default=float))
+    (out / f"{name}.md").write_text(markdown)
+    print(f"[{name}] written to {out}", flush=True)
+    return path
 
 
 def to_markdown(payload):
@@ -320,3 +390,121 @@ def run_in_subprocess(python, code, payload, *, timeout=3600):
     if proc.returncode != 0:
         raise RuntimeError(f"peer process failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@dataclass(frozen=True)
+class Family:
+    """One estimator family's benchmark: what the docs page shows and how to reproduce it.
+
+    Parameters
+    ----------
+    title : str
+        Section title on the docs page (the estimators).
+    script : str
+        The family's script in ``benchmarks/``.
+    guide : str
+        Its user-guide page (``doc/<guide>.rst``).
+    peers : str
+        The peers it is compared with (one line).
+    headline : tuple of str
+        Result stems (``results/<stem>.json`` or ``.md``) shown as tables, in this order; the
+        family's other result files are listed below them.
+    figures : tuple of str
+        Image files in ``results/`` shown under the tables.
+    quick : tuple of str
+        Commands of the quick run (``SKSTOCH_BENCH_QUICK=1``; nothing written to results/).
+    full : tuple of str
+        Commands that regenerate every results file of the family (from the repository
+        root, with the peers installed; see benchmarks/README.md).
+    """
+
+    title: str
+    script: str
+    guide: str
+    peers: str
+    headline: tuple = ()
+    figures: tuple = ()
+    quick: tuple = ()
+    full: tuple = field(default_factory=tuple)
+
+
+_PY = "PYTHONPATH=. python benchmarks/"
+_QUICK = "SKSTOCH_BENCH_QUICK=1 " + _PY
+
+# results/<key>_*: the key of a results file is the family whose benchmark wrote it
+FAMILIES = {
+    "cgvr": Family(
+        "CGVRClassifier / CGVRRegressor", "bench_cgvr.py", "user_guide/cgvr",
+        "scikit-learn LogisticRegression (lbfgs, newton-cholesky, liblinear, saga), "
+        "lightning SVRG",
+        headline=("cgvr_dense_1e-08", "cgvr_sparse_1e-08"),
+        figures=("cgvr_dense_trace.png", "cgvr_sparse_trace.png"),
+        quick=(_QUICK + "bench_cgvr.py dense sparse", _QUICK + "bench_cgvr.py trace dense sparse"),
+        full=(_PY + "bench_cgvr.py dense sparse", _PY + "bench_cgvr.py trace dense sparse")),
+    "s3gd": Family(
+        "S3GDClassifier / S3GDRegressor", "bench_s3gd.py", "user_guide/s3gd",
+        "scikit-learn SAG, SAGA, SGDClassifier; lightning SAG, SVRG",
+        headline=("s3gd_dense", "s3gd_sparse"),
+        figures=("s3gd_dense.png", "s3gd_sparse.png"),
+        quick=(_QUICK + "bench_s3gd.py dense sparse",),
+        full=("SKSTOCH_BENCH_BUDGET=10 " + _PY + "bench_s3gd.py sparse dense",)),
+    "constrained_lasso": Family(
+        "ConstrainedLasso", "bench_constrained_lasso.py", "user_guide/constrained_lasso",
+        "scikit-learn ElasticNet, skglm ElasticNet, celer ElasticNet, lightning FISTA (l1 ball)",
+        headline=("constrained_lasso_time_to_target", "constrained_lasso_hard_time_to_target"),
+        figures=("constrained_lasso_time_to_target.png",
+                 "constrained_lasso_hard_time_to_target.png"),
+        quick=(_QUICK + "bench_constrained_lasso.py",
+               _QUICK + "bench_constrained_lasso.py --only hard",
+               _QUICK + "bench_constrained_lasso.py --only dense --stochastic-only",
+               _QUICK + "bench_constrained_lasso.py --baselines",
+               _QUICK + "bench_constrained_lasso.py --trace"),
+        full=(_PY + "bench_constrained_lasso.py --only dense --repeat 1",
+              _PY + "bench_constrained_lasso.py --only sparse --repeat 3",
+              _PY + "bench_constrained_lasso.py --only dense --stochastic-only --repeat 3",
+              _PY + "bench_constrained_lasso.py --only hard --repeat 1")),
+    "lmnn": Family(
+        "LMNNMetric", "bench_lmnn.py", "user_guide/lmnn",
+        "scikit-learn NeighborhoodComponentsAnalysis, metric-learn LMNN (own environment), "
+        "Euclidean 3-NN",
+        headline=("lmnn_wine_noise_10splits", "lmnn_breast_cancer_noise_10splits",
+                  "lmnn_digits_10splits", "lmnn_synthetic_5000x200", "lmnn_scale"),
+        quick=(_QUICK + "bench_lmnn.py", _QUICK + "bench_lmnn.py --repeated"),
+        full=(_PY + "bench_lmnn.py --only=wine", _PY + "bench_lmnn.py --only=breast",
+              _PY + "bench_lmnn.py --only=digits",
+              _PY + "bench_lmnn.py --only=synthetic --no-metric-learn",
+              _PY + "bench_lmnn.py --scale-only", _PY + "bench_lmnn.py --repeated")),
+    "ordinal_embedding": Family(
+        "OrdinalEmbedding", "bench_ordinal_embedding.py", "user_guide/ordinal_embedding",
+        "cblearn STE, TSTE, GNMDS, CKL, SOE",
+        headline=("ordinal_embedding_small_ste", "ordinal_embedding_medium_ste",
+                  "ordinal_embedding_large_ste", "ordinal_embedding_table1"),
+        figures=("ordinal_embedding_speedup.png",),
+        quick=(_QUICK + "bench_ordinal_embedding.py small ste,soe",
+               _QUICK + "bench_ordinal_embedding.py large ste",
+               _QUICK + "bench_ordinal_embedding.py table1 1 ste",
+               _QUICK + "bench_ordinal_embedding.py plot"),
+        full=(_PY + "bench_ordinal_embedding.py small",
+              _PY + "bench_ordinal_embedding.py medium",
+              _PY + "bench_ordinal_embedding.py large ste",
+              _PY + "bench_ordinal_embedding.py table1 5",
+              _PY + "bench_ordinal_embedding.py plot")),
+    "s3vm": Family(
+        "S3VMClassifier", "bench_s3vm.py", "user_guide/s3vm",
+        "scikit-learn SVC (labeled rows), SelfTrainingClassifier(SVC), LabelSpreading "
+        "(rbf, knn), RBFSampler + SGDClassifier",
+        headline=("s3vm_accuracy_summary", "s3vm_scaling", "s3vm_diagnostics"),
+        quick=(_QUICK + "bench_s3vm.py accuracy scaling diagnostics",),
+        full=(_PY + "bench_s3vm.py accuracy", _PY + "bench_s3vm.py scaling",
+              _PY + "bench_s3vm.py diagnostics")),
+}
+
+
+def family_of(stem, families=None):
+    """The key of the family (of ``families``, default :data:`FAMILIES`) whose benchmark
+    writes the results file ``stem``; None if no family claims it."""
+    families = FAMILIES if families is None else families
+    for key in sorted(families, key=len, reverse=True):
+        if stem == key or stem.startswith(key + "_"):
+            return key
+    return None

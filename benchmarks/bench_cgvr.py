@@ -14,14 +14,15 @@ walk up a ladder of tolerances (untimed), keep the cheapest setting whose soluti
 (b) sparse rcv1-like: 100000 x 50000 CSR, density 0.1%, rows l2-normalised, labels from a
     sparse linear teacher with 5% label noise.
 
-Run: ``PYTHONPATH=. python benchmarks/bench_cgvr.py [dense] [sparse]`` (peers from
-/work/venv-bench); ``SKSTOCH_BENCH_FAST=1`` shrinks the problems for a smoke run (results are
-not written).  ``... bench_cgvr.py trace dense sparse`` draws time-vs-suboptimality curves
-(one fit per tolerance rung for every solver, CGVR from its ``history_`` plus its setup time) into
-``benchmarks/results/cgvr_<problem>_trace.png`` (and ``.json``); ``... trace replot dense sparse``
-redraws the PNGs from the committed JSONs.
+Run: ``PYTHONPATH=. python benchmarks/bench_cgvr.py [dense] [sparse]`` (peers from the bench
+environment, see benchmarks/README.md) writes ``results/cgvr_<problem>_<target>.md/.json``.
+``... bench_cgvr.py trace dense sparse`` draws time-vs-suboptimality curves (one fit per
+tolerance rung for every solver, CGVR from its ``history_`` plus its setup time) into
+``results/cgvr_<problem>_trace.png`` (and ``.json``); ``... trace replot dense sparse`` redraws
+the PNGs from the committed JSONs.  ``SKSTOCH_BENCH_QUICK=1`` (quick mode) shrinks the problems
+and writes to a temporary folder, e.g. ``SKSTOCH_BENCH_QUICK=1 PYTHONPATH=. python
+benchmarks/bench_cgvr.py trace dense sparse``.
 """
-import os
 import sys
 import time
 import warnings
@@ -35,12 +36,11 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import normalize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import (Case, library_versions, machine_info, run_benchmark,  # noqa: E402
-                      to_markdown)
+from _harness import (QUICK, RESULTS_DIR, Case, history_column, run_benchmark,  # noqa: E402
+                      stamp, to_markdown, write_results)
 
 from skstoch import CGVRClassifier  # noqa: E402
 
-FAST = os.environ.get("SKSTOCH_BENCH_FAST", "0") not in ("", "0")
 ALPHA = 1e-4
 TARGETS = (1e-4, 1e-8)
 TOLS = [1.0, 1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-12]
@@ -48,13 +48,13 @@ warnings.simplefilter("ignore", ConvergenceWarning)
 
 
 def dense_problem():
-    n = 20000 if FAST else 200000
+    n = 5000 if QUICK else 200000
     X, y = make_classification(n, 100, n_informative=30, random_state=0)
     return X, y, f"dense make_classification({n}, 100, n_informative=30)"
 
 
 def sparse_problem():
-    n, d = (10000, 5000) if FAST else (100000, 50000)
+    n, d = (5000, 2000) if QUICK else (100000, 50000)
     rng = np.random.RandomState(0)
     nnz = int(n * d * 0.001)
     rows = rng.randint(0, n, nnz)
@@ -130,14 +130,19 @@ def run_problem(tag, X, y, desc):
                     t0 = time.perf_counter()
                     est = make(tol)()
                     elapsed = time.perf_counter() - t0
-                except ImportError:
+                except ImportError:      # peer not installed: the harness lists it as skipped
+                    cases.append(Case(label, lib, make(tol)))
+                    found[label] = "not installed"
+                    chosen = False
                     break
                 sub = (objective(X, ys, coef_of(est)) - fstar) / fstar
                 if sub <= target:
                     chosen = tol
                     break
-                if elapsed > (20 if not FAST else 5):      # give up on slow ladders
+                if elapsed > (20 if not QUICK else 2):      # give up on slow ladders
                     break
+            if chosen is False:
+                continue
             if chosen is None:
                 print(f"[{tag} {target:g}] {label}: target not reached on the ladder")
                 found[label] = "not reached"
@@ -148,8 +153,10 @@ def run_problem(tag, X, y, desc):
                 sub = (objective(X, ys, coef_of(est)) - fstar) / fstar
                 n_iter = int(np.max(getattr(est, "n_iter_", -1)))
                 metrics = {"rel_subopt": float(sub), "n_iter": n_iter}
-                if isinstance(est, CGVRClassifier):
-                    metrics["passes"] = float(est.history_["passes"][-1])
+                passes = history_column(est, "passes") if isinstance(est, CGVRClassifier) \
+                    else None
+                if passes is not None:
+                    metrics["passes"] = float(passes[-1])
                 return metrics
             cases.append(Case(f"{label} (tol={chosen:g})", lib, make(chosen), evaluate))
         baseline = next((c.label for c in cases if c.label.startswith("sklearn lbfgs")),
@@ -160,14 +167,13 @@ def run_problem(tag, X, y, desc):
                  f"{found}). CGVR: defaults (PR+, VR line search, m=50, batch=sqrt(n)); "
                  f"passes = rows read / n. lightning SVRG: eta = 1/(4L), n_inner = n.")
         run_benchmark(f"cgvr_{tag}_{target:g}", f"{desc}; time to rel. subopt {target:g}",
-                      cases, repeat=3, warmup=0, baseline=baseline, notes=notes,
-                      write=not FAST)
+                      cases, repeat=1 if QUICK else 3, warmup=0, baseline=baseline,
+                      notes=notes)
 
 
 def trace_problem(tag, X, y, desc):
     """Time vs relative suboptimality: each solver fitted once per rung of the tol ladder
     (one timed fit each), CGVR from the per-outer-iteration history of one fit."""
-    import json
     ys = np.where(y == 1, 1.0, -1.0)
     ref_solver = "lbfgs" if sp.issparse(X) else "newton-cholesky"
     ref = LogisticRegression(C=1 / (X.shape[0] * ALPHA), solver=ref_solver, tol=1e-14,
@@ -180,7 +186,7 @@ def trace_problem(tag, X, y, desc):
         pts = []
         if label == "skstoch CGVR":
             def stop(rec):   # trace until 1e-12 below f* (tol stays unreachably small)
-                return (rec["objective"] - fstar) / fstar <= 1e-12
+                return (history_column(rec, "objective") - fstar) / fstar <= 1e-12
             t0 = time.perf_counter()
             est = CGVRClassifier(alpha=ALPHA, tol=1e-12, max_iter=200, fit_intercept=False,
                                  random_state=0, callback=stop).fit(X, y)
@@ -190,7 +196,7 @@ def trace_problem(tag, X, y, desc):
             # overhead (fit wall time minus the last record's time) to every point, so the
             # curve is an upper bound of what a user would wait for a fit stopped there
             overhead = max(total - float(h["time"][-1]), 0.0)
-            sub = (h["objective"] - fstar) / fstar
+            sub = (np.asarray(history_column(h, "objective")) - fstar) / fstar
             pts = [(float(t) + overhead, float(max(v, 1e-16))) for t, v in zip(h["time"], sub)]
             overheads[label] = overhead
             curves[label] = pts
@@ -204,16 +210,13 @@ def trace_problem(tag, X, y, desc):
                 break
             sub = (objective(X, ys, coef_of(est)) - fstar) / fstar
             pts.append((elapsed, float(max(sub, 1e-16))))
-            if sub <= 1e-10 or elapsed > (30 if not FAST else 5):
+            if sub <= 1e-10 or elapsed > (30 if not QUICK else 2):
                 break
         if pts:
             curves[label] = pts
     data = trace_payload(tag, desc, fstar, curves, overheads)
-    if not FAST:
-        out = Path(__file__).resolve().parent / "results" / f"cgvr_{tag}_trace"
-        out.with_suffix(".json").write_text(json.dumps(data, indent=1))
-        out.with_suffix(".md").write_text(to_markdown(data))
-        plot_trace(data, f"{out}.png")
+    path = write_results(data["name"], data, to_markdown(data))
+    plot_trace(data, path.with_suffix(".png"))
     for label, pts in curves.items():
         print(tag, label, " ".join(f"{t:.3g}s:{v:.1e}" for t, v in pts[:40]))
 
@@ -223,7 +226,6 @@ def trace_payload(tag, desc, fstar, curves, overheads):
     ``to_markdown`` render it): one row per solver whose time is that of the first point
     (cheapest ``tol`` rung, or CGVR outer iteration) at relative suboptimality <= 1e-8; the
     raw curves are kept under ``curves``."""
-    from datetime import datetime, timezone
     rows = []
     for label, pts in curves.items():
         lib = next((lb for name, lb in LIBRARIES if label.startswith(name)), "")
@@ -243,14 +245,11 @@ def trace_payload(tag, desc, fstar, curves, overheads):
     for row in rows:
         if "median_s" in row:
             row["ratio_to_baseline"] = row["median_s"] / base["median_s"] if base else None
-    return {
+    return stamp({
         "name": f"cgvr_{tag}_trace",
         "problem": f"{desc}; time-vs-suboptimality trace, rows: time to rel. subopt "
                    f"{TARGETS[-1]:g}",
         "baseline": "sklearn lbfgs", "repeat": 1, "warmup": 0, "blas_threads": None,
-        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": " ".join([Path(sys.executable).name] + sys.argv),
-        "versions": library_versions(), "machine": machine_info(),
         "notes": (f"alpha={ALPHA} (C = 1/(n alpha)), no intercept, f* = {fstar:.15g}. "
                   "Peers: one full fit per rung of the tol ladder "
                   f"{TOLS} (stopping after 1e-10 or a 30 s fit), each point = (fit wall "
@@ -261,7 +260,7 @@ def trace_payload(tag, desc, fstar, curves, overheads):
         "results": rows,
         "f_star": fstar, "alpha": ALPHA, "curves": curves,
         "cgvr_setup_overhead_s": overheads,
-    }
+    })
 
 
 LIBRARIES = (("skstoch", "skstoch"), ("sklearn", "scikit-learn"),
@@ -297,7 +296,7 @@ if __name__ == "__main__":
     if "replot" in which:     # redraw the committed trace JSONs without refitting
         import json
         for tag in ("dense", "sparse"):
-            out = Path(__file__).resolve().parent / "results" / f"cgvr_{tag}_trace"
+            out = RESULTS_DIR / f"cgvr_{tag}_trace"
             if tag in which and out.with_suffix(".json").exists():
                 data = json.loads(out.with_suffix(".json").read_text())
                 if "results" not in data:      # written before trace_payload existed

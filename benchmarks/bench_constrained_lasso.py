@@ -1,4 +1,4 @@
-"""ConstrainedLasso against scikit-learn ElasticNet/Lasso, skglm and lightning FISTA.
+"""ConstrainedLasso against scikit-learn ElasticNet/Lasso, skglm, celer and lightning FISTA.
 
 Problem: F(w, b) = 1/(2n) ||Xw + b - y||^2 + alpha ||w||^2 s.t. ||w||_1 <= radius, with
 radius = ||w_enet||_1 of scikit-learn's ElasticNet at a penalty chosen so the solution is
@@ -12,11 +12,24 @@ Each case is one fit at a given budget / tolerance; the table gives its time and
 Usage: python benchmarks/bench_constrained_lasso.py [--scale S]   (S = 1: the issue's sizes,
 dense 1,000,000 x 100 and sparse 200,000 x 20,000 at 0.1% density; smaller S shrinks n and d)
 
-``--only dense --stochastic-only`` runs only our stochastic solvers (Epro-SGD at 0.1, 0.3, 1
-and 3 passes, Epro-SVRG at 1.125, 2.5 and 5 passes, both at their defaults) on the dense
-problem, with the epochs and passes each fit used, and compares them with the peers' times
-from the last full run (results/constrained_lasso_dense<suffix>.json, not re-run: about 25
-minutes at --repeat 1); it writes results/constrained_lasso_dense_stochastic<suffix>.md/.json.
+Options (each documented in ``--help``):
+
+* ``--only dense|sparse|hard``: one problem; ``hard`` (a correlated, badly scaled sparse
+  design) is not part of the default run and has its own summary file;
+* ``--only dense --stochastic-only`` runs only our stochastic solvers (Epro-SGD at 0.1, 0.3, 1
+  and 3 passes, Epro-SVRG at 1.125, 2.5 and 5 passes, both at their defaults) on the dense
+  problem, with the epochs and passes each fit used, and compares them with the peers' times
+  from the last full run (results/constrained_lasso_dense<suffix>.json, not re-run: about 25
+  minutes at --repeat 1); it writes results/constrained_lasso_dense_stochastic<suffix>.md/.json;
+* ``--baselines``: Epro-SGD against the paper's projected-SGD baseline (``solver='sgd'``) on
+  the sparse problem (prints the table; writes only with ``--write``);
+* ``--trace``: no timing; the per-epoch relative suboptimality of Epro-SGD / Epro-SVRG fits
+  (``track_objective=True``), which explains why more budget can give a worse output
+  (``--kind``, ``--solver``, ``--passes``, ``--seed``; the user guide's trace is
+  ``--trace --kind dense --scale 0.1``).
+
+Quick mode (``SKSTOCH_BENCH_QUICK=1``): scale 0.01 unless ``--scale`` is given, one timed fit,
+files in a temporary folder.
 """
 import argparse
 import os
@@ -28,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import Case, run_benchmark  # noqa: E402
+from _harness import QUICK, Case, history_column, results_dir, run_benchmark  # noqa: E402
 
 from sklearn.linear_model import ElasticNet  # noqa: E402
 
@@ -120,8 +133,8 @@ def cpu_metric(model):
     return {"cpu_s (last fit)": round(float(getattr(model, "_bench_cpu_s", float("nan"))), 3)}
 
 
-METHODS = ["skstoch epro_sgd", "skstoch epro_orda", "skstoch epro_svrg", "skstoch fista", "sklearn ElasticNet",
-           "skglm ElasticNet", "lightning FISTA"]
+METHODS = ["skstoch epro_sgd", "skstoch epro_orda", "skstoch epro_svrg", "skstoch fista",
+           "sklearn ElasticNet", "skglm ElasticNet", "celer ElasticNet", "lightning FISTA"]
 TARGETS = (1e-3, 1e-6)
 
 
@@ -153,7 +166,7 @@ def suffix(scale):
 
 
 def write_summary(payloads, scale, repeat, stem="time_to_target"):
-    results = Path(__file__).resolve().parent / "results"
+    results = results_dir()
     lines = ["# constrained_lasso: time to target", "",
              "Time (median of the timed fits, seconds) of the fastest setting of each method "
              "whose relative suboptimality (F(P(w)) - F*) / F* is below the target; F* from "
@@ -223,16 +236,30 @@ def write_summary(payloads, scale, repeat, stem="time_to_target"):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--scale", type=float, default=0.01 if QUICK else 1.0,
+                        help="problem size relative to the issue's (default 1; 0.01 in quick "
+                             "mode)")
+    parser.add_argument("--repeat", type=int, default=1 if QUICK else 3)
     parser.add_argument("--only", choices=["dense", "sparse", "hard", "none"], default=None,
                         help="'hard': a correlated, badly scaled sparse design (not part of "
                              "the default run; its own summary file)")
     parser.add_argument("--baselines", action="store_true",
                         help="sparse problem only: Epro-SGD against the paper's projected-SGD "
-                             "baseline (lazy O(nnz log d) steps on CSR rows); writes "
-                             "results/constrained_lasso_sparse_baselines.md/.json")
+                             "baseline (lazy O(nnz log d) steps on CSR rows); prints the table "
+                             "(with --write: results/constrained_lasso_sparse_baselines.md)")
+    parser.add_argument("--write", action="store_true",
+                        help="with --baselines: write its results files")
+    parser.add_argument("--trace", action="store_true",
+                        help="no timing: per-epoch relative suboptimality of Epro-SGD / "
+                             "Epro-SVRG fits on --kind (prints only)")
+    parser.add_argument("--kind", choices=["dense", "sparse", "hard"], default="dense",
+                        help="with --trace: the problem")
+    parser.add_argument("--solver", choices=["epro_sgd", "epro_svrg"], default="epro_sgd",
+                        help="with --trace: the solver")
+    parser.add_argument("--passes", type=float, nargs="+", default=[0.1, 0.3, 1, 3],
+                        help="with --trace: budgets in passes over the data")
+    parser.add_argument("--seed", type=int, default=0, help="with --trace: random_state")
     parser.add_argument("--stochastic-only", action="store_true",
                         help="with --only dense|sparse: our stochastic solvers only, compared "
                              "with the peers of the last full run of that problem (its JSON); "
@@ -240,13 +267,16 @@ def main():
     parser.add_argument("--summary-only", action="store_true",
                         help="rewrite the time-to-target summary and plot from the JSON files")
     args = parser.parse_args()
+    if args.trace:
+        run_trace(args)
+        return
     if args.baselines:
         run_baselines(args)
         return
     if args.summary_only:
         args.only = "none"
     payloads = {}
-    results = Path(__file__).resolve().parent / "results"
+    results = results_dir()
     if args.stochastic_only:
         if args.only not in ("dense", "sparse"):
             parser.error("--stochastic-only needs --only dense or --only sparse")
@@ -355,6 +385,15 @@ def run_kind(kind, args):
         except ImportError:
             pass
         try:
+            from celer import ElasticNet as CelerEnet
+            for tol in ((1e-4,) if hard else (1e-2, 1e-4, 1e-6)):
+                cases.append(Case(f"celer ElasticNet tol={tol:g}", "celer",
+                                  fit=with_cpu_time(lambda t=tol: CelerEnet(
+                                      alpha=A, l1_ratio=rho, tol=t).fit(X, y)),
+                                  evaluate=evaluate))
+        except ImportError:
+            pass
+        try:
             from lightning.regression import FistaRegressor
             # lightning's squared loss is 1/2 sum (no 1/n) and it has no intercept: center
             # the data first (dense only: centering would densify the CSR matrix); C = 1/n,
@@ -385,10 +424,9 @@ def run_kind(kind, args):
                   f"last timed fit; command: python benchmarks/bench_constrained_lasso.py "
                   f"--only {kind} --scale {args.scale} --repeat {args.repeat}")
         payload["load"] = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
-        path = (Path(__file__).resolve().parent / "results" /
-                f"constrained_lasso_{kind}{suffix(args.scale)}.json")
+        path = results_dir() / f"constrained_lasso_{kind}{suffix(args.scale)}.json"
         import json
-        path.write_text(json.dumps(payload, indent=2, default=float))
+        path.write_text(json.dumps(payload, indent=1, default=float))
         return payload
 
 
@@ -396,8 +434,9 @@ def run_stochastic_only(kind, args, cases, n, d, radius, f_star):
     """Our stochastic solvers alone; the peers' fastest times to each target are read from
     the last full run of the same problem (not re-run) and cited under the table."""
     import json
-    results = Path(__file__).resolve().parent / "results"
-    full = results / f"constrained_lasso_{kind}{suffix(args.scale)}.json"
+    results = results_dir()
+    full = (Path(__file__).resolve().parent / "results" /
+            f"constrained_lasso_{kind}{suffix(args.scale)}.json")
     peer_lines = []
     if full.exists():
         old = json.loads(full.read_text())
@@ -442,7 +481,7 @@ def run_stochastic_only(kind, args, cases, n, d, radius, f_star):
                  "rel_subopt is below it; ratio = that wall time / the peer's.")
     md = results / f"{name}.md"
     md.write_text(md.read_text() + "\n".join(lines) + "\n")
-    (results / f"{name}.json").write_text(json.dumps(payload, indent=2, default=float))
+    (results / f"{name}.json").write_text(json.dumps(payload, indent=1, default=float))
     print("\n".join(lines))
     return payload
 
@@ -475,11 +514,39 @@ def run_baselines(args):
             f"radius={radius:.4g} (= ||w_enet||_1), F*={f_star:.6g}")
     return run_benchmark(
         "constrained_lasso_sparse_baselines", desc, cases, repeat=args.repeat, warmup=0,
-        baseline="skstoch epro_sgd 1 passes",
+        baseline="skstoch epro_sgd 1 passes", write=args.write,
         notes=f"scale={args.scale}; no warm-up fit; shared 2-core machine (other engineers' "
               f"jobs ran at the same time); command: python benchmarks/"
               f"bench_constrained_lasso.py --baselines --scale {args.scale} "
               f"--repeat {args.repeat}")
+
+
+def run_trace(args):
+    """Per-epoch relative suboptimality (F - F*) / F* of the projected output of each epoch
+    (``history_`` objective, ``track_objective=True``) for each budget, with the epoch lengths;
+    no timing.  F* as in the benchmark (the lower of our FISTA and scikit-learn's ElasticNet)."""
+    X, y, radius, F, ref, enet = reference_problem(args.kind, args.scale)
+    n, d = X.shape
+    f_star = min(F(ref.coef_), F(enet.coef_))
+    print(f"{args.kind} {n} x {d}, alpha={ALPHA}, radius={radius:.4g}, F*={f_star:.6g}, "
+          f"solver={args.solver}, random_state={args.seed}")
+    for passes in args.passes:
+        budget = int(passes * n)
+        kw = {}
+        if args.solver == "epro_svrg" and passes < 1.2:
+            kw["first_epoch_length"] = max(8, int((passes - 1) * n))
+        model = ConstrainedLasso(alpha=ALPHA, radius=radius, solver=args.solver,
+                                 max_iter=budget, tol=0, random_state=args.seed,
+                                 track_objective=True, **kw).fit(X, y)
+        per_epoch = [(float(f) - f_star) / f_star
+                     for f in history_column(model, "objective")]
+        lengths = history_column(model, "epoch_length")
+        print(f"{passes:g} passes (budget {budget}, used {model.budget_used_}, "
+              f"{model.n_epochs_} epochs): final {(F(model.coef_) - f_star) / f_star:.3g}")
+        print("   per epoch: " + ", ".join(f"{v:.2g}" for v in per_epoch))
+        if lengths is not None:
+            print("   epoch lengths (steps): "
+                  + ", ".join(str(int(v)) for v in np.asarray(lengths)))
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ splits (and CPU seconds), and for ours the mean and standard deviation of the pe
 difference to the better peer (max of NCA and metric-learn on that split).  metric-learn fits
 all splits in ONE subprocess (one interpreter start-up), timing each fit there.
 
-Run: ``PYTHONPATH=. python benchmarks/bench_lmnn.py`` (``--quick`` for a smoke run;
-``--only=NAME`` runs only the problems whose result name contains NAME, e.g.
+Run: ``PYTHONPATH=. python benchmarks/bench_lmnn.py`` (quick mode: ``SKSTOCH_BENCH_QUICK=1``
+or ``--quick``: wine only, one fit each, 2 splits with ``--repeated``, a 3,000 x 30 scale run,
+files in a temporary folder; ``--only=NAME`` runs only the problems whose result name contains NAME, e.g.
 ``--only=synthetic``; ``--repeated`` runs the repeated-split accuracy comparison instead,
 combinable with ``--only`` and ``--splits=N`` (default 10); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
 scale run written to ``results/lmnn_scale.md``; ``--no-metric-learn`` leaves metric-learn
@@ -53,6 +54,7 @@ from sklearn.neighbors import KNeighborsClassifier, NeighborhoodComponentsAnalys
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness  # noqa: E402
 from _harness import Case, run_benchmark  # noqa: E402
 
 from skstoch import LMNNMetric  # noqa: E402
@@ -216,6 +218,10 @@ def _run_metric_learn(X, y, masks, timeout):
                                  timeout=timeout, check=True)
         except subprocess.TimeoutExpired as exc:
             raise ImportError(f"metric-learn LMNN did not finish within {timeout} s") from exc
+        except subprocess.CalledProcessError as exc:
+            if "No module named" in exc.stderr:
+                raise ImportError(f"metric-learn is not installed for {ML_PYTHON}") from exc
+            raise
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -293,7 +299,7 @@ from sklearn.datasets import make_classification
 from sklearn.neighbors import KNeighborsClassifier
 from skstoch import LMNNMetric
 n, d, kw = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
-X, y = make_classification(n + 2000, d, n_informative=20, n_classes=5, random_state=0)
+X, y = make_classification(n + 2000, d, n_informative=min(20, d), n_classes=5, random_state=0)
 X = (X - X[:n].mean(0)) / X[:n].std(0)
 Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -312,8 +318,10 @@ def scale_run(n=100_000, d=100, **params):
     """Ours only, in a fresh subprocess: fit time, peak resident memory (ru_maxrss, whole
     process, data included) and 3-NN accuracy on 2,000 held-out points."""
     out = subprocess.run([sys.executable, "-c", _SCALE_CODE, str(n), str(d), json.dumps(params)],
-                         capture_output=True, text=True, check=True,
+                         capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1])))
+    if out.returncode != 0:
+        raise RuntimeError(f"scale run failed:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -332,9 +340,11 @@ def _problems():
     ]
 
 
-def main_repeated(only=None, n_splits=10):
+def main_repeated(only=None, n_splits=10, quick=False):
     for name, description, (X, y) in _problems():
         if "synthetic" in name or (only and only not in name):
+            continue
+        if quick and "wine" not in name:
             continue
         run_repeated(name + f"_{n_splits}splits", description, X, y, n_splits=n_splits)
 
@@ -350,21 +360,22 @@ def main(quick=False, only=None, scale=True, problems_too=True, metric_learn=Tru
     for name, description, (X, y) in problems:
         split = make_split(X, y)
         big = X.shape[0] * X.shape[1] > 500_000
-        run_benchmark(name, description, cases_for(split, metric_learn), repeat=1 if (big or quick) else 3,
-                      warmup=0 if (big or quick) else 1,
-                      baseline="skstoch LMNNMetric (epro_sgd)", write=not quick, blas_threads=1,
+        run_benchmark(name, description, cases_for(split, metric_learn),
+                      repeat=1 if (big or quick) else 3, warmup=0 if (big or quick) else 1,
+                      baseline="skstoch LMNNMetric (epro_sgd)", blas_threads=1,
                       notes="3-NN accuracy on the 25% test split; one BLAS/OpenMP thread for "
                             "every contender (environment variables + threadpoolctl); cpu_s: "
                             "process CPU seconds of the last fit (wall times on this shared "
                             "machine include waiting for a core); "
                             "metric-learn timed inside its subprocess, one fit (it takes "
                             "seconds to minutes).")
-    if scale and not quick:
-        run_scale()
+    if scale:
+        run_scale(*((3000, 30) if quick else ()))
 
 
 def _euclid_scale(n=100_000, d=100):
-    X, y = make_classification(n + 2000, d, n_informative=20, n_classes=5, random_state=0)
+    X, y = make_classification(n + 2000, d, n_informative=min(20, d), n_classes=5,
+                               random_state=0)
     X = (X - X[:n].mean(0)) / X[:n].std(0)
     start = time.perf_counter()
     acc = KNeighborsClassifier(3, algorithm="brute").fit(X[:n], y[:n]).score(X[n:], y[n:])
@@ -372,12 +383,13 @@ def _euclid_scale(n=100_000, d=100):
             "strategy": "-", "search_s": time.perf_counter() - start}
 
 
-def run_scale():
-    """100,000 x 100: ours in a fresh process per fit (fit time, peak RSS, 3-NN accuracy on
-    2,000 held-out points), through the harness (one timed fit each, timed inside the
-    subprocess)."""
+def run_scale(n=100_000, d=100):
+    """n x d (100,000 x 100): ours in a fresh process per fit (fit time, peak RSS, 3-NN
+    accuracy on 2,000 held-out points), through the harness (one timed fit each, timed inside
+    the subprocess)."""
     def case(label, params):
-        return Case(label, "skstoch", lambda: (lambda r: (r, r["seconds"]))(scale_run(**params)),
+        return Case(label, "skstoch",
+                    lambda: (lambda r: (r, r["seconds"]))(scale_run(n, d, **params)),
                     lambda r: {"recipe": r["strategy"], "peak_rss_mb": round(r["peak_mb"]),
                                "rss_before_fit_mb": round(r["before_fit_mb"]),
                                "accuracy_3nn": r["accuracy"]},
@@ -387,11 +399,11 @@ def run_scale():
              case("LMNNMetric(triplet_strategy='knn') (bounded searches)",
                   {"triplet_strategy": "knn"}),
              Case("Euclidean 3-NN (no metric learning)", "scikit-learn",
-                  lambda: (lambda r: (r, 0.0))(_euclid_scale()),
+                  lambda: (lambda r: (r, 0.0))(_euclid_scale(n, d)),
                   lambda r: {"accuracy_3nn": r["accuracy"]}, external_timing=True,
                   repeat=1, warmup=0)]
     run_benchmark("lmnn_scale",
-                  "make_classification 100,000 x 100 (20 informative, 5 classes), "
+                  f"make_classification {n:,} x {d} ({min(20, d)} informative, 5 classes), "
                   "standardized; 3-NN accuracy on 2,000 held-out points",
                   cases, repeat=1, warmup=0,
                   baseline="LMNNMetric() defaults (auto -> 'random' at this n)",
@@ -406,11 +418,14 @@ def run_scale():
 if __name__ == "__main__":
     _only = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--only=")]
     _splits = [int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--splits=")]
+    _quick = "--quick" in sys.argv or _harness.QUICK
+    if "--quick" in sys.argv and not _harness.QUICK:   # the flag means the same as the variable
+        _harness.QUICK = True
     if "--repeated" in sys.argv:
         main_repeated(only=_only[0] if _only else None,
-                      n_splits=_splits[0] if _splits else 10)
+                      n_splits=_splits[0] if _splits else (2 if _quick else 10), quick=_quick)
     else:
-        main(quick="--quick" in sys.argv, only=_only[0] if _only else None,
+        main(quick=_quick, only=_only[0] if _only else None,
              scale="--no-scale" not in sys.argv and not _only,
              problems_too="--scale-only" not in sys.argv,
              metric_learn="--no-metric-learn" not in sys.argv)

@@ -1,23 +1,33 @@
-"""OrdinalEmbedding (SVRG-SBB) against cblearn's STE / TSTE / GNMDS / CKL / SOE.
+"""OrdinalEmbedding (SVRG-SBB and L-BFGS) against cblearn's STE / TSTE / GNMDS / CKL / SOE.
 
 For each loss and scale: cblearn (L-BFGS, its defaults; SOE with n_init=1) is fitted and its
 test triplet error recorded; skstoch is then timed until its test error first reaches that
 value (checked after every epoch by a callback whose own time is subtracted), and once more
 with its default stopping rule.  Generated noise-free triplets, 10 dimensions.
 
-Usage::
+Modes (from the repository root, peers from the bench environment)::
 
-    PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py small
-    PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py medium ste,tste
-    PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py large ste
-    PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py plot
-    PYTHONPATH=. /work/venv-bench/bin/python benchmarks/bench_ordinal_embedding.py kernels TAG
+    PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py small [LOSSES]    # 100 objects
+    PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py medium [LOSSES]   # 2,000 objects
+    PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py large ste         # 20,000 objects
+    PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py plot              # speed-up chart
+    PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py table1 [TRIALS] [LOSSES]
+    (ulimit -v N; PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py cblearn_probe ste)
 
-``kernels TAG`` times one pass of each compiled kernel (full gradient, loss only, one SVRG
-epoch of inner steps) in process CPU time and wall time and writes
-``results/ordinal_embedding_kernels_TAG.json``; ``results/ordinal_embedding_kernels.md``
-compares every TAG found.
+``LOSSES`` is a comma-separated subset of ste,tste,gnmds,ckl,soe.  The scales write
+``results/ordinal_embedding_<scale>_<loss>.md/.json``; ``plot`` draws
+``results/ordinal_embedding_speedup.png`` from them; ``table1`` runs paper 000's Table I
+protocol (time and gradient evaluations to test error 0.15 for every solver, lazy and dense
+inner update; see :func:`table1`) into ``results/ordinal_embedding_table1.md/.json``;
+``cblearn_probe`` runs cblearn at the large scale under an address-space limit and prints where
+it stops (its n x n matrices do not fit: the reason the large scale has no cblearn row).
+
+Quick mode (``SKSTOCH_BENCH_QUICK=1``): 2,000 training / 2,000 test triplets at every scale,
+at most 20 iterations, one trial and a short epoch budget for ``table1``; files go to a
+temporary folder.
 """
+import json
+import os
 import resource
 import sys
 import time
@@ -25,13 +35,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import Case, run_benchmark  # noqa: E402
+from _harness import (QUICK, Case, results_dir, run_benchmark, stamp,  # noqa: E402
+                      write_results)
 
 from skstoch import OrdinalEmbedding  # noqa: E402
-from skstoch._comparisons import check_comparisons  # noqa: E402
-from skstoch._fast import _ordinal  # noqa: E402
 from skstoch.datasets import make_embedding, make_triplets  # noqa: E402
 
 SCALES = {  # name: (n_objects, n_train, n_test, max_iter of skstoch, repeat)
@@ -39,6 +49,9 @@ SCALES = {  # name: (n_objects, n_train, n_test, max_iter of skstoch, repeat)
     "medium": (2_000, 1_000_000, 100_000, 100, 1),
     "large": (20_000, 10_000_000, 100_000, 30, 1),
 }
+if QUICK:
+    SCALES = {name: (n_objects, 2_000, 2_000, 20, 1)
+              for name, (n_objects, *_) in SCALES.items()}
 DIM = 10
 # The hidden embedding must not come from the seed the estimators use: make_embedding(seed)
 # is N(0, s^2 I) drawn by np.random.RandomState(seed), and cblearn's random init with
@@ -61,10 +74,19 @@ def generate(n_objects, n_total, seed=DATA_SEED):
     return np.concatenate(chunks)
 
 
-def error_kernel(T_test, n_objects):
-    Q, _, _ = check_comparisons(T_test, n_objects=n_objects)
-    out = np.empty(len(Q), dtype=np.int8)
-    return lambda X: 1.0 - _ordinal.satisfied(Q, np.ascontiguousarray(X), out) / len(Q)
+def error_kernel(T_test, n_objects=None):
+    """``error(X)``: the fraction of test triplets (i, j, k), read "i is closer to j than to
+    k", that the embedding ``X`` does not satisfy strictly (ties count as errors, as in
+    ``OrdinalEmbedding.score``); numpy, so that it scores any library's embedding."""
+    i, j, k = (np.ascontiguousarray(T_test[:, c]) for c in range(3))
+
+    def error(X):
+        X = np.asarray(X, dtype=np.float64)
+        d_ij = np.einsum("ij,ij->i", X[i] - X[j], X[i] - X[j])
+        d_ik = np.einsum("ij,ij->i", X[i] - X[k], X[i] - X[k])
+        return float(np.mean(~(d_ij < d_ik)))
+
+    return error
 
 
 def cblearn_estimator(loss):
@@ -213,22 +235,20 @@ def main(scale, losses):
                    "allocated through Python/numpy during the default fit (tracemalloc; "
                    "includes the validated int32 copy of the comparisons). cpu_s = process CPU time of the fit (all "
                    "threads; cblearn's BLAS may use both cores), cpu_ratio = cpu_s / cblearn's "
-                   "cpu_s. The machine was shared (load average ~9 on 2 cores): wall seconds "
+                   "cpu_s. On a shared machine wall seconds "
                    f"are inflated; load average when this loss started: "
-                   f"{', '.join(f'{v:.1f}' for v in __import__('os').getloadavg())}."),
+                   f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}."),
         )
 
 
 def plot():
     """Bar chart of cblearn time / skstoch time-to-cblearn's-error from the results files
     (process CPU time where the results record it, wall time otherwise)."""
-    import json
-
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    results = Path(__file__).resolve().parent / "results"
+    results = results_dir()
     losses = ["ste", "tste", "gnmds", "ckl", "soe"]
     scales = [s for s in ("small", "medium")
               if any((results / f"ordinal_embedding_{s}_{loss}.json").exists() for loss in losses)]
@@ -242,11 +262,13 @@ def plot():
                     continue
                 rows = {r["label"]: r for r in json.loads(path.read_text())["results"]}
                 row = rows.get(f"skstoch {loss} {solver}, to cblearn's test error")
-                if row is None:
+                ratio = None if row is None else row["metrics"].get(
+                    "cpu_ratio", row.get("ratio_to_baseline"))
+                if not ratio:    # no cblearn time (cblearn not installed): no bar
                     continue
                 xs.append(pos + (k - 0.5) * 0.38)
                 # CPU-time ratio where recorded (round 3 on), else the wall-time ratio
-                ys.append(1.0 / row["metrics"].get("cpu_ratio", row["ratio_to_baseline"]))
+                ys.append(1.0 / ratio)
                 hatches.append("" if row["metrics"]["reached_target"] else "//")
             bars = ax.bar(xs, ys, width=0.38, label=solver)
             for bar, hatch in zip(bars, hatches):
@@ -260,100 +282,14 @@ def plot():
         ax.legend(fontsize=8, title="hatched: error not reached", title_fontsize=7)
     fig.tight_layout()
     fig.savefig(results / "ordinal_embedding_speedup.png", dpi=110)
-
-
-KERNEL_SIZES = [(2_000, 1_000_000), (20_000, 1_000_000)]
-
-
-def kernels(tag, repeat=3):
-    """Per-pass cost of the kernels: min over ``repeat`` of process CPU time and wall time.
-
-    If a module ``skstoch._fast._ordinal_old`` is importable (an earlier ``_ordinal.pyx``
-    compiled under that name, never committed), it is timed interleaved with the current
-    one, so that both see the same machine load.
-    """
-    import importlib
-    import json
-    import os
-
-    from skstoch._fast._comparison_loss import (CKLLoss, GNMDSLoss, SOELoss, STELoss,
-                                                TSTELoss)
-
-    modules = {"current": _ordinal}
-    try:
-        modules = {"previous": importlib.import_module("skstoch._fast._ordinal_old"),
-                   "current": _ordinal}
-    except ImportError:
-        pass
-    losses = {"ste": STELoss(), "tste": TSTELoss(9.0), "gnmds": GNMDSLoss(1.0),
-              "ckl": CKLLoss(0.05), "soe": SOELoss(0.1)}
-    b = 10
-    rows = []
-    for n_objects, m in KERNEL_SIZES:
-        Q, _, _ = check_comparisons(generate(n_objects, m), n_objects=n_objects)
-        X = make_embedding(n_objects, DIM, random_state=1) * 3.0
-        snap = X + 0.01 * make_embedding(n_objects, DIM, random_state=2)
-        G = np.empty_like(X)
-        last = np.zeros(n_objects, dtype=np.int64)
-        buf = np.empty((2 * b, DIM))
-        idx = np.empty(2 * b, dtype=np.int32)
-        for name, loss in losses.items():
-            res = {"n_objects": n_objects, "n_comparisons": m, "loss": name}
-            samples = {}
-
-            def timed(key, fn):
-                c0, w0 = time.process_time(), time.perf_counter()
-                fn()
-                samples.setdefault(key, []).append(
-                    (time.process_time() - c0, time.perf_counter() - w0))
-
-            for _ in range(repeat):
-                for version, mod in modules.items():
-                    timed(f"{version} full_gradient",
-                          lambda: mod.full_gradient(loss, Q, snap, G, 1.0 / m))
-                    timed(f"{version} loss_only", lambda: mod.loss_sum(loss, Q, snap))
-                    x = X.copy()
-                    timed(f"{version} svrg_epoch_b10", lambda: mod.stochastic_inner(
-                        loss, Q, x, snap, G, 1e-9, m // b, b, 7, 1, last, buf, idx, True))
-            for key, vals in samples.items():
-                res[key] = (min(v[0] for v in vals), min(v[1] for v in vals))
-            rows.append(res)
-            print(tag, res, flush=True)
-    results = Path(__file__).resolve().parent / "results"
-    payload = {"tag": tag, "command": " ".join(sys.argv), "versions": list(modules),
-               "load_average": list(os.getloadavg()), "rows": rows}
-    (results / f"ordinal_embedding_kernels_{tag}.json").write_text(json.dumps(payload, indent=1))
-    lines = ["# ordinal_embedding_kernels", "",
-             f"Per-pass cost of the compiled kernels, {DIM} dimensions: min over the runs of "
-             "process CPU seconds (wall seconds in parentheses; the machine is shared, CPU "
-             "time is the comparable number, and even it varies by up to 2x between runs "
-             "under load). full_gradient = loss + gradient over all comparisons; loss_only = "
-             "loss over all comparisons; svrg_epoch_b10 = m/10 SVRG inner steps of batch 10 "
-             "(one epoch's stochastic part). 'previous' = the kernel module before the "
-             "round-3 optimisation, compiled as skstoch._fast._ordinal_old and timed "
-             "interleaved with 'current' in the same process.", ""]
-    for path in sorted(results.glob("ordinal_embedding_kernels_*.json")):
-        data = json.loads(path.read_text())
-        keys = [f"{v} {k}" for k in ("full_gradient", "loss_only", "svrg_epoch_b10")
-                for v in data["versions"]]
-        lines += [f"## {data['tag']}", "", f"`{data['command']}`, load average "
-                  f"{', '.join(f'{v:.1f}' for v in data['load_average'])}", "",
-                  "| objects | comparisons | loss | " + " | ".join(keys) + " |",
-                  "|---" * (3 + len(keys)) + "|"]
-        for r in data["rows"]:
-            cells = [f"{r[k][0]:.3f} ({r[k][1]:.3f})" if k in r else "-" for k in keys]
-            lines.append(f"| {r['n_objects']:,} | {r['n_comparisons']:,} | {r['loss']} | "
-                         + " | ".join(cells) + " |")
-        lines.append("")
-    (results / "ordinal_embedding_kernels.md").write_text("\n".join(lines))
+    plt.close(fig)
 
 
 def cblearn_probe(loss="ste"):
     """Try cblearn at the "large" scale under the address-space limit the shell set
-    (``ulimit -v``) and record where it stops.  Its gradient builds dense n x n matrices
+    (``ulimit -v``) and print where it stops.  Its gradient builds dense n x n matrices
     (``squareform(pdist(X))`` and a kernel of the same size): 20,000 objects need 3.2 GB for
     each, so the run is capped instead of letting it take the shared machine's memory."""
-    import json
     import traceback
 
     n_objects, n_train, n_test = SCALES["large"][:3]
@@ -386,8 +322,290 @@ def cblearn_probe(loss="ste"):
             f"Command: `(ulimit -v N; PYTHONPATH=. python "
             f"benchmarks/bench_ordinal_embedding.py cblearn_probe {loss})`\n")
     print(text)
-    results = Path(__file__).resolve().parent / "results"
-    (results / "ordinal_embedding_large_cblearn_probe.md").write_text(text)
+
+# -- paper 000 Table I protocol (mode "table1") ---------------------------------------------
+#
+# Paper 000's Table I protocol for OrdinalEmbedding: time and gradient evaluations to test
+# error 0.15, for every loss and solver, with the lazy (ours) and the dense (the paper's) inner
+# update.
+#
+# Setting (paper note R1): 100 objects drawn from N(0, I/20) in R^10, 10,000 noise-free training
+# triplets and 10,000 test triplets (disjoint by index), embedding in R^10, m = |Q| inner samples
+# per SVRG epoch (m / b steps of size b eta).  The hidden embedding and the triplets are fixed
+# (seed 12345); each trial changes the estimator's ``random_state`` (initialisation and sampling).
+#
+# Each run stops as soon as the test triplet error, evaluated at every epoch snapshot (the
+# authors' scripts evaluate once per epoch too), is at most the threshold.  We record
+#
+# * ``cpu``: process CPU seconds of the fit up to that snapshot, minus the time spent in the
+#   evaluating callback (the paper times the solver only), and ``wall`` likewise;
+# * ``ifo``: gradient evaluations up to that snapshot divided by |Q| ("passes"): an SVRG epoch
+#   costs 3 (full gradient + 2 per sampled comparison), the snapshot's full gradient 1, the
+#   initial curvature probe 2 (only when ``eta0`` or ``epsilon`` is probed), a GD iteration 1,
+#   an SGD epoch 1.
+#
+# Solvers: ``gd`` (probed fixed step), ``sgd`` (b = 1, probed step), fixed-step ``svrg`` with
+# b = 1 (the paper's "ncvx SVRG") at the authors' reference-code step where the paper note gives
+# one (STE 5e-4, t-STE 0.05; none is known for GNMDS and CKL, which use the probed step), at the
+# probed step, and at the best step of a grid (0.25, 0.5, 1, 2, 4 times the probed step, chosen
+# per loss and update mode by median passes then median CPU time), and ``svrg_sbb`` (our
+# defaults: probed ``eta0``, ``epsilon='auto'``) with b in {1, 5, 10, 20, 50, 100, 200}.  Every
+# SVRG variant runs with ``inner_update='lazy'`` and ``'dense'``.  CKL (Tamuz form) plateaus
+# near test error 0.18 on this data for every solver, so its threshold is 0.20.
+#
+# Run ``bench_ordinal_embedding.py table1 [n_trials] [losses]`` (5 trials, every loss by
+# default); writes ``results/ordinal_embedding_table1.md`` and ``.json``.
+
+T1_OBJECTS, T1_TRAIN, T1_TEST = 100, 10_000, 10_000
+LOSSES = ["gnmds", "ckl", "ste", "tste"]
+THRESHOLD = {"gnmds": 0.15, "ckl": 0.20, "ste": 0.15, "tste": 0.15}
+BATCH_SIZES = [1, 5, 10, 20, 50, 100, 200]
+MODES = ["lazy", "dense"]
+REF_STEP = {"ste": 5e-4, "tste": 0.05}        # paper note, table of settings (ref-code)
+GRID = [0.5, 1.0, 2.0] if QUICK else [0.25, 0.5, 1.0, 2.0, 4.0]
+MAX_EPOCHS = 30 if QUICK else 200    # 600 passes for SVRG; GD / SGD get 600 passes
+PASSES_PER_EPOCH = {"svrg": 3, "svrg_sbb": 3, "sgd": 1, "gd": 1}
+
+_T1 = {}   # the Table I data, generated on first use: train, test error function
+
+
+def _table1_data():
+    if not _T1:
+        E = make_embedding(T1_OBJECTS, DIM, random_state=DATA_SEED)
+        T = make_triplets(embedding=E, n_triplets=T1_TRAIN + T1_TEST,
+                          random_state=DATA_SEED + 1)
+        _T1["train"], _T1["error"] = T[:T1_TRAIN], error_kernel(T[T1_TRAIN:])
+    return _T1["train"], _T1["error"]
+
+
+def time_to_threshold(loss, solver, seed, *, batch_size=1, inner_update="lazy", eta0=None,
+                      epsilon="auto"):
+    """(cpu seconds, wall seconds, passes, eta0 used) to the threshold; inf if never."""
+    T_train, test_error = _table1_data()
+    level = THRESHOLD[loss]
+    probed = eta0 is None or epsilon == "auto"
+    spent_cpu, spent_wall, hit = [0.0], [0.0], [None]
+    start = [0.0, 0.0]
+
+    def callback(record):
+        c0, w0 = time.process_time(), time.perf_counter()
+        if test_error(record["x"]) <= level:
+            epoch = record["epoch"]
+            passes = PASSES_PER_EPOCH[solver] * epoch + (2 if probed else 0)
+            passes += 1 if solver in ("svrg", "svrg_sbb", "gd") else 0
+            hit[0] = (c0 - start[0] - spent_cpu[0], w0 - start[1] - spent_wall[0], passes,
+                      epoch)
+        spent_cpu[0] += time.process_time() - c0
+        spent_wall[0] += time.perf_counter() - w0
+        return hit[0] is not None
+
+    max_iter = MAX_EPOCHS if solver in ("svrg", "svrg_sbb") else 3 * MAX_EPOCHS
+    est = OrdinalEmbedding(DIM, loss=loss, solver=solver, batch_size=batch_size,
+                           inner_update=inner_update, eta0=eta0, epsilon=epsilon,
+                           max_iter=max_iter, tol=0.0, random_state=seed, callback=callback)
+    start[0], start[1] = time.process_time(), time.perf_counter()
+    diverged = False
+    try:
+        est.fit(T_train, n_objects=T1_OBJECTS)
+    except FloatingPointError:   # DivergenceError: the fixed step was too large
+        diverged = True
+    cpu, wall, passes, epochs = hit[0] if hit[0] is not None else (np.inf,) * 4
+    # row operations of the implementation: every gradient evaluation of a triplet reads and
+    # writes 3 rows; the dense update writes all n rows once per inner step (paper's code)
+    rows = 3.0 * passes * T1_TRAIN
+    if solver in ("svrg", "svrg_sbb") and inner_update == "dense":
+        rows += T1_OBJECTS * epochs * max(T1_TRAIN // batch_size, 1)
+    return {"cpu": cpu, "wall": wall, "ifo": passes, "epochs": epochs, "rowops": rows,
+            "diverged": diverged, "eta0": None if diverged else est.eta0_}
+
+
+def summarise(runs):
+    arr = {k: np.array([r[k] for r in runs], dtype=float)
+           for k in ("cpu", "wall", "ifo", "rowops")}
+    reached = int(np.sum(np.isfinite(arr["cpu"])))
+    out = {"reached": reached, "n": len(runs),
+           "diverged": int(sum(r.get("diverged", False) for r in runs))}
+    for k, v in arr.items():
+        out[k + "_median"] = float(np.median(v))
+        out[k + "_min"] = float(np.min(v))
+        out[k + "_max"] = float(np.max(v))
+    return out
+
+
+def run_loss(loss, trials):
+    rows = {}   # label -> list of runs
+    for seed in range(trials):
+        print(f"  {loss} trial {seed}", flush=True)
+        rows.setdefault("gd", []).append(time_to_threshold(loss, "gd", seed))
+        rows.setdefault("sgd b=1", []).append(time_to_threshold(loss, "sgd", seed))
+        # the probed fixed step of this seed (one epoch; the same for both update modes)
+        probed_step = OrdinalEmbedding(DIM, loss=loss, solver="svrg", max_iter=1, tol=0.0,
+                                       random_state=seed).fit(_table1_data()[0]).eta0_
+        for mode in MODES:
+            probed = time_to_threshold(loss, "svrg", seed, inner_update=mode)
+            rows.setdefault(f"svrg b=1 probed step [{mode}]", []).append(probed)
+            if loss in REF_STEP:
+                rows.setdefault(f"svrg b=1 ref-code step [{mode}]", []).append(
+                    time_to_threshold(loss, "svrg", seed, inner_update=mode,
+                                      eta0=REF_STEP[loss], epsilon=0.0))
+            for f in GRID:
+                rows.setdefault(f"svrg b=1 step x{f:g} [{mode}]", []).append(
+                    time_to_threshold(loss, "svrg", seed, inner_update=mode,
+                                      eta0=f * probed_step, epsilon=0.0))
+            for b in BATCH_SIZES:
+                rows.setdefault(f"svrg_sbb b={b} [{mode}]", []).append(
+                    time_to_threshold(loss, "svrg_sbb", seed, batch_size=b, inner_update=mode))
+    summary = {label: summarise(runs) for label, runs in rows.items()}
+    for mode in MODES:   # tuned fixed step: best grid factor by (median passes, median cpu)
+        best = min(GRID, key=lambda f: (summary[f"svrg b=1 step x{f:g} [{mode}]"]["ifo_median"],
+                                        summary[f"svrg b=1 step x{f:g} [{mode}]"]["cpu_median"]))
+        summary[f"svrg b=1 tuned step [{mode}]"] = dict(
+            summary[f"svrg b=1 step x{best:g} [{mode}]"], factor=best)
+    return rows, summary
+
+
+def _fmt_cell(s, key):
+    if s["reached"] == 0:
+        return "n.r."
+    cell = f"{s[key + '_median']:.3g}" if key != "ifo" else f"{s['ifo_median']:.0f}"
+    if key == "rowops":
+        cell = f"{s['rowops_median'] / 1e6:.2f}"
+    if s["reached"] < s["n"]:
+        cell += f" ({s['reached']}/{s['n']})"
+    return cell
+
+
+def misses(s):
+    if s["reached"] == s["n"]:
+        return ""
+    return " (diverged)" if s["diverged"] == s["n"] - s["reached"] else ""
+
+
+def ratios(summary, loss, mode):
+    """Speed-ups of the best mini-batch SVRG-SBB over the fixed-step SVRG baselines."""
+    sbb = {b: summary[f"svrg_sbb b={b} [{mode}]"] for b in BATCH_SIZES}
+    best_b = min(BATCH_SIZES, key=lambda b: sbb[b]["cpu_median"])
+    best = sbb[best_b]
+    out = {"best_b": best_b, "best_cpu": best["cpu_median"], "best_ifo": best["ifo_median"],
+           "b1_over_best_cpu": sbb[1]["cpu_median"] / best["cpu_median"],
+           "b200_over_best_cpu": sbb[200]["cpu_median"] / best["cpu_median"],
+           "sbb_cpu_by_b": {b: sbb[b]["cpu_median"] for b in BATCH_SIZES},
+           "sbb_ifo_by_b": {b: sbb[b]["ifo_median"] for b in BATCH_SIZES}}
+    baselines = {"probed": f"svrg b=1 probed step [{mode}]",
+                 "tuned": f"svrg b=1 tuned step [{mode}]"}
+    if loss in REF_STEP:
+        baselines["ref"] = f"svrg b=1 ref-code step [{mode}]"
+    best_rows_b = min(BATCH_SIZES, key=lambda b: sbb[b]["rowops_median"])
+    out["best_b_rowops"] = best_rows_b
+    out["sbb_rowops_by_b"] = {b: sbb[b]["rowops_median"] for b in BATCH_SIZES}
+    out["b1_over_best_rowops"] = sbb[1]["rowops_median"] / sbb[best_rows_b]["rowops_median"]
+    for name, label in baselines.items():
+        s = summary[label]
+        out[f"svrg_{name}_over_best_cpu"] = s["cpu_median"] / best["cpu_median"]
+        out[f"svrg_{name}_over_best_ifo"] = s["ifo_median"] / best["ifo_median"]
+        out[f"svrg_{name}_over_best_rowops"] = (s["rowops_median"]
+                                                / sbb[best_rows_b]["rowops_median"])
+    return out
+
+
+def table1_markdown(payload):
+    losses = payload["losses"]
+    lines = [f"# {payload['title']}", "", payload["problem"], "",
+             f"Trials: {payload['trials']} (estimator seeds 0..{payload['trials'] - 1}); "
+             f"median over trials; `(k/n)`: reached in only k of n trials (the median then "
+             f"counts the misses as infinite); `n.r.`: never reached within "
+             f"{MAX_EPOCHS} SVRG epochs / {3 * MAX_EPOCHS} GD or SGD passes; `(diverged)`: "
+             f"every miss was a divergence of the fixed step.", "",
+             f"Load average at start / end: {payload['loadavg_start']} / "
+             f"{payload['loadavg_end']}.  Versions: {payload['versions']}.  Machine: "
+             f"{payload['machine'].get('cpu_model')}, {payload['machine'].get('cpu_count')} "
+             f"cores.  Run on {payload['date_utc']} with `{payload['command']}`.", ""]
+    thresholds = ", ".join(f"{loss} <= {THRESHOLD[loss]}" for loss in losses)
+    for key, title in (("cpu", "Process CPU seconds to the threshold"),
+                       ("wall", "Wall seconds to the threshold"),
+                       ("ifo", "Gradient evaluations / |Q| (passes) to the threshold"),
+                       ("rowops", "Millions of row operations to the threshold (3 per "
+                                  "gradient evaluation, plus n = 100 per inner step in dense "
+                                  "mode: the paper's cost model)")):
+        lines += [f"## {title} ({thresholds})", "",
+                  "| solver | " + " | ".join(losses) + " |",
+                  "|---|" + "---|" * len(losses)]
+        labels = []
+        for label in payload["summary"][losses[0]]:
+            if " step x" in label:
+                continue
+            labels.append(label)
+        for loss in losses[1:]:
+            for label in payload["summary"][loss]:
+                if label not in labels and " step x" not in label:
+                    labels.append(label)
+        for label in labels:
+            cells = []
+            for loss in losses:
+                s = payload["summary"][loss].get(label)
+                cell = "-" if s is None else _fmt_cell(s, key) + misses(s)
+                if s is not None and "factor" in s and key == "cpu":
+                    cell += f" (x{s['factor']:g})"
+                cells.append(cell)
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## Speed-ups of the best mini-batch SVRG-SBB (by median CPU time)", "",
+              "| loss | mode | best b | b=1 / best | b=200 / best | SVRG ref-code step / best "
+              "(cpu, passes) | SVRG probed step / best (cpu, passes) | SVRG tuned step / best "
+              "(cpu, passes) |", "|---|---|---|---|---|---|---|---|"]
+    for loss in losses:
+        for mode in MODES:
+            r = payload["ratios"][loss][mode]
+            ref = (f"{r['svrg_ref_over_best_cpu']:.2g}x, {r['svrg_ref_over_best_ifo']:.2g}x"
+                   if "svrg_ref_over_best_cpu" in r else "no ref-code value")
+            lines.append(
+                f"| {loss} | {mode} | {r['best_b']} | {r['b1_over_best_cpu']:.2f}x | "
+                f"{r['b200_over_best_cpu']:.2f}x | {ref} | "
+                f"{r['svrg_probed_over_best_cpu']:.2g}x, {r['svrg_probed_over_best_ifo']:.2g}x | "
+                f"{r['svrg_tuned_over_best_cpu']:.2g}x, {r['svrg_tuned_over_best_ifo']:.2g}x |")
+    lines += ["", "## The same in the paper's cost model (row operations of the dense "
+              "update, counted)", "",
+              "| loss | mode | best b | b=1 / best | SVRG ref-code step / best | "
+              "SVRG probed step / best | SVRG tuned step / best |", "|---|---|---|---|---|---|---|"]
+    for loss in losses:
+        for mode in MODES:
+            r = payload["ratios"][loss][mode]
+            ref = (f"{r['svrg_ref_over_best_rowops']:.2g}x" if "svrg_ref_over_best_rowops" in r
+                   else "no ref-code value")
+            lines.append(
+                f"| {loss} | {mode} | {r['best_b_rowops']} | {r['b1_over_best_rowops']:.2f}x | "
+                f"{ref} | {r['svrg_probed_over_best_rowops']:.2g}x | "
+                f"{r['svrg_tuned_over_best_rowops']:.2g}x |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def table1(trials=5, losses=None):
+    """Paper 000's Table I protocol: see the section comment above."""
+    losses = losses or LOSSES
+    warnings.simplefilter("ignore", ConvergenceWarning)
+    load0 = os.getloadavg()
+    time_to_threshold("ste", "svrg_sbb", 0)   # warm-up (imports, page faults)
+    all_runs, summary, rat = {}, {}, {}
+    for loss in losses:
+        all_runs[loss], summary[loss] = run_loss(loss, trials)
+        rat[loss] = {mode: ratios(summary[loss], loss, mode) for mode in MODES}
+    payload = stamp({
+        "name": "ordinal_embedding_table1",
+        "title": "OrdinalEmbedding: paper 000 Table I protocol (time to test error 0.15)",
+        "problem": (f"{T1_OBJECTS} objects ~ N(0, I/20) in R^{DIM}, {T1_TRAIN} noise-free "
+                    f"training and {T1_TEST} test triplets (data seed {DATA_SEED}); embedding "
+                    f"in R^{DIM}; m = |Q|, m/b inner steps per SVRG epoch; error checked at "
+                    f"every epoch snapshot; CKL threshold 0.20 (plateau near 0.18)."),
+        "trials": trials, "losses": losses,
+        "loadavg_start": [round(v, 2) for v in load0],
+        "loadavg_end": [round(v, 2) for v in os.getloadavg()],
+        "ref_steps": REF_STEP, "grid": GRID, "thresholds": THRESHOLD,
+        "summary": summary, "ratios": rat, "runs": all_runs,
+    })
+    md = table1_markdown(payload)
+    write_results(payload["name"], payload, md)
+    print(md)
 
 
 if __name__ == "__main__":
@@ -397,8 +615,9 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "plot":
         plot()
         sys.exit()
-    if len(sys.argv) > 1 and sys.argv[1] == "kernels":
-        kernels(sys.argv[2] if len(sys.argv) > 2 else "current")
+    if len(sys.argv) > 1 and sys.argv[1] == "table1":
+        table1(int(sys.argv[2]) if len(sys.argv) > 2 else (1 if QUICK else 5),
+               sys.argv[3].split(",") if len(sys.argv) > 3 else None)
         sys.exit()
     scale = sys.argv[1] if len(sys.argv) > 1 else "small"
     losses = sys.argv[2].split(",") if len(sys.argv) > 2 else ["ste", "tste", "gnmds", "ckl",

@@ -30,9 +30,13 @@ anchor epoch first (``anchor_epochs=1``), the paper's constant-step S3GD (noise 
 decaying-step option.  A plot of
 suboptimality against time goes to ``results/s3gd_<problem>.png``.
 
-Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse] (both by default);
-``SKSTOCH_BENCH_SCALE=0.2`` shrinks n (and d for sparse) for a quick run.  Results:
-``benchmarks/results/s3gd_<problem>.md`` / ``.json``.
+Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse] (both by default).  Results:
+``benchmarks/results/s3gd_<problem>.md`` / ``.json`` / ``.png``.  Environment:
+``SKSTOCH_BENCH_SCALE`` shrinks n (and d for sparse), ``SKSTOCH_BENCH_BUDGET`` is the seconds
+per contender (120), ``SKSTOCH_BENCH_REPEAT`` the runs of the converging contenders (3),
+``SKSTOCH_BENCH_ONLY`` a comma-separated list of label substrings to run.  Quick mode
+(``SKSTOCH_BENCH_QUICK=1``): scale 0.01, 2 s per contender, one run, files in a temporary
+folder.
 """
 import json
 import os
@@ -48,14 +52,14 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.preprocessing import StandardScaler, normalize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import RESULTS_DIR, library_versions, machine_info  # noqa: E402
+from _harness import QUICK, history_column, stamp, write_results  # noqa: E402
 
 from skstoch import S3GDClassifier  # noqa: E402
 
-SCALE = float(os.environ.get("SKSTOCH_BENCH_SCALE", "1"))
+SCALE = float(os.environ.get("SKSTOCH_BENCH_SCALE", "0.01" if QUICK else "1"))
 TARGETS = (1e-3, 1e-5, 1e-6)
-BUDGET = float(os.environ.get("SKSTOCH_BENCH_BUDGET", "120"))   # seconds per contender
-REPEAT = int(os.environ.get("SKSTOCH_BENCH_REPEAT", "3"))   # runs of the converging skstoch cases
+BUDGET = float(os.environ.get("SKSTOCH_BENCH_BUDGET", "2" if QUICK else "120"))  # s per contender
+REPEAT = int(os.environ.get("SKSTOCH_BENCH_REPEAT", "1" if QUICK else "3"))  # runs, converging cases
 # comma-separated substrings of contender labels to run (all by default)
 ONLY = [o for o in os.environ.get("SKSTOCH_BENCH_ONLY", "").split(",") if o]
 
@@ -110,7 +114,7 @@ def skstoch_trace(make, X, y):
         elapsed = time.perf_counter() - t0
         snaps.append((elapsed, time.process_time() - c0, record["x"]))
         # stop at the budget, or once an exact objective is far below the last target
-        exact = record.get("objective", record.get("snapshot_objective"))
+        exact = history_column(record, "objective")
         done = exact is not None and _FSTAR and exact - _FSTAR[0] <= 1e-2 * TARGETS[-1] * _FSTAR[0]
         return elapsed > BUDGET or done
 
@@ -269,8 +273,7 @@ def contenders(alpha, n, sparse_input):
 def run(problem_name):
     X, y, desc = dense_problem() if problem_name == "dense" else sparse_problem()
     ys = 2.0 * y - 1
-    rows, payload = [], {"problem": desc, "machine": machine_info(),
-                         "versions": library_versions(), "results": []}
+    rows, payload = [], stamp({"name": f"s3gd_{problem_name}", "problem": desc, "results": []})
     for alpha in (1e-5, 1e-3):
         fstar = reference_optimum(X, y, ys, alpha)
         _FSTAR[:] = [fstar]
@@ -313,8 +316,7 @@ def run(problem_name):
                              f"{t:.2f} s ({t / fastest[tgt]:.2f}x) [cpu {c:.2f}]")
             rows.append(f"| {alpha:g} | {r['label']} | {r['runs']} | " + " | ".join(cells)
                         + f" | {r['best_rel_subopt']:.1e} | {r['load_avg']:.1f} |")
-    RESULTS_DIR.mkdir(exist_ok=True)
-    name = f"s3gd_{problem_name}"
+    name = payload["name"]
     md = [f"# {name}: L2 logistic regression, {desc}", "",
           "Time to relative suboptimality (ratio to the fastest contender at that alpha and "
           "target); `best` is the lowest relative suboptimality seen within the budget "
@@ -330,15 +332,15 @@ def run(problem_name):
           "| alpha | contender | runs | time to 1e-3 | time to 1e-5 | time to 1e-6 | best | load |",
           "|---|---|---|---|---|---|---|---|", *rows, "",
           f"Machine: {json.dumps(payload['machine'])}", "",
-          f"Versions: {json.dumps(payload['versions'])}", ""]
-    (RESULTS_DIR / f"{name}.md").write_text("\n".join(md))
-    plot(payload, name, desc)
-    (RESULTS_DIR / f"{name}.json").write_text(json.dumps(payload, indent=1, default=str))
+          f"Versions: {json.dumps(payload['versions'])}", "",
+          f"Run on {payload['date_utc']} with `{payload['command']}`.", ""]
+    path = write_results(name, payload, "\n".join(md))
+    plot(payload, path.with_suffix(".png"), desc)
     print("\n".join(md))
 
 
-def plot(payload, name, desc):
-    """Relative suboptimality against wall time, one panel per alpha (results/<name>.png)."""
+def plot(payload, path, desc):
+    """Relative suboptimality against wall time, one panel per alpha, saved to ``path``."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -362,7 +364,8 @@ def plot(payload, name, desc):
     axes[0][0].legend(fontsize=6)
     fig.suptitle(desc, fontsize=9)
     fig.tight_layout()
-    fig.savefig(RESULTS_DIR / f"{name}.png", dpi=90)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
 
 
 if __name__ == "__main__":

@@ -19,11 +19,10 @@ Part 3 (diagnostics): per dataset, how many rows lie inside the margin of an SVC
 all labels (the low-density assumption S3VM relies on) and the 7-NN purity (what the knn graph
 of LabelSpreading relies on). Results: results/s3vm_diagnostics.md.
 
-Run: PYTHONPATH=. python benchmarks/bench_s3vm.py [accuracy|scaling|diagnostics]
-(set SKSTOCH_BENCH_QUICK=1 for a smoke run that writes nothing).
+Run: PYTHONPATH=. python benchmarks/bench_s3vm.py [accuracy] [scaling] [diagnostics] (all three
+by default).  Quick mode (``SKSTOCH_BENCH_QUICK=1``): moons and digits 3v8 only, 3 label draws,
+n up to 10^4 in the scaling part, files in a temporary folder.
 """
-import json
-import os
 import sys
 import time
 import tracemalloc
@@ -41,14 +40,13 @@ from sklearn.semi_supervised import LabelSpreading, SelfTrainingClassifier
 from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import Case, run_benchmark  # noqa: E402
+from _harness import QUICK, Case, run_benchmark, stamp, write_results  # noqa: E402
 
 from skstoch import S3VMClassifier  # noqa: E402
 from skstoch.datasets import make_semisupervised  # noqa: E402
 
-QUICK = os.environ.get("SKSTOCH_BENCH_QUICK", "0") not in ("", "0")
 C = 10.0
-N_DRAWS = 10
+N_DRAWS = 3 if QUICK else 10
 
 
 def datasets():
@@ -63,6 +61,8 @@ def datasets():
         out[f"digits_{a}v{b}"] = (digits.data[mask], (digits.target[mask] == b).astype(int))
     bc = load_breast_cancer()
     out["breast_cancer"] = (bc.data, bc.target)
+    if QUICK:
+        out = {name: out[name] for name in ("moons", "digits_3v8")}
     return out
 
 
@@ -187,7 +187,6 @@ def run_accuracy():
                       "accuracy = mean over the label draws on the held-out 30%, accuracy_std "
                       "its standard deviation over draws (ddof=1); cpu_s = process CPU time of "
                       "all draws (wall time is the median column).",
-                write=not QUICK,
             )
             peers = [label for label, lib, _ in models if lib != "skstoch"]
             ours = [label for label, lib, _ in models if lib == "skstoch"]
@@ -233,13 +232,10 @@ def write_summary(summary):
                   "(per-setting tables: s3vm_accuracy_<setting>.md)."]
     text = "\n".join(lines) + "\n"
     print(text)
-    if not QUICK:
-        out = Path(__file__).resolve().parent / "results"
-        (out / "s3vm_accuracy_summary.md").write_text(text)
-        payload = {"name": "s3vm_accuracy_summary",
-                   "problem": f"paired comparison with the best peer over {N_DRAWS} label draws",
-                   "notes": lines[2], "summary": summary}
-        (out / "s3vm_accuracy_summary.json").write_text(json.dumps(payload, indent=2))
+    payload = {"name": "s3vm_accuracy_summary",
+               "problem": f"paired comparison with the best peer over {N_DRAWS} label draws",
+               "notes": lines[2], "summary": summary}
+    write_results(payload["name"], payload, text)
 
 
 def peak_memory_mb(fit):
@@ -296,7 +292,6 @@ def run_scaling():
               "Not run: LabelSpreading rbf beyond 1e4 (dense n x n kernel: 80 GB at 1e5), "
               "SelfTraining(SVC) beyond 1e4 (SVC with probability=True refitted on a growing "
               "labeled set: quadratic or worse), LabelSpreading knn beyond 1e5.",
-        write=not QUICK,
     )
 
 
@@ -317,6 +312,7 @@ def run_diagnostics():
              "`inside margin` = fraction of training rows with |f| < 1; 7-NN purity.", "",
              "| dataset | full-label SVC test acc | rows inside margin | 7-NN purity |",
              "|---|---|---|---|"]
+    rows = []
     for name, (X, y) in datasets().items():
         X = StandardScaler().fit_transform(X)
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
@@ -325,11 +321,12 @@ def run_diagnostics():
         nn = NearestNeighbors(n_neighbors=8).fit(Xtr).kneighbors(Xtr, return_distance=False)
         purity = float(np.mean(ytr[nn[:, 1:]] == ytr[:, None]))
         lines.append(f"| {name} | {svc.score(Xte, yte):.3f} | {inside:.3f} | {purity:.3f} |")
-    lines += ["", "Run: `PYTHONPATH=. python benchmarks/bench_s3vm.py diagnostics`"]
+        rows.append({"dataset": name, "full_label_svc_test_accuracy": svc.score(Xte, yte),
+                     "inside_margin": inside, "knn7_purity": purity})
+    payload = stamp({"name": "s3vm_diagnostics", "problem": lines[2], "rows": rows})
+    lines += ["", f"Run on {payload['date_utc']} with `{payload['command']}`."]
     print("\n".join(lines))
-    if not QUICK:
-        out = Path(__file__).resolve().parent / "results" / "s3vm_diagnostics.md"
-        out.write_text("\n".join(lines) + "\n")
+    write_results(payload["name"], payload, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 * fast tests: the getting-started page's Pipeline + GridSearchCV example passes under
   doctest; the API reference lists every public name; the benchmarks page generator renders
-  results files (the real ones and an adversarial one);
+  results files (the real ones, one section per family, and adversarial ones);
 * slow test (run in CI): ``sphinx -W --keep-going`` builds the site (examples in fast mode)
   without a warning, then headless chromium opens the built index page, the gallery index
   and the quick-tour example and confirms they render with their images loaded.
@@ -84,6 +84,7 @@ def test_user_guide_has_a_page_per_estimator_family():
 
 def test_benchmarks_page_renders_adversarial_results(tmp_path):
     page = _load_benchmarks_page()
+    harness = page.load_harness()
     results = tmp_path / "results"
     results.mkdir()
     payload = {
@@ -108,35 +109,53 @@ def test_benchmarks_page_renders_adversarial_results(tmp_path):
         ],
     }
     (results / "s3vm_odd.json").write_text(json.dumps(payload))
-    (results / "lonely.md").write_text("# lonely\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    # a markdown-only headline (tables, a heading, code spans, a list) and a non-headline file
+    (results / "s3vm_summary.md").write_text(
+        "# s3vm_summary\n\nSome `code`s and *stars* next to text.\n\n## part\n\n"
+        "| a | b |\n|---|---|\n| 1 | `x_y` |\n| 2 |\n\n- item one\n- item `two`\n")
+    (results / "s3vm_other.md").write_text("# other\n")
+    (results / "unclaimed.md").write_text("# not a family's file\n")
+    families = {"s3vm": harness.Family(
+        "S3VMClassifier", "bench_s3vm.py", "user_guide/s3vm", "peer_lib *one*",
+        headline=("s3vm_odd", "s3vm_summary", "s3vm_missing"), quick=("quick cmd",),
+        full=("full cmd",))}
     out = tmp_path / "generated"
-    assert page.generate(results, out) == 2
+    assert page.generate(results, out, families) == 3   # unclaimed.md is not a family's
     text = (out / "benchmark_results.rst.inc").read_text()
     assert (out / "timing_s3vm_odd.png").stat().st_size > 1000
     assert "S3VMClassifier" in text and "Test CPU" in text and "skipped" in text
     assert "python benchmarks/bench_s3vm.py accuracy" in text
-    assert "| a | b |" in text  # the markdown-only result, verbatim
+    assert "full cmd" in text and "quick cmd" in text
+    assert "s3vm_missing`` is missing" in text
+    assert ":download:`s3vm_other.md" in text and (out / "bench_s3vm_other.md").exists()
+    assert "unclaimed" not in text
+    # the markdown table became a list-table (no raw '|' row left)
+    assert "| a | b |" not in text and text.count(".. list-table::") == 2
     # the generated reStructuredText parses without a single docutils message
     docutils_core = pytest.importorskip("docutils.core")
     stream = io.StringIO()
-    body = text.replace(":doc:", "")  # a Sphinx role; plain docutils does not know it
+    # :doc: and :download: are Sphinx roles; plain docutils does not know them
+    body = text.replace(":doc:", "").replace(":download:", "")
     doctree = docutils_core.publish_doctree(body, settings_overrides={
         "report_level": 2, "halt_level": 5, "warning_stream": stream})
     assert stream.getvalue() == "", stream.getvalue()
-    assert "not a list" in doctree.astext() and "*bold*" in doctree.astext()
+    tree = doctree.astext()
+    assert "not a list" in tree and "*bold*" in tree and "*stars*" in tree
+    assert "x_y" in tree and "item two" in tree
 
 
 def test_benchmarks_page_renders_committed_results(tmp_path):
     page = _load_benchmarks_page()
     results = ROOT / "benchmarks" / "results"
-    n = page.generate(results, tmp_path)
-    expected = len(list(results.glob("*.json"))) if results.is_dir() else 0
-    assert n >= expected
+    stems = {p.stem for p in results.glob("*") if p.suffix in (".md", ".json")}
+    assert page.generate(results, tmp_path) == len(stems)   # every file belongs to a family
     text = (tmp_path / "benchmark_results.rst.inc").read_text()
-    for path in (results.glob("*.json") if results.is_dir() else []):
-        payload = json.loads(path.read_text())
-        name = payload.get("name", path.stem) if isinstance(payload, dict) else path.stem
-        assert name in text
+    for stem in stems:
+        assert stem in text
+    for family in page.load_harness().FAMILIES.values():
+        assert family.title in text
+        assert all(command in text for command in family.full + family.quick)
+    assert "is missing" not in text
 
 
 def test_plain_docstrings_escapes_text_but_not_literals_spanning_lines():

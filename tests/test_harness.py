@@ -32,3 +32,97 @@ def test_run_benchmark_ratios_and_skips(capsys):
     table = to_markdown(payload)
     assert "| fast | numpy |" in table and "skipped: peer not installed" in table
     assert payload["versions"]["numpy"] and payload["machine"]["cpu_count"]
+
+
+# -- the accessor, the writer, quick mode, and the families the docs page shows -----------
+
+import json  # noqa: E402
+import os  # noqa: E402
+import shlex  # noqa: E402
+import subprocess  # noqa: E402
+
+import pytest  # noqa: E402
+
+import _harness  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_history_column_prefers_objective_and_falls_back_to_old_names():
+    class Fitted:
+        history_ = {"loss_estimate": [3.0, 2.0], "time": [0.1, 0.2]}
+
+    assert _harness.history_column({"objective": [1.0], "loss": [9.0]}, "objective") == [1.0]
+    assert _harness.history_column({"snapshot_objective": [2.0], "loss_estimate": [3.0]},
+                                   "objective") == [2.0]
+    assert _harness.history_column(Fitted(), "objective") == [3.0, 2.0]
+    assert _harness.history_column({"loss": 0.5}, "objective") == 0.5       # a callback record
+    assert _harness.history_column([{"objective": [1]}, {"loss": [2]}], "objective") == [[1], [2]]
+    assert _harness.history_column(Fitted(), "time") == [0.1, 0.2]
+    assert _harness.history_column(Fitted(), "passes", default="none") == "none"
+
+
+def test_quick_mode_writes_outside_results(tmp_path, monkeypatch):
+    monkeypatch.setattr(_harness, "QUICK", True)
+    monkeypatch.setenv("SKSTOCH_BENCH_RESULTS", str(tmp_path / "quick"))
+    before = sorted(p.name for p in _harness.RESULTS_DIR.iterdir())
+    path = _harness.write_results("toy_table", {"name": "toy_table", "rows": [1]}, "# toy\n")
+    assert path == tmp_path / "quick" / "toy_table.json"
+    payload = json.loads(path.read_text())
+    assert payload["quick"] is True and payload["command"] and payload["date_utc"]
+    assert payload["versions"]["numpy"] and payload["machine"]["cpu_count"]
+    assert (tmp_path / "quick" / "toy_table.md").read_text() == "# toy\n"
+    assert sorted(p.name for p in _harness.RESULTS_DIR.iterdir()) == before
+    monkeypatch.setattr(_harness, "QUICK", False)
+    assert _harness.results_dir() == _harness.RESULTS_DIR
+
+
+def test_every_results_file_belongs_to_a_family_and_every_headline_exists():
+    results = _harness.RESULTS_DIR
+    stray = [p.name for p in results.iterdir() if _harness.family_of(p.stem) is None]
+    assert not stray, f"results files no family benchmark writes: {stray}"
+    scripts = {p.name for p in (ROOT / "benchmarks").glob("bench_*.py")}
+    assert scripts == {f.script for f in _harness.FAMILIES.values()}   # one script per family
+    for key, family in _harness.FAMILIES.items():
+        assert (ROOT / "doc" / f"{family.guide}.rst").exists(), family.guide
+        for stem in family.headline:
+            assert _harness.family_of(stem) == key
+            assert (results / f"{stem}.md").exists() or (results / f"{stem}.json").exists(), stem
+        for name in family.figures:
+            assert (results / name).exists(), name
+        for command in family.quick + family.full:
+            assert f"benchmarks/{family.script}" in command, command
+        assert all(c.startswith("SKSTOCH_BENCH_QUICK=1 ") for c in family.quick)
+
+
+def test_no_script_rewrites_a_private_module_constant():
+    for path in (ROOT / "benchmarks").rglob("*.py"):
+        text = path.read_text()
+        # an assignment to an attribute of an skstoch module (monkeypatching its internals)
+        assert "import skstoch.semi_supervised as" not in text, path.name
+        for line in text.splitlines():
+            stripped = line.strip()
+            assert not (stripped.startswith(("ss.", "_ss.", "skstoch.")) and "=" in stripped
+                        and "==" not in stripped), f"{path.name}: {stripped}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(_harness.FAMILIES))
+def test_family_benchmark_runs_in_quick_mode(family, tmp_path):
+    if os.environ.get("SKSTOCH_BENCH_SMOKE", "0") in ("", "0"):
+        pytest.skip("the quick benchmark runs take about a minute of CPU per family (several "
+                    "minutes of wall time on a loaded machine): set SKSTOCH_BENCH_SMOKE=1 "
+                    "(benchmarks/README.md)")
+    env = dict(os.environ, SKSTOCH_BENCH_RESULTS=str(tmp_path), MPLBACKEND="Agg")
+    for command in _harness.FAMILIES[family].quick:
+        words = shlex.split(command)     # VAR=value ... python benchmarks/<script> args
+        env.update(dict(w.split("=", 1) for w in words[:words.index("python")]))
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+        args = words[words.index("python") + 1:]
+        proc = subprocess.run([sys.executable] + args, cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=1800)
+        assert proc.returncode == 0, f"{command}\n{proc.stderr[-3000:]}"
+    written = list(tmp_path.glob(f"{family}_*.json"))
+    assert written, f"{family}: the quick run wrote no results file"
+    assert all(json.loads(p.read_text()).get("quick") for p in written
+               if isinstance(json.loads(p.read_text()), dict))

@@ -1,39 +1,43 @@
 """Sphinx extension: render ``benchmarks/results/`` into the benchmarks page at build time.
 
-Every ``results/<name>.json`` written by ``benchmarks/_harness.py`` becomes one section: the
-problem, a table (case, library, median/min/max time, ratio to the baseline, the metrics), a
-bar chart of the timings (drawn here with matplotlib), any image the benchmark saved itself
-(``results/<name>*.png|svg``), the library versions, the machine, the date and the command
-that reproduces it.  A ``.md`` result without a JSON twin is shown verbatim.  Sections are
-grouped by estimator (the first token of the file name).
+The page has one section per estimator family, in the order and with the content that
+``benchmarks/_harness.py`` declares in ``FAMILIES`` (script, user-guide page, peers, headline
+results, figures, quick and full commands):
 
-The output goes to ``doc/_generated/`` (not committed, excluded from the source scan) and is
-pulled into ``doc/benchmarks.rst`` with ``.. include::``, so the page never goes stale and is
-never edited by hand.
+* each headline result: a table (a ``results/<stem>.json`` written by the harness's
+  ``run_benchmark`` becomes a table of case, library, median/min/max time, ratio to the
+  baseline and the metrics, plus a bar chart of the timings; any other result is its ``.md``
+  twin with its markdown tables turned into reStructuredText tables), then the library
+  versions, the machine, the date and the command that wrote it;
+* the family's figures (images the benchmark saved in ``results/``);
+* the family's other current result files, as downloads;
+* the commands that reproduce every file of the family, and its quick check.
+
+Studies (``benchmarks/studies/``) are not rendered.  The output goes to ``doc/_generated/``
+(not committed, excluded from the source scan) and is pulled into ``doc/benchmarks.rst`` with
+``.. include::``, so the page never goes stale and is never edited by hand.
 """
+import importlib.util
 import json
 import re
 import shutil
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[1]
-RESULTS = DOC.parent / "benchmarks" / "results"
+BENCHMARKS = DOC.parent / "benchmarks"
+RESULTS = BENCHMARKS / "results"
 OUT = DOC / "_generated"
 INCLUDE = OUT / "benchmark_results.rst.inc"
 
-# first token of a results file name -> (section title, user-guide page or None)
-GROUPS = {
-    "cgvr": ("CGVRClassifier / CGVRRegressor", "user_guide/cgvr"),
-    "constrained": ("ConstrainedLasso", "user_guide/constrained_lasso"),
-    "lasso": ("ConstrainedLasso", "user_guide/constrained_lasso"),
-    "lmnn": ("LMNNMetric", "user_guide/lmnn"),
-    "ordinal": ("OrdinalEmbedding", "user_guide/ordinal_embedding"),
-    "s3gd": ("S3GDClassifier / S3GDRegressor", "user_guide/s3gd"),
-    "s3vm": ("S3VMClassifier", "user_guide/s3vm"),
-}
-IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg")
-
 _SPECIAL = re.compile(r"([\\`*_|<>\[\]])")
+
+
+def load_harness(path=BENCHMARKS / "_harness.py"):
+    """``benchmarks/_harness.py`` as a module (standard library only: no skstoch import)."""
+    spec = importlib.util.spec_from_file_location("_skstoch_bench_harness", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def rst_text(value):
@@ -41,9 +45,28 @@ def rst_text(value):
     characters escaped, no leading list/enumeration/directive marker."""
     text = " ".join(str(value).split())
     text = _SPECIAL.sub(r"\\\1", text)
+    return _guard_start(text)
+
+
+def _guard_start(text):
     if re.match(r"^([-+*#:.]|\d+[.)]|\.\.)", text):
         text = "\\" + text
     return text
+
+
+def md_inline(text):
+    """One line of markdown: `code` spans become literals, everything else is escaped."""
+    parts = " ".join(str(text).split()).split("`")
+    if len(parts) % 2 == 0:          # an unpaired backtick: no code spans
+        return rst_text(text)
+    out = []
+    for k, part in enumerate(parts):
+        if k % 2 == 0:
+            out.append(_SPECIAL.sub(r"\\\1", part))
+        elif part.strip():
+            # escaped spaces let a literal touch the text around it
+            out.append("\\ ``" + part.strip() + "``\\ ")
+    return _guard_start("".join(out).strip())
 
 
 def fmt(value):
@@ -58,13 +81,18 @@ def fmt(value):
     return rst_text(value)
 
 
-def group_of(name):
-    token = name.split("_", 1)[0].lower()
-    return token, GROUPS.get(token, (token, None))
-
-
 def heading(text, char):
     return [text, char * len(text), ""]
+
+
+def list_table(header, rows):
+    """A ``list-table`` directive (every row padded or cut to the header's width)."""
+    lines = [".. list-table::", "   :header-rows: 1", "   :class: benchmark-table", ""]
+    for cells in [header] + rows:
+        cells = (list(cells) + [""] * len(header))[:len(header)]
+        for i, cell in enumerate(cells):
+            lines.append((("   * - " if i == 0 else "     - ") + cell).rstrip())
+    return lines + [""]
 
 
 def results_table(payload):
@@ -75,29 +103,56 @@ def results_table(payload):
                 metric_names.append(key)
     header = ["case", "library", "median s", "min s", "max s", "ratio", "median CPU s",
               "load"] + metric_names
-    lines = [".. list-table::", "   :header-rows: 1", "   :class: benchmark-table", ""]
-
-    def row_lines(cells):
-        out = []
-        for i, cell in enumerate(cells):
-            prefix = "   * - " if i == 0 else "     - "
-            out.append((prefix + cell).rstrip())
-        return out
-
-    lines += row_lines([rst_text(h) for h in header])
+    rows = []
     for row in payload.get("results", []):
         if "skipped" in row:
-            cells = [fmt(row.get("label")), fmt(row.get("library")),
-                     "skipped: " + fmt(row["skipped"])] + [""] * (len(header) - 3)
-        else:
-            metrics = row.get("metrics", {}) or {}
-            cells = [fmt(row.get("label")), fmt(row.get("library")), fmt(row.get("median_s")),
+            rows.append([fmt(row.get("label")), fmt(row.get("library")),
+                         "skipped: " + fmt(row["skipped"])])
+            continue
+        metrics = row.get("metrics", {}) or {}
+        rows.append([fmt(row.get("label")), fmt(row.get("library")), fmt(row.get("median_s")),
                      fmt(row.get("min_s")), fmt(row.get("max_s")),
                      fmt(row.get("ratio_to_baseline")), fmt(row.get("median_cpu_s")),
-                     fmt(row.get("load_average"))]
-            cells += [fmt(metrics.get(k)) for k in metric_names]
-        lines += row_lines(cells)
-    return lines + [""]
+                     fmt(row.get("load_average"))] + [fmt(metrics.get(k)) for k in metric_names])
+    return list_table([rst_text(h) for h in header], rows)
+
+
+def markdown_to_rst(text, *, skip_title=True):
+    """A results ``.md`` file as reStructuredText: ``|`` tables become list-tables, headings
+    bold lines, ``- `` items a bullet list, paragraphs escaped text with code spans."""
+    lines, out, i = text.splitlines(), [], 0
+    while i < len(lines):
+        line = lines[i].strip()
+        if line.startswith("|"):
+            block = []
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                block.append(lines[i].strip())
+                i += 1
+            cells = [[md_inline(c) for c in row.strip("|").split("|")] for row in block
+                     if not re.fullmatch(r"\|?[\s:|-]+\|?", row)]
+            if cells:
+                out += list_table(cells[0], cells[1:])
+            continue
+        i += 1
+        if not line:
+            continue
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            if not (skip_title and level == 1):
+                out += ["**" + rst_text(line.lstrip("#").strip()) + "**", ""]
+            continue
+        if line.startswith("- "):
+            out += ["- " + md_inline(line[2:])]
+            if i >= len(lines) or not lines[i].strip().startswith("- "):
+                out.append("")
+            continue
+        para = [line]
+        while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith(
+                ("|", "#", "- ")):
+            para.append(lines[i].strip())
+            i += 1
+        out += [md_inline(" ".join(para)), ""]
+    return out
 
 
 def timing_plot(payload, path):
@@ -142,107 +197,117 @@ def machine_line(machine):
     return rst_text(text)
 
 
-def json_section(path, payload, images, out):
-    name = payload.get("name", path.stem)
-    lines = heading(name, "~")
-    if not payload.get("results"):
-        # not written by the harness (e.g. a kernel before/after measurement): no table
-        lines += [f"Raw measurements, not a side-by-side run: ``benchmarks/results/{path.name}``.",
-                  ""]
-        for image in images:
-            lines += [f".. image:: /_generated/{image.name}", f"   :alt: {image.stem}", ""]
-        return lines
-    lines += [f"**Problem:** {rst_text(payload.get('problem', ''))}", ""]
-    lines += [f"Median of {fmt(payload.get('repeat'))} timed fits after "
-              f"{fmt(payload.get('warmup'))} warm-up fit(s); ratio = median / median of "
-              f"*{rst_text(payload.get('baseline'))}*.", ""]
-    lines += results_table(payload)
-    plot = out / f"timing_{path.stem}.png"
-    if timing_plot(payload, plot):
-        lines += [f".. image:: /_generated/{plot.name}", f"   :alt: fit times of {path.stem}", ""]
-    for image in images:
-        lines += [f".. image:: /_generated/{image.name}", f"   :alt: {image.stem}", ""]
+def provenance(payload):
+    """Versions, machine, date and command of one results file (what it records)."""
+    lines = []
     versions = payload.get("versions")
-    if isinstance(versions, dict):  # library versions (files written by the harness)
+    if isinstance(versions, dict):
         versions = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
+    if versions:
         lines += [f"**Versions:** {rst_text(versions)}", ""]
-    lines += [f"**Machine:** {machine_line(payload.get('machine'))}", ""]
-    lines += [f"**Run:** {rst_text(payload.get('date_utc', ''))} with", "",
-              ".. code-block:: bash", "", f"   {payload.get('command', '')}", ""]
-    if payload.get("notes"):
-        lines += [f"**Notes:** {rst_text(payload['notes'])}", ""]
+    if payload.get("machine"):
+        lines += [f"**Machine:** {machine_line(payload['machine'])}", ""]
+    if payload.get("command"):
+        lines += [f"**Run:** {rst_text(payload.get('date_utc', ''))} with", "",
+                  ".. code-block:: bash", "", f"   {payload['command']}", ""]
     return lines
 
 
-def markdown_section(path):
-    lines = heading(path.stem, "~")
-    lines += ["Shown as written by the benchmark (no JSON twin):", "", ".. code-block:: text", ""]
-    lines += ["   " + line if line.strip() else "" for line in path.read_text().splitlines()]
-    return lines + [""]
+def _read_json(path):
+    try:
+        payload = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RuntimeError(f"benchmark results file {path} is not valid JSON: {exc}") from exc
+    return payload if isinstance(payload, dict) else {}
 
 
-def generate(results=RESULTS, out=OUT):
-    """Write the include file; return the number of benchmark results rendered."""
+def headline_section(stem, results, out):
+    """One headline result: its table (harness payload or markdown twin) and provenance."""
+    path_json, path_md = results / f"{stem}.json", results / f"{stem}.md"
+    payload = _read_json(path_json) if path_json.exists() else {}
+    lines = heading(stem, "~")
+    if payload.get("results") and all("label" in r for r in payload["results"]) and any(
+            "median_s" in r for r in payload["results"]):
+        lines += [f"**Problem:** {rst_text(payload.get('problem', ''))}", ""]
+        lines += [f"Median of {fmt(payload.get('repeat'))} timed fits after "
+                  f"{fmt(payload.get('warmup'))} warm-up fit(s); ratio = median / median of "
+                  f"*{rst_text(payload.get('baseline'))}*.", ""]
+        lines += results_table(payload)
+        plot = out / f"timing_{stem}.png"
+        if timing_plot(payload, plot):
+            lines += [f".. image:: /_generated/{plot.name}", f"   :alt: fit times of {stem}", ""]
+        if payload.get("notes"):
+            lines += [f"**Notes:** {rst_text(payload['notes'])}", ""]
+    elif path_md.exists():
+        lines += markdown_to_rst(path_md.read_text())
+    else:
+        lines += [f"``benchmarks/results/{stem}`` is missing: run the family's command below.",
+                  ""]
+    return lines + provenance(payload)
+
+
+def family_section(key, family, results, out, family_of):
+    lines = heading(family.title, "-")
+    guide = f"User guide: :doc:`/{family.guide}`. " if (DOC / f"{family.guide}.rst").exists() \
+        else ""
+    lines += [f"{guide}Script: ``benchmarks/{family.script}``. Peers: "
+              f"{rst_text(family.peers)}.", ""]
+    for stem in family.headline:
+        lines += headline_section(stem, results, out)
+    for name in family.figures:
+        image = results / name
+        if image.exists():
+            target = out / f"bench_{name}"
+            shutil.copyfile(image, target)
+            lines += [f".. figure:: /_generated/{target.name}", f"   :alt: {image.stem}", "",
+                      f"   {rst_text(name)}", ""]
+    shown = set(family.headline)
+    others = sorted({p.stem for p in results.iterdir() if p.suffix in (".md", ".json")
+                     and family_of(p.stem) == key and p.stem not in shown}) \
+        if results.is_dir() else []
+    if others:
+        lines += [f"Other current results of this family ({len(others)} files, the same "
+                  "benchmark's other problems or targets):", ""]
+        for stem in others:
+            source = results / f"{stem}.md"
+            if not source.exists():
+                source = results / f"{stem}.json"
+            target = out / f"bench_{source.name}"
+            shutil.copyfile(source, target)
+            lines.append(f"- :download:`{source.name} </_generated/{target.name}>`")
+        lines.append("")
+    lines += ["Reproduce every file of this family (bench environment, quiet machine):", "",
+              ".. code-block:: bash", ""] + [f"   {c}" for c in family.full] + [""]
+    lines += ["Quick check that the benchmark runs end to end (small problems, nothing "
+              "written to ``results/``):", "", ".. code-block:: bash", ""]
+    lines += [f"   {c}" for c in family.quick] + [""]
+    return lines
+
+
+def generate(results=RESULTS, out=OUT, families=None):
+    """Write the include file; return the number of results files (stems) in ``results``
+    that belong to a family (and so are rendered or listed).  ``families`` defaults to
+    ``FAMILIES`` of ``benchmarks/_harness.py``."""
+    harness = load_harness()
+    families = harness.FAMILIES if families is None else families
+
+    def family_of(stem):
+        return harness.family_of(stem, families)
+
     out.mkdir(parents=True, exist_ok=True)
     for pattern in ("bench_*", "timing_*"):
         for old in out.glob(pattern):
             old.unlink()
-    files = sorted(results.glob("*.json")) if results.is_dir() else []
-    md_only = [p for p in sorted(results.glob("*.md")) if not p.with_suffix(".json").exists()
-               and p.name.lower() != "readme.md"] if results.is_dir() else []
-    images = [p for p in sorted(results.iterdir()) if p.suffix.lower() in IMAGE_SUFFIXES] \
-        if results.is_dir() else []
-    used_images = set()
-    groups = {}
-    for path in files + md_only:
-        token, _ = group_of(path.stem)
-        groups.setdefault(token, []).append(path)
-    for image in images:
-        groups.setdefault(group_of(image.stem)[0], [])
-
     lines = []
-    if not groups:
-        lines += ["No benchmark results are committed yet: run a ``benchmarks/bench_*.py`` "
-                  "script (see ``benchmarks/README.md``).", ""]
-    for token in sorted(groups):
-        title, page = group_of(token)[1]
-        lines += heading(title, "-")
-        if page and (DOC / f"{page}.rst").exists():
-            lines += [f"User guide: :doc:`/{page}`.", ""]
-        for path in groups[token]:
-            if path.suffix == ".json":
-                try:
-                    payload = json.loads(path.read_text())
-                except (OSError, ValueError) as exc:
-                    raise RuntimeError(f"benchmark results file {path} is not valid JSON: "
-                                       f"{exc}") from exc
-                if not isinstance(payload, dict):
-                    # raw records (a list) written by a study script, not by the harness
-                    payload = {"name": path.stem}
-                own = [p for p in images if p.stem.startswith(path.stem)]
-                copied = []
-                for image in own:
-                    target = out / f"bench_{image.name}"
-                    shutil.copyfile(image, target)
-                    copied.append(target)
-                    used_images.add(image)
-                lines += json_section(path, payload, copied, out)
-            else:
-                lines += markdown_section(path)
-        group_images = [p for p in images if group_of(p.stem)[0] == token and p not in used_images]
-        if group_images:
-            lines += heading(f"{title}: figures", "~")
-            for image in group_images:
-                target = out / f"bench_{image.name}"
-                shutil.copyfile(image, target)
-                used_images.add(image)
-                lines += [f".. figure:: /_generated/{target.name}", f"   :alt: {image.stem}",
-                          "", f"   {rst_text(image.name)}", ""]
+    for key, family in families.items():
+        lines += family_section(key, family, results, out, family_of)
     include = out / INCLUDE.name
     new = "\n".join(lines) + "\n"
     if not include.exists() or include.read_text() != new:
         include.write_text(new)
-    return len(files) + len(md_only)
+    stems = {p.stem for p in results.glob("*") if p.suffix in (".md", ".json")} \
+        if results.is_dir() else set()
+    return len({s for s in stems if family_of(s)})
 
 
 def _on_builder_inited(app):
@@ -251,4 +316,4 @@ def _on_builder_inited(app):
 
 def setup(app):
     app.connect("builder-inited", _on_builder_inited)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}
