@@ -157,7 +157,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         The triplets (anchor, target neighbour, impostor) of the last epoch.
     classes_ : ndarray
     n_iter_ : int
-        Stochastic gradient calls used.
+        Stochastic gradient calls used (the last ``history_["iteration"]``; Epro-ORDA's
+        epochs make ``T_k + 1`` calls).
     max_iter_ : int
         The budget T used (``max_iter``, or its value under 'auto').
     n_projections_ : int
@@ -171,10 +172,18 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     eta0_ : float
         The step size used for the first epoch.
     objective_ : float
-        Objective (Eq. 21) at ``metric_`` on ``triplets_``.
+        Objective (Eq. 21) at ``metric_`` on ``triplets_`` (exact, or the sample estimate
+        described under ``history_``).
     history_ : dict of ndarray
-        One record per epoch (checkpoint for 'sgd'/'oneproj'): objective, step size,
-        epoch length, gradient calls, relative change, time, ...
+        One record per epoch (checkpoint at the same gradient counts for 'sgd'/'oneproj'):
+        ``objective``, Eq. (21) at the projected epoch output ('oneproj': the projected
+        running average) on the current triplet table, exact for the 'knn' recipe and for
+        tables of at most 16,384 triplets, else estimated with the hinge mean on a fixed
+        random sample of 16,384 of them; ``iteration`` and ``n_gradients``, the
+        stochastic gradient calls used so far (``n_iter_`` is the last); ``step_size``
+        (the epoch's step, or the baselines' step at the checkpoint); ``epoch``,
+        ``epoch_length``, ``relative_change`` (of the recorded matrix, tested against
+        ``tol``) and ``time`` (seconds since the fit started).
     seed_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of str

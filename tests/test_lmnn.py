@@ -466,6 +466,19 @@ def test_projection_counts(use_full_budget):
     assert one.n_projections_ == 1 and one.n_iter_ == T
 
 
+@pytest.mark.parametrize("solver", ["epro_sgd", "epro_orda", "sgd", "oneproj"])
+def test_history_iteration_counts_gradient_calls(solver):
+    """history_["iteration"] is the number of stochastic gradient calls at each record
+    (epoch lengths, plus one call per ORDA epoch), and n_iter_ is its last value."""
+    X, y = _noisy_blobs(n=60)
+    est = LMNNMetric(solver=solver, max_iter=300, tol=0, random_state=0).fit(X, y)
+    h = est.history_
+    extra = 1 if solver == "epro_orda" else 0
+    np.testing.assert_array_equal(h["iteration"], np.cumsum(h["epoch_length"] + extra))
+    np.testing.assert_array_equal(h["iteration"], h["n_gradients"])
+    assert h["iteration"][-1] == est.n_iter_ == est.max_iter_ == 300   # use_full_budget
+
+
 @pytest.mark.parametrize("strategy", ["knn", "random"])
 def test_learned_metric_beats_euclidean_knn_on_noisy_features(strategy):
     X, y = _noisy_blobs(n=300, seed=1)
@@ -578,7 +591,8 @@ def test_callback_history_and_verbose(capsys):
     est = LMNNMetric(max_iter=2000, callback=callback, verbose=1, random_state=0).fit(X, y)
     assert len(seen) == 2 and est.n_epochs_ == 2
     assert seen[0]["x"].shape == (15, 15)
-    for key in ("objective", "step_size", "time", "n_gradients", "relative_change"):
+    for key in ("objective", "step_size", "time", "iteration", "n_gradients",
+                "relative_change"):
         assert key in est.history_
     assert est.history_["step_size"][1] == pytest.approx(est.history_["step_size"][0] / 2)
     assert "LMNNMetric(solver='epro_sgd')" in capsys.readouterr().out

@@ -155,7 +155,8 @@ def _solve_epro(run, A0, eta0, monitor):
         A0, run_epoch, lambda A: project_psd(A, p.epsilon)[0], budget=p.max_iter,
         first_epoch_length=_first_length(p), eta0=eta0,
         step_decay=np.sqrt(2.0) if orda else 2.0, monitor=monitor, objective=run.objective,
-        tol=p.tol, use_full_budget=p.use_full_budget, extra_per_epoch=1 if orda else 0)
+        tol=p.tol, use_full_budget=p.use_full_budget, extra_per_epoch=1 if orda else 0,
+        record_iteration=True)
     result.criterion_name = "relative change of A"
     return result
 
@@ -208,7 +209,7 @@ def _averaged_checkpoints(x0, run_chunk, lengths, *, output, objective, step_siz
         change = relative_change(current, previous)
         previous = current
         stop = monitor.record(x=current, epoch=k, step_size=step_size(used),
-                              epoch_length=n_steps, n_gradients=used,
+                              epoch_length=n_steps, n_gradients=used, iteration=used,
                               relative_change=change, objective=objective(current))
         if stop or change <= tol:
             break
