@@ -661,7 +661,6 @@ def run_orda(Tables tables, const double[:, ::1] x1, double[:, ::1] out, double[
     cdef Py_ssize_t i, n_act, total_active = 0, n_viol = 0
     cdef double theta_t, gamma_t, a_t, pen, tt
     cdef const double* px1
-    cdef double* bufs[6]
     cdef double* x
     cdef double* z
     cdef double* S
@@ -670,13 +669,15 @@ def run_orda(Tables tables, const double[:, ::1] x1, double[:, ::1] out, double[
     cdef double* ut
     cdef double* point
     _begin(tables, x1, out, u, counters, &rng_t, &rng_l)
-    for i in range(6):
-        bufs[i] = <double*>malloc(dd * sizeof(double))
-    if not (bufs[0] and bufs[1] and bufs[2] and bufs[3] and bufs[4] and bufs[5]):
-        for i in range(6):
-            free(bufs[i])
+    x = <double*>malloc(dd * sizeof(double))
+    z = <double*>malloc(dd * sizeof(double))
+    S = <double*>malloc(dd * sizeof(double))
+    G = <double*>malloc(dd * sizeof(double))
+    zero = <double*>malloc(dd * sizeof(double))
+    ut = <double*>malloc(dd * sizeof(double))
+    if x == NULL or z == NULL or S == NULL or G == NULL or zero == NULL or ut == NULL:
+        free(x); free(z); free(S); free(G); free(zero); free(ut)
         raise MemoryError()
-    x, z, S, G, zero, ut = bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5]
     px1 = &x1[0, 0]
     with nogil:
         for i in range(dd):
@@ -711,8 +712,7 @@ def run_orda(Tables tables, const double[:, ::1] x1, double[:, ::1] out, double[
             (&out[0, 0])[i] = x[i]
     counters[0] = rng_t.counter
     counters[1] = rng_l.counter
-    for i in range(6):
-        free(bufs[i])
+    free(x); free(z); free(S); free(G); free(zero); free(ut)
     return total_active, n_viol
 
 

@@ -52,17 +52,17 @@ class LMNNParams:
     triplet_strategy: str
     n_neighbors: int
     n_impostors: int
-    search_size: object
+    search_size: int | None
     c: float
     mu1: float
     mu2: float
     epsilon: float
     prior: str
-    eta0: object
+    eta0: float | None
     lam: float
     batch_size: int
     max_iter: int
-    first_epoch_length: object
+    first_epoch_length: int | None
     use_full_budget: bool
     orda_gradient_point: str
     tol: float
@@ -101,6 +101,8 @@ def solve(problem, params, monitor, state=None):
         the factor), ``prior``, ``triplets`` (the last table), ``objective``, ``eta0``,
         ``n_projections``, ``n_epochs``.
     """
+    if state is not None:
+        raise ValueError("LMNN's solvers keep no warm-start state; pass state=None.")
     X = problem.X
     d = X.shape[1]
     rng = np.random.default_rng(params.seed)
@@ -127,7 +129,8 @@ def solve(problem, params, monitor, state=None):
 
 
 def _first_length(params):
-    """Stochastic gradients of the first epoch (checkpoint): the initial table's size."""
+    """Stochastic gradients of the first epoch (checkpoint), for which the initial table
+    is searched."""
     if params.solver in EPRO_SOLVERS:
         return params.first_epoch_length or (16 if params.solver == "epro_orda" else 8)
     return _checkpoints(params.max_iter)[0]
