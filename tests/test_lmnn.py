@@ -15,7 +15,8 @@ from sklearn.preprocessing import StandardScaler
 
 from skstoch import LMNNMetric
 from skstoch._fast import _lmnn
-from skstoch.metric_learning import _SolverState
+from skstoch._solvers import _lmnn_triplets
+from skstoch._solvers import lmnn as driver
 from skstoch.utils._random_reference import ReferenceStream
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +44,17 @@ def _problem(seed=0, n=40, d=6, n_trip=60):
     prior = 0.5 * (prior + prior.T)
     u = rng.randn(d)
     return X, trip, np.ascontiguousarray(prior), A, u
+
+
+def _tables(X, trip, prior, c, mu1, mu2, lam, eps, batch, m, seed):
+    return _lmnn.Tables(X, trip, prior, c, mu1, mu2, lam, eps, batch, m, seed)
+
+
+def _objective(est, X, prior, layout=None):
+    """The driver's objective with the parameters ``est`` resolves (``est`` unfitted or
+    fitted)."""
+    params = est._resolve_params(X.shape, "knn", getattr(est, "seed_", 0))
+    return driver._Objective(X, prior, params, layout)
 
 
 def _ref_lanczos(A, u, m):
@@ -136,8 +148,8 @@ def test_epro_epoch_kernel_matches_numpy_reference(eps):
     avg = np.empty_like(A)
     u = u0.copy()
     counters = np.zeros(2, dtype=np.uint64)
-    n_active, n_viol = _lmnn.run_sgd(X, trip, prior, A, avg, u, counters, seed, 0, 0, eta, 0,
-                                     T, batch, c, mu1, mu2, lam, eps, 1.0, 8.0, m)
+    tables = _tables(X, trip, prior, c, mu1, mu2, lam, eps, batch, m, seed)
+    n_active, n_viol = _lmnn.run_sgd(tables, A, avg, u, counters, 0, eta, 0, T)
     ref_avg, ref_last = _ref_epro_epoch(X, trip, prior, A0.copy(), u0.copy(), seed, eta, T,
                                         batch, c, mu1, mu2, lam, eps, m)
     np.testing.assert_allclose(avg, ref_avg, rtol=1e-9, atol=1e-11)
@@ -156,8 +168,8 @@ def test_orda_kernel_matches_numpy_reference(at_u):
     out = np.empty_like(A0)
     u = u0.copy()
     counters = np.zeros(2, dtype=np.uint64)
-    _lmnn.run_orda(X, trip, prior, A0, out, u, counters, seed, 0, eta, T, batch, c, mu1, mu2,
-                   lam, eps, m, at_u)
+    tables = _tables(X, trip, prior, c, mu1, mu2, lam, eps, batch, m, seed)
+    _lmnn.run_orda(tables, A0, out, u, counters, eta, T, at_u)
     ref = _ref_orda(X, trip, prior, A0, u0.copy(), seed, eta, T, batch, c, mu1, mu2, lam, eps, m,
                     at_u=at_u)
     np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-11)
@@ -184,12 +196,63 @@ def test_sgd_kernel_projects_every_iteration():
     A = 0.5 * (A + A.T)
     u0 = u0 * 0 + 1.0
     avg = np.empty_like(A)
-    n_active, n_viol = _lmnn.run_sgd(X, trip, prior, A, avg, u0.copy(),
-                                     np.zeros(2, dtype=np.uint64), 3, 0, 1, 0.05, 0, 5, 2,
-                                     0.5, 0.0, 0.0, 1.0, eps, 1.0, 8.0, 4)
+    tables = _tables(X, trip, prior, 0.5, 0.0, 0.0, 1.0, eps, 2, 4, 3)
+    n_active, n_viol = _lmnn.run_sgd(tables, A, avg, u0.copy(), np.zeros(2, dtype=np.uint64),
+                                     1, 0.05, 0, 5)
     assert n_viol >= 1
     assert np.linalg.eigvalsh(A)[0] >= eps - 1e-10
     assert np.linalg.eigvalsh(avg)[0] >= eps - 1e-10  # average of feasible iterates
+
+
+def test_kernel_tables_validate_and_swap_triplets():
+    """The per-fit tables reject inconsistent shapes and modes; ``set_triplets`` makes the
+    next call read the new table exactly as tables built with it."""
+    X, trip, prior, A0, u0 = _problem(seed=6)
+    args = (0.5, 0.1, 0.02, 1.0, 1e-3, 3, 4, 5)
+    tables = _tables(X, trip, prior, *args)
+    counters = np.zeros(2, dtype=np.uint64)
+    avg = np.empty_like(A0)
+    with pytest.raises(ValueError, match="must be \\(d, d\\)"):
+        _lmnn.run_sgd(tables, A0[:3, :3].copy(), avg, u0.copy(), counters, 0, 0.1, 0, 2)
+    with pytest.raises(ValueError, match="u must be"):
+        _lmnn.run_sgd(tables, A0.copy(), avg, u0[:2].copy(), counters, 0, 0.1, 0, 2)
+    with pytest.raises(ValueError, match="unknown mode"):
+        _lmnn.run_sgd(tables, A0.copy(), avg, u0.copy(), counters, 3, 0.1, 0, 2)
+    with pytest.raises(ValueError, match="must be \\(d, d\\)"):
+        _lmnn.run_orda(tables, A0, np.empty((2, 2)), u0.copy(), counters, 0.1, 2)
+    with pytest.raises(ValueError, match="prior must be"):
+        _tables(X, trip, prior[:2, :2].copy(), *args)
+    with pytest.raises(ValueError, match="batch >= 1"):
+        _tables(X, trip, prior, 0.5, 0.1, 0.02, 1.0, 1e-3, 0, 4, 5)
+    with pytest.raises(ValueError, match="non-empty"):
+        tables.set_triplets(np.zeros((0, 3), dtype=np.int64))
+    other = np.ascontiguousarray(trip[::-1])
+    tables.set_triplets(other)
+    runs = []
+    for tb in (tables, _tables(X, other, prior, *args)):
+        A = A0.copy()
+        _lmnn.run_sgd(tb, A, avg, u0.copy(), np.zeros(2, dtype=np.uint64), 0, 0.1, 0, 6)
+        runs.append(A)
+    assert np.array_equal(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_kernel_state_is_the_iterate_eigenvector_and_counters(mode):
+    """A run split into two calls (carrying A, u, the counters and t0) is bitwise the run
+    of one call: the tables hold no state between calls."""
+    X, trip, prior, A0, u0 = _problem(seed=7)
+    eps = 0.3 if mode == 1 else 1e-3
+    w, V = np.linalg.eigh(A0)
+    A0 = np.ascontiguousarray((V * np.maximum(w, eps)) @ V.T)
+    A0 = 0.5 * (A0 + A0.T)
+    tables = _tables(X, trip, prior, 0.5, 0.1, 0.02, 1.0, eps, 3, 4, 9)
+    whole, u, counters = A0.copy(), u0.copy(), np.zeros(2, dtype=np.uint64)
+    _lmnn.run_sgd(tables, whole, np.empty_like(A0), u, counters, mode, 0.05, 0, 10, 0.3)
+    split, u2, counters2 = A0.copy(), u0.copy(), np.zeros(2, dtype=np.uint64)
+    for t0, n in ((0, 4), (4, 6)):
+        _lmnn.run_sgd(tables, split, np.empty_like(A0), u2, counters2, mode, 0.05, t0, n, 0.3)
+    assert np.array_equal(whole, split) and np.array_equal(u, u2)
+    assert np.array_equal(counters, counters2)
 
 
 def test_lanczos_estimate_tracks_lambda_min():
@@ -199,9 +262,9 @@ def test_lanczos_estimate_tracks_lambda_min():
     lmin = np.linalg.eigvalsh(A0)[0]
     for eps, expected in [(lmin + 1e-6, 1), (lmin - 1e-6, 0)]:
         A = A0.copy()
-        _, n_viol = _lmnn.run_sgd(X, trip, prior, A, np.empty_like(A), u0.copy(),
-                                  np.zeros(2, dtype=np.uint64), 0, 0, 0, 1e-12, 0, 1, 1,
-                                  0.5, 0.0, 0.0, 1.0, eps, 1.0, 8.0, 6)
+        tables = _tables(X, trip, prior, 0.5, 0.0, 0.0, 1.0, eps, 1, 6, 0)
+        _, n_viol = _lmnn.run_sgd(tables, A, np.empty_like(A), u0.copy(),
+                                  np.zeros(2, dtype=np.uint64), 0, 1e-12, 0, 1)
         assert n_viol == expected
 
 
@@ -221,7 +284,7 @@ def test_objective_gradient_matches_finite_differences():
     is the derivative of the objective recorded in history_ (Eq. 21)."""
     X, trip, prior, A, _ = _problem(seed=5)
     est = LMNNMetric(c=0.4, mu1=0.3, mu2=0.05)
-    state = _SolverState(est, X, trip, prior, None)
+    objective = _objective(est, X, prior)
     a = X[trip[:, 0]] - X[trip[:, 1]]
     b = X[trip[:, 0]] - X[trip[:, 2]]
     active = (np.einsum("ij,jk,ik->i", a, A, a) - np.einsum("ij,jk,ik->i", b, A, b) + 1) > 0
@@ -235,8 +298,39 @@ def test_objective_gradient_matches_finite_differences():
         V = rng.randn(*A.shape)
         V = 0.5 * (V + V.T)
         h = 1e-6
-        fd = (state.objective(A + h * V) - state.objective(A - h * V)) / (2 * h)
+        fd = (objective(A + h * V, trip) - objective(A - h * V, trip)) / (2 * h)
         assert fd == pytest.approx(np.sum(G * V), rel=1e-5, abs=1e-8)
+
+
+def test_averaged_checkpoints_loop():
+    """The baselines' loop: chunks of the given lengths, the running mean of all iterates,
+    one record per chunk (iteration = gradient calls so far), ``before_chunk`` between
+    chunks, stop when the recorded point changes by at most tol."""
+    from skstoch._solvers import FitMonitor
+
+    def run_chunk(x, n_steps, t_done):       # iterates x_t = t: the chunk's mean, x advanced
+        assert x[0] == t_done
+        x += n_steps
+        return np.array([t_done + (n_steps - 1) / 2.0])
+
+    seen = []
+    monitor = FitMonitor("test")
+    result = driver._averaged_checkpoints(
+        np.zeros(1), run_chunk, [8, 16, 32, 40], output=lambda avg: avg + 1.0,
+        objective=lambda x: float(x[0]), step_size=lambda t: 1.0 / t, tol=0.0,
+        monitor=monitor, before_chunk=lambda point, n: seen.append((point[0], n)))
+    history = monitor.history()
+    assert result.n_iter == 96 and result.x[0] == pytest.approx(95 / 2.0)
+    assert result.extra["n_epochs"] == 4 and not result.converged
+    np.testing.assert_array_equal(history["n_gradients"], [8, 24, 56, 96])
+    np.testing.assert_allclose(history["objective"], [4.5, 12.5, 28.5, 48.5])
+    assert seen == [(4.5, 16), (12.5, 32), (28.5, 40)]
+    monitor = FitMonitor("test")
+    stopped = driver._averaged_checkpoints(
+        np.zeros(1), run_chunk, [8, 16, 32], output=lambda avg: avg + 1.0,
+        objective=lambda x: 0.0, step_size=lambda t: 1.0, tol=2.0, monitor=monitor,
+        before_chunk=lambda point, n: None)
+    assert stopped.converged and stopped.n_iter == 24   # |13.5 - 5.5| / 5.5 <= 2
 
 
 # ----------------------------------------------------------------------------- searches
@@ -250,19 +344,15 @@ def _brute_impostors(X, y, anchors, cand, A, q):
 
 @pytest.mark.parametrize("small_search", [True, False])  # one chunked pass / per-class search
 def test_impostor_search_matches_brute_force(monkeypatch, small_search):
-    import skstoch.metric_learning as ml
-
-    monkeypatch.setattr(ml, "_SMALL_SEARCH", 1 << 30 if small_search else 0)
+    monkeypatch.setattr(_lmnn_triplets, "_SMALL_SEARCH", 1 << 30 if small_search else 0)
     X, y = _noisy_blobs(n=120, seed=3)
     est = LMNNMetric(n_neighbors=2, n_impostors=3, max_iter=64, random_state=0).fit(X, y)
     A = est.metric_
-    rng = np.random.default_rng(0)
     y_enc = np.searchsorted(est.classes_, y)
-    search = ml._Search(est, X, y_enc, np.bincount(y_enc), 3, rng)
-    assert search.exhaustive
-    pairs = est._target_pairs(X, y_enc, np.argsort(y_enc, kind="stable"),
-                              np.concatenate(([0], np.cumsum(np.bincount(y_enc)))), rng,
-                              search.pool)
+    params = est._resolve_params(X.shape, "knn", 0)
+    search = _lmnn_triplets.TripletSource(X, y_enc, params, np.random.default_rng(0))
+    assert search.exhaustive and search.refreshes and search.layout == (2, 3)
+    pairs = search.pairs
     # targets: the 2 nearest same-class points (Euclidean), never the point itself
     assert np.all(y[pairs[:, 0]] == y[pairs[:, 1]]) and np.all(pairs[:, 0] != pairs[:, 1])
     Dx = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=2)
@@ -270,7 +360,7 @@ def test_impostor_search_matches_brute_force(monkeypatch, small_search):
     np.fill_diagonal(Dx, np.inf)
     got_t = np.sort(Dx[pairs[:, 0], pairs[:, 1]].reshape(-1, 2), axis=1)
     np.testing.assert_allclose(got_t, np.sort(Dx, axis=1)[pairs[::2, 0], :2], rtol=1e-9)
-    trip = search.knn_triplets(pairs, A, 10)
+    trip = search.table(A, 10)
     assert np.all(y[trip[:, 0]] != y[trip[:, 2]])
     anchors = trip[::6, 0]
     imp = trip[:, 2].reshape(-1, 6)[:, :3]     # the 3 impostors of the anchor's first pair
@@ -285,8 +375,6 @@ def test_select_ksmallest_kernel_matches_numpy(q):
     """The selection kernel against a stable numpy argsort of the masked distances: same
     columns in the same order (ties, here exact duplicate rows, broken by the lower
     column), labels and self-exclusion respected; too few admissible columns is reported."""
-    from skstoch.metric_learning import _blocked_ksmallest
-
     rng = np.random.default_rng(q)
     Zc = rng.normal(size=(60, 4))
     Zc[30:40] = Zc[:10]  # exact duplicates: ties
@@ -301,8 +389,8 @@ def test_select_ksmallest_kernel_matches_numpy(q):
         if labels:
             Dm[yq[:, None] == yc[None, :]] = np.inf
         Dm[np.arange(27), exclude] = np.inf
-        got = _blocked_ksmallest(Zq, Zc, q, yq if labels else None, yc if labels else None,
-                                 exclude)
+        got = _lmnn_triplets.blocked_ksmallest(Zq, Zc, q, yq if labels else None,
+                                               yc if labels else None, exclude)
         ref = np.argsort(Dm, axis=1, kind="stable")[:, :q]
         # distinct distances differ far beyond round-off; exact duplicates tie exactly
         np.testing.assert_array_equal(got, ref)
@@ -311,7 +399,7 @@ def test_select_ksmallest_kernel_matches_numpy(q):
                                    np.zeros(0, np.int64), np.zeros(0, np.int64), 3, out)
     assert found == 2 and out[0, 2] == -1
     with pytest.raises(RuntimeError, match="admissible"):
-        _blocked_ksmallest(Zq[:2], Zc[:2], 3)
+        _lmnn_triplets.blocked_ksmallest(Zq[:2], Zc[:2], 3)
 
 
 def test_bounded_search_on_large_data_and_auto_strategy():
@@ -335,17 +423,14 @@ def test_bounded_search_on_large_data_and_auto_strategy():
 
 
 def test_objective_sample_on_large_tables(monkeypatch):
-    import skstoch.metric_learning as ml
-
     X, y = _noisy_blobs(n=90, seed=6)
     m = LMNNMetric(max_iter=64, random_state=0).fit(X, y)
     A = np.eye(X.shape[1])  # many active triplets
-    state = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None)
-    exact = state.objective(A)
-    monkeypatch.setattr(ml, "_OBJECTIVE_SAMPLE", len(m.triplets_) // 3)
-    state = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None)
-    approx = state.objective(A)
-    assert approx == state.objective(A)  # the same sample while the table is unchanged
+    exact = _objective(m, X, m.prior_matrix_)(A, m.triplets_)
+    monkeypatch.setattr(driver, "_OBJECTIVE_SAMPLE", len(m.triplets_) // 3)
+    objective = _objective(m, X, m.prior_matrix_)
+    approx = objective(A, m.triplets_)
+    assert approx == objective(A, m.triplets_)  # the same sample while the table is unchanged
     assert approx != exact and abs(approx - exact) < 0.5 * exact
 
 
@@ -379,6 +464,19 @@ def test_projection_counts(use_full_budget):
     assert sgd.n_projections_ == sgd.n_iter_ == T
     one = LMNNMetric(solver="oneproj", **common).fit(X, y)
     assert one.n_projections_ == 1 and one.n_iter_ == T
+
+
+@pytest.mark.parametrize("solver", ["epro_sgd", "epro_orda", "sgd", "oneproj"])
+def test_history_iteration_counts_gradient_calls(solver):
+    """history_["iteration"] is the number of stochastic gradient calls at each record
+    (epoch lengths, plus one call per ORDA epoch), and n_iter_ is its last value."""
+    X, y = _noisy_blobs(n=60)
+    est = LMNNMetric(solver=solver, max_iter=300, tol=0, random_state=0).fit(X, y)
+    h = est.history_
+    extra = 1 if solver == "epro_orda" else 0
+    np.testing.assert_array_equal(h["iteration"], np.cumsum(h["epoch_length"] + extra))
+    np.testing.assert_array_equal(h["iteration"], h["n_gradients"])
+    assert h["iteration"][-1] == est.n_iter_ == est.max_iter_ == 300   # use_full_budget
 
 
 @pytest.mark.parametrize("strategy", ["knn", "random"])
@@ -493,7 +591,8 @@ def test_callback_history_and_verbose(capsys):
     est = LMNNMetric(max_iter=2000, callback=callback, verbose=1, random_state=0).fit(X, y)
     assert len(seen) == 2 and est.n_epochs_ == 2
     assert seen[0]["x"].shape == (15, 15)
-    for key in ("objective", "step_size", "time", "n_gradients", "relative_change"):
+    for key in ("objective", "step_size", "time", "iteration", "n_gradients",
+                "relative_change"):
         assert key in est.history_
     assert est.history_["step_size"][1] == pytest.approx(est.history_["step_size"][0] / 2)
     assert "LMNNMetric(solver='epro_sgd')" in capsys.readouterr().out
@@ -550,16 +649,15 @@ def test_single_thread_blas_around_kernels(monkeypatch):
     call threading of d x d mat-vecs costs more than it saves); the limit is restored after
     the fit and does not change the result."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
-    import skstoch.metric_learning as ml
 
     X, y = _noisy_blobs(n=60)
     ref = LMNNMetric(max_iter=64, random_state=0).fit(X, y)
     before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
-    monkeypatch.setattr(ml, "_SINGLE_THREAD_BLAS_FROM", 1)
+    monkeypatch.setattr(driver, "_SINGLE_THREAD_BLAS_FROM", 1)
     m = LMNNMetric(max_iter=64, random_state=0).fit(X, y)
     assert np.array_equal(m.metric_, ref.metric_)
     assert [lib["num_threads"] for lib in threadpoolctl.threadpool_info()] == before
-    with ml._kernel_blas_threads(X.shape[1]):
+    with driver._kernel_blas_threads(X.shape[1]):
         inside = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
                   if lib["user_api"] == "blas"]
     assert inside and all(t == 1 for t in inside)
@@ -593,16 +691,14 @@ def test_knn_table_refreshed_only_after_enough_draws(monkeypatch):
     since the last search drew about one triplet per anchor (n_anchors / batch_size steps):
     with n=300, batch 8 (>= 38 steps) and epochs 8, 16, 32, 64, ... the searches happen after
     epochs 3 (8+16+32=56 steps), 4 and 5, not after epochs 1 and 2."""
-    from skstoch import metric_learning
-
     calls = []
-    original = metric_learning._Search.knn_triplets
+    original = _lmnn_triplets.TripletSource._knn_triplets
 
-    def counting(self, pairs, A, n_steps, mapped=None):
+    def counting(self, A, n_steps, mapped=None):
         calls.append(n_steps)
-        return original(self, pairs, A, n_steps, mapped)
+        return original(self, A, n_steps, mapped)
 
-    monkeypatch.setattr(metric_learning._Search, "knn_triplets", counting)
+    monkeypatch.setattr(_lmnn_triplets.TripletSource, "_knn_triplets", counting)
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0, max_iter=504, use_full_budget=False,
                      triplet_strategy="knn", batch_size=8).fit(X, y)
@@ -648,22 +744,18 @@ def test_grouped_objective_equals_expanded_table(monkeypatch):
     """The 'knn' objective computed from the table's structure (each distance once, exact on
     the whole table) equals the expanded per-triplet hinge, for exhaustive and bounded
     searches (where only the rows used are mapped)."""
-    import skstoch.metric_learning as ml
-
-    monkeypatch.setattr(ml, "_OBJECTIVE_SAMPLE", 1 << 30)
+    monkeypatch.setattr(driver, "_OBJECTIVE_SAMPLE", 1 << 30)
     for n, size in ((120, 8192), (600, 128)):
         X, y = _noisy_blobs(n=n, seed=7)
         m = LMNNMetric(max_iter=100, random_state=0, triplet_strategy="knn",
                        search_size=size).fit(X, y)
         assert m.n_impostors_ == 10
+        grouped = _objective(m, X, m.prior_matrix_, layout=(3, 10))
+        expanded = _objective(m, X, m.prior_matrix_)
         for A in (np.eye(X.shape[1]), m.metric_):
-            grouped = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None,
-                                      layout=(3, 10))
-            expanded = ml._SolverState(m, X, m.triplets_, m.prior_matrix_, None)
-            assert expanded.layout is None
-            np.testing.assert_allclose(grouped.objective(A), expanded.objective(A),
+            np.testing.assert_allclose(grouped(A, m.triplets_), expanded(A, m.triplets_),
                                        rtol=1e-12)
-        assert m.objective_ == pytest.approx(expanded.objective(m.metric_), rel=1e-12)
+        assert m.objective_ == pytest.approx(expanded(m.metric_, m.triplets_), rel=1e-12)
 
 
 def test_auto_step_is_exact_table_mean_for_knn():

@@ -120,9 +120,9 @@ def _small_working_memory(monkeypatch):
     (64 MB by default, like scikit-learn's ``working_memory``); at these test sizes a whole
     n x n block fits under that cap.  A 1 MB cap makes an n x n term visible, so the test
     checks the design (memory O(block x n)), not the size of the default cap."""
-    import skstoch.metric_learning as ml
+    from skstoch._solvers import _lmnn_triplets
 
-    monkeypatch.setattr(ml, "_WORKING_MEMORY_MB", 1)
+    monkeypatch.setattr(_lmnn_triplets, "_WORKING_MEMORY_MB", 1)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -10,6 +10,10 @@ warm-started from the previous eigenvector estimate (O(m d^2), m = ``lanczos_ste
 full eigendecomposition; the per-iteration projection of the 'sgd' baseline calls LAPACK
 ``dsyevr`` (eigenpairs below eps only) and corrects A by a rank-r update.
 
+The per-fit tables (data, triplet table, prior, hyper-parameters, generator key, workspaces)
+are one :class:`Tables` object built once per fit; ``run_sgd`` / ``run_orda`` take it with the
+iterate and the solver state (eigenvector estimate, RNG counters), which they update.
+
 LAPACK is reached through scipy's ``cython_lapack`` capsules at import time (no compile-time
 dependency on scipy's .pxd files).  Python validates every triplet index before a kernel sees it.
 """
@@ -83,13 +87,6 @@ cdef inline void _matvec(const double* A, const double* v, double* out,
     cdef int n = <int>d, one = 1
     cdef double alpha = 1.0, beta = 0.0
     _dgemv(&trans, &n, &n, &alpha, <double*>A, &n, <double*>v, &one, &beta, out, &one)
-
-
-cdef inline double _quad(const double* A, const double* v, double* tmp,
-                         Py_ssize_t d) noexcept nogil:
-    """v' A v."""
-    _matvec(A, v, tmp, d)
-    return _dot(v, tmp, d)
 
 
 cdef inline void _diff(const double* X, Py_ssize_t d, Py_ssize_t i, Py_ssize_t j,
@@ -273,7 +270,6 @@ cdef struct Problem:
 cdef struct Work:
     double* pos     # batch x d (x1 - x2 of active triplets)
     double* neg     # batch x d (x1 - x3 of active triplets)
-    double* tmp     # d
     double* dif     # batch x d (pos - neg of every drawn triplet)
     double* sm      # batch x d (pos + neg of every drawn triplet)
     double* ys      # batch x d (A sm)
@@ -361,7 +357,6 @@ cdef void _gradient_step(Problem* pb, double* A, const double* src, Work* wk,
 cdef void _work_null(Work* wk) noexcept nogil:
     wk.pos = NULL
     wk.neg = NULL
-    wk.tmp = NULL
     wk.dif = NULL
     wk.sm = NULL
     wk.ys = NULL
@@ -370,11 +365,10 @@ cdef void _work_null(Work* wk) noexcept nogil:
 cdef int _work_alloc(Work* wk, Py_ssize_t batch, Py_ssize_t d) noexcept nogil:
     wk.pos = <double*>malloc(batch * d * sizeof(double))
     wk.neg = <double*>malloc(batch * d * sizeof(double))
-    wk.tmp = <double*>malloc(d * sizeof(double))
     wk.dif = <double*>malloc(batch * d * sizeof(double))
     wk.sm = <double*>malloc(batch * d * sizeof(double))
     wk.ys = <double*>malloc(batch * d * sizeof(double))
-    if (wk.pos == NULL or wk.neg == NULL or wk.tmp == NULL or wk.dif == NULL
+    if (wk.pos == NULL or wk.neg == NULL or wk.dif == NULL
             or wk.sm == NULL or wk.ys == NULL):
         return -1
     return 0
@@ -383,15 +377,49 @@ cdef int _work_alloc(Work* wk, Py_ssize_t batch, Py_ssize_t d) noexcept nogil:
 cdef void _work_free(Work* wk) noexcept nogil:
     free(wk.pos)
     free(wk.neg)
-    free(wk.tmp)
     free(wk.dif)
     free(wk.sm)
     free(wk.ys)
 
 
-cdef int _project_in_place(double* A, Py_ssize_t d, double eps, double* acopy, double* w,
-                           double* z, int* isuppz, double* work, int lwork, int* iwork,
-                           int liwork) noexcept nogil:
+# LAPACK dsyevr workspace of the per-iteration projection (mode MODE_SGD only)
+cdef struct Projection:
+    double* acopy   # d x d
+    double* w       # d
+    double* z       # d x d
+    int* isuppz     # 2 d
+    double* work    # lwork
+    int* iwork      # liwork
+    int lwork
+    int liwork
+
+
+cdef int _projection_alloc(Projection* pj, Py_ssize_t d) noexcept nogil:
+    pj.lwork = 26 * <int>d + 64
+    pj.liwork = 10 * <int>d + 64
+    pj.acopy = <double*>malloc(d * d * sizeof(double))
+    pj.w = <double*>malloc(d * sizeof(double))
+    pj.z = <double*>malloc(d * d * sizeof(double))
+    pj.isuppz = <int*>malloc(2 * d * sizeof(int))
+    pj.work = <double*>malloc(pj.lwork * sizeof(double))
+    pj.iwork = <int*>malloc(pj.liwork * sizeof(int))
+    if (pj.acopy == NULL or pj.w == NULL or pj.z == NULL or pj.isuppz == NULL
+            or pj.work == NULL or pj.iwork == NULL):
+        return -1
+    return 0
+
+
+cdef void _projection_free(Projection* pj) noexcept nogil:
+    free(pj.acopy)
+    free(pj.w)
+    free(pj.z)
+    free(pj.isuppz)
+    free(pj.work)
+    free(pj.iwork)
+
+
+cdef int _project_in_place(double* A, Py_ssize_t d, double eps,
+                           Projection* pj) noexcept nogil:
     """Frobenius projection onto {A >= eps I}: LAPACK dsyevr finds the eigenpairs with
     eigenvalue <= eps (O(d^3) reduction) and A += sum_k (eps - w_k) z_k z_k'.
     Returns the number of corrected eigenpairs, or -1 on a LAPACK failure."""
@@ -401,10 +429,12 @@ cdef int _project_in_place(double* A, Py_ssize_t d, double eps, double* acopy, d
     cdef Py_ssize_t i, j, k
     cdef double gap, zi
     cdef double* row
+    cdef double* w = pj.w
+    cdef double* z = pj.z
     for i in range(d * d):
-        acopy[i] = A[i]
-    _dsyevr(&jobz, &rng_c, &uplo, &n, acopy, &lda, &vl, &vu, &il, &iu, &abstol, &m, w, z,
-            &ldz, isuppz, work, &lwork, iwork, &liwork, &info)
+        pj.acopy[i] = A[i]
+    _dsyevr(&jobz, &rng_c, &uplo, &n, pj.acopy, &lda, &vl, &vu, &il, &iu, &abstol, &m, w, z,
+            &ldz, pj.isuppz, pj.work, &pj.lwork, pj.iwork, &pj.liwork, &info)
     if info != 0:
         return -1
     for k in range(m):
@@ -420,22 +450,124 @@ cdef int _project_in_place(double* A, Py_ssize_t d, double eps, double* acopy, d
     return m
 
 
-def run_sgd(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
-            double[:, ::1] A, double[:, ::1] avg, double[::1] u, uint64_t[::1] counters,
-            uint64_t seed, uint64_t stream, int mode, double eta, int64_t t0,
-            int64_t n_steps, Py_ssize_t batch, double c, double mu1, double mu2, double lam,
-            double eps, double gamma, double decay, Py_ssize_t lanczos_steps):
-    """Run ``n_steps`` stochastic (proximal) subgradient steps on A in place.
+cdef class Tables:
+    """Per-fit tables of the LMNN kernels, built once per fit: the data, the current triplet
+    table, the prior matrix, the hyper-parameters of Eq. (21), the counter-based generator's
+    key and the workspaces of the stochastic gradient and of the Lanczos check (allocated
+    once, reused by every :func:`run_sgd` / :func:`run_orda` call).
 
     Parameters
     ----------
     X : (n, d) float64, C-contiguous
-    triplets : (N, 3) int64, indices into X (validated by the caller)
+    triplets : (N, 3) int64, indices into X (validated by the caller; see ``set_triplets``)
     prior : (d, d) float64 or None
+    c, mu1, mu2, lam, eps : float
+        Hinge weight, Frobenius and off-diagonal l1 weights, penalty multiplier and
+        eigenvalue bound of Eq. (21) and the augmented objective.
+    batch : int
+        Triplets per stochastic gradient.
+    lanczos_steps : int
+        Lanczos steps of the per-iteration lambda_min estimate (at most d are used).
+    seed, stream : int
+        Key of the two random streams (triplet draws: 2 stream, Lanczos restarts:
+        2 stream + 1); their counters are the caller's state.
+    """
+    cdef Problem pb
+    cdef Work wk
+    cdef Lanczos lz
+    cdef const double[:, ::1] X
+    cdef const int64_t[:, ::1] triplets
+    cdef const double[:, ::1] prior
+    cdef readonly uint64_t seed, stream
+
+    def __cinit__(self, const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
+                  double c, double mu1, double mu2, double lam, double eps, Py_ssize_t batch,
+                  Py_ssize_t lanczos_steps, uint64_t seed, uint64_t stream=0):
+        cdef Py_ssize_t d = X.shape[1]
+        _work_null(&self.wk)
+        _lanczos_null(&self.lz)
+        if batch < 1 or lanczos_steps < 1 or X.shape[0] < 1 or d < 1:
+            raise ValueError("need a non-empty X, batch >= 1 and lanczos_steps >= 1")
+        self.X = X
+        self.pb.X = &X[0, 0]
+        self.pb.n = X.shape[0]
+        self.pb.d = d
+        self.pb.prior = NULL
+        if prior is not None:
+            self.prior = prior
+            if self.prior.shape[0] != d or self.prior.shape[1] != d:
+                raise ValueError("prior must be (d, d)")
+            self.pb.prior = &self.prior[0, 0]
+        self.pb.c = c
+        self.pb.mu1 = mu1
+        self.pb.mu2 = mu2
+        self.pb.lam = lam
+        self.pb.eps = eps
+        self.pb.batch = batch
+        self.seed = seed
+        self.stream = stream
+        self.set_triplets(triplets)
+        if _work_alloc(&self.wk, batch, d) != 0 or \
+                _lanczos_alloc(&self.lz, d, min(lanczos_steps, d)) != 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        _work_free(&self.wk)
+        _lanczos_free(&self.lz)
+
+    def set_triplets(self, const int64_t[:, ::1] triplets):
+        """Replace the triplet table (indices validated by the caller)."""
+        if triplets.shape[0] < 1 or triplets.shape[1] != 3:
+            raise ValueError("triplets must be a non-empty (N, 3) table")
+        self.triplets = triplets
+        self.pb.trip = &triplets[0, 0]
+        self.pb.n_trip = triplets.shape[0]
+
+
+cdef int _begin(Tables tb, const double[:, ::1] a, const double[:, ::1] b, double[::1] u,
+                uint64_t[::1] counters, rng_state* rng_t, rng_state* rng_l) except -1:
+    """Entry of run_sgd / run_orda: check the two (d, d) matrices, the eigenvector estimate
+    and the counters against the tables, and resume the triplet and Lanczos streams."""
+    cdef Py_ssize_t d = tb.pb.d
+    if a.shape[0] != d or a.shape[1] != d or b.shape[0] != d or b.shape[1] != d:
+        raise ValueError("the matrices must be (d, d)")
+    if u.shape[0] != d or counters.shape[0] != 2:
+        raise ValueError("u must be (d,) and counters (2,)")
+    rng_init(rng_t, tb.seed, 2 * tb.stream, counters[0])
+    rng_init(rng_l, tb.seed, 2 * tb.stream + 1, counters[1])
+    return 0
+
+
+cdef inline double _penalty(int mode, double lam, double eps, double theta, double gamma,
+                            Py_ssize_t* n_viol) noexcept nogil:
+    """Multiplier of -u u' in the gradient: lam [eps - theta]_+'s subgradient (MODE_EPRO) or
+    the derivative of gamma log(1 + exp(lam (eps - theta) / gamma)) (MODE_ONEPROJ)."""
+    cdef double arg
+    if mode == MODE_EPRO:
+        if eps - theta > 0.0:
+            n_viol[0] += 1
+            return lam
+        return 0.0
+    arg = lam * (eps - theta) / gamma
+    if arg > 0.0:
+        n_viol[0] += 1
+        return lam / (1.0 + exp(-arg))
+    return lam * exp(arg) / (1.0 + exp(arg))
+
+
+def run_sgd(Tables tables, double[:, ::1] A, double[:, ::1] avg, double[::1] u,
+            uint64_t[::1] counters, int mode, double eta, int64_t t0, int64_t n_steps,
+            double gamma=1.0, double decay=8.0):
+    """Run ``n_steps`` stochastic (proximal) subgradient steps on A in place.
+
+    Parameters
+    ----------
+    tables : Tables
     A : (d, d) float64, symmetric; start point on entry, last iterate x_{T+1} on exit.
     avg : (d, d) float64; on exit the mean of the iterates x_1..x_T (start included).
     u : (d,) float64; eigenvector estimate of lambda_min (warm start, updated).
-    counters : (2,) uint64; RNG counters of the triplet stream and the Lanczos stream.
+    counters : (2,) uint64; RNG counters of the triplet stream and the Lanczos stream
+        (updated).
     mode : 0 epro (step ``eta``, penalty lam [eps - lambda_min]_+), 1 sgd (projection every
         iteration, step eta / (1 + (t0 + t) / decay)), 2 oneproj (smoothed penalty with
         ``gamma``, same step rule as sgd).
@@ -449,132 +581,64 @@ def run_sgd(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
         Iterations whose Lanczos estimate of lambda_min was below eps (modes 0, 2) or whose
         projection changed A (mode 1).
     """
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
-    cdef Problem pb
-    cdef Work wk
-    cdef Lanczos lz
+    cdef Problem pb = tables.pb
+    cdef Work wk = tables.wk
+    cdef Lanczos lz = tables.lz
+    cdef Projection pj
     cdef rng_state rng_t, rng_l
-    cdef const double[:, ::1] prior_view
+    cdef Py_ssize_t d = pb.d
     cdef int64_t t
     cdef Py_ssize_t i, n_act, total_active = 0, n_viol = 0
-    cdef double step, theta, pen, arg
-    cdef double* acopy = NULL
-    cdef double* ew = NULL
-    cdef double* ez = NULL
-    cdef int* isuppz = NULL
-    cdef double* lwork = NULL
-    cdef int* iwork = NULL
-    cdef int lw = 26 * <int>d + 64, liw = 10 * <int>d + 64, status = 0
-    cdef bint has_prox = mu1 != 0.0 or mu2 != 0.0
+    cdef double step, pen
+    cdef int status = 0
+    cdef bint has_prox = pb.mu1 != 0.0 or pb.mu2 != 0.0
     cdef double* pavg
     cdef double* pA
-    if A.shape[0] != d or A.shape[1] != d or avg.shape[0] != d or avg.shape[1] != d:
-        raise ValueError("A and avg must be (d, d)")
-    if u.shape[0] != d or counters.shape[0] != 2 or triplets.shape[1] != 3:
-        raise ValueError("bad u, counters or triplets shape")
-    if triplets.shape[0] < 1 or batch < 1 or lanczos_steps < 1:
-        raise ValueError("need triplets, batch >= 1 and lanczos_steps >= 1")
-    pb.X = &X[0, 0]
-    pb.n = n
-    pb.d = d
-    pb.trip = &triplets[0, 0]
-    pb.n_trip = triplets.shape[0]
-    pb.prior = NULL
-    if prior is not None:
-        prior_view = prior
-        if prior_view.shape[0] != d or prior_view.shape[1] != d:
-            raise ValueError("prior must be (d, d)")
-        pb.prior = &prior_view[0, 0]
-    pb.c = c
-    pb.mu1 = mu1
-    pb.mu2 = mu2
-    pb.lam = lam
-    pb.eps = eps
-    pb.batch = batch
-    _work_null(&wk)
-    _lanczos_null(&lz)
-    rng_init(&rng_t, seed, 2 * stream, counters[0])
-    rng_init(&rng_l, seed, 2 * stream + 1, counters[1])
-    if _work_alloc(&wk, batch, d) != 0 or _lanczos_alloc(&lz, d, min(lanczos_steps, d)) != 0:
-        _work_free(&wk)
-        _lanczos_free(&lz)
+    if mode != MODE_EPRO and mode != MODE_SGD and mode != MODE_ONEPROJ:
+        raise ValueError(f"unknown mode {mode}")
+    _begin(tables, A, avg, u, counters, &rng_t, &rng_l)
+    if mode == MODE_SGD and _projection_alloc(&pj, d) != 0:
+        _projection_free(&pj)
         raise MemoryError()
-    if mode == MODE_SGD:
-        acopy = <double*>malloc(d * d * sizeof(double))
-        ew = <double*>malloc(d * sizeof(double))
-        ez = <double*>malloc(d * d * sizeof(double))
-        isuppz = <int*>malloc(2 * d * sizeof(int))
-        lwork = <double*>malloc(lw * sizeof(double))
-        iwork = <int*>malloc(liw * sizeof(int))
-        if (acopy == NULL or ew == NULL or ez == NULL or isuppz == NULL or lwork == NULL
-                or iwork == NULL):
-            status = -2
-    if status == 0:
-        pavg = &avg[0, 0]
-        pA = &A[0, 0]
-        with nogil:
+    pavg = &avg[0, 0]
+    pA = &A[0, 0]
+    with nogil:
+        for i in range(d * d):
+            pavg[i] = 0.0
+        for t in range(n_steps):
             for i in range(d * d):
-                pavg[i] = 0.0
-            for t in range(n_steps):
-                for i in range(d * d):
-                    pavg[i] += pA[i]
-                if mode == MODE_EPRO:
-                    step = eta
-                else:
-                    step = eta / (1.0 + (t0 + t) / decay)
-                pen = 0.0
-                if mode != MODE_SGD:
-                    theta = _lanczos_min(&A[0, 0], &u[0], &lz, &rng_l)
-                    if mode == MODE_EPRO:
-                        if eps - theta > 0.0:
-                            pen = lam
-                            n_viol += 1
-                    else:
-                        arg = lam * (eps - theta) / gamma
-                        if arg > 0.0:
-                            pen = lam / (1.0 + exp(-arg))
-                            n_viol += 1
-                        else:
-                            pen = lam * exp(arg) / (1.0 + exp(arg))
-                n_act = _active_batch(&pb, &A[0, 0], &wk, &rng_t)
-                total_active += n_act
-                _gradient_step(&pb, &A[0, 0], &A[0, 0], &wk, n_act, step, pen, &u[0],
-                               not has_prox)
-                if has_prox:
-                    _prox(&A[0, 0], d, step * mu1, step * mu2)   # mirrors A
-                if mode == MODE_SGD:
-                    status = _project_in_place(&A[0, 0], d, eps, acopy, ew, ez, isuppz,
-                                               lwork, lw, iwork, liw)
-                    if status < 0:
-                        break
-                    if status > 0:
-                        n_viol += 1
-                    status = 0
-            if n_steps > 0:
-                for i in range(d * d):
-                    pavg[i] /= n_steps
+                pavg[i] += pA[i]
+            step = eta if mode == MODE_EPRO else eta / (1.0 + (t0 + t) / decay)
+            pen = 0.0
+            if mode != MODE_SGD:
+                pen = _penalty(mode, pb.lam, pb.eps, _lanczos_min(pA, &u[0], &lz, &rng_l),
+                               gamma, &n_viol)
+            n_act = _active_batch(&pb, pA, &wk, &rng_t)
+            total_active += n_act
+            _gradient_step(&pb, pA, pA, &wk, n_act, step, pen, &u[0], not has_prox)
+            if has_prox:
+                _prox(pA, d, step * pb.mu1, step * pb.mu2)   # mirrors A
+            if mode == MODE_SGD:
+                status = _project_in_place(pA, d, pb.eps, &pj)
+                if status < 0:
+                    break
+                if status > 0:
+                    n_viol += 1
+                status = 0
+        if n_steps > 0:
+            for i in range(d * d):
+                pavg[i] /= n_steps
     counters[0] = rng_t.counter
     counters[1] = rng_l.counter
-    _work_free(&wk)
-    _lanczos_free(&lz)
-    free(acopy)
-    free(ew)
-    free(ez)
-    free(isuppz)
-    free(lwork)
-    free(iwork)
-    if status == -2:
-        raise MemoryError()
+    if mode == MODE_SGD:
+        _projection_free(&pj)
     if status < 0:
         raise np.linalg.LinAlgError("LAPACK dsyevr failed in the per-iteration projection")
     return total_active, n_viol
 
 
-def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
-             const double[:, ::1] x1, double[:, ::1] out, double[::1] u,
-             uint64_t[::1] counters, uint64_t seed, uint64_t stream, double eta,
-             int64_t n_steps, Py_ssize_t batch, double c, double mu1, double mu2, double lam,
-             double eps, Py_ssize_t lanczos_steps, bint at_u=False):
+def run_orda(Tables tables, const double[:, ::1] x1, double[:, ::1] out, double[::1] u,
+             uint64_t[::1] counters, double eta, int64_t n_steps, bint at_u=False):
     """ORDA (paper 001, Algorithm 2) on the augmented objective of Eq. (16) from x1, with
     T = ``n_steps`` (T + 1 stochastic gradient calls).  ``out`` receives x_{T+2}.
 
@@ -585,69 +649,40 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
     z_{t+1} = prox_{g/a_t}(x1 - gbar_t / a_t), a_t = 4 sqrt(t+1) / (t eta),
     x_{t+1} = prox_{g/gamma_t}(u_t - G_t / gamma_t).
 
-    Returns (n_active, n_violations) as :func:`run_sgd`.
+    ``u`` and ``counters`` are the state of :func:`run_sgd`.  Returns (n_active,
+    n_violations) as :func:`run_sgd`.
     """
-    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], dd
-    cdef Problem pb
-    cdef Work wk
-    cdef Lanczos lz
+    cdef Problem pb = tables.pb
+    cdef Work wk = tables.wk
+    cdef Lanczos lz = tables.lz
     cdef rng_state rng_t, rng_l
-    cdef const double[:, ::1] prior_view
+    cdef Py_ssize_t d = pb.d, dd = pb.d * pb.d
     cdef int64_t t
     cdef Py_ssize_t i, n_act, total_active = 0, n_viol = 0
-    cdef double theta_t, gamma_t, a_t, theta, pen, tt
-    cdef double* x = NULL
-    cdef double* z = NULL
-    cdef double* S = NULL
-    cdef double* G = NULL
-    cdef double* zero = NULL
-    cdef double* ut = NULL
+    cdef double theta_t, gamma_t, a_t, pen, tt
+    cdef const double* px1
+    cdef double* x
+    cdef double* z
+    cdef double* S
+    cdef double* G
+    cdef double* zero
+    cdef double* ut
     cdef double* point
-    if x1.shape[0] != d or x1.shape[1] != d or out.shape[0] != d or out.shape[1] != d:
-        raise ValueError("x1 and out must be (d, d)")
-    if u.shape[0] != d or counters.shape[0] != 2 or triplets.shape[1] != 3:
-        raise ValueError("bad u, counters or triplets shape")
-    if triplets.shape[0] < 1 or batch < 1 or lanczos_steps < 1:
-        raise ValueError("need triplets, batch >= 1 and lanczos_steps >= 1")
-    dd = d * d
-    pb.X = &X[0, 0]
-    pb.n = n
-    pb.d = d
-    pb.trip = &triplets[0, 0]
-    pb.n_trip = triplets.shape[0]
-    pb.prior = NULL
-    if prior is not None:
-        prior_view = prior
-        if prior_view.shape[0] != d or prior_view.shape[1] != d:
-            raise ValueError("prior must be (d, d)")
-        pb.prior = &prior_view[0, 0]
-    pb.c = c
-    pb.mu1 = mu1
-    pb.mu2 = mu2
-    pb.lam = lam
-    pb.eps = eps
-    pb.batch = batch
-    _work_null(&wk)
-    _lanczos_null(&lz)
-    rng_init(&rng_t, seed, 2 * stream, counters[0])
-    rng_init(&rng_l, seed, 2 * stream + 1, counters[1])
+    _begin(tables, x1, out, u, counters, &rng_t, &rng_l)
     x = <double*>malloc(dd * sizeof(double))
     z = <double*>malloc(dd * sizeof(double))
     S = <double*>malloc(dd * sizeof(double))
     G = <double*>malloc(dd * sizeof(double))
     zero = <double*>malloc(dd * sizeof(double))
     ut = <double*>malloc(dd * sizeof(double))
-    if (x == NULL or z == NULL or S == NULL or G == NULL or zero == NULL or ut == NULL
-            or _work_alloc(&wk, batch, d) != 0
-            or _lanczos_alloc(&lz, d, min(lanczos_steps, d)) != 0):
+    if x == NULL or z == NULL or S == NULL or G == NULL or zero == NULL or ut == NULL:
         free(x); free(z); free(S); free(G); free(zero); free(ut)
-        _work_free(&wk)
-        _lanczos_free(&lz)
         raise MemoryError()
+    px1 = &x1[0, 0]
     with nogil:
         for i in range(dd):
-            x[i] = (&x1[0, 0])[i]
-            z[i] = (&x1[0, 0])[i]
+            x[i] = px1[i]
+            z[i] = px1[i]
             S[i] = 0.0
             zero[i] = 0.0
         for t in range(1, n_steps + 2):
@@ -660,11 +695,8 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
                 ut[i] = (1.0 - theta_t) * x[i] + theta_t * z[i]
             point = ut if at_u else x
             # G_t at the gradient point (the gradient step from zero gives -G_t)
-            pen = 0.0
-            theta = _lanczos_min(point, &u[0], &lz, &rng_l)
-            if eps - theta > 0.0:
-                pen = lam
-                n_viol += 1
+            pen = _penalty(MODE_EPRO, pb.lam, pb.eps, _lanczos_min(point, &u[0], &lz, &rng_l),
+                           1.0, &n_viol)
             n_act = _active_batch(&pb, point, &wk, &rng_t)
             total_active += n_act
             _gradient_step(&pb, G, zero, &wk, n_act, 1.0, pen, &u[0], True)   # G = -G_t
@@ -673,16 +705,14 @@ def run_orda(const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
                 # x_{t+1} = prox_{g/gamma_t}(u_t - G_t / gamma_t)
                 x[i] = ut[i] + G[i] / gamma_t
                 # z_{t+1} = prox_{g/a_t}(x1 - gbar_t / a_t)
-                z[i] = (&x1[0, 0])[i] - (2.0 * S[i] / (tt * (tt + 1.0))) / a_t
-            _prox(x, d, mu1 / gamma_t, mu2 / gamma_t)
-            _prox(z, d, mu1 / a_t, mu2 / a_t)
+                z[i] = px1[i] - (2.0 * S[i] / (tt * (tt + 1.0))) / a_t
+            _prox(x, d, pb.mu1 / gamma_t, pb.mu2 / gamma_t)
+            _prox(z, d, pb.mu1 / a_t, pb.mu2 / a_t)
         for i in range(dd):
             (&out[0, 0])[i] = x[i]
     counters[0] = rng_t.counter
     counters[1] = rng_l.counter
     free(x); free(z); free(S); free(G); free(zero); free(ut)
-    _work_free(&wk)
-    _lanczos_free(&lz)
     return total_active, n_viol
 
 

@@ -28,7 +28,7 @@ def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_pe
 
 def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0,
                      step_decay, monitor, objective=None, tol=None, use_full_budget=False,
-                     extra_per_epoch=0):
+                     extra_per_epoch=0, record_iteration=False):
     """Run epoch-projection SGD.
 
     Parameters
@@ -56,6 +56,9 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
         Stop early when the projected point's relative change is <= tol.
     use_full_budget, extra_per_epoch
         See :func:`epoch_lengths`.
+    record_iteration : bool
+        Also record the stochastic gradient calls used so far as ``iteration`` (the unit of
+        the result's ``n_iter``, for estimators whose ``n_iter_`` counts gradient calls).
     """
     x = project(np.array(x0, dtype=np.float64, copy=True))
     eta = float(eta0)
@@ -81,6 +84,8 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
         x = x_new
         record = dict(epoch=epoch, step_size=eta, epoch_length=n_steps, n_gradients=used,
                       relative_change=change)
+        if record_iteration:
+            record["iteration"] = used
         if objective is not None:
             record["objective"] = objective(x)
         stop = monitor.record(x=x, **record)

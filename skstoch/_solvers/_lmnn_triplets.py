@@ -1,0 +1,319 @@
+"""Triplet tables of LMNNMetric: target pairs, impostor searches, the prior matrix and the
+automatic step (paper 001, section 4; Weinberger & Saul's k-NN recipe).
+
+A triplet (i, j, l) has j a target neighbour of i (same label) and l an impostor (another
+label).  :class:`TripletSource` draws the target pairs once per fit and hands out the
+table: fixed random impostors ('random', the paper's recipe) or the nearest impostors in
+the current metric, re-searched when the solver asks ('knn').  Every search is blocked
+(memory O(block x n_candidates)), never an n x n matrix.
+"""
+import numpy as np
+from sklearn.neighbors import NearestNeighbors
+
+from .._fast._lmnn import select_ksmallest
+
+# Rows per block when forming the prior matrix from pair differences (memory O(block d)).
+_BLOCK = 4096
+# Impostor searches with at most this many anchor x candidate distances run as one chunked
+# pass over all classes; larger ones as one NearestNeighbors search per class.
+_SMALL_SEARCH = 1 << 22
+# Working memory (MB) of the blocked distance pass.
+_WORKING_MEMORY_MB = 64
+# Triplets sampled to set the automatic step size.
+_N_SCALE_SAMPLES = 2000
+# eta0="auto" = _AUTO_FACTOR / (c s), s = mean squared length of triplet differences.
+_AUTO_FACTOR = 5.0
+
+
+class TripletSource:
+    """The target pairs and the triplet tables of one fit, bounded by ``search_size``.
+
+    'random' (the paper's recipe): ``n_neighbors`` random same-class partners per point and
+    ``n_impostors`` random differently-labelled points per pair, drawn once (O(n)).
+
+    'knn', exhaustive when ``n_samples <= search_size`` (or ``search_size=None``): every
+    point is an anchor, its targets are its nearest same-class points (Euclidean), and its
+    impostors are searched among all differently-labelled points at every refresh.
+    Otherwise (large data) a fixed random pool of ``search_size`` anchors gets its target
+    neighbours among the pool once (searching them among all class members would make
+    targets far denser than the sampled impostors, so that almost every triplet is
+    inactive: measured, that metric was worse than Euclidean at n=100,000); each refresh
+    re-searches the impostors of only as many pool anchors as the coming epoch's stochastic
+    gradients can use (at least ``search_size // 4``), among ``search_size`` randomly drawn
+    points redrawn at every refresh.  Cost O(n_anchors n_candidates d) per refresh.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,)
+        Class codes 0 .. n_classes - 1 (every class has enough members: checked by the
+        front end).
+    params : LMNNParams
+        Reads ``triplet_strategy``, ``n_neighbors``, ``n_impostors``, ``search_size`` and
+        ``batch_size``.
+    rng : numpy.random.Generator
+        Draws the pool, the random pairs and impostors and the refreshed samples.
+
+    Attributes
+    ----------
+    pairs : ndarray of shape (n_pairs, 2), int64
+        (anchor, target) pairs, ``n_neighbors`` consecutive rows per anchor.
+    layout : tuple (k, q) or None
+        For 'knn' tables: anchor a's k targets times q impostors are rows
+        ``(a k + j) q + r`` (the objective computes each distance once); None for 'random'.
+    refreshes : bool
+        Whether :meth:`table` depends on the metric ('knn').
+    n_anchors : int
+        Anchors of the pool (the number of draws after which a refresh pays).
+    """
+
+    def __init__(self, X, y, params, rng):
+        n = X.shape[0]
+        self.X = X
+        self.y = y
+        self.counts = np.bincount(y)
+        self.rng = rng
+        self.k = params.n_neighbors
+        self.batch = params.batch_size
+        self.refreshes = params.triplet_strategy == "knn"
+        # impostors per pair of the 'knn' table: no more than the smallest complement
+        self.q = min(params.n_impostors, n - self.counts.max())
+        size = params.search_size
+        self.exhaustive = not self.refreshes or size is None or n <= size
+        self.size = n if self.exhaustive else int(size)
+        if self.exhaustive:
+            self.pool = np.arange(n, dtype=np.int64)
+        else:
+            self.pool = np.sort(rng.choice(n, size=self.size, replace=False)).astype(np.int64)
+        self.n_anchors = len(self.pool)
+        order = np.argsort(y, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(self.counts)))
+        if self.refreshes:
+            self.pairs = self._nearest_pairs(order, starts)
+            self.layout = (self.k, self.q)
+            self._fixed = None
+        else:
+            self.pairs = self._random_pairs(order, starts)
+            self.layout = None
+            self._fixed = self._random_triplets(order, starts, params.n_impostors)
+
+    def table(self, A, n_steps, mapped=None):
+        """The triplet table for an epoch of ``n_steps`` stochastic gradients at metric A
+        (``mapped``: ``X R`` with ``A = R R'`` if already computed)."""
+        if self._fixed is not None:
+            return self._fixed
+        return self._knn_triplets(A, n_steps, mapped)
+
+    # ------------------------------------------------------------------ target pairs
+    def _random_pairs(self, order, starts):
+        """k random same-class partners per point, never the point itself."""
+        n, k = len(self.y), self.k
+        counts = np.diff(starts)
+        pos = np.empty(n, dtype=np.int64)
+        pos[order] = np.arange(n)
+        cls_size = counts[self.y]
+        cls_start = starts[self.y]
+        within = pos - cls_start
+        shift = 1 + (self.rng.random((n, k)) * (cls_size - 1)[:, None]).astype(np.int64)
+        partner = order[cls_start[:, None] + (within[:, None] + shift) % cls_size[:, None]]
+        anchors = np.repeat(np.arange(n, dtype=np.int64), k)
+        return np.column_stack([anchors, partner.ravel()])
+
+    def _nearest_pairs(self, order, starts):
+        """The k nearest same-class points of each pool anchor, searched among the pool
+        (the same sampling density as the impostor candidates); a class with too few pool
+        members searches all its members."""
+        X, pool, k = self.X, self.pool, self.k
+        partners = np.empty((len(pool), k), dtype=np.int64)
+        pool_cls = self.y[pool]
+        for cls in range(len(starts) - 1):
+            in_pool = np.flatnonzero(pool_cls == cls)
+            queries = pool[in_pool]
+            members = queries if len(queries) > k else np.sort(order[starts[cls]:starts[cls + 1]])
+            self_pos = np.searchsorted(members, queries)
+            if len(queries) * len(members) <= _SMALL_SEARCH:
+                # small class: one blocked GEMM pass (NearestNeighbors' per-call overhead
+                # dominated small fits)
+                ind = blocked_ksmallest(X[queries], X[members], k, exclude=self_pos)
+            else:
+                nn = NearestNeighbors(n_neighbors=k + 1).fit(X[members])
+                ind = _drop_self(nn.kneighbors(X[queries], return_distance=False), self_pos, k)
+            partners[in_pool] = members[ind]
+        return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(np.int64)
+
+    # ------------------------------------------------------------------ impostors
+    def _random_triplets(self, order, starts, q):
+        """The paper's recipe: q random differently-labelled points per pair."""
+        n = len(self.y)
+        counts = np.diff(starts)
+        pairs = self.pairs
+        anchor_cls = self.y[pairs[:, 0]]
+        others = n - counts[anchor_cls]
+        r = (self.rng.random((len(pairs), q)) * others[:, None]).astype(np.int64)
+        lo = starts[anchor_cls][:, None]
+        r = np.where(r >= lo, r + counts[anchor_cls][:, None], r)
+        imp = order[r]
+        return np.column_stack([np.repeat(pairs, q, axis=0), imp.ravel()]).astype(np.int64)
+
+    def _refreshed_anchors(self, n_steps):
+        """Anchors refreshed for an epoch of ``n_steps`` stochastic gradients."""
+        if self.exhaustive:
+            return self.n_anchors
+        need = -(-2 * n_steps * self.batch // (self.k * self.q))
+        return int(min(self.n_anchors, max(self.size // 4, need)))
+
+    def _candidates(self):
+        """Impostor candidates: all points, or a fresh random sample of ``size`` points
+        (all points if the sample misses too many members of some class's complement)."""
+        n = self.X.shape[0]
+        if self.exhaustive:
+            return np.arange(n, dtype=np.int64)
+        cand = np.sort(self.rng.choice(n, size=self.size, replace=False)).astype(np.int64)
+        in_sample = np.bincount(self.y[cand], minlength=len(self.counts))
+        if np.min(len(cand) - in_sample) < self.q:
+            return np.arange(n, dtype=np.int64)
+        return cand
+
+    def _knn_triplets(self, A, n_steps, mapped=None):
+        """Triplets (i, j, l): target pairs (i, j) of the refreshed anchors with the
+        ``q`` nearest differently-labelled candidates l of i in the metric A."""
+        k, q, pairs = self.k, self.q, self.pairs
+        m = self._refreshed_anchors(n_steps)
+        if m < self.n_anchors:
+            rows = np.sort(self.rng.choice(self.n_anchors, size=m, replace=False))
+            pairs = pairs.reshape(self.n_anchors, k, 2)[rows].reshape(-1, 2)
+        anchors = pairs[::k, 0]
+        cand = self._candidates()
+        if self.exhaustive:
+            # anchors and candidates are all points: map X once (or reuse X R of the
+            # objective just evaluated at this A)
+            Zc = mapped if mapped is not None else self.X @ factor(A)
+            Zq = Zc[anchors]
+        else:
+            R = factor(A)
+            Zq = self.X[anchors] @ R
+            Zc = self.X[cand] @ R
+        imp = cand[_impostors(Zq, Zc, q, self.y[anchors], self.y[cand])]
+        # written in place by broadcasting (no repeated temporaries of the table's size)
+        table = np.empty((len(anchors), k, q, 3), dtype=np.int64)
+        table[..., :2] = pairs.reshape(len(anchors), k, 1, 2)
+        table[..., 2] = imp[:, None, :]
+        return table.reshape(-1, 3)
+
+
+def _impostors(Zq, Zc, q, yq, yc):
+    """Positions in Zc of the q nearest rows with another label, for each row of Zq."""
+    if len(Zq) * len(Zc) <= _SMALL_SEARCH:
+        # one blocked pass over all classes (small data: per-call overheads dominate)
+        return blocked_ksmallest(Zq, Zc, q, yq, yc)
+    # one fused distance + k-smallest search (sklearn's chunked brute force) per class
+    imp = np.empty((len(Zq), q), dtype=np.int64)
+    for cls in np.unique(yq):
+        inside = np.flatnonzero(yq == cls)
+        outside = np.flatnonzero(yc != cls)
+        nn = NearestNeighbors(n_neighbors=q, algorithm="brute").fit(Zc[outside])
+        imp[inside] = outside[nn.kneighbors(Zq[inside], return_distance=False)]
+    return imp
+
+
+def check_triplets(triplets, n_samples):
+    """The table as C-contiguous int64 after checking its shape and index range (the
+    kernels read it without bounds checks)."""
+    if triplets.ndim != 2 or triplets.shape[1] != 3 or len(triplets) == 0:
+        raise RuntimeError("internal error: no triplets were formed")
+    if triplets.min() < 0 or triplets.max() >= n_samples:
+        raise RuntimeError("internal error: triplet index out of range")
+    return np.ascontiguousarray(triplets, dtype=np.int64)
+
+
+def _drop_self(ind, self_pos, k):
+    """Remove each row's own index ``self_pos`` from a (n, k+1) neighbour table (duplicates
+    may put it anywhere); rows where it is absent drop their last column."""
+    n = ind.shape[0]
+    is_self = ind == np.asarray(self_pos)[:, None]
+    has_self = is_self.any(axis=1)
+    is_self[~has_self, -1] = True
+    first = np.argmax(is_self, axis=1)
+    keep = np.ones_like(ind, dtype=bool)
+    keep[np.arange(n), first] = False
+    return ind[keep].reshape(n, k)
+
+
+def factor(A):
+    """R with A = R R' for a positive definite A (Cholesky; eigh fallback)."""
+    try:
+        return np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        w, V = np.linalg.eigh(0.5 * (A + A.T))
+        return V * np.sqrt(np.maximum(w, 0.0))
+
+
+def pair_scatter(X, pairs):
+    """(1/m) sum over pairs of (x_i - x_j)(x_i - x_j)' in blocks (memory O(block d))."""
+    d = X.shape[1]
+    S = np.zeros((d, d))
+    for start in range(0, len(pairs), _BLOCK):
+        block = pairs[start:start + _BLOCK]
+        D = X[block[:, 0]] - X[block[:, 1]]
+        S += D.T @ D
+    S /= len(pairs)
+    return 0.5 * (S + S.T)
+
+
+def blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None):
+    """Column indices of the ``q`` smallest squared distances of each row of Zq to the rows
+    of Zc (increasing distance), skipping the pairs where ``yq[a] == yc[b]`` and the columns
+    ``exclude[a]`` (a row's own position).  Per row block (bounded by
+    ``_WORKING_MEMORY_MB``: memory O(block n_candidates), never larger) one BLAS GEMM and
+    one pass of the ``select_ksmallest`` kernel."""
+    n_q, n_c = len(Zq), len(Zc)
+    sq_c = np.einsum("ij,ij->i", Zc, Zc)
+    block = max(1, min(n_q, (_WORKING_MEMORY_MB << 20) // (8 * max(n_c, 1))))
+    out = np.empty((n_q, q), dtype=np.int64)
+    empty = np.empty(0, dtype=np.int64)
+    yq = empty if yq is None else np.ascontiguousarray(yq, dtype=np.int64)
+    yc = empty if yc is None else np.ascontiguousarray(yc, dtype=np.int64)
+    exclude = empty if exclude is None else np.ascontiguousarray(exclude, dtype=np.int64)
+    ZcT = np.ascontiguousarray(Zc.T)
+    for start in range(0, n_q, block):
+        stop = min(start + block, n_q)
+        G = Zq[start:stop] @ ZcT
+        found = select_ksmallest(
+            G, sq_c, yq[start:stop] if len(yq) else yq, yc,
+            exclude[start:stop] if len(exclude) else exclude, q, out[start:stop])
+        if found < q or out[start:stop].min() < 0:
+            raise RuntimeError(
+                f"internal error: fewer than {q} admissible neighbours in a search")
+    return out
+
+
+def _sum_sq(D):
+    return float(np.einsum("ij,ij->", D, D))
+
+
+def auto_step(X, triplets, c, rng, layout=None):
+    """_AUTO_FACTOR / (c s), s = mean squared length of the pair and impostor differences of
+    the triplets: a step then moves A by O(1) along the sampled directions.  For the 'knn'
+    table (``layout`` = (k, q)) s is the exact table mean, computed from the distinct
+    (anchor, target) and (anchor, impostor) pairs (each repeats q resp. k times in the
+    table), over at most _N_SCALE_SAMPLES anchors; otherwise on _N_SCALE_SAMPLES random
+    triplets."""
+    if layout is not None and len(triplets) % (layout[0] * layout[1]) == 0:
+        k, q = layout
+        grid = triplets.reshape(-1, k, q, 3)
+        if len(grid) > _N_SCALE_SAMPLES:
+            grid = grid[rng.choice(len(grid), _N_SCALE_SAMPLES, replace=False)]
+        anchors = X[grid[:, 0, 0, 0]]
+        # one (anchors x d) difference at a time: memory O(n d), not O(n k q d)
+        sq_targets = sum(_sum_sq(anchors - X[grid[:, j, 0, 1]]) for j in range(k))
+        sq_impostors = sum(_sum_sq(anchors - X[grid[:, 0, j, 2]]) for j in range(q))
+        s = 0.5 * (sq_targets / (len(grid) * k) + sq_impostors / (len(grid) * q))
+    else:
+        sample = triplets[rng.integers(0, len(triplets),
+                                       size=min(_N_SCALE_SAMPLES, len(triplets)))]
+        a = X[sample[:, 0]] - X[sample[:, 1]]
+        b = X[sample[:, 0]] - X[sample[:, 2]]
+        s = 0.5 * (np.mean(np.sum(a * a, axis=1)) + np.mean(np.sum(b * b, axis=1)))
+    if not np.isfinite(s) or s <= 0.0:
+        s = 1.0
+    return _AUTO_FACTOR / (max(c, 1e-3) * s)

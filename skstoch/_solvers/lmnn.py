@@ -1,0 +1,373 @@
+"""Driver of LMNNMetric (paper 001, section 4).
+
+``solve`` learns the Mahalanobis matrix A >= epsilon I of Eq. (21) with Epro-SGD or
+Epro-ORDA (the shared :func:`~skstoch._solvers.epoch_projection` loop around the compiled
+epochs of ``skstoch._fast._lmnn``) or with one of the paper's baselines ('sgd': projection
+every iteration, 'oneproj': one projection at the end), averaged SGD recorded at doubling
+checkpoints.  Between epochs the 'knn' recipe re-searches the impostors in the current
+metric (:mod:`skstoch._solvers._lmnn_triplets`).
+"""
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._fast import _lmnn
+from ..utils import single_thread_blas
+from ._epoch_projection import epoch_lengths, epoch_projection
+from ._lmnn_triplets import TripletSource, auto_step, check_triplets, factor, pair_scatter
+from ._monitor import check_finite_iterate
+from ._projections import project_psd
+from ._result import SolverResult
+from ._stopping import relative_change
+
+__all__ = ["LMNNParams", "LMNNProblem", "solve"]
+
+EPRO_SOLVERS = ("epro_sgd", "epro_orda")
+# Lanczos steps of the per-iteration lambda_min check (each costs one d x d mat-vec).
+_LANCZOS_STEPS = 4
+# From this n_features on, the kernels' BLAS calls (d x d mat-vecs, d x batch products) are
+# large enough for OpenBLAS to start threads on every call; the kernels then run with one
+# BLAS thread (thread wake-ups per call cost more than they save at these sizes, and far
+# more on an oversubscribed machine).
+_SINGLE_THREAD_BLAS_FROM = 64
+# Triplets on which the objective (history_, objective_) is estimated when there are more.
+_OBJECTIVE_SAMPLE = 16384
+# The baselines' step eta0 / (1 + t / _BASELINE_DECAY) (the decay of Epro's halving
+# schedule, so the solvers can share eta0) and their records at Epro's epoch ends.
+_BASELINE_DECAY = 8.0
+_BASELINE_FIRST_CHECKPOINT = 8
+
+
+@dataclass(frozen=True)
+class LMNNParams:
+    """The resolved parameters of one fit (see :class:`skstoch.LMNNMetric` for each).
+
+    ``triplet_strategy`` is 'knn' or 'random', ``n_impostors`` an int, ``max_iter`` the
+    budget T in stochastic gradient calls, ``eta0`` None for the automatic step and
+    ``seed`` the counter-based generator's seed.
+    """
+
+    solver: str
+    triplet_strategy: str
+    n_neighbors: int
+    n_impostors: int
+    search_size: int | None
+    c: float
+    mu1: float
+    mu2: float
+    epsilon: float
+    prior: str
+    eta0: float | None
+    lam: float
+    batch_size: int
+    max_iter: int
+    first_epoch_length: int | None
+    use_full_budget: bool
+    orda_gradient_point: str
+    tol: float
+    n_components: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class LMNNProblem:
+    """Validated training data: ``X`` (n, d) float64 C-contiguous and finite, ``y`` class
+    codes 0 .. n_classes - 1 with enough members per class for the recipe."""
+
+    X: np.ndarray
+    y: np.ndarray
+
+
+def solve(problem, params, monitor, state=None):
+    """Learn the Mahalanobis matrix.
+
+    Parameters
+    ----------
+    problem : LMNNProblem
+    params : LMNNParams
+    monitor : FitMonitor
+        One record per epoch (checkpoint for the baselines): ``objective`` (Eq. 21 at the
+        projected point on the current table, see :class:`_Objective`), ``iteration``
+        (stochastic gradient calls so far), ``step_size``, ``relative_change``, ...
+    state : None
+        LMNNMetric keeps no warm-start state (accepted for the common driver signature).
+
+    Returns
+    -------
+    SolverResult
+        ``x`` the metric (projected onto ``A >= epsilon I``), ``n_iter`` the stochastic
+        gradient calls used; ``extra``: ``components`` (the top ``n_components`` rows of
+        the factor), ``prior``, ``triplets`` (the last table), ``objective``, ``eta0``,
+        ``n_projections``, ``n_epochs``.
+    """
+    if state is not None:
+        raise ValueError("LMNN's solvers keep no warm-start state; pass state=None.")
+    X = problem.X
+    d = X.shape[1]
+    rng = np.random.default_rng(params.seed)
+    source = TripletSource(X, problem.y, params, rng)
+    if params.prior == "pairs":
+        prior = pair_scatter(X, source.pairs)
+    else:
+        prior = np.eye(d) if params.prior == "identity" else None
+    table = check_triplets(source.table(np.eye(d), _first_length(params)), X.shape[0])
+    eta0 = params.eta0
+    if eta0 is None:
+        eta0 = auto_step(X, table, params.c, rng, source.layout)
+    run = _Run(X, prior, source, table, params)
+    A0 = max(1.0, params.epsilon) * np.eye(d)
+    if params.solver in EPRO_SOLVERS:
+        result = _solve_epro(run, A0, eta0, monitor)
+    else:
+        result = _solve_baseline(run, A0, eta0, monitor)
+    result.x, components = _final_metric(result.x, params.epsilon, params.n_components)
+    result.extra.update(components=components, triplets=run.triplets, eta0=eta0,
+                        prior=prior if prior is not None else np.zeros((d, d)),
+                        objective=run.objective(result.x))
+    return result
+
+
+def _first_length(params):
+    """Stochastic gradients of the first epoch (checkpoint), for which the initial table
+    is searched."""
+    if params.solver in EPRO_SOLVERS:
+        return params.first_epoch_length or (16 if params.solver == "epro_orda" else 8)
+    return _checkpoints(params.max_iter)[0]
+
+
+def _checkpoints(budget):
+    """Chunk lengths of the baselines: Epro's epochs 8, 16, 32, ..., the last one taking
+    the rest of the budget."""
+    return epoch_lengths(budget, _BASELINE_FIRST_CHECKPOINT, use_full_budget=True) or [budget]
+
+
+def _solve_epro(run, A0, eta0, monitor):
+    """Algorithm 1 (prox step, Eq. 18) or Algorithm 3 (ORDA epochs) through the shared
+    epoch-projection loop; the 'knn' table is refreshed before an epoch."""
+    p = run.params
+    orda = p.solver == "epro_orda"
+
+    def run_epoch(A_start, eta, n_steps, epoch):
+        if epoch > 0:
+            run.refresh(A_start, n_steps)
+        return run.orda_epoch(A_start, eta, n_steps) if orda else \
+            run.sgd_epoch(A_start, eta, n_steps)
+
+    result = epoch_projection(
+        A0, run_epoch, lambda A: project_psd(A, p.epsilon)[0], budget=p.max_iter,
+        first_epoch_length=_first_length(p), eta0=eta0,
+        step_decay=np.sqrt(2.0) if orda else 2.0, monitor=monitor, objective=run.objective,
+        tol=p.tol, use_full_budget=p.use_full_budget, extra_per_epoch=1 if orda else 0,
+        record_iteration=True)
+    result.criterion_name = "relative change of A"
+    return result
+
+
+def _solve_baseline(run, A0, eta0, monitor):
+    """'sgd' (projection every iteration) and 'oneproj' (smoothed penalty, one final
+    projection): all ``max_iter`` iterations at step eta0 / (1 + t / 8), output the average
+    of the iterates; recorded at the Epro epoch boundaries 8, 24, 56, ... (and the end)."""
+    p = run.params
+    sgd = p.solver == "sgd"
+    T = p.max_iter
+    gamma = np.log(T + 1.0) / T     # OneProj's smoothing, ln T / T
+
+    def run_chunk(A, n_steps, t_done):
+        return run.baseline_chunk(A, 1 if sgd else 2, eta0, t_done, n_steps, gamma)
+
+    result = _averaged_checkpoints(
+        A0, run_chunk, _checkpoints(T),
+        # 'oneproj' records the projected running average (monitoring only, not counted)
+        output=(lambda avg: avg) if sgd else (lambda avg: project_psd(avg, p.epsilon)[0]),
+        objective=run.objective, step_size=lambda t: eta0 / (1.0 + t / _BASELINE_DECAY),
+        tol=p.tol, monitor=monitor, before_chunk=run.refresh)
+    result.criterion_name = "relative change of the average"
+    result.extra["n_projections"] = result.n_iter if sgd else 1
+    return result
+
+
+def _averaged_checkpoints(x0, run_chunk, lengths, *, output, objective, step_size, tol,
+                          monitor, before_chunk):
+    """Averaged SGD in chunks of ``lengths`` stochastic gradients, one record per chunk.
+
+    ``run_chunk(x, n_steps, t_done)`` advances the iterate ``x`` in place and returns the
+    mean of the chunk's iterates; ``output(mean)`` is the point recorded (and tested by the
+    relative-change stop); ``before_chunk(point, n_steps)`` runs before every chunk but the
+    first.  Returns the mean of all iterates (``x``) and the gradient calls used.
+    """
+    x = np.array(x0, dtype=np.float64, order="C", copy=True)
+    total = np.zeros_like(x)
+    used = 0
+    previous = current = x.copy()
+    change = np.inf
+    for k, n_steps in enumerate(lengths):
+        if k > 0:
+            before_chunk(current, n_steps)
+        chunk_mean = run_chunk(x, n_steps, used)
+        check_finite_iterate(x, monitor.solver_name, f"checkpoint {k}")
+        total += n_steps * chunk_mean
+        used += n_steps
+        current = output(total / used)
+        change = relative_change(current, previous)
+        previous = current
+        stop = monitor.record(x=current, epoch=k, step_size=step_size(used),
+                              epoch_length=n_steps, n_gradients=used, iteration=used,
+                              relative_change=change, objective=objective(current))
+        if stop or change <= tol:
+            break
+    return SolverResult(x=total / used, n_iter=used, converged=change <= tol,
+                        criterion=change, extra={"n_epochs": k + 1})
+
+
+def _final_metric(A, eps, n_components):
+    """The projection of A onto {A >= eps I} and the top ``n_components`` rows of its factor
+    (largest eigenvalues first), from one eigendecomposition."""
+    eigvals, eigvecs = np.linalg.eigh(0.5 * (A + A.T))
+    eigvals = np.maximum(eigvals, eps)
+    metric = (eigvecs * eigvals) @ eigvecs.T
+    top = eigvals[::-1]
+    vecs = eigvecs[:, ::-1]
+    components = np.sqrt(top[:n_components])[:, None] * vecs[:, :n_components].T
+    return 0.5 * (metric + metric.T), components
+
+
+def _kernel_blas_threads(d):
+    """One BLAS thread around the kernels when d is large enough for OpenBLAS to thread
+    their per-iteration d x d calls (threading costs more than it saves there)."""
+    return single_thread_blas() if d >= _SINGLE_THREAD_BLAS_FROM else nullcontext()
+
+
+class _Run:
+    """What the loops of one fit share: the kernel tables, the current triplet table and
+    its refresh rule, the kernels' state (eigenvector estimate, RNG counters) and the
+    objective."""
+
+    def __init__(self, X, prior, source, table, params):
+        # table: the initial triplets, checked by check_triplets
+        self.params = params
+        self.source = source
+        self.n_samples, d = X.shape
+        self.triplets = table
+        prior = None if prior is None else np.ascontiguousarray(prior)
+        self.tables = _lmnn.Tables(X, self.triplets, prior, params.c, params.mu1,
+                                   params.mu2, params.lam, params.epsilon, params.batch_size,
+                                   _LANCZOS_STEPS, params.seed)
+        self.u = np.zeros(d)
+        self.counters = np.zeros(2, dtype=np.uint64)
+        self.since_refresh = 0
+        self._objective = _Objective(X, prior, params, source.layout)
+
+    def objective(self, A):
+        """Eq. (21) at A on the current table (see :class:`_Objective`)."""
+        return self._objective(A, self.triplets)
+
+    def refresh(self, A, n_steps):
+        """Re-search the 'knn' table at A once the stochastic gradients since the last
+        search have drawn about one triplet per anchor (after the very short first epochs
+        the metric has barely moved and a search would return the same table at O(n^2 d)
+        cost)."""
+        if (self.source.refreshes
+                and self.since_refresh * self.params.batch_size >= self.source.n_anchors):
+            self.since_refresh = 0
+            table = self.source.table(A, n_steps, self._objective.mapped_at(A))
+            self.triplets = check_triplets(table, self.n_samples)
+            self.tables.set_triplets(self.triplets)
+
+    def sgd_epoch(self, A_start, eta, n_steps):
+        """One Epro-SGD epoch from A_start: the average of its iterates."""
+        A = np.array(A_start, dtype=np.float64, order="C", copy=True)
+        return self.baseline_chunk(A, 0, eta, 0, n_steps)
+
+    def baseline_chunk(self, A, mode, eta, t0, n_steps, gamma=1.0):
+        """``n_steps`` kernel steps on A in place (mode 0 Epro, 1 'sgd', 2 'oneproj');
+        returns the mean of the iterates."""
+        avg = np.empty_like(A)
+        self.since_refresh += n_steps
+        with _kernel_blas_threads(A.shape[0]):
+            _lmnn.run_sgd(self.tables, A, avg, self.u, self.counters, mode, eta, t0, n_steps,
+                          gamma, _BASELINE_DECAY)
+        return avg
+
+    def orda_epoch(self, A_start, eta, n_steps):
+        """One Epro-ORDA epoch from A_start (n_steps + 1 gradient calls): its last iterate."""
+        out = np.empty_like(A_start)
+        self.since_refresh += n_steps
+        with _kernel_blas_threads(A_start.shape[0]):
+            _lmnn.run_orda(self.tables, np.ascontiguousarray(A_start), out, self.u,
+                           self.counters, eta, n_steps,
+                           self.params.orda_gradient_point == "u")
+        return out
+
+
+class _Objective:
+    """Eq. (21) at a feasible (positive definite) A on a triplet table; only the rows the
+    table uses are mapped (O(n_rows d^2)).
+
+    Exact on the whole table for the 'knn' recipe (``layout`` given: each distance computed
+    once); for other tables larger than ``_OBJECTIVE_SAMPLE`` triplets, the documented
+    estimate: the hinge mean on a fixed random sample of that many triplets (the same
+    sample while the table is unchanged, so the history curve is comparable).
+    """
+
+    def __init__(self, X, prior, params, layout):
+        self.X = X
+        self.prior = prior
+        self.c, self.mu1, self.mu2 = params.c, params.mu1, params.mu2
+        self.seed = params.seed
+        self.layout = layout
+        self._sample = (None, None)     # (table, sampled rows)
+        self._mapped = (None, None)     # (A, X R) of the last call that mapped every row
+
+    def mapped_at(self, A):
+        """``X R`` (A = R R') if the last evaluation mapped every row at this very A."""
+        return self._mapped[1] if self._mapped[0] is A else None
+
+    def __call__(self, A, trip):
+        R = factor(A)
+        k_q = self.layout
+        if k_q is not None and len(trip) % (k_q[0] * k_q[1]) == 0:
+            hinge = self._grouped_hinge(A, R, trip.reshape(-1, k_q[0], k_q[1], 3))
+            return self._value(A, hinge, len(trip))
+        n_triplets = len(trip)
+        if len(trip) > _OBJECTIVE_SAMPLE:
+            if self._sample[0] is not trip:
+                rng = np.random.default_rng([self.seed, len(trip)])
+                self._sample = (trip, rng.choice(len(trip), _OBJECTIVE_SAMPLE, replace=False))
+            trip = trip[self._sample[1]]
+            n_triplets = len(trip)
+        if 3 * len(trip) >= self.X.shape[0]:
+            # the table touches about every row: map all rows (no np.unique sort)
+            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X @ R), trip)
+        else:
+            rows, local = np.unique(trip, return_inverse=True)
+            local = np.ascontiguousarray(local.reshape(trip.shape), dtype=np.int64)
+            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X[rows] @ R), local)
+        return self._value(A, hinge, n_triplets)
+
+    def _grouped_hinge(self, A, R, grid):
+        """Hinge sum of a 'knn' table (anchors x k targets x q impostors), each distance
+        once."""
+        groups = (grid[:, 0, 0, 0], grid[:, :, 0, 1], grid[:, 0, :, 2])
+        if 2 * len(groups[0]) >= self.X.shape[0]:
+            # (about) every point is an anchor: map all rows (no np.unique sort)
+            P = self.X @ R
+            self._mapped = (A, P)
+        else:
+            rows, local = np.unique(np.concatenate([g.ravel() for g in groups]),
+                                    return_inverse=True)
+            sizes = np.cumsum([g.size for g in groups])[:-1]
+            groups = [part.reshape(g.shape) for part, g in
+                      zip(np.split(local.astype(np.int64), sizes), groups)]
+            P = self.X[rows] @ R
+        groups = [np.ascontiguousarray(g, dtype=np.int64) for g in groups]
+        hinge, _ = _lmnn.grouped_hinge(np.ascontiguousarray(P), *groups)
+        return hinge
+
+    def _value(self, A, hinge, n_triplets):
+        value = self.c * hinge / n_triplets
+        if self.prior is not None:
+            value += (1.0 - self.c) * float(np.sum(A * self.prior))
+        value += 0.5 * self.mu1 * float(np.sum(A * A))
+        value += self.mu2 * float(np.sum(np.abs(A)) - np.sum(np.abs(np.diag(A))))
+        return value
