@@ -9,13 +9,16 @@ fit share work, ``_prepare_fit`` (computed once, handed to every problem as
 stored on the estimator before every problem is solved: the fitted attributes are set
 together at the end.
 """
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model._base import LinearClassifierMixin, SparseCoefMixin
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import compute_class_weight
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -47,6 +50,16 @@ class StochasticSolverMixin(AtomicFitMixin):
 
     def _draw_seed(self):
         return seed_from_random_state(self.random_state)
+
+
+def ravel_column_vector(y):
+    """An (n, 1) target becomes (n,) with a ``DataConversionWarning``, as in SGDRegressor."""
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
+                      "change the shape of y to (n_samples,), for example using ravel().",
+                      DataConversionWarning, stacklevel=3)
+        return y.ravel()
+    return y
 
 
 def normalize_sample_weight(sample_weight):
@@ -228,6 +241,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         self.__dict__.update(fitted)
         return self
 
+    @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
     def predict_proba(self, X):
         """Class probabilities (``loss="log_loss"`` only; one-vs-rest normalised for
         more than two classes, as ``SGDClassifier``).
@@ -241,10 +255,6 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        if getattr(self, "loss", None) != "log_loss":
-            raise AttributeError(
-                f"predict_proba is only available with loss='log_loss' (got loss={self.loss!r})"
-            )
         scores = self.decision_function(X)
         if scores.ndim == 1:
             p1 = _sigmoid(scores)
@@ -257,6 +267,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         proba[uniform[:, 0]] = 1.0 / proba.shape[1]
         return proba
 
+    @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`."""
         return np.log(self.predict_proba(X))
@@ -296,7 +307,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", multi_output=True, y_numeric=True)
-        y = np.asarray(y, dtype=np.float64)
+        y = ravel_column_vector(np.asarray(y, dtype=np.float64))
         single = y.ndim == 1
         Y = y.reshape(-1, 1) if single else y
         sample_weight = normalize_sample_weight(

@@ -1,18 +1,21 @@
 """The linear bases, exercised through a tiny exact subclass (L-BFGS on the shared losses):
 what every linear estimator of the suite inherits."""
 import pickle
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import minimize
-from sklearn.datasets import load_iris, make_regression
+from sklearn.datasets import load_iris, make_classification, make_regression
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.estimator_checks import check_estimator
 
+import skstoch
 from skstoch._fast._loss import LogLoss, SquaredError, SquaredHinge
 from skstoch._solvers import SolverResult
 from skstoch.base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
@@ -143,7 +146,8 @@ def test_sparse_float32_and_string_labels(iris):
 def test_predict_proba_only_for_log_loss(iris):
     X, y = iris
     est = ExactClassifier(loss="squared_hinge").fit(X, y)
-    with pytest.raises(AttributeError, match="log_loss"):
+    assert not hasattr(est, "predict_proba")
+    with pytest.raises(AttributeError, match="predict_proba"):
         est.predict_proba(X)
 
 
@@ -174,3 +178,56 @@ def test_fitted_estimator_pickles(iris):
     est = ExactClassifier().fit(X, y)
     clone = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(clone.decision_function(X), est.decision_function(X))
+
+
+# -- scikit-learn conventions the linear bases give every estimator (issue 19) -------------
+
+_NON_PROBABILISTIC = [
+    lambda: skstoch.CGVRClassifier(loss="squared_hinge", max_iter=5, random_state=0),
+    lambda: skstoch.CGVRClassifier(loss="hinge", alpha=1e-2, max_iter=5, random_state=0),
+    lambda: skstoch.S3GDClassifier(loss="squared_hinge", max_iter=3, random_state=0),
+    lambda: skstoch.S3GDClassifier(loss="smooth_hinge", max_iter=3, random_state=0),
+]
+
+
+@pytest.mark.parametrize("make", _NON_PROBABILISTIC)
+def test_predict_proba_exists_only_for_the_log_loss(make):
+    """As SGDClassifier(loss='hinge'): a loss without probabilities hides predict_proba, so
+    meta-estimators pick decision_function (CalibratedClassifierCV, StackingClassifier)."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.ensemble import StackingClassifier
+    from sklearn.model_selection import cross_val_predict
+
+    X, y = make_classification(n_samples=120, n_features=5, random_state=0)
+    est = make()
+    assert not hasattr(est, "predict_proba") and not hasattr(est, "predict_log_proba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert not hasattr(est.fit(X, y), "predict_proba")
+        proba = CalibratedClassifierCV(make(), cv=3).fit(X, y).predict_proba(X)
+        assert proba.shape == (120, 2)
+        StackingClassifier([("a", make())], cv=3).fit(X, y).predict(X)
+        with pytest.raises(AttributeError):
+            cross_val_predict(make(), X, y, cv=3, method="predict_proba")
+    assert hasattr(skstoch.CGVRClassifier(), "predict_proba")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: skstoch.CGVRRegressor(max_iter=5, random_state=0),
+    lambda: skstoch.S3GDRegressor(max_iter=3, random_state=0),
+    lambda: skstoch.ConstrainedLasso(radius=1.0),
+])
+def test_column_vector_target_is_raveled_with_a_warning(make):
+    """An (n, 1) y is one target, as for SGDRegressor: 1-D coef_ and predictions, and a
+    DataConversionWarning."""
+    from sklearn.exceptions import DataConversionWarning
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(80, 4)
+    y = (X @ rng.randn(4))[:, None]
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est = make().fit(X, y)
+    assert np.ndim(est.coef_) == 1 and np.ndim(est.intercept_) == 0
+    assert est.predict(X).shape == (80,)
