@@ -19,7 +19,7 @@ from libc.math cimport fabs, sqrt, isfinite
 from libc.stdint cimport int32_t, uint64_t
 
 from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy, dense_dot, dense_axpy
-from ._loss cimport MarginLoss
+from ._loss cimport MarginLoss, sum_along_line
 from ._random cimport rng_state, rng_init, rng_randint, rng_uniform
 
 cdef enum:
@@ -117,12 +117,8 @@ cdef struct phi_t:
 
 
 cdef inline double phi_value(phi_t* P, MarginLoss loss, double a, double* deriv) noexcept nogil:
-    cdef Py_ssize_t k
-    cdef double v = 0.0, dv = 0.0, zk
-    for k in range(P.n):
-        zk = P.z[k] + a * P.q[k]
-        v += P.s[k] * loss.loss(zk, P.y[k])
-        dv += P.s[k] * loss.dloss(zk, P.y[k]) * P.q[k]
+    cdef double dv
+    cdef double v = sum_along_line(loss, P.z, P.q, P.y, P.s, P.n, a, True, &dv, NULL)
     deriv[0] = dv + P.r0 + a * P.rpp + P.lin
     return v + a * (P.r0 + 0.5 * a * P.rpp + P.lin)
 
