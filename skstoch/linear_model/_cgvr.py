@@ -7,26 +7,17 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._fast import _cgvr
-from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
-from .._solvers import SolverResult, check_finite_iterate
+from .._solvers import cgvr
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-
-_LOSSES = {
-    "log_loss": LogLoss,
-    "squared_hinge": SquaredHinge,
-    "hinge": Hinge,
-    "squared_error": SquaredError,
-}
 
 
 def _cgvr_constraints():
     return {
         **STOCHASTIC_SOLVER_CONSTRAINTS,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "solver": [StrOptions({"cgvr", "cg", "svrg", "minibatch_svrg"})],
-        "beta": [StrOptions(set(_cgvr.BETA_RULES))],
-        "line_search": [StrOptions(set(_cgvr.LINE_SEARCHES))],
+        "solver": [StrOptions(set(cgvr.SOLVERS))],
+        "beta": [StrOptions(set(cgvr.BETA_RULES))],
+        "line_search": [StrOptions(set(cgvr.LINE_SEARCHES))],
         "inner_iter": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [StrOptions({"sqrt"}), Interval(Integral, 1, None, closed="left")],
         "c1": [Interval(Real, 0, 1, closed="neither")],
@@ -47,7 +38,8 @@ def _cgvr_constraints():
 
 
 class _CGVRMixin:
-    """The solver shared by :class:`CGVRClassifier` and :class:`CGVRRegressor`."""
+    """The front end shared by :class:`CGVRClassifier` and :class:`CGVRRegressor`: checks
+    and resolves the parameters, then every head is solved by ``skstoch._solvers.cgvr``."""
 
     def _solver_name(self):
         return f"{type(self).__name__}(solver={self.solver!r})"
@@ -63,192 +55,25 @@ class _CGVRMixin:
                 "use alpha > 0."
             )
 
+    def _prepare_fit(self, X, sample_weights, seed):
+        """The resolved parameters, shared by every head of the fit."""
+        n_samples = X.shape[0]
+        batch_size = (max(1, int(np.sqrt(n_samples))) if self.batch_size == "sqrt"
+                      else int(self.batch_size))
+        return cgvr.CGVRParams(
+            loss=self.loss, alpha=float(self.alpha), solver=self.solver, beta=self.beta,
+            line_search=self.line_search, inner_iter=int(self.inner_iter),
+            batch_size=batch_size, c1=float(self.c1), c2=float(self.c2),
+            step_init=float(self.step_init),
+            step_max=np.inf if self.step_max is None else float(self.step_max),
+            ls_max_iter=int(self.ls_max_iter), zoom_max_iter=int(self.zoom_max_iter),
+            restart=self.restart, w_selection=self.w_selection, init=self.init,
+            eta0=float(self.eta0), fit_intercept=bool(self.fit_intercept),
+            regularize_intercept=bool(self.regularize_intercept),
+            safeguard=bool(self.safeguard), max_iter=int(self.max_iter), tol=float(self.tol))
+
     def _fit_problem(self, problem):
-        ds = problem.dataset
-        n, d = ds.n_samples, ds.n_features
-        D = d + 1
-        loss = _LOSSES[self.loss]()
-        alpha = float(self.alpha)
-        alpha_b = alpha if (self.fit_intercept and self.regularize_intercept) else 0.0
-        fit_intercept = bool(self.fit_intercept)
-        y = np.ascontiguousarray(problem.y, dtype=np.float64)
-        sw = np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
-        monitor = problem.monitor
-        seed = problem.seed
-        batch_stream, init_stream = 2 * problem.stream, 2 * problem.stream + 1
-
-        saved = problem.state
-        warm = saved is not None
-        x = np.zeros(D)
-        if warm:
-            x[:d] = problem.coef_init
-            x[d] = problem.intercept_init if fit_intercept else 0.0
-        elif self.init == "uniform":
-            x[:d] = _cgvr.uniform_vector(seed, init_stream, d)
-            if fit_intercept:
-                x[d] = _cgvr.uniform_vector(seed, init_stream + 2**32, 1)[0]
-
-        u = np.empty(D)
-        dl0 = np.empty(n)
-        need_z = self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full")
-        z = np.empty(n) if need_z else None
-        obj = _cgvr.full_objective_gradient(ds, y, sw, loss, x, alpha, alpha_b, fit_intercept,
-                                            u, dl0, z)
-        scale = alpha if alpha > 0 else 1.0
-        crit = float(np.max(np.abs(u)))
-        passes = 1.0
-        stop = monitor.record(epoch=0, objective=obj, grad_max=crit, step_size=0.0,
-                              passes=passes, x=x[:d])
-        converged = crit <= self.tol * scale
-        batch = _batch_size(self.batch_size, n)
-        stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
-        steps = np.zeros(self.inner_iter)
-        counter = 0
-        h = None
-        if saved is not None and saved["h"].shape == (D,):
-            # warm start keeps the solver state: restart gradient, adapted batch and cap
-            h = saved["h"]
-            batch = min(max(batch, saved["batch"]), max(batch, n))
-        if h is None:
-            h = u.copy()
-        g = np.empty(D)
-        p = np.empty(D)
-        if need_z:
-            q_full = np.empty(n)
-            ys_full = sw / n
-        else:
-            q_full = ys_full = np.empty(1)
-            z = np.empty(1)
-        step_max = np.inf if self.step_max is None else float(self.step_max)
-        first = True
-        cap = step_max
-        if h is not None and saved is not None and saved["h"] is h:
-            cap = min(cap, saved["cap"])
-        rejected = 0
-        k = 0
-        while not converged and not stop and k < self.max_iter:
-            x0 = x.copy()
-            if self.solver == "cgvr":
-                g[:] = h if self.restart == "h" else u
-                np.negative(g, out=p)
-                before = stats.copy()
-                z_start = z.copy() if need_z else z
-                counter = _cgvr.cgvr_inner(
-                    ds, y, sw, loss, x, x0, u, dl0, g, p, self.inner_iter, batch,
-                    _cgvr.BETA_RULES[self.beta], _cgvr.LINE_SEARCHES[self.line_search],
-                    self.c1, self.c2, self.step_init, cap, self.ls_max_iter,
-                    self.zoom_max_iter, alpha, alpha_b, fit_intercept,
-                    self.w_selection == "random", seed, batch_stream, counter, z, q_full,
-                    ys_full, stats, steps)
-                restarts = int(stats[0] - before[0])
-                passes += (2 * self.inner_iter + restarts) * batch / n
-                if self.line_search == "full":
-                    passes += self.inner_iter + restarts
-                step_size = float(np.mean(steps))
-            elif self.solver == "cg":
-                # full-batch nonlinear CG (the paper's "CG" baseline), restarted with -grad at
-                # the first iteration and whenever the direction is not a descent direction
-                if first or not float(u @ p) < 0:
-                    p = -u
-                    first = False
-                q = ds.margins(p[:d], p[d])
-                r0 = alpha * (x[:d] @ p[:d]) + alpha_b * x[d] * p[d]
-                rpp = alpha * (p[:d] @ p[:d]) + alpha_b * p[d] * p[d]
-                step, _, _, n_evals, failed = _cgvr.line_search_margins(
-                    loss, z, q, y, ys_full, r0, rpp, 0.0, self.step_init, step_max, self.c1,
-                    self.c2, self.ls_max_iter, self.zoom_max_iter)
-                stats[2] += n_evals
-                stats[3] += int(failed)
-                if step == 0.0:
-                    stats[1] += 1
-                x += step * p
-                passes += 1.0
-                step_size = step
-                g[:] = u
-            else:
-                sb = 1 if self.solver == "svrg" else batch
-                counter = _cgvr.svrg_inner(ds, y, sw, loss, x, x0, u, dl0, self.inner_iter,
-                                           sb, self.eta0, alpha, alpha_b, fit_intercept,
-                                           seed, batch_stream, counter)
-                passes += self.inner_iter * sb / n
-                step_size = self.eta0
-            guarded = self.solver == "cgvr" and self.safeguard
-            if not guarded:
-                check_finite_iterate(x, monitor.solver_name, f"outer iteration {k + 1}")
-            k += 1
-            u_new = np.empty(D)
-            dl0_new = np.empty(n)
-            new_obj = _cgvr.full_objective_gradient(ds, y, sw, loss, x, alpha, alpha_b,
-                                                    fit_intercept, u_new, dl0_new,
-                                                    z if need_z else None)
-            passes += 1.0
-            # rounding of f (n terms) limits how small a decrease can be seen
-            if guarded and not new_obj <= obj + 1e-14 * abs(obj):
-                # the outer iteration increased f: discard it, then double the batch (up to
-                # n) or, at batch n, halve the step cap below the largest step it took (see
-                # the user guide, "safeguards")
-                rejected += 1
-                x[:] = x0
-                if need_z:
-                    z[:] = z_start
-                if batch < n:
-                    # the batch curvature along p underestimated the true one: a larger
-                    # batch keeps the long steps of CG in flat directions (a step cap
-                    # would forbid them, which stalls ill-conditioned problems)
-                    batch = min(2 * batch, n)
-                else:
-                    big = float(np.max(steps))
-                    cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(cap, 1.0)
-            else:
-                obj, u, dl0 = new_obj, u_new, dl0_new
-                if self.solver == "cgvr":
-                    h = g.copy()
-            if self.solver == "cg":
-                beta = _cg_beta(self.beta, u, g, p)
-                p = -u + beta * p
-            crit = float(np.max(np.abs(u)))
-            converged = crit <= self.tol * scale
-            stop = monitor.record(epoch=k, objective=obj, grad_max=crit, step_size=step_size,
-                                  passes=passes, restarts=int(stats[0]),
-                                  skipped_steps=int(stats[1]),
-                                  line_search_evals=int(stats[2]), rejected_epochs=rejected,
-                                  step_cap=cap, batch=batch, x=x[:d])
-        monitor.finish(converged=converged, criterion="max |gradient| / alpha",
-                       value=crit / scale, tol=self.tol, max_iter=self.max_iter)
-        intercept = float(x[d]) if fit_intercept else 0.0
-        return SolverResult(x=x[:d].copy(), intercept=intercept, n_iter=k,
-                            converged=converged, criterion=crit / scale,
-                            criterion_name="max |gradient| / alpha",
-                            state={"h": h, "batch": batch, "cap": cap},
-                            extra={"stats": stats.copy(), "passes": passes})
-
-
-def _cg_beta(rule, g_new, g_old, p):
-    y = g_new - g_old
-    if rule == "FR":
-        num, den = g_new @ g_new, g_old @ g_old
-    elif rule in ("PR", "PR+"):
-        num, den = g_new @ y, g_old @ g_old
-    elif rule == "HS":
-        num, den = g_new @ y, p @ y
-    elif rule == "DY":
-        num, den = g_new @ g_new, p @ y
-    else:
-        return 0.0
-    if not abs(den) > 1e-300:
-        return 0.0
-    beta = num / den
-    if not np.isfinite(beta):
-        return 0.0
-    if rule == "PR+":
-        beta = max(beta, 0.0)
-    return float(beta)
-
-
-def _batch_size(batch_size, n):
-    if batch_size == "sqrt":
-        return max(1, int(np.sqrt(n)))
-    return int(batch_size)
+        return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
 
 
 # Parameters documented once for both estimators (substituted into their docstrings below).
