@@ -113,13 +113,19 @@ class _Run:
         ds = problem.dataset
         self.params, self.monitor, self.ds = params, monitor, ds
         self.n, self.d = ds.n_samples, ds.n_features
-        self.y = np.ascontiguousarray(problem.y, dtype=np.float64)
-        self.sw = np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
         self.loss = LOSSES[params.loss]()
         self.alpha = params.alpha
         self.alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept \
             else 0.0
-        self.seed, self.stream = problem.seed, 2 * problem.stream
+        self.y = np.ascontiguousarray(problem.y, dtype=np.float64)
+        self.tables = _cgvr.HeadTables(
+            ds, self.y, np.ascontiguousarray(problem.sample_weight, dtype=np.float64),
+            self.loss, self.alpha, self.alpha_b, params.fit_intercept, problem.seed,
+            2 * problem.stream)
+        self.options = _cgvr.CGOptions(
+            params.inner_iter, params.beta, params.line_search, params.c1, params.c2,
+            params.step_init, params.ls_max_iter, params.zoom_max_iter,
+            params.w_selection == "random")
         self.scale = params.alpha if params.alpha > 0 else 1.0
         self.tol = params.tol * self.scale
         # margins X x, kept up to date for the line searches on f itself
@@ -136,9 +142,7 @@ class _Run:
     def full_gradient(self, x):
         """f(x), and (grad f(x), loss'(X x)) as the snapshot; updates z when it is kept."""
         u, dl0 = np.empty(self.d + 1), np.empty(self.n)
-        objective = _cgvr.full_objective_gradient(
-            self.ds, self.y, self.sw, self.loss, x, self.alpha, self.alpha_b,
-            self.params.fit_intercept, u, dl0, self.z)
+        objective = self.tables.objective_gradient(x, u, dl0, self.z)
         self.passes += 1.0
         if self.h is None:
             self.h = u.copy()     # cold start: the first restart gradient is grad f(w_0)
@@ -203,9 +207,6 @@ def _cgvr_loop(run, x):
     steps = np.zeros(params.inner_iter)
     full_ls = params.line_search == "full"
     z_start = None
-    q_full = np.empty(n) if full_ls else np.empty(1)
-    ys_full = run.sw / n if full_ls else np.empty(1)
-    z = run.z if full_ls else np.empty(1)
 
     def inner_loop(x, x0, snapshot, step, epoch):
         nonlocal z_start
@@ -215,13 +216,9 @@ def _cgvr_loop(run, x):
         restarts = int(run.stats[0])
         if full_ls:
             z_start = run.z.copy()
-        run.counter = _cgvr.cgvr_inner(
-            run.ds, run.y, run.sw, run.loss, x, x0, u, dl0, g, direction, params.inner_iter,
-            run.batch, _cgvr.BETA_RULES[params.beta], _cgvr.LINE_SEARCHES[params.line_search],
-            params.c1, params.c2, params.step_init, run.cap, params.ls_max_iter,
-            params.zoom_max_iter, run.alpha, run.alpha_b, params.fit_intercept,
-            params.w_selection == "random", run.seed, run.stream, run.counter, z, q_full,
-            ys_full, run.stats, steps)
+        run.counter = _cgvr.cgvr_inner(run.tables, run.options, x, x0, u, dl0, g, direction,
+                                       run.batch, run.cap, run.counter, run.stats, steps,
+                                       run.z)
         restarts = int(run.stats[0]) - restarts
         run.passes += (2 * params.inner_iter + restarts) * run.batch / n
         if full_ls:
@@ -260,9 +257,8 @@ def _svrg_loop(run, x):
 
     def inner_loop(x, x0, snapshot, step, epoch):
         u, dl0 = snapshot
-        run.counter = _cgvr.svrg_inner(
-            run.ds, run.y, run.sw, run.loss, x, x0, u, dl0, params.inner_iter, batch, step,
-            run.alpha, run.alpha_b, params.fit_intercept, run.seed, run.stream, run.counter)
+        run.counter = _cgvr.svrg_inner(run.tables, x, x0, u, dl0, params.inner_iter, batch,
+                                       step, run.counter)
         run.passes += params.inner_iter * batch / run.n
         run.step_size = step
         return x
@@ -304,8 +300,8 @@ def _full_line_search(run, x, p):
     r0 = run.alpha * (x[:d] @ p[:d]) + run.alpha_b * x[d] * p[d]
     rpp = run.alpha * (p[:d] @ p[:d]) + run.alpha_b * p[d] * p[d]
     step, _, _, n_evals, failed = _cgvr.line_search_margins(
-        run.loss, run.z, q, run.y, run.sw / run.n, r0, rpp, 0.0, params.step_init,
-        params.step_max, params.c1, params.c2, params.ls_max_iter, params.zoom_max_iter)
+        run.options, run.loss, run.z, q, run.y, run.tables.full_weights, r0, rpp, 0.0,
+        params.step_max)
     run.stats[2] += n_evals
     run.stats[3] += int(failed)
     if step == 0.0:
