@@ -513,7 +513,7 @@ def test_history_verbose_callback_and_warning(clf_data, capsys):
         assert len(h[key]) == 3
     assert np.all(np.diff(h["passes"]) > 0)
     seen = []
-    clf = CGVRClassifier(callback=lambda rec: seen.append(rec["epoch"]) or len(seen) >= 2,
+    clf = CGVRClassifier(callback=lambda rec: seen.append(rec["iteration"]) or len(seen) >= 2,
                          tol=0, random_state=0).fit(X, y)
     assert clf.n_iter_ == 1 and seen == [0, 1]
 

@@ -157,10 +157,10 @@ class _Run:
         """One history entry for outer iteration k (0: the start)."""
         x = x[:self.d]
         if k == 0:
-            return self.monitor.record(epoch=0, objective=objective, grad_max=self.crit,
+            return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
                                        step_size=0.0, passes=self.passes, x=x)
         return self.monitor.record(
-            epoch=k, objective=objective, grad_max=self.crit, step_size=self.step_size,
+            iteration=k, objective=objective, grad_max=self.crit, step_size=self.step_size,
             passes=self.passes, restarts=int(self.stats[0]), skipped_steps=int(self.stats[1]),
             line_search_evals=int(self.stats[2]), rejected_epochs=self.rejected,
             step_cap=self.cap, batch=self.batch, x=x)
