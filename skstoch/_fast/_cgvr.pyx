@@ -82,7 +82,7 @@ cdef class HeadTables:
     cdef RowDataset ds
     cdef const double[::1] y
     cdef const double[::1] sw
-    cdef double[::1] sw_n         # s_i / n: the weights of a line search on f itself
+    cdef object sw_n              # s_i / n, made on first use (line searches on f itself)
     cdef MarginLoss loss
     cdef double alpha, alpha_b
     cdef bint fit_intercept
@@ -97,14 +97,15 @@ cdef class HeadTables:
         _check_length("y", y.shape[0], n)
         _check_length("sample_weight", sample_weight.shape[0], n)
         self.ds, self.y, self.sw, self.loss = ds, y, sample_weight, loss
-        self.sw_n = np.asarray(sample_weight) / n
         self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
         self.seed, self.stream = seed, stream
 
     @property
     def full_weights(self):
         """``s_i / n``, the weights of a line search on f itself."""
-        return np.asarray(self.sw_n)
+        if self.sw_n is None:
+            self.sw_n = np.asarray(self.sw) / self.ds.rows.n_samples
+        return self.sw_n
 
     def objective_gradient(self, const double[::1] x, double[::1] grad, double[::1] dl,
                            double[::1] z=None):
@@ -482,6 +483,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     cdef double[::1] g_new = np.empty(D), base = np.empty(D), x_sel = np.empty(D)
     cdef double[::1] acc = np.zeros(D)
     cdef double[::1] q_full = None     # margins X p (line search on f)
+    cdef const double[::1] sw_n = None
     cdef double sc[3]
     cdef double gb, gn, xj, pj, gg_new, g_new_old, gg_old, p_new, p_old
     cdef phi_t P
@@ -498,7 +500,8 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     if ls_mode == LS_FULL:
         q_full = np.empty(n)
         L.q_full = &q_full[0]
-        P = phi_t(&z_full[0], &q_full[0], y, &tables.sw_n[0], n, 0.0, 0.0, 0.0)
+        sw_n = tables.full_weights
+        P = phi_t(&z_full[0], &q_full[0], y, &sw_n[0], n, 0.0, 0.0, 0.0)
     else:
         P = phi_t(&zS[0], &qS[0], &yS[0], &sS[0], b, 0.0, 0.0, 0.0)
     rng_init(&rng, tables.seed, tables.stream, counter)

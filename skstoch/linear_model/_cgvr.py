@@ -171,8 +171,8 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     n_jobs : int or None, default=None
         Threads for the one-vs-rest heads (the kernels release the GIL).
     warm_start : bool, default=False
-        Start from the previous solution and keep the solver state (the restart gradient
-        ``h_k`` of each head).
+        Start from the previous solution and resume from the solver state of the previous
+        fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
     verbose : int, default=0
         Print one line per outer iteration when > 0.
     random_state : int, RandomState instance or None, default=None
@@ -188,15 +188,24 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_iter_ : int
-        Outer iterations run (maximum over one-vs-rest heads).
+        Outer iterations run (maximum over one-vs-rest heads), the last ``iteration`` of
+        ``history_``.
     history_ : dict of ndarray, or list of dict
-        One entry per outer iteration (entry 0 is the start): ``objective`` f(w_k),
-        ``grad_max`` max |grad f(w_k)|, ``step_size`` (mean accepted inner step), ``passes``
-        (cumulative effective passes over the data: rows read / n_samples), ``restarts``,
-        ``skipped_steps``, ``line_search_evals`` (cumulative counters) and ``time`` (seconds).
+        One entry per outer iteration: ``iteration`` k (0 is the start), ``objective``
+        f(w_k) (exact, from the full pass of the snapshot), ``grad_max`` max |grad f(w_k)|,
+        ``step_size`` (mean accepted inner step; the CG step for ``'cg'``, ``eta0`` for
+        the SVRG baselines),
+        ``passes`` (cumulative effective passes over the data: rows read / n_samples),
+        ``restarts``, ``skipped_steps``, ``line_search_evals``, ``rejected_epochs``
+        (cumulative counters), ``batch`` and ``step_cap`` (batch size and step cap of the
+        safeguard; these six are NaN in entry 0) and ``time`` (seconds since the fit
+        started).
         A list with one dict per head for one-vs-rest.
     seed_ : int
         Seed drawn from ``random_state`` for this fit.
+    solver_state_ : list of dict
+        Per head, the solver state a warm start resumes from: the restart gradient ``h``
+        (``h_k``), the ``batch`` size and the step ``cap`` the safeguard reached.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names.
@@ -325,8 +334,8 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         The only loss of the regressor.
 %(solver_parameters)s
     warm_start : bool, default=False
-        Start from the previous solution and keep the solver state (the restart gradient
-        ``h_k`` of each head).
+        Start from the previous solution and resume from the solver state of the previous
+        fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
     verbose : int, default=0
         Print one line per outer iteration when > 0.
     random_state : int, RandomState instance or None, default=None
@@ -341,15 +350,24 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
     intercept_ : float or ndarray of shape (n_targets,)
     n_iter_ : int
-        Outer iterations run (maximum over one-vs-rest heads).
+        Outer iterations run (maximum over targets), the last ``iteration`` of
+        ``history_``.
     history_ : dict of ndarray, or list of dict
-        One entry per outer iteration (entry 0 is the start): ``objective`` f(w_k),
-        ``grad_max`` max |grad f(w_k)|, ``step_size`` (mean accepted inner step), ``passes``
-        (cumulative effective passes over the data: rows read / n_samples), ``restarts``,
-        ``skipped_steps``, ``line_search_evals`` (cumulative counters) and ``time`` (seconds).
-        A list with one dict per head for one-vs-rest.
+        One entry per outer iteration: ``iteration`` k (0 is the start), ``objective``
+        f(w_k) (exact, from the full pass of the snapshot), ``grad_max`` max |grad f(w_k)|,
+        ``step_size`` (mean accepted inner step; the CG step for ``'cg'``, ``eta0`` for
+        the SVRG baselines),
+        ``passes`` (cumulative effective passes over the data: rows read / n_samples),
+        ``restarts``, ``skipped_steps``, ``line_search_evals``, ``rejected_epochs``
+        (cumulative counters), ``batch`` and ``step_cap`` (batch size and step cap of the
+        safeguard; these six are NaN in entry 0) and ``time`` (seconds since the fit
+        started).
+        A list with one dict per target for several targets.
     seed_ : int
         Seed drawn from ``random_state`` for this fit.
+    solver_state_ : list of dict
+        Per target, the solver state a warm start resumes from: the restart gradient ``h``
+        (``h_k``), the ``batch`` size and the step ``cap`` the safeguard reached.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names.
