@@ -16,6 +16,7 @@ from sklearn.svm import LinearSVC
 from skstoch import CGVRClassifier, CGVRRegressor
 from skstoch._fast import _cgvr
 from skstoch._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
+from skstoch._solvers import FitMonitor, svrg
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -309,6 +310,52 @@ def test_line_search_satisfies_strong_wolfe(rng):
     # not a descent direction: no step
     a, *_ = _cgvr.line_search_margins(options, loss, z, -q, y, s, 0.0, 0.01, 0.0, np.inf)
     assert a == 0.0
+
+
+# ----------------------------------------------------------------------------- shared loop
+
+
+def _quadratic_loop(**hooks):
+    """The shared SVRG loop on f(x) = ||x - c||^2 / 2 with a gradient step as inner loop."""
+    c = np.array([1.0, -2.0])
+    monitor = FitMonitor("toy")
+    evaluated = []
+
+    def full_gradient(x):
+        evaluated.append(x.copy())
+        return 0.5 * float((x - c) @ (x - c)), x - c
+
+    def inner_loop(x, snapshot, grad, step, epoch):
+        return x - step * grad
+
+    result = svrg(np.zeros(2), full_gradient, inner_loop, step_size="fixed", eta0=0.5,
+                  inner_iter=1, max_iter=4, tol=0.0, monitor=monitor, **hooks)
+    return result, monitor.history(), evaluated
+
+
+def test_shared_svrg_loop_stop_and_accept_hooks():
+    # default: relative-change stop after the inner loop, the last iterate never evaluated
+    result, history, evaluated = _quadratic_loop()
+    assert result.n_iter == 4 and len(evaluated) == 4 and list(history["epoch"]) == [0, 1, 2, 3]
+    np.testing.assert_allclose(result.x, [1 - 0.5**4, -2 * (1 - 0.5**4)])
+    # a stop hook is tested at every snapshot: the iterate after the last epoch is evaluated
+    # and recorded too, and a criterion <= tol ends the loop before the next inner loop
+    result, history, evaluated = _quadratic_loop(stop=lambda f, g: f)
+    assert result.n_iter == 4 and len(evaluated) == 5 and not result.converged
+    assert result.criterion == pytest.approx(0.5 * 5 * 0.5**8)
+    result, _, evaluated = _quadratic_loop(stop=lambda f, g: float(f > 0.1))
+    assert result.converged and result.n_iter == 3 and len(evaluated) == 4   # f(x_3) < 0.1
+    # accept: a rejected epoch goes back to its snapshot, whose objective is kept
+    seen = []
+
+    def accept(objective, previous):
+        seen.append((objective, previous))
+        return len(seen) != 2
+
+    result, history, _ = _quadratic_loop(stop=lambda f, g: 1.0, accept=accept)
+    assert len(seen) == 4 and seen[2][1] == seen[0][0]        # epoch 2 rejected
+    assert history["objective"][2] == history["objective"][1]
+    np.testing.assert_allclose(result.x, [1 - 0.5**3, -2 * (1 - 0.5**3)])
 
 
 # ----------------------------------------------------------------------------- optimum

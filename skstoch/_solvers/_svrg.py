@@ -1,5 +1,7 @@
 """The SVRG outer loop (snapshot, full gradient, step rule, compiled inner loop) shared by the
 variance-reduced estimators."""
+from functools import partial
+
 import numpy as np
 
 from ._monitor import check_finite_iterate
@@ -12,17 +14,16 @@ def svrg(x0, full_gradient, inner_loop, *, step_size, eta0, inner_iter, max_iter
          monitor, epsilon=0.0, stop=None, accept=None, record=None):
     """Run SVRG epochs with a fixed or stabilized Barzilai-Borwein step (paper 000, Alg. 1).
 
-    Every epoch evaluates the objective and the full gradient at its snapshot, records it,
-    tests the stopping rule and runs the compiled inner loop from the snapshot.
+    Each epoch evaluates and records its snapshot, tests the stop, then runs the inner loop.
 
     Parameters
     ----------
     x0 : ndarray
         Starting point (not modified).
     full_gradient : callable
-        ``full_gradient(x) -> (objective, gradient)`` over all samples.  ``gradient`` is an
-        array shaped as x for ``step_size="sbb"`` and the default ``record``; otherwise it is
-        handed as it is to ``inner_loop`` and the hooks (it may bundle more snapshot data).
+        ``full_gradient(x) -> (objective, gradient)`` over all samples.  ``gradient`` is shaped
+        as x for ``step_size="sbb"`` and the default ``record``; otherwise it may bundle more
+        snapshot data, handed as it is to ``inner_loop`` and the hooks.
     inner_loop : callable
         ``inner_loop(x, snapshot, full_grad, step, epoch) -> x`` runs the compiled inner
         iterations from ``x`` (it may update ``x`` in place and return it).
@@ -33,46 +34,36 @@ def svrg(x0, full_gradient, inner_loop, *, step_size, eta0, inner_iter, max_iter
         Step of the first epoch (of every epoch with ``"fixed"``).
     inner_iter : int
         m, the number of inner iterations (the 1/m factor of eq. 17).
-    max_iter : int
-        Maximum number of epochs (inner loops).
-    tol : float
-        Tolerance of the stopping rule.
+    max_iter, tol : int, float
+        Maximum number of epochs (inner loops); tolerance of the stopping rule.
     monitor : FitMonitor
-        Its ``record`` stops the fit when the callback asks to; ``solver_name`` names the
-        solver in errors.
+        Names the solver in errors; records with the default ``record``.
     epsilon : float
         SBB stabilizer (0 gives SBB0).
     stop : callable or None
-        ``stop(objective, gradient) -> float``, tested at every snapshot (after its record):
-        the loop has converged when the value is <= tol.  The iterate after the last epoch
-        is then evaluated and recorded too.  None: the relative change of the snapshot over
-        an epoch, tested right after the inner loop (so the last iterate is not evaluated).
+        ``stop(objective, gradient) -> float`` tested at every snapshot, after its record
+        (converged when <= tol); the iterate after the last epoch is then evaluated and
+        recorded too.  None: the relative change of the snapshot over an epoch, tested right
+        after the inner loop (the last iterate is not evaluated).
     accept : callable or None
-        ``accept(objective, previous_objective) -> bool``, called after every epoch with the
-        objective at the new iterate: False discards the epoch (the iterate goes back to the
-        snapshot, whose objective and gradient are kept).  With ``accept`` the loop does not
-        check the iterates for non-finite values (the hooks own that: a rejected non-finite
-        iterate is never kept).
+        ``accept(objective, previous_objective) -> bool`` after every epoch: False discards
+        the epoch (back to the snapshot, its objective and gradient kept).  The loop then
+        leaves the check for non-finite iterates to the hooks.
     record : callable or None
-        ``record(epoch, x, objective, gradient, step) -> bool``, one call per snapshot;
-        True stops the fit.  None: ``monitor.record`` of the epoch, objective, step and
-        gradient norm.
+        ``record(epoch, x, objective, gradient, step) -> bool`` once per snapshot; True stops
+        the fit.  None: ``monitor.record`` of the epoch, objective, step and gradient norm.
 
     Returns
     -------
     SolverResult
         ``x`` the last kept iterate, ``n_iter`` the epochs run, ``criterion`` the last value
-        of the stopping rule; ``extra["step_size"]`` the last step.
+        of the stopping rule, ``extra["step_size"]`` the last step.
     """
-    if record is None:
-        def record(epoch, x, objective, grad, step):
-            return monitor.record(epoch=epoch, objective=objective, step_size=step,
-                                  grad_norm=float(np.linalg.norm(grad)), x=x)
+    record = record or partial(_record_epoch, monitor)
     x = np.array(x0, dtype=np.float64, copy=True)
     step = float(eta0)
     prev_x = prev_g = objective = None
-    change = np.inf
-    n_iter = 0
+    change, n_iter = np.inf, 0
     for epoch in range(max_iter if stop is None else max_iter + 1):
         new_objective, new_grad = full_gradient(x)
         if accept is None or prev_x is None or accept(new_objective, objective):
@@ -99,3 +90,9 @@ def svrg(x0, full_gradient, inner_loop, *, step_size, eta0, inner_iter, max_iter
                 break
     return SolverResult(x=x, n_iter=n_iter, converged=change <= tol, criterion=change,
                         extra={"step_size": step})
+
+
+def _record_epoch(monitor, epoch, x, objective, grad, step):
+    """The default record: epoch, objective, step and full-gradient norm."""
+    return monitor.record(epoch=epoch, objective=objective, step_size=step,
+                          grad_norm=float(np.linalg.norm(grad)), x=x)

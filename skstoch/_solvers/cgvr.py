@@ -166,7 +166,8 @@ class _Run:
             step_cap=self.cap, batch=self.batch, x=x)
 
     def outer_loop(self, x, inner_loop, accept=None, eta0=0.0):
-        """The shared SVRG outer loop around ``inner_loop``."""
+        """The shared SVRG outer loop around ``inner_loop`` (``eta0``: the fixed step it is
+        handed; the CG inner loop finds its own steps by line search)."""
         return svrg(x, self.full_gradient, inner_loop, step_size="fixed", eta0=eta0,
                     inner_iter=self.params.inner_iter, max_iter=self.params.max_iter,
                     tol=self.tol, monitor=self.monitor, stop=self.gradient_max,

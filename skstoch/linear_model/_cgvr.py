@@ -146,6 +146,30 @@ _SOLVER_PARAMETERS_DOC = """\
         is replaced by 1 when it is 0). For ``C = 1 / (n alpha)`` this is exactly the stopping
         rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol."""
 
+# The solver's fitted attributes, documented once for both estimators (``%(heads)s``: what
+# one problem is, a one-vs-rest head or a target).
+_FITTED_ATTRIBUTES_DOC = """\
+    n_iter_ : int
+        Outer iterations run (maximum over %(heads)ss), the last ``iteration`` of
+        ``history_``.
+    history_ : dict of ndarray, or list of dict
+        One entry per outer iteration: ``iteration`` k (0 is the start), ``objective``
+        f(w_k) (exact, from the full pass of the snapshot), ``grad_max`` max |grad f(w_k)|,
+        ``step_size`` (mean accepted inner step; the CG step for ``'cg'``, ``eta0`` for
+        the SVRG baselines), ``passes`` (cumulative effective passes over the data: rows
+        read / n_samples), ``restarts``, ``skipped_steps``, ``line_search_evals``,
+        ``rejected_epochs`` (cumulative counters), ``batch`` and ``step_cap`` (batch size
+        and step cap of the safeguard; these six are NaN in entry 0) and ``time`` (seconds
+        since the fit started).
+        A list with one dict per %(heads)s when there are several.
+    seed_ : int
+        Seed drawn from ``random_state`` for this fit.
+    solver_state_ : list of dict
+        The solver state a warm start resumes from, per %(heads)s: the restart
+        gradient ``h`` (``h_k``), the ``batch`` size and the step ``cap`` the safeguard
+        reached."""
+
+
 class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     """Linear classifier trained by stochastic conjugate gradient with variance reduction (CGVR).
 
@@ -187,25 +211,7 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
-    n_iter_ : int
-        Outer iterations run (maximum over one-vs-rest heads), the last ``iteration`` of
-        ``history_``.
-    history_ : dict of ndarray, or list of dict
-        One entry per outer iteration: ``iteration`` k (0 is the start), ``objective``
-        f(w_k) (exact, from the full pass of the snapshot), ``grad_max`` max |grad f(w_k)|,
-        ``step_size`` (mean accepted inner step; the CG step for ``'cg'``, ``eta0`` for
-        the SVRG baselines),
-        ``passes`` (cumulative effective passes over the data: rows read / n_samples),
-        ``restarts``, ``skipped_steps``, ``line_search_evals``, ``rejected_epochs``
-        (cumulative counters), ``batch`` and ``step_cap`` (batch size and step cap of the
-        safeguard; these six are NaN in entry 0) and ``time`` (seconds since the fit
-        started).
-        A list with one dict per head for one-vs-rest.
-    seed_ : int
-        Seed drawn from ``random_state`` for this fit.
-    solver_state_ : list of dict
-        Per head, the solver state a warm start resumes from: the restart gradient ``h``
-        (``h_k``), the ``batch`` size and the step ``cap`` the safeguard reached.
+%(fitted_attributes)s
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names.
@@ -349,25 +355,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     ----------
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
     intercept_ : float or ndarray of shape (n_targets,)
-    n_iter_ : int
-        Outer iterations run (maximum over targets), the last ``iteration`` of
-        ``history_``.
-    history_ : dict of ndarray, or list of dict
-        One entry per outer iteration: ``iteration`` k (0 is the start), ``objective``
-        f(w_k) (exact, from the full pass of the snapshot), ``grad_max`` max |grad f(w_k)|,
-        ``step_size`` (mean accepted inner step; the CG step for ``'cg'``, ``eta0`` for
-        the SVRG baselines),
-        ``passes`` (cumulative effective passes over the data: rows read / n_samples),
-        ``restarts``, ``skipped_steps``, ``line_search_evals``, ``rejected_epochs``
-        (cumulative counters), ``batch`` and ``step_cap`` (batch size and step cap of the
-        safeguard; these six are NaN in entry 0) and ``time`` (seconds since the fit
-        started).
-        A list with one dict per target for several targets.
-    seed_ : int
-        Seed drawn from ``random_state`` for this fit.
-    solver_state_ : list of dict
-        Per target, the solver state a warm start resumes from: the restart gradient ``h``
-        (``h_k``), the ``batch`` size and the step ``cap`` the safeguard reached.
+%(fitted_attributes)s
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names.
@@ -453,7 +441,8 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         return super().fit(X, y, sample_weight=sample_weight)
 
 
-for _estimator in (CGVRClassifier, CGVRRegressor):
+for _estimator, _heads in ((CGVRClassifier, "one-vs-rest head"), (CGVRRegressor, "target")):
     _estimator.__doc__ = _estimator.__doc__ % {
-        "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n")}
-del _estimator
+        "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n"),
+        "fitted_attributes": _FITTED_ATTRIBUTES_DOC % {"heads": _heads}}
+del _estimator, _heads
