@@ -5,7 +5,7 @@ single-output head of :class:`~skstoch.CGVRClassifier` / :class:`~skstoch.CGVRRe
 (+ (alpha/2) b^2)`` over ``x = (w, b)`` with one of four solvers:
 
 * ``"cgvr"``: Algorithm 3, the shared SVRG outer loop (``_svrg.svrg``) around the compiled
-  CG inner loop, with the safeguard that rejects an outer iteration which increased f;
+  CG inner loop, with the safeguard that rejects an outer iteration which did not decrease f;
 * ``"svrg"`` / ``"minibatch_svrg"``: the same outer loop around fixed-step SVRG inner steps;
 * ``"cg"``: full-batch nonlinear CG, one CG step per outer iteration.
 
