@@ -16,6 +16,7 @@ from sklearn.svm import LinearSVC
 from skstoch import CGVRClassifier, CGVRRegressor
 from skstoch._fast import _cgvr
 from skstoch._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
+from skstoch._solvers import FitMonitor, svrg
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -80,8 +81,8 @@ def test_full_gradient_matches_finite_differences(loss, sparse, rng):
     alpha, alpha_b = 0.1, 0.05
     ds = make_dataset(sp.csr_matrix(X) if sparse else X)
     grad, dl = np.empty(d + 1), np.empty(n)
-    f = _cgvr.full_objective_gradient(ds, y, sw, LOSS_OBJ[loss](), x, alpha, alpha_b, True,
-                                      grad, dl)
+    f = _cgvr.HeadTables(ds, y, sw, LOSS_OBJ[loss](), alpha, alpha_b, True).objective_gradient(
+        x, grad, dl)
     assert f == pytest.approx(objective(X, y, sw, x[:d], x[d], alpha, loss, alpha_b), rel=1e-12)
     eps = 1e-6
     fd = np.empty(d + 1)
@@ -94,8 +95,8 @@ def test_full_gradient_matches_finite_differences(loss, sparse, rng):
     np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(dl, _np_dloss(loss, X @ x[:d] + x[d], y), rtol=1e-12)
     # no intercept: its gradient coordinate is 0
-    _cgvr.full_objective_gradient(ds, y, sw, LOSS_OBJ[loss](), x, alpha, alpha_b, False,
-                                  grad, dl)
+    _cgvr.HeadTables(ds, y, sw, LOSS_OBJ[loss](), alpha, alpha_b, False).objective_gradient(
+        x, grad, dl)
     assert grad[d] == 0.0
 
 
@@ -203,15 +204,14 @@ def test_inner_kernel_matches_numpy_reference(line_search, loss, rng):
     x0 = rng.randn(d + 1) * 0.2
     ds = make_dataset(X)
     u, dl0 = np.empty(d + 1), np.empty(n)
-    _cgvr.full_objective_gradient(ds, y, sw, LOSS_OBJ[loss](), x0, alpha, 0.0, True, u, dl0)
+    seed, stream = 12345, 3
+    tables = _cgvr.HeadTables(ds, y, sw, LOSS_OBJ[loss](), alpha, 0.0, True, seed, stream)
+    tables.objective_gradient(x0, u, dl0)
     x, g, p = x0.copy(), u.copy(), -u
     stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
     steps = np.zeros(m)
-    seed, stream = 12345, 3
-    _cgvr.cgvr_inner(ds, y, sw, LOSS_OBJ[loss](), x, x0.copy(), u, dl0, g, p, m, b,
-                     _cgvr.BETA_RULES["PR+"], _cgvr.LINE_SEARCHES[line_search], 1e-4, 0.1, 1.0,
-                     np.inf, 20, 20, alpha, 0.0, True, False, seed, stream, 0, np.empty(1),
-                     np.empty(1), np.empty(1), stats, steps)
+    options = _cgvr.CGOptions(m, "PR+", line_search)
+    _cgvr.cgvr_inner(tables, options, x, x0.copy(), u, dl0, g, p, b, np.inf, 0, stats, steps)
     x_ref, g_ref = reference_cgvr_epoch(X, y, sw, loss, x0, u, u.copy(), m, b, alpha,
                                         line_search, seed, stream)
     np.testing.assert_allclose(x, x_ref, rtol=1e-9, atol=1e-12)
@@ -233,21 +233,58 @@ def test_full_batch_inner_kernel_is_exact_cg(sparse, rng):
     ds = make_dataset(sp.csr_matrix(X) if sparse else X)
     u, dl0 = np.empty(d + 1), np.empty(n)
     loss = LogLoss()
-    _cgvr.full_objective_gradient(ds, y, sw, loss, x0, alpha, 0.0, True, u, dl0)
+    tables = _cgvr.HeadTables(ds, y, sw, loss, alpha, 0.0, True, 1, 0)
+    tables.objective_gradient(x0, u, dl0)
     x, g, p = x0.copy(), u.copy(), -u
     stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
-    _cgvr.cgvr_inner(ds, y, sw, loss, x, x0.copy(), u, dl0, g, p, m, 2 * n,
-                     _cgvr.BETA_RULES["PR+"], _cgvr.LINE_SEARCHES["vr"], 1e-4, 0.1, 1.0,
-                     np.inf, 20, 20, alpha, 0.0, True, False, 1, 0, 0, np.empty(1),
-                     np.empty(1), np.empty(1), stats, np.zeros(m))
+    _cgvr.cgvr_inner(tables, _cgvr.CGOptions(m), x, x0.copy(), u, dl0, g, p, 2 * n, np.inf, 0,
+                     stats, np.zeros(m))
     x_ref, g_ref = reference_cgvr_epoch(X, y, sw, "log_loss", x0, u, u.copy(), m, n, alpha,
                                         "vr", 1, 0, full=True)
     np.testing.assert_allclose(x, x_ref, rtol=1e-9, atol=1e-12)
     # g_m is the exact gradient of f at x_m
     u_m = np.empty(d + 1)
-    _cgvr.full_objective_gradient(ds, y, sw, loss, x, alpha, 0.0, True, u_m, np.empty(n))
+    tables.objective_gradient(x, u_m, np.empty(n))
     np.testing.assert_allclose(g, u_m, rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(g, g_ref, rtol=1e-9, atol=1e-12)
+
+
+def test_kernels_check_array_lengths(rng):
+    # the kernels run without bounds checks: their entry points check every length first
+    n, d = 20, 3
+    X, y, sw = rng.randn(n, d), np.where(rng.rand(n) < 0.5, 1.0, -1.0), np.ones(n)
+    ds = make_dataset(X)
+    with pytest.raises(ValueError, match="y has length 19"):
+        _cgvr.HeadTables(ds, y[:-1], sw, LogLoss(), 0.1, 0.0, True)
+    tables = _cgvr.HeadTables(ds, y, sw, LogLoss(), 0.1, 0.0, True)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    with pytest.raises(ValueError, match="x has length 3"):
+        tables.objective_gradient(np.zeros(d), u, dl0)
+    x0 = np.zeros(d + 1)
+    tables.objective_gradient(x0, u, dl0)
+    stats, steps = np.zeros(_cgvr.N_STATS, dtype=np.int64), np.zeros(4)
+
+    def inner(options, z_full=None, g=u.copy(), dl=dl0):
+        return _cgvr.cgvr_inner(tables, options, x0.copy(), x0, u, dl, g, -u, 5, np.inf, 0,
+                                stats, steps, z_full)
+
+    with pytest.raises(ValueError, match="g has length 2"):
+        inner(_cgvr.CGOptions(4), g=u[:2].copy())
+    with pytest.raises(ValueError, match="dl0 has length 19"):
+        inner(_cgvr.CGOptions(4), dl=dl0[:-1])
+    with pytest.raises(ValueError, match="steps"):
+        inner(_cgvr.CGOptions(5))
+    with pytest.raises(ValueError, match="z_full"):
+        inner(_cgvr.CGOptions(4, line_search="full"))
+    with pytest.raises(ValueError, match="unknown beta"):
+        _cgvr.CGOptions(4, beta="XY")
+    with pytest.raises(ValueError, match="c1 < c2"):
+        _cgvr.CGOptions(4, c1=0.5, c2=0.1)
+    # valid arrays run: at least one draw per sampled row (4 steps of 5 rows)
+    assert inner(_cgvr.CGOptions(4, line_search="full"), z_full=X @ x0[:d]) >= 20
+    with pytest.raises(ValueError, match="q has length 3"):
+        _cgvr.line_search_margins(_cgvr.CGOptions(), LogLoss(), y, y[:3], y, sw, 0.0, 0.1,
+                                  0.0, np.inf)
 
 
 def test_line_search_satisfies_strong_wolfe(rng):
@@ -257,8 +294,9 @@ def test_line_search_satisfies_strong_wolfe(rng):
     loss = LogLoss()
     # make p a descent direction: q aligned with -dloss
     q = -np.sign(loss.dloss_array(z, y)) * np.abs(q)
+    options = _cgvr.CGOptions(c1=1e-4, c2=0.1, step_init=1.0, ls_max_iter=20, zoom_max_iter=20)
     a, phi0, dphi0, n_evals, failed = _cgvr.line_search_margins(
-        loss, z, q, y, s, 0.0, 0.01, 0.0, 1.0, np.inf, 1e-4, 0.1, 20, 20)
+        options, loss, z, q, y, s, 0.0, 0.01, 0.0, np.inf)
     assert dphi0 < 0 and a > 0 and not failed
 
     def phi(t):
@@ -270,9 +308,54 @@ def test_line_search_satisfies_strong_wolfe(rng):
     assert phi(a) <= phi0 + 1e-4 * a * dphi0
     assert abs(dphi(a)) <= 0.1 * abs(dphi0)
     # not a descent direction: no step
-    a, *_ = _cgvr.line_search_margins(loss, z, -q, y, s, 0.0, 0.01, 0.0, 1.0, np.inf, 1e-4,
-                                      0.1, 20, 20)
+    a, *_ = _cgvr.line_search_margins(options, loss, z, -q, y, s, 0.0, 0.01, 0.0, np.inf)
     assert a == 0.0
+
+
+# ----------------------------------------------------------------------------- shared loop
+
+
+def _quadratic_loop(**hooks):
+    """The shared SVRG loop on f(x) = ||x - c||^2 / 2 with a gradient step as inner loop."""
+    c = np.array([1.0, -2.0])
+    monitor = FitMonitor("toy")
+    evaluated = []
+
+    def full_gradient(x):
+        evaluated.append(x.copy())
+        return 0.5 * float((x - c) @ (x - c)), x - c
+
+    def inner_loop(x, snapshot, grad, step, epoch):
+        return x - step * grad
+
+    result = svrg(np.zeros(2), full_gradient, inner_loop, step_size="fixed", eta0=0.5,
+                  inner_iter=1, max_iter=4, tol=0.0, monitor=monitor, **hooks)
+    return result, monitor.history(), evaluated
+
+
+def test_shared_svrg_loop_stop_and_accept_hooks():
+    # default: relative-change stop after the inner loop, the last iterate never evaluated
+    result, history, evaluated = _quadratic_loop()
+    assert result.n_iter == 4 and len(evaluated) == 4 and list(history["epoch"]) == [0, 1, 2, 3]
+    np.testing.assert_allclose(result.x, [1 - 0.5**4, -2 * (1 - 0.5**4)])
+    # a stop hook is tested at every snapshot: the iterate after the last epoch is evaluated
+    # and recorded too, and a criterion <= tol ends the loop before the next inner loop
+    result, history, evaluated = _quadratic_loop(stop=lambda f, g: f)
+    assert result.n_iter == 4 and len(evaluated) == 5 and not result.converged
+    assert result.criterion == pytest.approx(0.5 * 5 * 0.5**8)
+    result, _, evaluated = _quadratic_loop(stop=lambda f, g: float(f > 0.1))
+    assert result.converged and result.n_iter == 3 and len(evaluated) == 4   # f(x_3) < 0.1
+    # accept: a rejected epoch goes back to its snapshot, whose objective is kept
+    seen = []
+
+    def accept(objective, previous):
+        seen.append((objective, previous))
+        return len(seen) != 2
+
+    result, history, _ = _quadratic_loop(stop=lambda f, g: 1.0, accept=accept)
+    assert len(seen) == 4 and seen[2][1] == seen[0][0]        # epoch 2 rejected
+    assert history["objective"][2] == history["objective"][1]
+    np.testing.assert_allclose(result.x, [1 - 0.5**3, -2 * (1 - 0.5**3)])
 
 
 # ----------------------------------------------------------------------------- optimum
@@ -477,7 +560,7 @@ def test_history_verbose_callback_and_warning(clf_data, capsys):
         assert len(h[key]) == 3
     assert np.all(np.diff(h["passes"]) > 0)
     seen = []
-    clf = CGVRClassifier(callback=lambda rec: seen.append(rec["epoch"]) or len(seen) >= 2,
+    clf = CGVRClassifier(callback=lambda rec: seen.append(rec["iteration"]) or len(seen) >= 2,
                          tol=0, random_state=0).fit(X, y)
     assert clf.n_iter_ == 1 and seen == [0, 1]
 

@@ -8,10 +8,13 @@ Problem (one binary or single-output head)::
 The iterate ``x`` has length ``d + 1``: ``x[:d] = w`` and ``x[d] = b`` (``x[d]`` stays 0 when the
 model has no intercept, because every gradient coordinate ``d`` is then forced to 0).
 
-Every line search works on margins: for a batch S with margins ``z = X_S x`` and ``q = X_S p``,
-``phi(a) = sum_S s_i loss(z_i + a q_i) / |S| + reg(x + a p)`` and its derivative cost O(|S|) per
-evaluation after one O(nnz(X_S)) pass.  All random draws come from the counter-based generator of
-``_random.pxd``; Python has validated every array length before a kernel runs.
+The per-head tables (rows, targets, weights, loss, penalties, random stream) are bundled in a
+:class:`HeadTables` and the inner-loop settings in a :class:`CGOptions`, both built once per
+head.  Every line search works on margins: for a batch S with margins ``z = X_S x`` and
+``q = X_S p``, ``phi(a) = sum_S s_i loss(z_i + a q_i) / |S| + reg(x + a p)`` and its derivative
+cost O(|S|) per evaluation after one O(nnz(X_S)) pass.  All random draws come from the
+counter-based generator of ``_random.pxd``.  The kernels run without bounds checks: the
+Python entry points check every array length first.
 """
 import numpy as np
 
@@ -19,7 +22,7 @@ from libc.math cimport fabs, sqrt, isfinite
 from libc.stdint cimport int32_t, uint64_t
 
 from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy, dense_dot, dense_axpy
-from ._loss cimport MarginLoss
+from ._loss cimport MarginLoss, sum_along_line
 from ._random cimport rng_state, rng_init, rng_randint, rng_uniform
 
 cdef enum:
@@ -46,6 +49,134 @@ STAT_LS_EVALS = 2         # phi evaluations
 STAT_WOLFE_FAIL = 3       # line search ended by its budget (best point returned)
 STAT_BETA_RESET = 4       # beta rejected (non finite or denominator ~ 0)
 N_STATS = 5
+
+
+
+cdef _check_length(str name, Py_ssize_t got, Py_ssize_t expected):
+    if got != expected:
+        raise ValueError(f"{name} has length {got}, expected {expected}")
+
+
+# ---------------------------------------------------------------------------------------------
+# per-head tables and inner-loop settings
+
+
+cdef class HeadTables:
+    """What the kernels read about one head, built once per head.
+
+    Parameters
+    ----------
+    ds : RowDataset
+        The rows of X.
+    y, sample_weight : ndarray of float64 of shape (n_samples,)
+        Targets and per-sample weights ``s_i``.
+    loss : MarginLoss
+    alpha, alpha_b : float
+        L2 penalties of w and of the intercept b.
+    fit_intercept : bool
+        False keeps the gradient coordinate of b at 0.
+    seed, stream : int
+        The head's stream of the counter-based generator (mini-batches, Option II).
+    """
+
+    cdef RowDataset ds
+    cdef const double[::1] y
+    cdef const double[::1] sw
+    cdef object sw_n              # s_i / n, made on first use (line searches on f itself)
+    cdef MarginLoss loss
+    cdef double alpha, alpha_b
+    cdef bint fit_intercept
+    cdef uint64_t seed, stream
+
+    def __init__(self, RowDataset ds, const double[::1] y, const double[::1] sample_weight,
+                 MarginLoss loss, double alpha, double alpha_b, bint fit_intercept,
+                 uint64_t seed=0, uint64_t stream=0):
+        cdef Py_ssize_t n = ds.rows.n_samples
+        if n < 1:
+            raise ValueError("the dataset has no rows")
+        _check_length("y", y.shape[0], n)
+        _check_length("sample_weight", sample_weight.shape[0], n)
+        self.ds, self.y, self.sw, self.loss = ds, y, sample_weight, loss
+        self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
+        self.seed, self.stream = seed, stream
+
+    @property
+    def full_weights(self):
+        """``s_i / n``, the weights of a line search on f itself."""
+        if self.sw_n is None:
+            self.sw_n = np.asarray(self.sw) / self.ds.rows.n_samples
+        return self.sw_n
+
+    def objective_gradient(self, const double[::1] x, double[::1] grad, double[::1] dl,
+                           double[::1] z=None):
+        """f(x) in one nogil pass; writes grad f(x) (length d + 1), loss'(X_i x, y_i)
+        (length n) and, when ``z`` is given, the margins X_i x (length n)."""
+        cdef Py_ssize_t n = self.ds.rows.n_samples, D = self.ds.rows.n_features + 1
+        _check_length("x", x.shape[0], D)
+        _check_length("grad", grad.shape[0], D)
+        _check_length("dl", dl.shape[0], n)
+        if z is not None:
+            _check_length("z", z.shape[0], n)
+        cdef double obj
+        cdef double* zp = &z[0] if z is not None else NULL
+        with nogil:
+            obj = full_pass(&self.ds.rows, &self.y[0], &self.sw[0], self.loss, &x[0],
+                            self.alpha, self.alpha_b, self.fit_intercept, &grad[0], &dl[0], zp)
+        return obj
+
+
+cdef struct wolfe_t:
+    double c1
+    double c2
+    double a_init
+    int max_iter
+    int zoom_iter
+
+
+cdef class CGOptions:
+    """Settings of the CGVR inner loop and of its strong-Wolfe line search, fixed for a fit.
+
+    Parameters
+    ----------
+    inner_iter : int
+        Inner steps m per outer iteration.
+    beta : str
+        A key of ``BETA_RULES``.
+    line_search : str
+        A key of ``LINE_SEARCHES``.
+    c1, c2 : float
+        Strong-Wolfe constants, ``0 < c1 < c2 < 1``.
+    step_init : float
+        First trial step of every line search.
+    ls_max_iter, zoom_max_iter : int
+        Budgets of the bracketing and zoom phases.
+    option_two : bool
+        Option II (w_{k+1} = a random inner iterate) instead of Option I (the last one).
+    """
+
+    cdef Py_ssize_t inner_iter
+    cdef int beta_rule, ls_mode
+    cdef wolfe_t wolfe
+    cdef bint option_two
+
+    def __init__(self, Py_ssize_t inner_iter=50, str beta="PR+", str line_search="vr",
+                 double c1=1e-4, double c2=0.1, double step_init=1.0, int ls_max_iter=20,
+                 int zoom_max_iter=20, bint option_two=False):
+        if inner_iter < 1 or ls_max_iter < 1 or zoom_max_iter < 0:
+            raise ValueError("inner_iter and ls_max_iter must be >= 1, zoom_max_iter >= 0")
+        if beta not in BETA_RULES or line_search not in LINE_SEARCHES:
+            raise ValueError(f"unknown beta rule {beta!r} or line search {line_search!r}")
+        if not (0 < c1 < c2 < 1 and step_init > 0):
+            raise ValueError("the line search needs 0 < c1 < c2 < 1 and step_init > 0")
+        self.inner_iter = inner_iter
+        self.beta_rule = BETA_RULES[beta]
+        self.ls_mode = LINE_SEARCHES[line_search]
+        self.wolfe = wolfe_t(c1, c2, step_init, ls_max_iter, zoom_max_iter)
+        self.option_two = option_two
+
+
+# ---------------------------------------------------------------------------------------------
+# full pass
 
 
 cdef inline double reg_dot(const double* a, const double* b, Py_ssize_t d, double alpha,
@@ -86,20 +217,6 @@ cdef inline double full_pass(const rows_t* X, const double* y, const double* sw,
     return total * inv_n + 0.5 * reg_dot(x, x, d, alpha, alpha_b)
 
 
-def full_objective_gradient(RowDataset ds, const double[::1] y, const double[::1] sw,
-                            MarginLoss loss, const double[::1] x, double alpha, double alpha_b,
-                            bint fit_intercept, double[::1] grad, double[::1] dl,
-                            double[::1] z=None):
-    """f(x) in one nogil pass; writes grad f(x) (length d + 1), loss'(X_i x, y_i) (length n)
-    and, when ``z`` is given, the margins X_i x (length n)."""
-    cdef double obj
-    cdef double* zp = &z[0] if z is not None else NULL
-    with nogil:
-        obj = full_pass(&ds.rows, &y[0], &sw[0], loss, &x[0], alpha, alpha_b, fit_intercept,
-                        &grad[0], &dl[0], zp)
-    return obj
-
-
 # ---------------------------------------------------------------------------------------------
 # line search along p on margins
 
@@ -117,31 +234,28 @@ cdef struct phi_t:
 
 
 cdef inline double phi_value(phi_t* P, MarginLoss loss, double a, double* deriv) noexcept nogil:
-    cdef Py_ssize_t k
-    cdef double v = 0.0, dv = 0.0, zk
-    for k in range(P.n):
-        zk = P.z[k] + a * P.q[k]
-        v += P.s[k] * loss.loss(zk, P.y[k])
-        dv += P.s[k] * loss.dloss(zk, P.y[k]) * P.q[k]
+    cdef double dv
+    cdef double v = sum_along_line(loss, P.z, P.q, P.y, P.s, P.n, a, True, &dv, NULL)
     deriv[0] = dv + P.r0 + a * P.rpp + P.lin
     return v + a * (P.r0 + 0.5 * a * P.rpp + P.lin)
 
 
-cdef double strong_wolfe(phi_t* P, MarginLoss loss, double phi0, double dphi0, double a_init,
-                         double a_max, double c1, double c2, int max_iter, int zoom_iter,
-                         int* n_evals, int* failed) noexcept nogil:
+cdef double strong_wolfe(phi_t* P, MarginLoss loss, double phi0, double dphi0,
+                         const wolfe_t* W, double a_max, int* n_evals,
+                         int* failed) noexcept nogil:
     """Strong-Wolfe line search (Nocedal & Wright Alg. 3.5, zoom Alg. 3.6 with the paper's
     midpoint rule).  Expansion doubles the step up to ``a_max``.  If the budget runs out the
     step with the lowest phi seen is returned (0 if none decreased phi)."""
+    cdef double c1 = W.c1, c2 = W.c2
     cdef double a_prev = 0.0, f_prev = phi0, d_prev = dphi0
-    cdef double a = a_init, fa, da
+    cdef double a = W.a_init, fa, da
     cdef double lo, hi, f_lo, d_lo, mid, fm, dm
     cdef double best_a = 0.0, best_f = phi0
     cdef int i, j
     failed[0] = 0
     if a > a_max:
         a = a_max
-    for i in range(max_iter):
+    for i in range(W.max_iter):
         fa = phi_value(P, loss, a, &da)
         n_evals[0] += 1
         if fa < best_f:
@@ -165,7 +279,7 @@ cdef double strong_wolfe(phi_t* P, MarginLoss loss, double phi0, double dphi0, d
         failed[0] = 1
         return best_a
     # zoom between lo (sufficient decrease holds, lowest phi so far) and hi
-    for j in range(zoom_iter):
+    for j in range(W.zoom_iter):
         mid = 0.5 * (lo + hi)
         fm = phi_value(P, loss, mid, &dm)
         n_evals[0] += 1
@@ -184,24 +298,28 @@ cdef double strong_wolfe(phi_t* P, MarginLoss loss, double phi0, double dphi0, d
     return best_a
 
 
-def line_search_margins(MarginLoss loss, const double[::1] z, const double[::1] q,
-                        const double[::1] y, const double[::1] s, double r0, double rpp,
-                        double lin, double a_init, double a_max, double c1, double c2,
-                        int max_iter, int zoom_iter):
-    """Strong-Wolfe step along a line given by margins (used by full-batch CG and the tests).
+def line_search_margins(CGOptions options, MarginLoss loss, const double[::1] z,
+                        const double[::1] q, const double[::1] y, const double[::1] s,
+                        double r0, double rpp, double lin, double a_max):
+    """Strong-Wolfe step along a line given by margins (full-batch CG and the tests).
 
-    Returns ``(step, phi(0), phi'(0), n_evals, failed)``; step is 0 when ``phi'(0) >= 0``.
+    ``phi(a) = sum_k s_k loss(z_k + a q_k, y_k) + a r0 + a^2 rpp / 2 + a lin``, searched with
+    the constants and budgets of ``options`` and steps up to ``a_max``.  Returns
+    ``(step, phi(0), phi'(0), n_evals, failed)``; step is 0 when ``phi'(0) >= 0``.
     """
-    cdef phi_t P
+    cdef Py_ssize_t n = z.shape[0]
+    if n < 1:
+        raise ValueError("the line needs at least one margin")
+    _check_length("q", q.shape[0], n)
+    _check_length("y", y.shape[0], n)
+    _check_length("s", s.shape[0], n)
+    cdef phi_t P = phi_t(&z[0], &q[0], &y[0], &s[0], n, r0, rpp, lin)
     cdef double phi0, dphi0, a = 0.0
     cdef int n_evals = 0, failed = 0
-    P.z = &z[0]; P.q = &q[0]; P.y = &y[0]; P.s = &s[0]; P.n = z.shape[0]
-    P.r0 = r0; P.rpp = rpp; P.lin = lin
     with nogil:
         phi0 = phi_value(&P, loss, 0.0, &dphi0)
         if dphi0 < 0:
-            a = strong_wolfe(&P, loss, phi0, dphi0, a_init, a_max, c1, c2, max_iter,
-                             zoom_iter, &n_evals, &failed)
+            a = strong_wolfe(&P, loss, phi0, dphi0, &options.wolfe, a_max, &n_evals, &failed)
     return a, phi0, dphi0, n_evals, bool(failed)
 
 
@@ -237,7 +355,7 @@ cdef inline double beta_from_dots(int rule, double gg_new, double g_new_old, dou
 
 
 cdef inline void direction_scalars(const double* x, const double* p, const double* base,
-                                   Py_ssize_t d, bint fit_intercept, double* sc) noexcept nogil:
+                                   Py_ssize_t d, double* sc) noexcept nogil:
     """sc = (x[:d].p[:d], p[:d].p[:d], base[:d].p[:d]) in one sweep."""
     cdef Py_ssize_t j
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0
@@ -246,6 +364,15 @@ cdef inline void direction_scalars(const double* x, const double* p, const doubl
         a1 += p[j] * p[j]
         a2 += base[j] * p[j]
     sc[0] = a0; sc[1] = a1; sc[2] = a2
+
+
+cdef inline void restart_direction(const double* x, double* p, const double* g,
+                                   const double* base, Py_ssize_t d, double* sc) noexcept nogil:
+    """p = -g, and the scalars of the new direction."""
+    cdef Py_ssize_t j
+    for j in range(d + 1):
+        p[j] = -g[j]
+    direction_scalars(x, p, base, d, sc)
 
 
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
@@ -272,40 +399,97 @@ cdef inline void all_margins(const rows_t* X, const double* p, double* q) noexce
         q[i] = row_dot(data, indices, nnz, p) + p[d]
 
 
-def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
-               double[::1] x, const double[::1] x0, const double[::1] u, const double[::1] dl0,
-               double[::1] g, double[::1] p, Py_ssize_t inner_iter, Py_ssize_t batch_size,
-               int beta_rule, int ls_mode, double c1, double c2, double step_init,
-               double step_max, int ls_max_iter, int zoom_max_iter, double alpha,
-               double alpha_b, bint fit_intercept, bint option_two, uint64_t seed,
-               uint64_t stream, uint64_t counter, double[::1] z_full, double[::1] q_full,
-               double[::1] ys_full, long[::1] stats, double[::1] steps):
+cdef struct line_t:
+    # what opening a line search along p reads (pointers fixed for one outer iteration)
+    const rows_t* X
+    Py_ssize_t d
+    Py_ssize_t b
+    int ls_mode
+    double alpha
+    double alpha_b
+    const Py_ssize_t* idx
+    const double* x
+    const double* p
+    const double* base
+    const double* sS
+    const double* d0S
+    double* zS
+    double* qS
+    double* q_full
+
+
+cdef inline double open_line(const line_t* L, phi_t* P, MarginLoss loss, const double* sc,
+                             bint want_z, double* dphi0) noexcept nogil:
+    """Margins along p (of the batch; of every row for a line search on f), the scalars of
+    phi from ``sc`` = (x.p, p.p, base.p); returns phi(0) and writes phi'(0)."""
+    cdef Py_ssize_t k, d = L.d
+    cdef double lin_vr
+    batch_margins(L.X, L.idx, L.b, L.x, L.p, L.zS, L.qS, want_z)
+    if L.ls_mode == LS_FULL:
+        all_margins(L.X, L.p, L.q_full)
+    P.r0 = L.alpha * sc[0] + L.alpha_b * L.x[d] * L.p[d]
+    P.rpp = L.alpha * sc[1] + L.alpha_b * L.p[d] * L.p[d]
+    P.lin = 0.0
+    if L.ls_mode == LS_VR:
+        # (u - reg x0) . p - sum_S s_k loss'(z0_k) q_k
+        lin_vr = sc[2] + L.base[d] * L.p[d]
+        for k in range(L.b):
+            lin_vr -= L.sS[k] * L.d0S[k] * L.qS[k]
+        P.lin = lin_vr
+    return phi_value(P, loss, 0.0, dphi0)
+
+
+def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double[::1] x0,
+               const double[::1] u, const double[::1] dl0, double[::1] g, double[::1] p,
+               Py_ssize_t batch_size, double step_max, uint64_t counter, long[::1] stats,
+               double[::1] steps, double[::1] z_full=None):
     """Run the m inner steps of one CGVR outer iteration in place.
 
     A ``batch_size`` >= n means the deterministic full batch (each row once, no draws): the
-    inner loop is then exact nonlinear CG on f.  On entry ``x`` = ``x0`` = w_k, ``u`` = grad f(w_k), ``dl0`` = loss'(X w_k), ``g`` = the
-    restart gradient (h_k or u_k) and ``p`` = -g.  On exit ``x`` = w_{k+1} (Option I: x_m; Option
-    II: x_t for a random t in 0..m-1), ``g`` = g_m (= h_{k+1}).  For ``ls_mode`` "full",
-    ``z_full`` holds X w_k (updated in place), ``q_full`` is workspace and ``ys_full`` the
-    weights s_i / n.  ``stats`` accumulates the counters listed in N_STATS, ``steps[t]``
-    receives the accepted step of inner step t.  Returns the RNG counter after the last draw.
+    inner loop is then exact nonlinear CG on f.  On entry ``x`` = ``x0`` = w_k, ``u`` =
+    grad f(w_k), ``dl0`` = loss'(X w_k), ``g`` = the restart gradient (h_k or u_k) and ``p`` =
+    -g.  On exit ``x`` = w_{k+1} (Option I: x_m; Option II: x_t for a random t in 0..m-1),
+    ``g`` = g_m (= h_{k+1}).  Steps are capped at ``step_max``.  The line search on f
+    (``options`` line search "full") needs ``z_full`` = X w_k, updated in place.  ``stats``
+    accumulates the counters listed in N_STATS, ``steps[t]`` receives the accepted step of
+    inner step t.  Returns the RNG counter after the last draw.
     """
-    cdef const rows_t* X = &ds.rows
+    cdef const rows_t* X = &tables.ds.rows
     cdef Py_ssize_t n = X.n_samples, d = X.n_features, D = d + 1
-    cdef Py_ssize_t b = batch_size, t, k, j, i
+    cdef Py_ssize_t inner_iter = options.inner_iter
+    for name, arr in (("x", x), ("x0", x0), ("u", u), ("g", g), ("p", p)):
+        _check_length(name, arr.shape[0], D)
+    _check_length("dl0", dl0.shape[0], n)
+    if batch_size < 1 or stats.shape[0] < N_STATS or steps.shape[0] < inner_iter:
+        raise ValueError("batch_size must be >= 1, stats hold N_STATS and steps inner_iter "
+                         "entries")
+    if options.ls_mode == LS_FULL and (z_full is None or z_full.shape[0] != n):
+        raise ValueError("the line search on f needs z_full = X w_k (length n_samples)")
+    cdef MarginLoss loss = tables.loss
+    cdef const double* y = &tables.y[0]
+    cdef const double* sw = &tables.sw[0]
+    cdef double alpha = tables.alpha, alpha_b = tables.alpha_b
+    cdef bint fit_intercept = tables.fit_intercept
+    cdef int beta_rule = options.beta_rule, ls_mode = options.ls_mode
+    cdef const wolfe_t* wolfe = &options.wolfe
+    cdef bint full_batch = batch_size >= n
+    cdef Py_ssize_t b = n if full_batch else batch_size, t, k, j, i
+    cdef double inv_b = 1.0 / b
     cdef rng_state rng
-    cdef bint full_batch = b >= n
-    cdef double inv_b
     # batch workspaces
     cdef Py_ssize_t[::1] idx = np.empty(b, dtype=np.intp)
     cdef double[::1] zS = np.empty(b), qS = np.empty(b), yS = np.empty(b), sS = np.empty(b)
     cdef double[::1] d0S = np.empty(b)
     cdef double[::1] g_new = np.empty(D), base = np.empty(D), x_sel = np.empty(D)
     cdef double[::1] acc = np.zeros(D)
+    cdef double[::1] q_full = None     # margins X p (line search on f)
+    cdef const double[::1] sw_n = None
     cdef double sc[3]
     cdef double gb, gn, xj, pj, gg_new, g_new_old, gg_old, p_new, p_old
     cdef phi_t P
-    cdef double phi0, dphi0, a, beta, lin_vr, gp, coef, pnorm_guard
+    cdef line_t L = line_t(X, d, b, ls_mode, alpha, alpha_b, &idx[0], &x[0], &p[0], &base[0],
+                           &sS[0], &d0S[0], &zS[0], &qS[0], NULL)
+    cdef double phi0, dphi0, a, beta, gp, coef
     cdef int n_evals = 0, failed = 0, beta_resets = 0
     cdef long restarts = 0, skipped = 0, wolfe_fail = 0
     cdef Py_ssize_t tau = -1
@@ -313,18 +497,25 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
     cdef const int32_t* indices
     cdef int nnz
 
-    if full_batch:
-        b = n
-    inv_b = 1.0 / b
-    rng_init(&rng, seed, stream, counter)
+    if ls_mode == LS_FULL:
+        q_full = np.empty(n)
+        L.q_full = &q_full[0]
+        sw_n = tables.full_weights
+        P = phi_t(&z_full[0], &q_full[0], y, &sw_n[0], n, 0.0, 0.0, 0.0)
+    else:
+        P = phi_t(&zS[0], &qS[0], &yS[0], &sS[0], b, 0.0, 0.0, 0.0)
+    rng_init(&rng, tables.seed, tables.stream, counter)
     with nogil:
-        if option_two:
+        if options.option_two:
             tau = rng_randint(&rng, inner_iter)
         # base = u - reg(x0): the VR gradient at x on batch S is
         # base + reg(x) + sum_S s_k (loss'(z_k) - loss'(z0_k)) X_k / b
         for j in range(d):
             base[j] = u[j] - alpha * x0[j]
         base[d] = u[d] - alpha_b * x0[d] if fit_intercept else 0.0
+        # dense scalars x.p, p.p, base.p of the current direction (then kept up to date by
+        # the sweep that forms the next direction)
+        direction_scalars(&x[0], &p[0], &base[0], d, sc)
 
         for t in range(inner_iter):
             if t == tau:
@@ -345,50 +536,17 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
                     sS[k] = sw[k] * inv_b
                     d0S[k] = dl0[k]
             # full batch: zS = X x is carried over from the previous step (zS += a qS)
-            batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0],
-                          not full_batch or t == 0)
-            if ls_mode == LS_FULL:
-                all_margins(X, &p[0], &q_full[0])
-                P.z = &z_full[0]; P.q = &q_full[0]; P.y = &y[0]; P.s = &ys_full[0]; P.n = n
-            else:
-                P.z = &zS[0]; P.q = &qS[0]; P.y = &yS[0]; P.s = &sS[0]; P.n = b
-            # dense scalars x.p, p.p, base.p of the current direction (sweep of the previous
-            # step, or one sweep here at t = 0)
-            if t == 0:
-                direction_scalars(&x[0], &p[0], &base[0], d, fit_intercept, sc)
-            P.r0 = alpha * sc[0] + alpha_b * x[d] * p[d]
-            P.rpp = alpha * sc[1] + alpha_b * p[d] * p[d]
-            P.lin = 0.0
-            if ls_mode == LS_VR:
-                # (u - reg x0) . p - sum_S s_k loss'(z0_k) q_k
-                lin_vr = sc[2] + base[d] * p[d]
-                for k in range(b):
-                    lin_vr -= sS[k] * d0S[k] * qS[k]
-                P.lin = lin_vr
-            phi0 = phi_value(&P, loss, 0.0, &dphi0)
+            phi0 = open_line(&L, &P, loss, sc, not full_batch or t == 0, &dphi0)
             n_evals += 1
             if not (dphi0 < 0):
                 # not a descent direction of the line-search objective: restart with -g
                 restarts += 1
-                for j in range(D):
-                    p[j] = -g[j]
-                direction_scalars(&x[0], &p[0], &base[0], d, fit_intercept, sc)
-                batch_margins(X, &idx[0], b, &x[0], &p[0], &zS[0], &qS[0], False)
-                if ls_mode == LS_FULL:
-                    all_margins(X, &p[0], &q_full[0])
-                P.r0 = alpha * sc[0] + alpha_b * x[d] * p[d]
-                P.rpp = alpha * sc[1] + alpha_b * p[d] * p[d]
-                if ls_mode == LS_VR:
-                    lin_vr = sc[2] + base[d] * p[d]
-                    for k in range(b):
-                        lin_vr -= sS[k] * d0S[k] * qS[k]
-                    P.lin = lin_vr
-                phi0 = phi_value(&P, loss, 0.0, &dphi0)
+                restart_direction(&x[0], &p[0], &g[0], &base[0], d, sc)
+                phi0 = open_line(&L, &P, loss, sc, False, &dphi0)
                 n_evals += 1
             a = 0.0
             if dphi0 < 0:
-                a = strong_wolfe(&P, loss, phi0, dphi0, step_init, step_max, c1, c2,
-                                 ls_max_iter, zoom_max_iter, &n_evals, &failed)
+                a = strong_wolfe(&P, loss, phi0, dphi0, wolfe, step_max, &n_evals, &failed)
                 wolfe_fail += failed
             if a == 0.0:
                 skipped += 1
@@ -451,10 +609,8 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
             if not (gp < 0):
                 # descent guard on the VR gradient
                 restarts += 1
-                for j in range(D):
-                    p[j] = -g[j]
-                direction_scalars(&x[0], &p[0], &base[0], d, fit_intercept, sc)
-        if option_two:
+                restart_direction(&x[0], &p[0], &g[0], &base[0], d, sc)
+        if options.option_two:
             for j in range(D):
                 x[j] = x_sel[j]
     stats[STAT_RESTARTS] += restarts
@@ -470,14 +626,22 @@ def cgvr_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
 # code's "SLBFGS", whose curvature update never runs)
 
 
-def svrg_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
-               double[::1] x, const double[::1] x0, const double[::1] u, const double[::1] dl0,
-               Py_ssize_t inner_iter, Py_ssize_t batch_size, double step, double alpha,
-               double alpha_b, bint fit_intercept, uint64_t seed, uint64_t stream,
-               uint64_t counter):
+def svrg_inner(HeadTables tables, double[::1] x, const double[::1] x0, const double[::1] u,
+               const double[::1] dl0, Py_ssize_t inner_iter, Py_ssize_t batch_size,
+               double step, uint64_t counter):
     """m steps x <- x - step * g_VR(x) in place (Option I).  Returns the RNG counter."""
-    cdef const rows_t* X = &ds.rows
+    cdef const rows_t* X = &tables.ds.rows
     cdef Py_ssize_t n = X.n_samples, d = X.n_features, D = d + 1
+    for name, arr in (("x", x), ("x0", x0), ("u", u)):
+        _check_length(name, arr.shape[0], D)
+    _check_length("dl0", dl0.shape[0], n)
+    if batch_size < 1:
+        raise ValueError("batch_size must be >= 1")
+    cdef MarginLoss loss = tables.loss
+    cdef const double* y = &tables.y[0]
+    cdef const double* sw = &tables.sw[0]
+    cdef double alpha = tables.alpha, alpha_b = tables.alpha_b
+    cdef bint fit_intercept = tables.fit_intercept
     cdef Py_ssize_t b = batch_size, t, k, j, i
     cdef rng_state rng
     cdef double inv_b = 1.0 / b, zk, coef
@@ -485,7 +649,7 @@ def svrg_inner(RowDataset ds, const double[::1] y, const double[::1] sw, MarginL
     cdef const double* data
     cdef const int32_t* indices
     cdef int nnz
-    rng_init(&rng, seed, stream, counter)
+    rng_init(&rng, tables.seed, tables.stream, counter)
     with nogil:
         for j in range(d):
             base[j] = u[j] - alpha * x0[j]

@@ -95,15 +95,12 @@ cdef class MarginLoss:
         _check_same_length(p, z)
         _check_same_length(p, y)
         _check_same_length(p, sample_weight)
-        cdef double value = 0.0, d1 = 0.0, d2 = 0.0, q
-        cdef Py_ssize_t i
+        cdef double value = 0.0, d1 = 0.0, d2 = 0.0
+        if p.shape[0] == 0:
+            return value, d1, d2
         with nogil:
-            for i in range(p.shape[0]):
-                q = p[i] + t * z[i]
-                if with_value:
-                    value += sample_weight[i] * self.loss(q, y[i])
-                d1 += sample_weight[i] * self.dloss(q, y[i]) * z[i]
-                d2 += sample_weight[i] * self.d2loss(q, y[i]) * z[i] * z[i]
+            value = sum_along_line(self, &p[0], &z[0], &y[0], &sample_weight[0], p.shape[0],
+                                   t, with_value, &d1, &d2)
         return value, d1, d2
 
     def __reduce__(self):

@@ -7,26 +7,17 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._fast import _cgvr
-from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
-from .._solvers import SolverResult, check_finite_iterate
+from .._solvers import cgvr
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-
-_LOSSES = {
-    "log_loss": LogLoss,
-    "squared_hinge": SquaredHinge,
-    "hinge": Hinge,
-    "squared_error": SquaredError,
-}
 
 
 def _cgvr_constraints():
     return {
         **STOCHASTIC_SOLVER_CONSTRAINTS,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "solver": [StrOptions({"cgvr", "cg", "svrg", "minibatch_svrg"})],
-        "beta": [StrOptions(set(_cgvr.BETA_RULES))],
-        "line_search": [StrOptions(set(_cgvr.LINE_SEARCHES))],
+        "solver": [StrOptions(set(cgvr.SOLVERS))],
+        "beta": [StrOptions(set(cgvr.BETA_RULES))],
+        "line_search": [StrOptions(set(cgvr.LINE_SEARCHES))],
         "inner_iter": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [StrOptions({"sqrt"}), Interval(Integral, 1, None, closed="left")],
         "c1": [Interval(Real, 0, 1, closed="neither")],
@@ -47,7 +38,8 @@ def _cgvr_constraints():
 
 
 class _CGVRMixin:
-    """The solver shared by :class:`CGVRClassifier` and :class:`CGVRRegressor`."""
+    """The front end shared by :class:`CGVRClassifier` and :class:`CGVRRegressor`: checks
+    and resolves the parameters, then every head is solved by ``skstoch._solvers.cgvr``."""
 
     def _solver_name(self):
         return f"{type(self).__name__}(solver={self.solver!r})"
@@ -63,192 +55,25 @@ class _CGVRMixin:
                 "use alpha > 0."
             )
 
+    def _prepare_fit(self, X, sample_weights, seed):
+        """The resolved parameters, shared by every head of the fit."""
+        n_samples = X.shape[0]
+        batch_size = (max(1, int(np.sqrt(n_samples))) if self.batch_size == "sqrt"
+                      else int(self.batch_size))
+        return cgvr.CGVRParams(
+            loss=self.loss, alpha=float(self.alpha), solver=self.solver, beta=self.beta,
+            line_search=self.line_search, inner_iter=int(self.inner_iter),
+            batch_size=batch_size, c1=float(self.c1), c2=float(self.c2),
+            step_init=float(self.step_init),
+            step_max=np.inf if self.step_max is None else float(self.step_max),
+            ls_max_iter=int(self.ls_max_iter), zoom_max_iter=int(self.zoom_max_iter),
+            restart=self.restart, w_selection=self.w_selection, init=self.init,
+            eta0=float(self.eta0), fit_intercept=bool(self.fit_intercept),
+            regularize_intercept=bool(self.regularize_intercept),
+            safeguard=bool(self.safeguard), max_iter=int(self.max_iter), tol=float(self.tol))
+
     def _fit_problem(self, problem):
-        ds = problem.dataset
-        n, d = ds.n_samples, ds.n_features
-        D = d + 1
-        loss = _LOSSES[self.loss]()
-        alpha = float(self.alpha)
-        alpha_b = alpha if (self.fit_intercept and self.regularize_intercept) else 0.0
-        fit_intercept = bool(self.fit_intercept)
-        y = np.ascontiguousarray(problem.y, dtype=np.float64)
-        sw = np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
-        monitor = problem.monitor
-        seed = problem.seed
-        batch_stream, init_stream = 2 * problem.stream, 2 * problem.stream + 1
-
-        saved = problem.state
-        warm = saved is not None
-        x = np.zeros(D)
-        if warm:
-            x[:d] = problem.coef_init
-            x[d] = problem.intercept_init if fit_intercept else 0.0
-        elif self.init == "uniform":
-            x[:d] = _cgvr.uniform_vector(seed, init_stream, d)
-            if fit_intercept:
-                x[d] = _cgvr.uniform_vector(seed, init_stream + 2**32, 1)[0]
-
-        u = np.empty(D)
-        dl0 = np.empty(n)
-        need_z = self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full")
-        z = np.empty(n) if need_z else None
-        obj = _cgvr.full_objective_gradient(ds, y, sw, loss, x, alpha, alpha_b, fit_intercept,
-                                            u, dl0, z)
-        scale = alpha if alpha > 0 else 1.0
-        crit = float(np.max(np.abs(u)))
-        passes = 1.0
-        stop = monitor.record(epoch=0, objective=obj, grad_max=crit, step_size=0.0,
-                              passes=passes, x=x[:d])
-        converged = crit <= self.tol * scale
-        batch = _batch_size(self.batch_size, n)
-        stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
-        steps = np.zeros(self.inner_iter)
-        counter = 0
-        h = None
-        if saved is not None and saved["h"].shape == (D,):
-            # warm start keeps the solver state: restart gradient, adapted batch and cap
-            h = saved["h"]
-            batch = min(max(batch, saved["batch"]), max(batch, n))
-        if h is None:
-            h = u.copy()
-        g = np.empty(D)
-        p = np.empty(D)
-        if need_z:
-            q_full = np.empty(n)
-            ys_full = sw / n
-        else:
-            q_full = ys_full = np.empty(1)
-            z = np.empty(1)
-        step_max = np.inf if self.step_max is None else float(self.step_max)
-        first = True
-        cap = step_max
-        if h is not None and saved is not None and saved["h"] is h:
-            cap = min(cap, saved["cap"])
-        rejected = 0
-        k = 0
-        while not converged and not stop and k < self.max_iter:
-            x0 = x.copy()
-            if self.solver == "cgvr":
-                g[:] = h if self.restart == "h" else u
-                np.negative(g, out=p)
-                before = stats.copy()
-                z_start = z.copy() if need_z else z
-                counter = _cgvr.cgvr_inner(
-                    ds, y, sw, loss, x, x0, u, dl0, g, p, self.inner_iter, batch,
-                    _cgvr.BETA_RULES[self.beta], _cgvr.LINE_SEARCHES[self.line_search],
-                    self.c1, self.c2, self.step_init, cap, self.ls_max_iter,
-                    self.zoom_max_iter, alpha, alpha_b, fit_intercept,
-                    self.w_selection == "random", seed, batch_stream, counter, z, q_full,
-                    ys_full, stats, steps)
-                restarts = int(stats[0] - before[0])
-                passes += (2 * self.inner_iter + restarts) * batch / n
-                if self.line_search == "full":
-                    passes += self.inner_iter + restarts
-                step_size = float(np.mean(steps))
-            elif self.solver == "cg":
-                # full-batch nonlinear CG (the paper's "CG" baseline), restarted with -grad at
-                # the first iteration and whenever the direction is not a descent direction
-                if first or not float(u @ p) < 0:
-                    p = -u
-                    first = False
-                q = ds.margins(p[:d], p[d])
-                r0 = alpha * (x[:d] @ p[:d]) + alpha_b * x[d] * p[d]
-                rpp = alpha * (p[:d] @ p[:d]) + alpha_b * p[d] * p[d]
-                step, _, _, n_evals, failed = _cgvr.line_search_margins(
-                    loss, z, q, y, ys_full, r0, rpp, 0.0, self.step_init, step_max, self.c1,
-                    self.c2, self.ls_max_iter, self.zoom_max_iter)
-                stats[2] += n_evals
-                stats[3] += int(failed)
-                if step == 0.0:
-                    stats[1] += 1
-                x += step * p
-                passes += 1.0
-                step_size = step
-                g[:] = u
-            else:
-                sb = 1 if self.solver == "svrg" else batch
-                counter = _cgvr.svrg_inner(ds, y, sw, loss, x, x0, u, dl0, self.inner_iter,
-                                           sb, self.eta0, alpha, alpha_b, fit_intercept,
-                                           seed, batch_stream, counter)
-                passes += self.inner_iter * sb / n
-                step_size = self.eta0
-            guarded = self.solver == "cgvr" and self.safeguard
-            if not guarded:
-                check_finite_iterate(x, monitor.solver_name, f"outer iteration {k + 1}")
-            k += 1
-            u_new = np.empty(D)
-            dl0_new = np.empty(n)
-            new_obj = _cgvr.full_objective_gradient(ds, y, sw, loss, x, alpha, alpha_b,
-                                                    fit_intercept, u_new, dl0_new,
-                                                    z if need_z else None)
-            passes += 1.0
-            # rounding of f (n terms) limits how small a decrease can be seen
-            if guarded and not new_obj <= obj + 1e-14 * abs(obj):
-                # the outer iteration increased f: discard it, then double the batch (up to
-                # n) or, at batch n, halve the step cap below the largest step it took (see
-                # the user guide, "safeguards")
-                rejected += 1
-                x[:] = x0
-                if need_z:
-                    z[:] = z_start
-                if batch < n:
-                    # the batch curvature along p underestimated the true one: a larger
-                    # batch keeps the long steps of CG in flat directions (a step cap
-                    # would forbid them, which stalls ill-conditioned problems)
-                    batch = min(2 * batch, n)
-                else:
-                    big = float(np.max(steps))
-                    cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(cap, 1.0)
-            else:
-                obj, u, dl0 = new_obj, u_new, dl0_new
-                if self.solver == "cgvr":
-                    h = g.copy()
-            if self.solver == "cg":
-                beta = _cg_beta(self.beta, u, g, p)
-                p = -u + beta * p
-            crit = float(np.max(np.abs(u)))
-            converged = crit <= self.tol * scale
-            stop = monitor.record(epoch=k, objective=obj, grad_max=crit, step_size=step_size,
-                                  passes=passes, restarts=int(stats[0]),
-                                  skipped_steps=int(stats[1]),
-                                  line_search_evals=int(stats[2]), rejected_epochs=rejected,
-                                  step_cap=cap, batch=batch, x=x[:d])
-        monitor.finish(converged=converged, criterion="max |gradient| / alpha",
-                       value=crit / scale, tol=self.tol, max_iter=self.max_iter)
-        intercept = float(x[d]) if fit_intercept else 0.0
-        return SolverResult(x=x[:d].copy(), intercept=intercept, n_iter=k,
-                            converged=converged, criterion=crit / scale,
-                            criterion_name="max |gradient| / alpha",
-                            state={"h": h, "batch": batch, "cap": cap},
-                            extra={"stats": stats.copy(), "passes": passes})
-
-
-def _cg_beta(rule, g_new, g_old, p):
-    y = g_new - g_old
-    if rule == "FR":
-        num, den = g_new @ g_new, g_old @ g_old
-    elif rule in ("PR", "PR+"):
-        num, den = g_new @ y, g_old @ g_old
-    elif rule == "HS":
-        num, den = g_new @ y, p @ y
-    elif rule == "DY":
-        num, den = g_new @ g_new, p @ y
-    else:
-        return 0.0
-    if not abs(den) > 1e-300:
-        return 0.0
-    beta = num / den
-    if not np.isfinite(beta):
-        return 0.0
-    if rule == "PR+":
-        beta = max(beta, 0.0)
-    return float(beta)
-
-
-def _batch_size(batch_size, n):
-    if batch_size == "sqrt":
-        return max(1, int(np.sqrt(n)))
-    return int(batch_size)
+        return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
 
 
 # Parameters documented once for both estimators (substituted into their docstrings below).
@@ -321,6 +146,30 @@ _SOLVER_PARAMETERS_DOC = """\
         is replaced by 1 when it is 0). For ``C = 1 / (n alpha)`` this is exactly the stopping
         rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol."""
 
+# The solver's fitted attributes, documented once for both estimators (``%(heads)s``: what
+# one problem is, a one-vs-rest head or a target).
+_FITTED_ATTRIBUTES_DOC = """\
+    n_iter_ : int
+        Outer iterations run (maximum over %(heads)ss), the last ``iteration`` of
+        ``history_``.
+    history_ : dict of ndarray, or list of dict
+        One entry per outer iteration: ``iteration`` k (0 is the start), ``objective``
+        f(w_k) (exact, from the full pass of the snapshot), ``grad_max`` max |grad f(w_k)|,
+        ``step_size`` (mean accepted inner step; the CG step for ``'cg'``, ``eta0`` for
+        the SVRG baselines), ``passes`` (cumulative effective passes over the data: rows
+        read / n_samples), ``restarts``, ``skipped_steps``, ``line_search_evals``,
+        ``rejected_epochs`` (cumulative counters), ``batch`` and ``step_cap`` (batch size
+        and step cap of the safeguard; these six are NaN in entry 0) and ``time`` (seconds
+        since the fit started).
+        A list with one dict per %(heads)s when there are several.
+    seed_ : int
+        Seed drawn from ``random_state`` for this fit.
+    solver_state_ : list of dict
+        The solver state a warm start resumes from, per %(heads)s: the restart
+        gradient ``h`` (``h_k``), the ``batch`` size and the step ``cap`` the safeguard
+        reached."""
+
+
 class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     """Linear classifier trained by stochastic conjugate gradient with variance reduction (CGVR).
 
@@ -346,8 +195,8 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     n_jobs : int or None, default=None
         Threads for the one-vs-rest heads (the kernels release the GIL).
     warm_start : bool, default=False
-        Start from the previous solution and keep the solver state (the restart gradient
-        ``h_k`` of each head).
+        Start from the previous solution and resume from the solver state of the previous
+        fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
     verbose : int, default=0
         Print one line per outer iteration when > 0.
     random_state : int, RandomState instance or None, default=None
@@ -362,16 +211,7 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
-    n_iter_ : int
-        Outer iterations run (maximum over one-vs-rest heads).
-    history_ : dict of ndarray, or list of dict
-        One entry per outer iteration (entry 0 is the start): ``objective`` f(w_k),
-        ``grad_max`` max |grad f(w_k)|, ``step_size`` (mean accepted inner step), ``passes``
-        (cumulative effective passes over the data: rows read / n_samples), ``restarts``,
-        ``skipped_steps``, ``line_search_evals`` (cumulative counters) and ``time`` (seconds).
-        A list with one dict per head for one-vs-rest.
-    seed_ : int
-        Seed drawn from ``random_state`` for this fit.
+%(fitted_attributes)s
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names.
@@ -500,8 +340,8 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         The only loss of the regressor.
 %(solver_parameters)s
     warm_start : bool, default=False
-        Start from the previous solution and keep the solver state (the restart gradient
-        ``h_k`` of each head).
+        Start from the previous solution and resume from the solver state of the previous
+        fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
     verbose : int, default=0
         Print one line per outer iteration when > 0.
     random_state : int, RandomState instance or None, default=None
@@ -515,16 +355,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     ----------
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
     intercept_ : float or ndarray of shape (n_targets,)
-    n_iter_ : int
-        Outer iterations run (maximum over one-vs-rest heads).
-    history_ : dict of ndarray, or list of dict
-        One entry per outer iteration (entry 0 is the start): ``objective`` f(w_k),
-        ``grad_max`` max |grad f(w_k)|, ``step_size`` (mean accepted inner step), ``passes``
-        (cumulative effective passes over the data: rows read / n_samples), ``restarts``,
-        ``skipped_steps``, ``line_search_evals`` (cumulative counters) and ``time`` (seconds).
-        A list with one dict per head for one-vs-rest.
-    seed_ : int
-        Seed drawn from ``random_state`` for this fit.
+%(fitted_attributes)s
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X has string feature names.
@@ -610,7 +441,8 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         return super().fit(X, y, sample_weight=sample_weight)
 
 
-for _estimator in (CGVRClassifier, CGVRRegressor):
+for _estimator, _heads in ((CGVRClassifier, "one-vs-rest head"), (CGVRRegressor, "target")):
     _estimator.__doc__ = _estimator.__doc__ % {
-        "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n")}
-del _estimator
+        "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n"),
+        "fitted_attributes": _FITTED_ATTRIBUTES_DOC % {"heads": _heads}}
+del _estimator, _heads

@@ -1,0 +1,333 @@
+"""Driver of CGVR (Jin et al., paper 004) and of the paper's baselines, for one binary or
+single-output head of :class:`~skstoch.CGVRClassifier` / :class:`~skstoch.CGVRRegressor`.
+
+``solve`` minimises ``f(x) = (1/n) sum_i s_i loss(X_i . w + b, y_i) + (alpha/2) ||w||^2
+(+ (alpha/2) b^2)`` over ``x = (w, b)`` with one of four solvers:
+
+* ``"cgvr"``: Algorithm 3, the shared SVRG outer loop (``_svrg.svrg``) around the compiled
+  CG inner loop, with the safeguard that rejects an outer iteration which did not decrease f;
+* ``"svrg"`` / ``"minibatch_svrg"``: the same outer loop around fixed-step SVRG inner steps;
+* ``"cg"``: full-batch nonlinear CG, one CG step per outer iteration.
+
+Every solver stops when ``max |grad f| <= tol * alpha`` (alpha replaced by 1 when 0) and
+records one history entry per outer iteration (entry 0 is the start).  The warm-start state
+(restart gradient ``h``, batch size, step cap) comes in as ``state`` and goes out as
+``SolverResult.state``.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._fast import _cgvr
+from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
+from ._monitor import check_finite_iterate
+from ._result import SolverResult
+from ._svrg import svrg
+
+LOSSES = {
+    "log_loss": LogLoss,
+    "squared_hinge": SquaredHinge,
+    "hinge": Hinge,
+    "squared_error": SquaredError,
+}
+BETA_RULES = tuple(_cgvr.BETA_RULES)
+LINE_SEARCHES = tuple(_cgvr.LINE_SEARCHES)
+SOLVERS = ("cgvr", "cg", "svrg", "minibatch_svrg")
+CRITERION = "max |gradient| / alpha"
+
+
+@dataclass(frozen=True)
+class CGVRParams:
+    """Resolved parameters of one fit (see the estimators for their meaning).
+
+    ``batch_size`` is a number of rows (``'sqrt'`` resolved) and ``step_max`` a float
+    (``inf`` for no cap).
+    """
+
+    loss: str
+    alpha: float
+    solver: str
+    beta: str
+    line_search: str
+    inner_iter: int
+    batch_size: int
+    c1: float
+    c2: float
+    step_init: float
+    step_max: float
+    ls_max_iter: int
+    zoom_max_iter: int
+    restart: str
+    w_selection: str
+    init: str
+    eta0: float
+    fit_intercept: bool
+    regularize_intercept: bool
+    safeguard: bool
+    max_iter: int
+    tol: float
+
+
+def solve(problem, params, monitor, state=None):
+    """Fit one head.
+
+    Parameters
+    ----------
+    problem : skstoch.base._LinearProblem
+        Rows, targets, weights, warm-start coefficients, seed and stream of the head.
+    params : CGVRParams
+    monitor : FitMonitor
+        Receives one record per outer iteration.
+    state : dict or None
+        ``SolverResult.state`` of the previous fit of this head (warm start): the restart
+        gradient ``h``, the batch size and the step cap the safeguard reached.
+
+    Returns
+    -------
+    SolverResult
+        ``x`` the coefficients, ``intercept``, ``n_iter`` the outer iterations run,
+        ``state`` the warm-start state, ``extra`` the kernel counters (``stats``) and the
+        effective passes over the data (``passes``).
+    """
+    run = _Run(problem, params, monitor, state)
+    x = _start(problem, params, warm=state is not None)
+    loop = {"cgvr": _cgvr_loop, "cg": _cg_loop, "svrg": _svrg_loop,
+            "minibatch_svrg": _svrg_loop}[params.solver]
+    result = loop(run, x)
+    criterion = result.criterion / run.scale
+    monitor.finish(converged=result.converged, criterion=CRITERION, value=criterion,
+                   tol=params.tol, max_iter=params.max_iter)
+    d = run.d
+    return SolverResult(
+        x=result.x[:d].copy(), intercept=float(result.x[d]) if params.fit_intercept else 0.0,
+        n_iter=result.n_iter, converged=result.converged, criterion=criterion,
+        criterion_name=CRITERION, state={"h": run.h, "batch": run.batch, "cap": run.cap},
+        extra={"stats": run.stats.copy(), "passes": run.passes})
+
+
+class _Run:
+    """The tables, counters and adaptive settings (batch, step cap, restart gradient) of one
+    solve, and the full-gradient, stopping and record hooks every solver shares."""
+
+    def __init__(self, problem, params, monitor, state):
+        ds = problem.dataset
+        self.params, self.monitor, self.ds = params, monitor, ds
+        self.n, self.d = ds.n_samples, ds.n_features
+        self.loss = LOSSES[params.loss]()
+        self.alpha = params.alpha
+        self.alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept \
+            else 0.0
+        self.y = np.ascontiguousarray(problem.y, dtype=np.float64)
+        self.tables = _cgvr.HeadTables(
+            ds, self.y, np.ascontiguousarray(problem.sample_weight, dtype=np.float64),
+            self.loss, self.alpha, self.alpha_b, params.fit_intercept, problem.seed,
+            2 * problem.stream)
+        self.options = _cgvr.CGOptions(
+            params.inner_iter, params.beta, params.line_search, params.c1, params.c2,
+            params.step_init, params.ls_max_iter, params.zoom_max_iter,
+            params.w_selection == "random")
+        self.scale = params.alpha if params.alpha > 0 else 1.0
+        self.tol = params.tol * self.scale
+        # margins X x, kept up to date for the line searches on f itself
+        full = params.solver == "cg" or (params.solver == "cgvr" and params.line_search == "full")
+        self.z = np.empty(self.n) if full else None
+        self.passes = 0.0
+        self.stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
+        self.counter = 0
+        self.rejected = 0
+        self.step_size = 0.0
+        self.crit = np.inf
+        self.h, self.batch, self.cap = _resume(state, params, self.n, self.d)
+
+    def full_gradient(self, x):
+        """f(x), and (grad f(x), loss'(X x)) as the snapshot; updates z when it is kept."""
+        u, dl0 = np.empty(self.d + 1), np.empty(self.n)
+        objective = self.tables.objective_gradient(x, u, dl0, self.z)
+        self.passes += 1.0
+        if self.h is None:
+            self.h = u.copy()     # cold start: the first restart gradient is grad f(w_0)
+        return objective, (u, dl0)
+
+    def gradient_max(self, objective, snapshot):
+        """The stopping criterion max |grad f| (converged when <= tol * alpha)."""
+        self.crit = float(np.max(np.abs(snapshot[0])))
+        return self.crit
+
+    def record(self, k, x, objective, snapshot=None, step=None):
+        """One history entry for outer iteration k (0: the start)."""
+        x = x[:self.d]
+        if k == 0:
+            return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
+                                       step_size=0.0, passes=self.passes, x=x)
+        return self.monitor.record(
+            iteration=k, objective=objective, grad_max=self.crit, step_size=self.step_size,
+            passes=self.passes, restarts=int(self.stats[0]), skipped_steps=int(self.stats[1]),
+            line_search_evals=int(self.stats[2]), rejected_epochs=self.rejected,
+            step_cap=self.cap, batch=self.batch, x=x)
+
+    def outer_loop(self, x, inner_loop, accept=None, eta0=0.0):
+        """The shared SVRG outer loop around ``inner_loop`` (``eta0``: the fixed step it is
+        handed; the CG inner loop finds its own steps by line search)."""
+        return svrg(x, self.full_gradient, inner_loop, step_size="fixed", eta0=eta0,
+                    inner_iter=self.params.inner_iter, max_iter=self.params.max_iter,
+                    tol=self.tol, monitor=self.monitor, stop=self.gradient_max,
+                    accept=accept, record=self.record)
+
+
+def _resume(state, params, n, d):
+    """Restart gradient (None: grad f(w_0)), batch size and step cap: those of the previous
+    fit when its state fits this problem (the batch never below the parameter's)."""
+    if state is None or state["h"].shape != (d + 1,):
+        return None, params.batch_size, params.step_max
+    batch = min(max(params.batch_size, state["batch"]), max(params.batch_size, n))
+    return state["h"], batch, min(params.step_max, state["cap"])
+
+
+def _start(problem, params, warm):
+    """w_0: the previous solution (warm start), zeros, or U[0, 1) entries (the paper)."""
+    d = problem.dataset.n_features
+    x = np.zeros(d + 1)
+    if warm:
+        x[:d] = problem.coef_init
+        x[d] = problem.intercept_init if params.fit_intercept else 0.0
+    elif params.init == "uniform":
+        stream = 2 * problem.stream + 1
+        x[:d] = _cgvr.uniform_vector(problem.seed, stream, d)
+        if params.fit_intercept:
+            x[d] = _cgvr.uniform_vector(problem.seed, stream + 2**32, 1)[0]
+    return x
+
+
+def _cgvr_loop(run, x):
+    """Algorithm 3: CG inner loops from the restart gradient h_k; with ``safeguard`` an outer
+    iteration that does not decrease f is discarded and the batch doubled (at the full batch,
+    the step cap halved), see the user guide."""
+    params, n = run.params, run.n
+    D = run.d + 1
+    g, direction = np.empty(D), np.empty(D)
+    steps = np.zeros(params.inner_iter)
+    full_ls = params.line_search == "full"
+    z_start = None
+
+    def inner_loop(x, x0, snapshot, step, epoch):
+        nonlocal z_start
+        u, dl0 = snapshot
+        g[:] = run.h if params.restart == "h" else u
+        np.negative(g, out=direction)
+        restarts = int(run.stats[0])
+        if full_ls:
+            z_start = run.z.copy()
+        run.counter = _cgvr.cgvr_inner(run.tables, run.options, x, x0, u, dl0, g, direction,
+                                       run.batch, run.cap, run.counter, run.stats, steps,
+                                       run.z)
+        restarts = int(run.stats[0]) - restarts
+        run.passes += (2 * params.inner_iter + restarts) * run.batch / n
+        if full_ls:
+            run.passes += params.inner_iter + restarts
+        run.step_size = float(np.mean(steps))
+        if not params.safeguard:
+            check_finite_iterate(x, run.monitor.solver_name, f"outer iteration {epoch + 1}")
+        return x
+
+    def accept(objective, previous):
+        # rounding of f (n terms) limits how small a decrease can be seen
+        if params.safeguard and not objective <= previous + 1e-14 * abs(previous):
+            run.rejected += 1
+            if full_ls:
+                run.z[:] = z_start
+            if run.batch < n:
+                # the batch curvature along p underestimated the true one: a larger batch
+                # keeps the long steps of CG in flat directions (a step cap would forbid
+                # them, which stalls ill-conditioned problems)
+                run.batch = min(2 * run.batch, n)
+            else:
+                big = float(np.max(steps))
+                run.cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(run.cap, 1.0)
+            return False
+        run.h = g.copy()
+        return True
+
+    return run.outer_loop(x, inner_loop, accept)
+
+
+def _svrg_loop(run, x):
+    """The paper's SVRG baselines: fixed step ``eta0``, one sample (``"svrg"``) or
+    ``batch_size`` samples (``"minibatch_svrg"``) per inner step."""
+    params = run.params
+    batch = 1 if params.solver == "svrg" else run.batch
+
+    def inner_loop(x, x0, snapshot, step, epoch):
+        u, dl0 = snapshot
+        run.counter = _cgvr.svrg_inner(run.tables, x, x0, u, dl0, params.inner_iter, batch,
+                                       step, run.counter)
+        run.passes += params.inner_iter * batch / run.n
+        run.step_size = step
+        return x
+
+    return run.outer_loop(x, inner_loop, eta0=params.eta0)
+
+
+def _cg_loop(run, x):
+    """Full-batch nonlinear CG (the paper's "CG" baseline): one strong-Wolfe step on all n
+    margins per outer iteration, restarted with -grad at the start and whenever the direction
+    is not a descent direction."""
+    params = run.params
+    x = x.copy()
+    objective, (u, _) = run.full_gradient(x)
+    direction = None
+    k = 0
+    while True:
+        crit = run.gradient_max(objective, (u,))
+        if run.record(k, x, objective) or crit <= run.tol or k == params.max_iter:
+            break
+        if direction is None or not float(u @ direction) < 0:
+            direction = -u
+        step = _full_line_search(run, x, direction)
+        x += step * direction
+        run.passes += 1.0
+        run.step_size = step
+        check_finite_iterate(x, run.monitor.solver_name, f"outer iteration {k + 1}")
+        k += 1
+        g = u
+        objective, (u, _) = run.full_gradient(x)
+        direction = -u + _cg_beta(params.beta, u, g, direction) * direction
+    return SolverResult(x=x, n_iter=k, converged=crit <= run.tol, criterion=crit)
+
+
+def _full_line_search(run, x, p):
+    """Strong-Wolfe step along p on f itself (run.z holds the margins X x)."""
+    params, d = run.params, run.d
+    q = run.ds.margins(p[:d], p[d])
+    r0 = run.alpha * (x[:d] @ p[:d]) + run.alpha_b * x[d] * p[d]
+    rpp = run.alpha * (p[:d] @ p[:d]) + run.alpha_b * p[d] * p[d]
+    step, _, _, n_evals, failed = _cgvr.line_search_margins(
+        run.options, run.loss, run.z, q, run.y, run.tables.full_weights, r0, rpp, 0.0,
+        params.step_max)
+    run.stats[2] += n_evals
+    run.stats[3] += int(failed)
+    if step == 0.0:
+        run.stats[1] += 1
+    return step
+
+
+def _cg_beta(rule, g_new, g_old, p):
+    """beta of full-batch CG (0 on a vanishing or non-finite denominator)."""
+    y = g_new - g_old
+    if rule == "FR":
+        num, den = g_new @ g_new, g_old @ g_old
+    elif rule in ("PR", "PR+"):
+        num, den = g_new @ y, g_old @ g_old
+    elif rule == "HS":
+        num, den = g_new @ y, p @ y
+    elif rule == "DY":
+        num, den = g_new @ g_new, p @ y
+    else:
+        return 0.0
+    if not abs(den) > 1e-300:
+        return 0.0
+    beta = num / den
+    if not np.isfinite(beta):
+        return 0.0
+    if rule == "PR+":
+        beta = max(beta, 0.0)
+    return float(beta)
