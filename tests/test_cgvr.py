@@ -546,7 +546,7 @@ def test_multiclass_shapes_and_proba():
     assert isinstance(clf.history_, list) and len(clf.history_) == 3
     assert clf.score(X, y) > 0.7
     svm = CGVRClassifier("squared_hinge", alpha=1e-2, random_state=0).fit(X, y)
-    with pytest.raises(AttributeError, match="log_loss"):
+    with pytest.raises(AttributeError, match="predict_proba"):
         svm.predict_proba(X)
 
 

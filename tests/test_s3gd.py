@@ -399,7 +399,7 @@ def test_smooth_hinge_and_squared_hinge_fit():
     for loss in ["squared_hinge", "smooth_hinge"]:
         clf = S3GDClassifier(loss=loss, random_state=0).fit(X, y)
         assert clf.score(X, y) > 0.95
-        with pytest.raises(AttributeError, match="log_loss"):
+        with pytest.raises(AttributeError, match="predict_proba"):
             clf.predict_proba(X)
 
 
