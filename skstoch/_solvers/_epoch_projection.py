@@ -28,7 +28,7 @@ def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_pe
 
 def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0,
                      step_decay, monitor, objective=None, tol=None, use_full_budget=False,
-                     extra_per_epoch=0):
+                     extra_per_epoch=0, stop=None, record_iteration=False):
     """Run epoch-projection SGD.
 
     Parameters
@@ -56,6 +56,12 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
         Stop early when the projected point's relative change is <= tol.
     use_full_budget, extra_per_epoch
         See :func:`epoch_lengths`.
+    stop : callable, optional
+        A further stopping rule (``skstoch._solvers._stopping``): ``stop(record) -> bool``
+        on each epoch's record; True ends the loop.
+    record_iteration : bool
+        Add the column ``iteration`` (stochastic gradients used so far, the unit of
+        ``n_iter``) to every record.
     """
     x = project(np.array(x0, dtype=np.float64, copy=True))
     eta = float(eta0)
@@ -81,11 +87,15 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
         x = x_new
         record = dict(epoch=epoch, step_size=eta, epoch_length=n_steps, n_gradients=used,
                       relative_change=change)
+        if record_iteration:
+            record["iteration"] = used
         if objective is not None:
             record["objective"] = objective(x)
-        stop = monitor.record(x=x, **record)
+        halt = monitor.record(x=x, **record)
+        if stop is not None and stop(record):
+            halt = True
         eta /= step_decay
-        if stop or (tol is not None and change <= tol):
+        if halt or (tol is not None and change <= tol):
             break
     converged = tol is None or change <= tol or n_epochs == len(lengths)
     return SolverResult(x=x, n_iter=used, converged=converged, criterion=change,
