@@ -569,6 +569,31 @@ def test_history_callback_verbose(capsys):
                           .history_["objective"]) <= 1e-12)
 
 
+@pytest.mark.parametrize("solver", STOCHASTIC)
+def test_history_iteration_is_n_iter_and_the_last_objective_is_recorded(solver):
+    """The results contract: the ``iteration`` column counts stochastic gradients as
+    ``n_iter_`` does; without track_objective only the last record carries the objective,
+    that of the returned model."""
+    X, y = make_problem(n=200, d=10)
+    m = ConstrainedLasso(solver=solver, max_iter=1000, tol=0, track_objective=False,
+                         random_state=0).fit(X, y)
+    h = m.history_
+    assert h["iteration"][-1] == m.n_iter_ == m.budget_used_ == 1000
+    assert np.all(np.diff(h["iteration"]) > 0) and len(h["iteration"]) == m.n_epochs_
+    f = h["objective"]
+    assert np.all(np.isnan(f[:-1]))
+    assert f[-1] == pytest.approx(objective(X, y, m.coef_, m.intercept_, 1.0), rel=1e-12)
+
+
+def test_fista_warm_start_at_the_solution_runs_no_iteration():
+    X, y = make_problem(n=100, d=8)
+    m = ConstrainedLasso(radius=1.0, warm_start=True, tol=1e-8).fit(X, y)
+    assert m.n_iter_ > 0 and m.history_["iteration"][-1] == m.n_iter_
+    m.fit(X, y)
+    assert m.n_iter_ == 0 and list(m.history_["iteration"]) == [0]
+    assert m.history_["gap"][0] <= 1e-8 * m.history_["objective"][0] * 10
+
+
 def test_fista_warns_when_not_converged():
     X, y = make_problem(n=100, d=30)
     with pytest.warns(ConvergenceWarning, match="Frank-Wolfe duality gap"):

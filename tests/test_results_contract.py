@@ -36,8 +36,6 @@ NOT_MIGRATED = {
                       "_shared/_fit_seed attributes",
     "S3GDRegressor": "history records 'loss_estimate' instead of 'objective'; private "
                      "_shared/_fit_seed attributes",
-    "ConstrainedLasso": "history has no 'iteration' column; results returned through _extras",
-    "ConstrainedLassoCV": "history has no 'iteration' column",
     "LMNNMetric": "n_iter_ counts stochastic gradients while the history has one record per "
                   "epoch, without an 'iteration' column",
     "OrdinalEmbedding": "history has no 'iteration' column",

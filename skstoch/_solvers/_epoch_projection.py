@@ -28,7 +28,8 @@ def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_pe
 
 def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0,
                      step_decay, monitor, objective=None, tol=None, use_full_budget=False,
-                     extra_per_epoch=0, stop=None, record_iteration=False):
+                     extra_per_epoch=0, stop=None, record_iteration=False,
+                     objective_every_epoch=True):
     """Run epoch-projection SGD.
 
     Parameters
@@ -62,6 +63,9 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
     record_iteration : bool
         Add the column ``iteration`` (stochastic gradients used so far, the unit of
         ``n_iter``) to every record.
+    objective_every_epoch : bool
+        False evaluates ``objective`` only for the last record (the last epoch, or the
+        epoch whose relative change reaches ``tol``), saving a full pass per epoch.
     """
     x = project(np.array(x0, dtype=np.float64, copy=True))
     eta = float(eta0)
@@ -89,7 +93,8 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
                       relative_change=change)
         if record_iteration:
             record["iteration"] = used
-        if objective is not None:
+        last = epoch == len(lengths) - 1 or (tol is not None and change <= tol)
+        if objective is not None and (objective_every_epoch or last):
             record["objective"] = objective(x)
         halt = monitor.record(x=x, **record)
         if stop is not None and stop(record):

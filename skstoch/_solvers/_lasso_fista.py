@@ -104,11 +104,12 @@ def _project(radius):
     return lambda v, step: project_l1_ball(v, radius)
 
 
-def fista_full(problem, w0, *, max_iter, tol, monitor, gap_every=5):
+def fista_full(problem, w0, *, max_iter, tol, monitor, gap_every=5, offset=0):
     """FISTA on the l1 ball, the intercept eliminated exactly (centered design).
 
-    Stops when the Frank-Wolfe gap is <= tol * F(0), evaluated every ``gap_every``
-    iterations (one more pass over X).
+    Stops when the Frank-Wolfe gap is <= tol * F(0), evaluated (and recorded) every
+    ``gap_every`` iterations (one more pass over X).  ``offset`` counts the iterations a
+    caller ran before (added to the records' ``iteration``).
     """
     smooth = CenteredLeastSquares(problem)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -122,8 +123,8 @@ def fista_full(problem, w0, *, max_iter, tol, monitor, gap_every=5):
         return frank_wolfe_gap(smooth.gradient(point), point.x, problem.radius)
 
     def record(it, point, value, lipschitz):
-        return monitor.record(epoch=it, objective=point.value, gap=value,
-                              step_size=1.0 / lipschitz, x=point.x)
+        return monitor.record(epoch=it, iteration=offset + it, objective=point.value,
+                              gap=value, step_size=1.0 / lipschitz, x=point.x)
 
     x0 = project_l1_ball(np.asarray(w0, dtype=np.float64), problem.radius)
     result = fista(x0, smooth, _project(problem.radius), gap, lipschitz=L, max_iter=max_iter,
@@ -139,16 +140,16 @@ def fista_gram(H, q, radius, v0, threshold, max_iter):
     """FISTA with adaptive restart on min 1/2 v^T H v - q^T v s.t. ||v||_1 <= radius.
 
     One k x k mat-vec per iteration; the Frank-Wolfe gap comes from the tracked H x.
-    Returns (v, n_iter, gap).
+    Returns the :class:`SolverResult` of :func:`fista` (``extra["lipschitz"]``: the final
+    Lipschitz estimate, the inverse of the last step).
     """
     L = _largest_eigenvalue(H) * (1.0 + 1e-10)
     if not math.isfinite(L):
         raise FloatingPointError("the working set's Gram matrix is not finite")
     smooth = Quadratic(H, q, radius, threshold)
     x0 = project_l1_ball(np.asarray(v0, dtype=np.float64), radius)
-    result = fista(x0, smooth, _project(radius), smooth.gap, lipschitz=max(L, 1e-300),
-                   max_iter=max_iter, threshold=threshold, grow=1.5, max_lipschitz=1e300)
-    return result.x, result.n_iter, result.criterion
+    return fista(x0, smooth, _project(radius), smooth.gap, lipschitz=max(L, 1e-300),
+                 max_iter=max_iter, threshold=threshold, grow=1.5, max_lipschitz=1e300)
 
 
 def _grow_working_set(grad, w, ws, ws_size):
@@ -170,26 +171,28 @@ def _grow_working_set(grad, w, ws, ws_size):
 
 
 def _solve_working_set(problem, ws, q_full, w, threshold, max_iter):
-    """FISTA on the working set ``ws`` from w[ws]: (v, iterations)."""
+    """FISTA on the working set ``ws`` from w[ws] (a :class:`SolverResult`)."""
     with np.errstate(over="ignore", invalid="ignore"):
         H = gram_block(problem, ws)
     H[np.diag_indices_from(H)] += 2.0 * problem.alpha
     if not (np.all(np.isfinite(H)) and np.all(np.isfinite(q_full[ws]))):
         raise scale_error(problem.X, "the Gram matrix X^T X")
     try:
-        v, it, _ = fista_gram(H, q_full[ws], problem.radius, w[ws], threshold, max_iter)
+        return fista_gram(H, q_full[ws], problem.radius, w[ws], threshold, max_iter)
     except FloatingPointError:
         raise scale_error(problem.X, "the Gram matrix X^T X") from None
-    return v, it
 
 
 def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
     """Exact solver: FISTA on working sets, each solved on its Gram matrix.
 
     Outer iteration: one full gradient (two passes over X) gives the Frank-Wolfe gap
-    (stop when <= tol * F(0)); the working set is the support of w plus the coordinates
-    with the largest |gradient| (size max(256, 2 |support|), growing); FISTA with restart
-    solves the restricted problem on its centered Gram matrix (no pass over X).  When the
+    (stop when <= tol * F(0), after at most ``max_outer`` working sets or ``max_iter``
+    FISTA iterations; every outer iteration and the result are recorded, with the step
+    1 / L the last working set's FISTA ended with, NaN before the first); the working set
+    is the support of w plus the coordinates with the largest |gradient| (size
+    max(256, 2 |support|), growing); FISTA with restart solves the restricted problem on
+    its centered Gram matrix (no pass over X).  When the
     working set holds every feature (d <= 256, e.g. the dense 1e6 x 100 benchmark) this is
     FISTA with a cached Gram matrix.  Falls back to :func:`fista_full` when the working
     set would exceed ``GRAM_MAX_FEATURES`` columns.
@@ -200,32 +203,37 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
     q_full = full.rmv(problem.sw * full.yc) / problem.S
     w = project_l1_ball(np.asarray(w0, dtype=np.float64), problem.radius)
     ws_size, ws = min(d, WS_INITIAL), None
-    n_inner, n_proj, gap, converged = 0, 1, np.inf, False
-    for outer in range(1, max_outer + 1):
+    n_inner, n_proj, converged, outer, step = 0, 1, False, 0, np.nan
+    while True:
+        # the record of every outer iteration, and of the result: the last one
         point = full.point(w)
         grad = full.gradient(point)
         gap = frank_wolfe_gap(grad, w, problem.radius)
-        stop = monitor.record(epoch=outer - 1, objective=point.value, gap=gap, n_iter=n_inner,
-                              working_set_size=0 if ws is None else len(ws), x=w)
+        stop = monitor.record(epoch=outer, iteration=n_inner, objective=point.value, gap=gap,
+                              step_size=step, working_set_size=0 if ws is None else len(ws),
+                              x=w)
         if gap <= threshold:
             converged = True
             break
-        if stop or n_inner >= max_iter:
+        if stop or n_inner >= max_iter or outer >= max_outer:
             break
+        outer += 1
         ws, ws_size = _grow_working_set(grad, w, ws, ws_size)
         if ws is None:
             result = fista_full(problem, w, max_iter=max(1, max_iter - n_inner), tol=tol,
-                                monitor=monitor)
+                                monitor=monitor, offset=n_inner)
             result.n_iter += n_inner
             result.extra["n_projections"] += n_proj
             return result
-        v, it = _solve_working_set(problem, ws, q_full, w, 0.5 * threshold, max_iter - n_inner)
-        n_inner += it
-        n_proj += it
+        inner = _solve_working_set(problem, ws, q_full, w, 0.5 * threshold,
+                                   max_iter - n_inner)
+        n_inner += inner.n_iter
+        n_proj += inner.n_iter
+        step = 1.0 / inner.extra["lipschitz"]
         w = np.zeros(d)
-        w[ws] = v
-    return SolverResult(x=w, n_iter=max(n_inner, 1), converged=converged, criterion=gap,
+        w[ws] = inner.x
+    return SolverResult(x=w, n_iter=n_inner, converged=converged, criterion=gap,
                         criterion_name="Frank-Wolfe duality gap",
-                        extra={"n_projections": n_proj, "n_epochs": outer,
+                        extra={"n_projections": n_proj, "n_epochs": outer + 1,
                                "budget_used": n_inner, "budget": max_iter,
                                "threshold": threshold})

@@ -11,11 +11,10 @@ import math
 import numpy as np
 
 from .._fast import _lasso
+from ._averaged_sgd import averaged_sgd, checkpoint_lengths
 from ._epoch_projection import epoch_projection
 from ._lasso_problem import scale_error, step_multiplier
-from ._monitor import check_finite_iterate
 from ._projections import project_l1_ball
-from ._result import SolverResult
 from ._step_size import safe_sgd_step
 from ._stopping import ObjectiveStall
 
@@ -148,9 +147,9 @@ def _solve_epochs(run, penalty, w0, params, eta0, first, monitor):
     stall = ObjectiveStall(tol) if tol is not None and params.track_objective else None
     return epoch_projection(
         w0, run_epoch, run.project, budget=params.max_iter, first_epoch_length=first,
-        eta0=eta0, step_decay=decay, monitor=monitor,
-        objective=run.objective if params.track_objective else None, tol=tol,
-        use_full_budget=params.use_full_budget, extra_per_epoch=extra, stop=stall)
+        eta0=eta0, step_decay=decay, monitor=monitor, objective=run.objective, tol=tol,
+        use_full_budget=params.use_full_budget, extra_per_epoch=extra, stop=stall,
+        record_iteration=True, objective_every_epoch=params.track_objective)
 
 
 def _epro_sgd_epochs(run, penalty):
@@ -279,44 +278,39 @@ class _MultiplierSearch:
 
 
 def _solve_baseline(run, penalty, w0, params, eta0, monitor):
-    """'sgd' / 'oneproj': one continuous run, recorded at the doubling checkpoints 8, 24,
-    56, ...; the output is the projected average of the iterates."""
+    """'sgd' / 'oneproj': one continuous run on the shared averaged-SGD loop, recorded at
+    the doubling checkpoints 8, 24, 56, ...; the output is the projected average of the
+    iterates (step eta_t = eta0 / (1 + decay (t - 1)))."""
     problem, solver, budget = run.problem, params.solver, params.max_iter
     radius, alpha = problem.radius, problem.alpha
     auto_step = isinstance(params.eta0, str)
     decay = (2.0 * alpha * eta0 if alpha > 0 else 1.0) if auto_step else 1.0
     w = project_l1_ball(w0, radius) if solver == "sgd" else np.array(w0, dtype=np.float64)
     w_sum = np.zeros(w.shape[0])
-    b = run.b
     gamma = math.log(max(budget, 2)) / max(budget, 2)     # OneProj's smoothing, ln T / T
-    t_done = 0
-    chunk = 8
-    epoch = 0
-    counter = 0
-    while t_done < budget:
-        n_steps = min(chunk, budget - t_done)
+
+    def run_chunk(t0, n_steps, point):
         if solver == "sgd":
-            b, db, counter = _lasso.projected_sgd(
-                run.tables, w, b, eta0, decay, t_done, n_steps, counter, w_sum)
+            run.b, _, run.counter = _lasso.projected_sgd(
+                run.tables, w, run.b, eta0, decay, t0, n_steps, run.counter, w_sum)
         else:
-            w_ref = project_l1_ball(w_sum / t_done if t_done else w, radius)
-            b, db, counter = _lasso.oneproj_sgd(
-                run.tables, w, b, eta0, decay, penalty(w_ref), gamma, t_done, n_steps,
-                counter, w_sum)
-        t_done += n_steps
-        chunk *= 2
-        check_finite_iterate(w, monitor.solver_name, f"iteration {t_done}")
-        record = dict(epoch=epoch, step_size=eta0 / (1.0 + decay * (t_done - 1)),
-                      n_gradients=t_done)
-        if params.track_objective or t_done == budget:
-            # the output if the run stopped here: the (projected) average of the iterates
-            w_out = project_l1_ball(w_sum / t_done, radius)
-            record["objective"] = problem.objective(w_out, problem.optimal_intercept(w_out))
-        epoch += 1
-        if monitor.record(x=w, **record):
-            break
-    w_out = project_l1_ball(w_sum / t_done, radius)
-    n_proj = t_done if solver == "sgd" else 1
-    return SolverResult(x=w_out, n_iter=t_done, converged=True, criterion=0.0,
-                        extra={"n_projections": n_proj, "n_epochs": epoch,
-                               "budget_used": t_done, "budget": budget})
+            # lam='auto': the multiplier estimated at the last checkpoint's output
+            w_ref = point if point is not None else project_l1_ball(w, radius)
+            run.b, _, run.counter = _lasso.oneproj_sgd(
+                run.tables, w, run.b, eta0, decay, penalty(w_ref), gamma, t0, n_steps,
+                run.counter, w_sum)
+        return w, w_sum / (t0 + n_steps)
+
+    def objective(w_out):
+        return problem.objective(w_out, problem.optimal_intercept(w_out))
+
+    result = averaged_sgd(
+        w, run_chunk, checkpoint_lengths(budget, 8), output=lambda avg: project_l1_ball(
+            avg, radius), step_size=lambda t: eta0 / (1.0 + decay * (t - 1)),
+        monitor=monitor, objective=objective,
+        objective_every_checkpoint=params.track_objective)
+    used = result.n_iter
+    result.extra.update(n_projections=used if solver == "sgd" else 1,
+                        n_epochs=result.extra["n_checkpoints"], budget_used=used,
+                        budget=budget)
+    return result

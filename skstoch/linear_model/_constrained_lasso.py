@@ -129,12 +129,14 @@ class ConstrainedLasso(BaseLinearRegressor):
         Start from the previous ``coef_`` (projected onto the ball).
     track_objective : bool, default=True
         Stochastic solvers: evaluate the objective (one pass over X) at every projection
-        for ``history_``.  False saves about log2(max_iter) passes.
+        (every checkpoint for the baselines) for ``history_``.  False evaluates it for the
+        last record only, which saves about log2(max_iter) passes.
     verbose : int, default=0
     random_state : int, RandomState instance or None, default=None
         Seed of the sampling of the stochastic solvers.
     callback : callable or None, default=None
-        ``callback(record) -> bool`` after every epoch (see ``history_``); True stops.
+        ``callback(record) -> bool`` after every record of ``history_``, with the
+        current point (projected, inside the ball) under ``"x"``; True stops.
 
     Attributes
     ----------
@@ -142,8 +144,10 @@ class ConstrainedLasso(BaseLinearRegressor):
         Always inside the l1 ball (it is the output of an exact projection).
     intercept_ : float or ndarray of shape (n_targets,)
     n_iter_ : int
-        Stochastic gradients used (stochastic solvers) or iterations ('fista'); max over
-        outputs.
+        Stochastic gradients used (stochastic solvers, full gradients of 'epro_svrg'
+        counted as n each) or FISTA iterations ('fista'; 0 when the start already meets
+        ``tol``, e.g. a warm start at the solution); max over outputs.  It is the last
+        ``iteration`` of ``history_``.
     n_projections_ : int
         l1-ball projections performed (max over outputs).
     n_epochs_ : int
@@ -158,8 +162,16 @@ class ConstrainedLasso(BaseLinearRegressor):
     solver_ : str
         The solver that ran (resolves 'auto').
     history_ : dict of ndarray or list of dict
-        One record per epoch (per checkpoint for the baselines, every 5 iterations for
-        'fista'): objective, step_size, time, ...
+        One record per epoch (per doubling checkpoint 8, 24, 56, ... for the baselines;
+        per outer working-set iteration and at the end for 'fista', every 5 iterations with
+        ``working_set=False``), as equal-length arrays (a list of them for a 2-d ``y``):
+        ``iteration`` (the unit of ``n_iter_``), ``objective`` (the exact objective at the
+        recorded point: the projected epoch output, the projected running average for the
+        baselines, the FISTA iterate; NaN where ``track_objective=False`` skipped it),
+        ``step_size`` (the epoch's step; for 'fista' 1 / L, with working sets the last
+        working set's, NaN before the first), ``time`` (seconds since the fit started),
+        and per solver ``epoch``, ``epoch_length``, ``n_gradients``, ``relative_change``
+        (of the recorded point), ``gap`` (Frank-Wolfe), ``working_set_size``.
     seed_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
