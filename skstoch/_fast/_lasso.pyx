@@ -925,6 +925,7 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
     cdef double norm1u, dotu
     cdef double b = intercept, b1 = intercept, zb = intercept, Sb = 0.0, ub
     cdef double theta, r, cr, pen, norm1 = 0.0, acoef, gam, u, sg, xold, tw, gbar_scale
+    cdef double den_z, den_x, theta_c
     _check_lengths(d, x, x)
     rng_init(&rng, P.seed, P.stream, counter)
     with nogil:
@@ -932,15 +933,17 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
             norm1 += fabs(x[j])
         for t in range(1, n_steps + 2):
             theta = 2.0 / (t + 1.0)
+            theta_c = 1.0 - theta
             i = rng_randint(&rng, X.n_samples)
             nnz = dataset_row(X, i, &data, &indices)
             if at_u:
                 norm1u = 0.0
                 for j in range(d):
-                    ubuf[j] = (1.0 - theta) * x[j] + theta * z[j]
-                    norm1u += fabs(ubuf[j])
+                    u = theta_c * x[j] + theta * z[j]
+                    ubuf[j] = u
+                    norm1u += fabs(u)
                 r = row_dot(data, indices, nnz, &ubuf[0]) + \
-                    ((1.0 - theta) * b + theta * zb) - y[i]
+                    (theta_c * b + theta * zb) - y[i]
                 pen = lam if norm1u > radius else 0.0
             else:
                 r = row_dot(data, indices, nnz, &x[0]) + b - y[i]
@@ -950,6 +953,9 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
             gbar_scale = 2.0 / (tw * (tw + 1.0))
             acoef = 4.0 * sqrt(tw + 1.0) / (tw * eta)
             gam = tw * sqrt(tw) / eta
+            # the denominators of the z and x updates (loop invariants, the same values)
+            den_z = acoef + 2.0 * alpha
+            den_x = gam + 2.0 * alpha
             # row part of S (the gradient's data term)
             if indices == NULL:
                 for k in range(nnz):
@@ -959,19 +965,19 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
                     S[indices[k]] += tw * cr * data[k]
             norm1 = 0.0
             for j in range(d):
-                u = (1.0 - theta) * x[j] + theta * z[j]
+                u = theta_c * x[j] + theta * z[j]
                 sg = _sign(u) if at_u else _sign(x[j])
                 S[j] += tw * pen * sg
-                z[j] = (acoef * x1[j] - gbar_scale * S[j]) / (acoef + 2.0 * alpha)
-                x[j] = (gam * u - pen * sg) / (gam + 2.0 * alpha)
+                z[j] = (acoef * x1[j] - gbar_scale * S[j]) / den_z
+                x[j] = (gam * u - pen * sg) / den_x
                 norm1 += fabs(x[j])
             for k in range(nnz):
                 j = k if indices == NULL else indices[k]
                 xold = x[j]
-                x[j] = xold - cr * data[k] / (gam + 2.0 * alpha)
+                x[j] = xold - cr * data[k] / den_x
                 norm1 += fabs(x[j]) - fabs(xold)
             if fit_intercept:
-                ub = (1.0 - theta) * b + theta * zb
+                ub = theta_c * b + theta * zb
                 Sb += tw * cr
                 zb = b1 - gbar_scale * Sb / acoef
                 b = ub - cr / gam
