@@ -1,6 +1,5 @@
 """Tests of ConstrainedLasso / ConstrainedLassoCV (paper 001, section 5.1)."""
 import math
-import os
 import pickle
 import runpy
 import warnings
@@ -15,7 +14,8 @@ from sklearn.linear_model import Lasso, Ridge
 from skstoch import ConstrainedLasso, ConstrainedLassoCV
 from skstoch._fast import _lasso
 from skstoch._solvers import project_l1_ball
-from skstoch.linear_model._constrained_lasso import _LSProblem, _gram_block
+from skstoch._solvers._lasso_fista import fista_gram
+from skstoch._solvers._lasso_problem import LSProblem, gram_block
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -43,6 +43,11 @@ def objective(X, y, w, b, alpha, sw=None):
 def exact(X, y, alpha, radius, **kw):
     return ConstrainedLasso(alpha=alpha, radius=radius, solver="fista", tol=1e-14,
                             max_iter=20000, **kw).fit(X, y)
+
+
+def tables(X, y, cw, alpha, radius, seed, stream, fit_intercept=True):
+    """The kernels' per-problem tables."""
+    return _lasso.LassoData(make_dataset(X), y, cw, alpha, radius, fit_intercept, seed, stream)
 
 
 # --------------------------------------------------------------------- numpy references
@@ -136,8 +141,8 @@ def test_svrg_epoch_matches_reference(sparse, alpha, nu, window):
     r_snap, mu, w0 = 0.3 * rng.randn(n), 0.3 * rng.randn(d), 0.2 * rng.randn(d)
     M = sp.csr_matrix(X) if sparse else X
     w = w0.copy()
-    b, counter = _lasso.svrg_epoch(make_dataset(M), y, cw, r_snap, mu, 0.1, w, 0.5, 0.05,
-                                   alpha, nu, 300, True, 11, 2, 0, window)
+    b, counter = _lasso.svrg_epoch(tables(M, y, cw, alpha, np.inf, 11, 2), r_snap, mu, 0.1,
+                                   w, 0.5, 0.05, nu, 300, 0, window)
     rw, rb, rcounter = ref_svrg_epoch(X, y, cw, r_snap, mu, 0.1, w0, 0.5, 0.05, alpha, nu,
                                       300, 11, 2)
     np.testing.assert_allclose(w, rw, rtol=0, atol=1e-12)
@@ -154,11 +159,11 @@ def test_epoch_kernels_reject_a_step_too_large_for_the_ridge_term():
     X, y = make_problem(n=20, d=6, density=0.5, seed=0)
     cw, w = np.ones(20), np.full(6, 0.3)
     with pytest.raises(ValueError, match="too large for the ridge term"):
-        _lasso.epro_sgd_epoch(make_dataset(X), y, cw, w, 0.0, 1.0, 0.5, 0.0, 1.0, 5, True,
-                              0, 0, 0, np.empty(6))
+        _lasso.epro_sgd_epoch(tables(X, y, cw, 0.5, 1.0, 0, 0), w, 0.0, 1.0, 0.0, 5, 0,
+                              np.empty(6))
     with pytest.raises(ValueError, match="too large for the ridge term"):
-        _lasso.svrg_epoch(make_dataset(X), y, cw, np.zeros(20), np.zeros(6), 0.0, w, 0.0,
-                          1.0, 0.6, 0.0, 5, True, 0, 0, 0)
+        _lasso.svrg_epoch(tables(X, y, cw, 0.6, np.inf, 0, 0), np.zeros(20), np.zeros(6),
+                          0.0, w, 0.0, 1.0, 0.0, 5, 0)
     np.testing.assert_array_equal(w, 0.3)
 
 
@@ -197,8 +202,8 @@ def test_epro_sgd_epoch_matches_reference(sparse, lam, window):
     w0 = np.random.RandomState(3).randn(25) * 0.2
     M = sp.csr_matrix(X) if sparse else X
     w, w_avg = w0.copy(), np.empty(25)
-    b, b_avg, counter = _lasso.epro_sgd_epoch(make_dataset(M), y, cw, w, 0.5, 0.02, 1.0, lam,
-                                              0.8, 90, True, 11, 2, 0, w_avg, window)
+    b, b_avg, counter = _lasso.epro_sgd_epoch(tables(M, y, cw, 1.0, 0.8, 11, 2), w, 0.5,
+                                              0.02, lam, 90, 0, w_avg, window)
     rw, rb, ravg, rbavg, rcounter = ref_epro_epoch(X, y, cw, w0, 0.5, 0.02, 1.0, lam, 0.8,
                                                    90, 11, 2, True)
     np.testing.assert_allclose(w, rw, rtol=0, atol=1e-12)
@@ -211,22 +216,23 @@ def test_epro_sgd_epoch_matches_reference(sparse, lam, window):
 def test_orda_and_projected_sgd_match_reference(sparse):
     X, y = make_problem(n=30, d=12, density=0.5, seed=4)
     cw = np.ones(30)
-    M = make_dataset(sp.csr_matrix(X) if sparse else X)
+    M = sp.csr_matrix(X) if sparse else X
     x0 = project_l1_ball(np.random.RandomState(5).randn(12), 1.0)
     x = x0.copy()
-    b, _ = _lasso.orda_epoch(M, y, cw, x, 0.1, 0.5, 0.5, 0.2, 1.0, 20, True, 7, 0, 0)
+    b, _ = _lasso.orda_epoch(tables(M, y, cw, 0.5, 1.0, 7, 0), x, 0.1, 0.5, 0.2, 20, 0)
     rx, rb = ref_orda(X, y, cw, x0, 0.1, 0.5, 0.5, 0.2, 1.0, 20, 7, 0)
     np.testing.assert_allclose(x, rx, atol=1e-12)
     assert b == pytest.approx(rb, abs=1e-12)
     xu = x0.copy()
-    bu, _ = _lasso.orda_epoch(M, y, cw, xu, 0.1, 0.5, 0.5, 0.2, 1.0, 20, True, 7, 0, 0, True)
+    bu, _ = _lasso.orda_epoch(tables(M, y, cw, 0.5, 1.0, 7, 0), xu, 0.1, 0.5, 0.2, 20, 0,
+                              True)
     rxu, rbu = ref_orda(X, y, cw, x0, 0.1, 0.5, 0.5, 0.2, 1.0, 20, 7, 0, at_u=True)
     np.testing.assert_allclose(xu, rxu, atol=1e-12)
     assert bu == pytest.approx(rbu, abs=1e-12)
     assert np.abs(xu - x).max() > 1e-6     # the two gradient points differ
     w, w_sum = x0.copy(), np.zeros(12)
-    b, _, _ = _lasso.projected_sgd(M, y, cw, w, 0.0, 0.05, 1.0, 0.5, 1.0, 0, 25, True, 7, 1,
-                                   0, w_sum)
+    b, _, _ = _lasso.projected_sgd(tables(M, y, cw, 0.5, 1.0, 7, 1), w, 0.0, 0.05, 1.0, 0,
+                                   25, 0, w_sum)
     rw, rb, rsum = ref_projected_sgd(X, y, cw, x0, 0.0, 0.05, 1.0, 0.5, 1.0, 25, 7, 1)
     np.testing.assert_allclose(w, rw, atol=1e-12)
     np.testing.assert_allclose(w_sum, rsum, atol=1e-12)
@@ -250,8 +256,8 @@ def test_lazy_sparse_epoch_on_wide_data_matches_dense(eta, alpha, lam, radius, w
     out = []
     for M in (X, X.toarray()):
         w, avg = w0.copy(), np.empty(500)
-        b = _lasso.epro_sgd_epoch(make_dataset(M), y, cw, w, 0.0, eta, alpha, lam, radius,
-                                  3000, True, 3, 0, 0, avg, window)
+        b = _lasso.epro_sgd_epoch(tables(M, y, cw, alpha, radius, 3, 0), w, 0.0, eta, lam,
+                                  3000, 0, avg, window)
         out.append((w, avg, b))
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=0, atol=1e-10)
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=0, atol=1e-10)
@@ -271,8 +277,8 @@ def test_lazy_sparse_epoch_penalty_switches_like_dense():
     cw = np.ones(60)
     w0 = np.zeros(80)
     w, avg = w0.copy(), np.empty(80)
-    b, b_avg, _ = _lasso.epro_sgd_epoch(make_dataset(X), y, cw, w, 0.0, 0.4, 0.05, 0.3, 0.6,
-                                        400, True, 9, 1, 0, avg, 0)
+    b, b_avg, _ = _lasso.epro_sgd_epoch(tables(X, y, cw, 0.05, 0.6, 9, 1), w, 0.0, 0.4, 0.3,
+                                        400, 0, avg, 0)
     on = []
     rw, rb, ravg, rbavg, _ = ref_epro_epoch(X.toarray(), y, cw, w0, 0.0, 0.4, 0.05, 0.3, 0.6,
                                             400, 9, 1, True, indicator=on)
@@ -297,9 +303,8 @@ def test_lazy_sparse_projected_sgd_matches_dense(radius, window, eta0, decay, t0
     out = []
     for M in (X, X.toarray()):
         w, w_sum = w0.copy(), np.zeros(300)
-        b, b_sum, counter = _lasso.projected_sgd(make_dataset(M), y, cw, w, 0.2, eta0, decay,
-                                                 1.0, radius, t0, 1500, True, 3, 0, 0, w_sum,
-                                                 window)
+        b, b_sum, counter = _lasso.projected_sgd(tables(M, y, cw, 1.0, radius, 3, 0), w, 0.2,
+                                                 eta0, decay, t0, 1500, 0, w_sum, window)
         out.append((w, w_sum, b, b_sum, counter))
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=0, atol=1e-10)
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=0, atol=1e-8)
@@ -314,7 +319,7 @@ def test_lazy_sparse_projected_sgd_matches_dense(radius, window, eta0, decay, t0
 def test_gradient_matches_finite_differences():
     X, y = make_problem(n=50, d=6)
     sw = np.random.RandomState(1).uniform(0.1, 2, 50)
-    P = _LSProblem(X, make_dataset(X), y, sw, 0.7, 1.0, True)
+    P = LSProblem(X, make_dataset(X), y, sw, 0.7, 1.0, True)
     w = np.random.RandomState(2).randn(6)
     b = 0.3
     grad = P.gradient(w, b)
@@ -359,7 +364,7 @@ def test_fista_gap_bounds_suboptimality_and_kkt():
     assert -1e-12 <= sub <= loose.dual_gap_ + 1e-12
     # KKT: the constraint is active and the gradient is -theta sign(w) on the support
     assert np.abs(ref.coef_).sum() == pytest.approx(radius, rel=1e-9)
-    P = _LSProblem(X, make_dataset(X), y, np.ones(200), 0.2, radius, True)
+    P = LSProblem(X, make_dataset(X), y, np.ones(200), 0.2, radius, True)
     g = P.gradient(ref.coef_, ref.intercept_)
     support = np.abs(ref.coef_) > 1e-10
     theta = np.abs(g[support])
@@ -372,13 +377,13 @@ def test_gram_block_is_the_centered_weighted_gram(sparse):
     X, y = make_problem(n=70, d=12, density=0.4, seed=8)
     sw = np.random.RandomState(1).uniform(0, 2, 70)
     M = sp.csr_matrix(X) if sparse else X
-    P = _LSProblem(M, make_dataset(M), y, sw, 0.1, 1.0, True)
+    P = LSProblem(M, make_dataset(M), y, sw, 0.1, 1.0, True)
     cols = np.array([0, 3, 4, 11])
     xm = sw @ X / sw.sum()
     Xc = (X - xm)[:, cols]
     expected = Xc.T @ (sw[:, None] * Xc) / sw.sum()
-    np.testing.assert_allclose(_gram_block(P, cols, chunk_elems=40), expected, atol=1e-13)
-    np.testing.assert_allclose(_gram_block(P, np.arange(12))[np.ix_(cols, cols)], expected,
+    np.testing.assert_allclose(gram_block(P, cols, chunk_elems=40), expected, atol=1e-13)
+    np.testing.assert_allclose(gram_block(P, np.arange(12))[np.ix_(cols, cols)], expected,
                                atol=1e-13)
 
 
@@ -564,6 +569,31 @@ def test_history_callback_verbose(capsys):
                           .history_["objective"]) <= 1e-12)
 
 
+@pytest.mark.parametrize("solver", STOCHASTIC)
+def test_history_iteration_is_n_iter_and_the_last_objective_is_recorded(solver):
+    """The results contract: the ``iteration`` column counts stochastic gradients as
+    ``n_iter_`` does; without track_objective only the last record carries the objective,
+    that of the returned model."""
+    X, y = make_problem(n=200, d=10)
+    m = ConstrainedLasso(solver=solver, max_iter=1000, tol=0, track_objective=False,
+                         random_state=0).fit(X, y)
+    h = m.history_
+    assert h["iteration"][-1] == m.n_iter_ == m.budget_used_ == 1000
+    assert np.all(np.diff(h["iteration"]) > 0) and len(h["iteration"]) == m.n_epochs_
+    f = h["objective"]
+    assert np.all(np.isnan(f[:-1]))
+    assert f[-1] == pytest.approx(objective(X, y, m.coef_, m.intercept_, 1.0), rel=1e-12)
+
+
+def test_fista_warm_start_at_the_solution_runs_no_iteration():
+    X, y = make_problem(n=100, d=8)
+    m = ConstrainedLasso(radius=1.0, warm_start=True, tol=1e-8).fit(X, y)
+    assert m.n_iter_ > 0 and m.history_["iteration"][-1] == m.n_iter_
+    m.fit(X, y)
+    assert m.n_iter_ == 0 and list(m.history_["iteration"]) == [0]
+    assert m.history_["gap"][0] <= 1e-8 * m.history_["objective"][0] * 10
+
+
 def test_fista_warns_when_not_converged():
     X, y = make_problem(n=100, d=30)
     with pytest.warns(ConvergenceWarning, match="Frank-Wolfe duality gap"):
@@ -642,11 +672,9 @@ def test_float32_near_its_maximum_fits_in_float64():
 
 
 def test_fista_gram_backtracking_exits_on_non_finite_values():
-    from skstoch.linear_model._constrained_lasso import _fista_gram
-
     H = np.array([[1.0, np.nan], [np.nan, 1.0]])
     with pytest.raises(FloatingPointError):
-        _fista_gram(H, np.ones(2), 1.0, np.zeros(2), 1e-8, 10)
+        fista_gram(H, np.ones(2), 1.0, np.zeros(2), 1e-8, 10)
 
 
 # --------------------------------------------------------------------- CV

@@ -32,8 +32,6 @@ NOT_MIGRATED = {
                       "_shared/_fit_seed attributes",
     "S3GDRegressor": "history records 'loss_estimate' instead of 'objective'; private "
                      "_shared/_fit_seed attributes",
-    "ConstrainedLasso": "history has no 'iteration' column; results returned through _extras",
-    "ConstrainedLassoCV": "history has no 'iteration' column",
     "OrdinalEmbedding": "history has no 'iteration' column",
     "S3VMClassifier": "history records 'loss' instead of 'objective'",
 }

@@ -21,6 +21,11 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
   (CSR rows: the same lazy representation, the projection by a heap, O(nnz log d)).
 * ``oneproj_sgd``: the 'oneproj' baseline (smoothed penalty, no projection inside).
 * ``orda_epoch``: one ORDA run (Alg. 2) with g(w) = alpha ||w||^2, used by Epro-ORDA (Alg. 3).
+* ``svrg_epoch``: one prox-SVRG epoch of 'epro_svrg' (beyond the paper).
+
+Every kernel takes the problem's tables as one :class:`LassoData` (rows, targets, sampling
+weights, alpha, radius, fit_intercept, the generator's key), built once per output, and
+the per-call values (iterate, step, multiplier, counter) as arguments.
 """
 import numpy as np
 
@@ -36,6 +41,68 @@ from ._random cimport rng_state, rng_init, rng_randint
 
 cdef inline double _sign(double v) noexcept nogil:
     return (v > 0) - (v < 0)
+
+
+# ---------------------------------------------------------------------------------------
+# the per-problem tables, bundled once per output
+
+ctypedef struct lasso_t:
+    const rows_t* X
+    const double* y
+    const double* cw          # c_i = n s_i / S
+    double alpha
+    double radius
+    bint fit_intercept
+
+
+cdef class LassoData:
+    """The per-problem tables every kernel of this module reads, built once per output.
+
+    Parameters
+    ----------
+    ds : RowDataset
+        The rows of X.
+    y : ndarray of float64, shape (n_samples,)
+        Targets.
+    cweight : ndarray of float64, shape (n_samples,)
+        Sampling weights c_i = n s_i / S (they make a uniformly sampled row's gradient
+        unbiased).
+    alpha, radius : float
+        Ridge strength and l1 radius.
+    fit_intercept : bool
+    seed, stream : int
+        Key of the counter-based generator that samples the rows.
+    """
+    cdef lasso_t p
+    cdef readonly uint64_t seed, stream
+    cdef RowDataset ds
+    cdef const double[::1] y_view
+    cdef const double[::1] cw_view
+
+    def __cinit__(self, RowDataset ds, const double[::1] y, const double[::1] cweight,
+                  double alpha, double radius, bint fit_intercept, uint64_t seed,
+                  uint64_t stream):
+        cdef Py_ssize_t n = ds.rows.n_samples
+        if y.shape[0] != n or cweight.shape[0] != n:
+            raise ValueError(f"y ({y.shape[0]}) and cweight ({cweight.shape[0]}) must have "
+                             f"one entry per row of X ({n})")
+        if n == 0:
+            raise ValueError("X has no rows")
+        self.ds = ds
+        self.y_view = y
+        self.cw_view = cweight
+        self.p.X = &ds.rows
+        self.p.y = &y[0]
+        self.p.cw = &cweight[0]
+        self.p.alpha = alpha
+        self.p.radius = radius
+        self.p.fit_intercept = fit_intercept
+        self.seed = seed
+        self.stream = stream
+
+    @property
+    def n_features(self):
+        return self.p.X.n_features
 
 
 # ---------------------------------------------------------------------------------------
@@ -118,6 +185,15 @@ cdef Py_ssize_t _last_alive(const double* carr, Py_ssize_t lo, Py_ssize_t hi,
     return lo
 
 
+cdef int _check_lengths(Py_ssize_t d, const double[::1] a,
+                        const double[::1] b) except -1:
+    """The kernels run without bounds checks: both vectors must have d entries."""
+    if a.shape[0] != d or b.shape[0] != d:
+        raise ValueError(f"the coefficient vectors must have n_features = {d} entries, got "
+                         f"{a.shape[0]} and {b.shape[0]}")
+    return 0
+
+
 cdef double _ridge_contraction(double eta, double alpha) except -1.0:
     """Factor 1 - 2 eta alpha of a constant-step ridge shrink, checked to be positive."""
     cdef double a = 1.0 - 2.0 * eta * alpha
@@ -128,12 +204,11 @@ cdef double _ridge_contraction(double eta, double alpha) except -1.0:
     return a
 
 
-def epro_sgd_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
-                   double[::1] w, double intercept, double eta, double alpha, double lam,
-                   double radius, Py_ssize_t n_steps, bint fit_intercept, uint64_t seed,
-                   uint64_t stream, uint64_t counter, double[::1] w_avg,
+def epro_sgd_epoch(LassoData P, double[::1] w, double intercept, double eta, double lam,
+                   Py_ssize_t n_steps, uint64_t counter, double[::1] w_avg,
                    Py_ssize_t window=0):
-    """One unprojected Epro-SGD epoch (Alg. 1, steps 4-8) of ``n_steps`` sampled rows.
+    """One unprojected Epro-SGD epoch (Alg. 1, steps 4-8) of ``n_steps`` sampled rows, step
+    ``eta``, exact-penalty multiplier ``lam``.
 
     ``w`` (the epoch's start, length d) is overwritten with the last iterate; ``w_avg``
     receives the average of the iterates x_1..x_T (start included, last excluded).
@@ -147,62 +222,45 @@ def epro_sgd_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight
     counter : int
         The generator's counter after the epoch (the next epoch continues the stream).
     """
-    cdef rows_t* X = &ds.rows
-    cdef Py_ssize_t d = X.n_features
+    cdef Py_ssize_t d = P.p.X.n_features
     cdef rng_state rng
     cdef double a
     cdef double b = intercept, b_avg
+    cdef _LazyState st
+    _check_lengths(d, w, w_avg)
     if n_steps <= 0:
         w_avg[:] = w
         return intercept, intercept, counter
-    a = _ridge_contraction(eta, alpha)
-    rng_init(&rng, seed, stream, counter)
-    if X.indptr == NULL:
+    a = _ridge_contraction(eta, P.p.alpha)
+    rng_init(&rng, P.seed, P.stream, counter)
+    if P.p.X.indptr == NULL:
         with nogil:
-            b_avg = _epro_dense(X, &y[0], &cweight[0], &w[0], &b, eta, a, lam, radius,
-                                n_steps, fit_intercept, &rng, &w_avg[0])
+            b_avg = _epro_dense(&P.p, &w[0], &b, eta, a, lam, n_steps, &rng, &w_avg[0])
         return b, b_avg, rng.counter
     if window <= 0:
         window = max(1024, d)
     window = min(window, n_steps)
-    cdef _LazyState st
-    st.K = <double*>PyMem_Malloc(max(d, 1) * sizeof(double))
-    st.sgn = <double*>PyMem_Malloc(max(d, 1) * sizeof(double))
-    st.last = <int32_t*>PyMem_Malloc(max(d, 1) * sizeof(int32_t))
-    st.nxt = <int32_t*>PyMem_Malloc(max(d, 1) * sizeof(int32_t))
-    st.prv = <int32_t*>PyMem_Malloc(max(d, 1) * sizeof(int32_t))
-    st.where = <int8_t*>PyMem_Malloc(max(d, 1) * sizeof(int8_t))
-    st.sarr = <double*>PyMem_Malloc((window + 2) * sizeof(double))
-    st.p1 = <double*>PyMem_Malloc((window + 2) * sizeof(double))
-    st.p2 = <double*>PyMem_Malloc((window + 2) * sizeof(double))
+    if window >= 2 ** 31 - 2 or d >= 2 ** 31 - 2:
+        raise ValueError("too many features or steps per window for 32-bit indices")
+    _lazy_alloc(&st, d, window)
     try:
-        if (st.K == NULL or st.sgn == NULL or st.last == NULL or st.nxt == NULL or
-                st.prv == NULL or st.where == NULL or st.sarr == NULL or
-                st.p1 == NULL or st.p2 == NULL):
-            raise MemoryError()
-        if window >= 2 ** 31 - 2 or d >= 2 ** 31 - 2:
-            raise ValueError("too many features or steps per window for 32-bit indices")
         with nogil:
-            b_avg = _epro_sparse(X, &y[0], &cweight[0], &w[0], &b, eta, a, lam, radius,
-                                 n_steps, fit_intercept, &rng, &w_avg[0], window, &st)
+            b_avg = _epro_sparse(&P.p, &w[0], &b, eta, a, lam, n_steps, &rng, &w_avg[0],
+                                 window, &st)
     finally:
-        PyMem_Free(st.K)
-        PyMem_Free(st.sgn)
-        PyMem_Free(st.last)
-        PyMem_Free(st.nxt)
-        PyMem_Free(st.prv)
-        PyMem_Free(st.where)
-        PyMem_Free(st.sarr)
-        PyMem_Free(st.p1)
-        PyMem_Free(st.p2)
+        _lazy_free(&st)
     return b, b_avg, rng.counter
 
 
-cdef double _epro_dense(const rows_t* X, const double* y, const double* cw, double* w,
-                        double* b, double eta, double a, double lam, double radius,
-                        Py_ssize_t n_steps, bint fit_intercept, rng_state* rng,
+cdef double _epro_dense(const lasso_t* P, double* w, double* b, double eta, double a,
+                        double lam, Py_ssize_t n_steps, rng_state* rng,
                         double* w_avg) noexcept nogil:
     """Dense rows: direct step.  Returns the intercept average; b holds the last iterate."""
+    cdef const rows_t* X = P.X
+    cdef const double* y = P.y
+    cdef const double* cw = P.cw
+    cdef double radius = P.radius
+    cdef bint fit_intercept = P.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i
     cdef const double* data
     cdef const int32_t* indices
@@ -280,6 +338,41 @@ ctypedef struct _LazyState:
     Py_ssize_t cnt     # number of registered coordinates
     double q           # 1 - a (a = ridge factor per step)
     bint closed_form   # sums of the scale from sarr differences (decaying scale) or p1
+
+
+cdef void _lazy_alloc(_LazyState* st, Py_ssize_t d, Py_ssize_t window) except *:
+    """Allocate the lazy state's arrays (d coordinates, ``window`` steps); free them with
+    :func:`_lazy_free`, also after a MemoryError here."""
+    cdef size_t nd = max(d, 1)
+    st.K = <double*>PyMem_Malloc(nd * sizeof(double))
+    st.sgn = <double*>PyMem_Malloc(nd * sizeof(double))
+    st.last = <int32_t*>PyMem_Malloc(nd * sizeof(int32_t))
+    st.nxt = <int32_t*>PyMem_Malloc(nd * sizeof(int32_t))
+    st.prv = <int32_t*>PyMem_Malloc(nd * sizeof(int32_t))
+    st.where = <int8_t*>PyMem_Malloc(nd * sizeof(int8_t))
+    st.sarr = <double*>PyMem_Malloc((window + 2) * sizeof(double))
+    st.p1 = <double*>PyMem_Malloc((window + 2) * sizeof(double))
+    st.p2 = <double*>PyMem_Malloc((window + 2) * sizeof(double))
+    if (st.K == NULL or st.sgn == NULL or st.last == NULL or st.nxt == NULL or
+            st.prv == NULL or st.where == NULL or st.sarr == NULL or
+            st.p1 == NULL or st.p2 == NULL):
+        _lazy_free(st)
+        raise MemoryError()
+
+
+cdef void _lazy_free(_LazyState* st) noexcept:
+    PyMem_Free(st.K)
+    PyMem_Free(st.sgn)
+    PyMem_Free(st.last)
+    PyMem_Free(st.nxt)
+    PyMem_Free(st.prv)
+    PyMem_Free(st.where)
+    PyMem_Free(st.sarr)
+    PyMem_Free(st.p1)
+    PyMem_Free(st.p2)
+    st.K = st.sgn = st.sarr = st.p1 = st.p2 = NULL
+    st.last = st.nxt = st.prv = NULL
+    st.where = NULL
 
 
 cdef inline double _alive_sum(const _LazyState* st, Py_ssize_t lo, Py_ssize_t hi,
@@ -405,10 +498,9 @@ cdef void _lazy_start(_LazyState* st, Py_ssize_t d, const double* w,
                 _rx_insert(st, j)
 
 
-cdef double _epro_sparse(const rows_t* X, const double* y, const double* cw, double* w,
-                         double* b, double eta, double a, double lam, double radius,
-                         Py_ssize_t n_steps, bint fit_intercept, rng_state* rng,
-                         double* w_avg, Py_ssize_t window, _LazyState* st) noexcept nogil:
+cdef double _epro_sparse(const lasso_t* P, double* w, double* b, double eta, double a,
+                         double lam, Py_ssize_t n_steps, rng_state* rng, double* w_avg,
+                         Py_ssize_t window, _LazyState* st) noexcept nogil:
     """CSR rows: lazy O(nnz) amortized step, identical in exact arithmetic to ``_epro_dense``.
 
     Inside a window, w_j(tau) = sgn_j * s_tau * max(K_j - C_tau, 0): the ridge factor and
@@ -424,6 +516,11 @@ cdef double _epro_sparse(const rows_t* X, const double* y, const double* cw, dou
 
     The row two steps ahead is drawn early (same draws, same order) to prefetch its data.
     """
+    cdef const rows_t* X = P.X
+    cdef const double* y = P.y
+    cdef const double* cw = P.cw
+    cdef double radius = P.radius
+    cdef bint fit_intercept = P.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, i_next = 0, i_next2 = 0
     cdef const double* data
     cdef const int32_t* indices
@@ -551,10 +648,40 @@ cdef Py_ssize_t _lazy_init(Py_ssize_t d, const double* w, double* K, double* sgn
     return size
 
 
-def projected_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,
-                  double[::1] w, double intercept, double eta0, double decay, double alpha,
-                  double radius, Py_ssize_t t0, Py_ssize_t n_steps, bint fit_intercept,
-                  uint64_t seed, uint64_t stream, uint64_t counter, double[::1] w_sum,
+cdef inline void _averaged_sgd_step(const lasso_t* P, rng_state* rng, double* w, double* b,
+                                    double* b_sum, double* w_sum, double eta, double pen,
+                                    bint penalized) noexcept nogil:
+    """One step of the baselines ('sgd', 'oneproj') at step size ``eta``: sample a row, add
+    the current iterate to ``w_sum`` (and the intercept to ``b_sum``), then
+    ``w <- (1 - 2 eta alpha) w [- pen sign(w)] - eta c_i r_i x_i`` and
+    ``b <- b - eta c_i r_i`` (the penalty term only when ``penalized``)."""
+    cdef const rows_t* X = P.X
+    cdef Py_ssize_t d = X.n_features, j, i
+    cdef const double* data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef double a = 1.0 - 2.0 * eta * P.alpha, r, g, v
+    i = rng_randint(rng, X.n_samples)
+    nnz = dataset_row(X, i, &data, &indices)
+    r = row_dot(data, indices, nnz, w) + b[0] - P.y[i]
+    g = eta * P.cw[i] * r
+    b_sum[0] += b[0]
+    if penalized:
+        for j in range(d):
+            v = w[j]
+            w_sum[j] += v
+            w[j] = a * v - pen * _sign(v)
+    else:
+        for j in range(d):
+            w_sum[j] += w[j]
+            w[j] *= a
+    row_axpy(-g, data, indices, nnz, w)
+    if P.fit_intercept:
+        b[0] -= g
+
+
+def projected_sgd(LassoData P, double[::1] w, double intercept, double eta0, double decay,
+                  Py_ssize_t t0, Py_ssize_t n_steps, uint64_t counter, double[::1] w_sum,
                   Py_ssize_t window=0):
     """The 'sgd' baseline: steps t0+1..t0+n_steps of projected SGD (projection onto the l1
     ball after every step), step eta_t = eta0 / (1 + decay (t - 1)).
@@ -566,50 +693,44 @@ def projected_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,
     materializations (0 chooses max(1024, d)).
     Returns (intercept, intercept_sum_increment, counter).
     """
-    cdef rows_t* X = &ds.rows
-    cdef Py_ssize_t d = X.n_features, t, j, i
+    cdef Py_ssize_t d = P.p.X.n_features, t
     cdef rng_state rng
-    cdef const double* data
-    cdef const int32_t* indices
-    cdef int nnz
-    cdef double r, g, eta, a, b = intercept, b_sum = 0.0
+    cdef double eta, b = intercept, b_sum = 0.0, radius = P.p.radius
     cdef double[::1] work = np.empty(max(d, 1))
-    rng_init(&rng, seed, stream, counter)
+    _check_lengths(d, w, w_sum)
+    rng_init(&rng, P.seed, P.stream, counter)
     if n_steps <= 0:
         return b, 0.0, rng.counter
     # the last step has the smallest eta, so the first has the smallest ridge factor
-    if X.indptr != NULL and 1.0 - 2.0 * alpha * eta0 / (1.0 + decay * t0) > 0.0 and \
-            decay >= 0.0:
+    if P.p.X.indptr != NULL and 1.0 - 2.0 * P.p.alpha * eta0 / (1.0 + decay * t0) > 0.0 \
+            and decay >= 0.0:
         if window <= 0:
             window = max(1024, d)
         window = min(window, n_steps)
-        return _projected_sgd_lazy(X, y, cweight, w, b, eta0, decay, alpha, radius, t0,
-                                   n_steps, fit_intercept, &rng, w_sum, window)
+        return _projected_sgd_lazy(P, w, b, eta0, decay, t0, n_steps, &rng, w_sum, window)
     with nogil:
         for t in range(t0 + 1, t0 + n_steps + 1):
             eta = eta0 / (1.0 + decay * (t - 1))
-            a = 1.0 - 2.0 * eta * alpha
-            i = rng_randint(&rng, X.n_samples)
-            nnz = dataset_row(X, i, &data, &indices)
-            r = row_dot(data, indices, nnz, &w[0]) + b - y[i]
-            g = eta * cweight[i] * r
-            b_sum += b
-            for j in range(d):
-                w_sum[j] += w[j]
-                w[j] *= a
-            row_axpy(-g, data, indices, nnz, &w[0])
-            if fit_intercept:
-                b -= g
+            _averaged_sgd_step(&P.p, &rng, &w[0], &b, &b_sum, &w_sum[0], eta, 0.0, False)
             project_l1_ball(&w[0], d, radius, &work[0])
     return b, b_sum, rng.counter
 
 
-cdef _projected_sgd_lazy(rows_t* X, const double[::1] y, const double[::1] cweight,
-                         double[::1] w, double b, double eta0, double decay, double alpha,
-                         double radius, Py_ssize_t t0, Py_ssize_t n_steps,
-                         bint fit_intercept, rng_state* rng, double[::1] w_sum,
-                         Py_ssize_t window):
-    cdef Py_ssize_t d = X.n_features
+ctypedef struct _HeapState:
+    double* K            # w_j = sgn_j * s * max(K_j - C, 0) inside a window
+    double* sgn
+    Py_ssize_t* last     # window step from which j's iterates are not yet summed
+    Py_ssize_t* heap     # indexed min-heap of the alive coordinates on K
+    Py_ssize_t* pos
+    double* carr         # carr[t] = C at window step t
+    double* p1           # p1[t+1] = sum_{u<=t} s_u
+    double* p2           # p2[t+1] = sum_{u<=t} s_u C_u
+
+
+cdef _projected_sgd_lazy(LassoData P, double[::1] w, double b, double eta0, double decay,
+                         Py_ssize_t t0, Py_ssize_t n_steps, rng_state* rng,
+                         double[::1] w_sum, Py_ssize_t window):
+    cdef Py_ssize_t d = P.p.X.n_features
     cdef double b_sum = 0.0
     cdef double[::1] K = np.empty(max(d, 1))
     cdef double[::1] sgn = np.empty(max(d, 1))
@@ -619,10 +740,12 @@ cdef _projected_sgd_lazy(rows_t* X, const double[::1] y, const double[::1] cweig
     cdef double[::1] carr = np.empty(window + 1)
     cdef double[::1] p1 = np.empty(window + 2)
     cdef double[::1] p2 = np.empty(window + 2)
+    cdef _HeapState hs
+    hs.K, hs.sgn, hs.last, hs.heap, hs.pos = &K[0], &sgn[0], &last[0], &heap[0], &pos[0]
+    hs.carr, hs.p1, hs.p2 = &carr[0], &p1[0], &p2[0]
     with nogil:
-        _projected_sparse(X, &y[0], &cweight[0], &w[0], &b, &b_sum, eta0, decay, alpha,
-                          radius, t0, n_steps, fit_intercept, rng, &w_sum[0], window, &K[0],
-                          &sgn[0], &last[0], &heap[0], &pos[0], &carr[0], &p1[0], &p2[0])
+        _projected_sparse(&P.p, &w[0], &b, &b_sum, eta0, decay, t0, n_steps, rng, &w_sum[0],
+                          window, &hs)
     return b, b_sum, rng.counter
 
 
@@ -637,13 +760,10 @@ cdef inline double _prefix_window_sum(const double* p1, const double* p2, const 
     return key * (p1[last + 1] - p1[lo]) - (p2[last + 1] - p2[lo])
 
 
-cdef void _projected_sparse(const rows_t* X, const double* y, const double* cw, double* w,
-                            double* b, double* b_sum, double eta0, double decay,
-                            double alpha, double radius, Py_ssize_t t0, Py_ssize_t n_steps,
-                            bint fit_intercept, rng_state* rng, double* w_sum,
-                            Py_ssize_t window, double* K, double* sgn, Py_ssize_t* last,
-                            Py_ssize_t* heap, Py_ssize_t* pos, double* carr, double* p1,
-                            double* p2) noexcept nogil:
+cdef void _projected_sparse(const lasso_t* P, double* w, double* b, double* b_sum,
+                            double eta0, double decay, Py_ssize_t t0, Py_ssize_t n_steps,
+                            rng_state* rng, double* w_sum, Py_ssize_t window,
+                            const _HeapState* hs) noexcept nogil:
     """CSR rows: projected SGD with a lazy O(nnz log d) amortized step.
 
     w_j = sgn_j * s * max(K_j - C, 0) as in ``_epro_sparse``: the ridge factor a_t scales
@@ -656,6 +776,19 @@ cdef void _projected_sparse(const rows_t* X, const double* y, const double* cw, 
     a window is materialized (O(d)) after ``window`` steps or once s < 1e-3, which keeps
     those prefix sums accurate.
     """
+    cdef const rows_t* X = P.X
+    cdef const double* y = P.y
+    cdef const double* cw = P.cw
+    cdef double alpha = P.alpha, radius = P.radius
+    cdef bint fit_intercept = P.fit_intercept
+    cdef double* K = hs.K
+    cdef double* sgn = hs.sgn
+    cdef Py_ssize_t* last = hs.last
+    cdef Py_ssize_t* heap = hs.heap
+    cdef Py_ssize_t* pos = hs.pos
+    cdef double* carr = hs.carr
+    cdef double* p1 = hs.p1
+    cdef double* p2 = hs.p2
     cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, size, cnt = 0
     cdef const double* data
     cdef const int32_t* indices
@@ -732,69 +865,54 @@ cdef void _projected_sparse(const rows_t* X, const double* y, const double* cw, 
                 p2[0] = 0.0
 
 
-def oneproj_sgd(RowDataset ds, const double[::1] y, const double[::1] cweight,
-                double[::1] w, double intercept, double eta0, double decay, double alpha,
-                double lam, double gamma, double radius, Py_ssize_t t0, Py_ssize_t n_steps,
-                bint fit_intercept, uint64_t seed, uint64_t stream, uint64_t counter,
+def oneproj_sgd(LassoData P, double[::1] w, double intercept, double eta0, double decay,
+                double lam, double gamma, Py_ssize_t t0, Py_ssize_t n_steps, uint64_t counter,
                 double[::1] w_sum):
     """The 'oneproj' baseline (Mahdavi et al. 2012): SGD on the smoothed augmented objective
     F + gamma log(1 + exp(lam (||w||_1 - radius) / gamma)), no projection inside.
 
     Same conventions as :func:`projected_sgd`.
     """
-    cdef rows_t* X = &ds.rows
-    cdef Py_ssize_t d = X.n_features, t, j, i
+    cdef Py_ssize_t d = P.p.X.n_features, t, j
     cdef rng_state rng
-    cdef const double* data
-    cdef const int32_t* indices
-    cdef int nnz
-    cdef double r, g, eta, a, b = intercept, b_sum = 0.0, norm1 = 0.0, z, sig, pen, v
-    rng_init(&rng, seed, stream, counter)
+    cdef double eta, b = intercept, b_sum = 0.0, norm1 = 0.0, z, sig, radius = P.p.radius
+    _check_lengths(d, w, w_sum)
+    rng_init(&rng, P.seed, P.stream, counter)
     with nogil:
         for j in range(d):
             norm1 += fabs(w[j])
         for t in range(t0 + 1, t0 + n_steps + 1):
             eta = eta0 / (1.0 + decay * (t - 1))
-            a = 1.0 - 2.0 * eta * alpha
-            i = rng_randint(&rng, X.n_samples)
-            nnz = dataset_row(X, i, &data, &indices)
-            r = row_dot(data, indices, nnz, &w[0]) + b - y[i]
-            g = eta * cweight[i] * r
             # derivative of gamma*log(1+exp(z)), z = lam c / gamma: lam * sigmoid(z)
             z = lam * (norm1 - radius) / gamma
             if z >= 0:
                 sig = 1.0 / (1.0 + exp(-z))
             else:
                 sig = exp(z) / (1.0 + exp(z))
-            pen = eta * lam * sig
-            b_sum += b
-            for j in range(d):
-                v = w[j]
-                w_sum[j] += v
-                w[j] = a * v - pen * _sign(v)
-            row_axpy(-g, data, indices, nnz, &w[0])
+            _averaged_sgd_step(&P.p, &rng, &w[0], &b, &b_sum, &w_sum[0], eta,
+                               eta * lam * sig, True)
             norm1 = 0.0
             for j in range(d):
                 norm1 += fabs(w[j])
-            if fit_intercept:
-                b -= g
     return b, b_sum, rng.counter
 
 
-def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
-               double[::1] x, double intercept, double eta, double alpha, double lam,
-               double radius, Py_ssize_t n_steps, bint fit_intercept, uint64_t seed,
-               uint64_t stream, uint64_t counter, bint at_u=False):
+def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double lam,
+               Py_ssize_t n_steps, uint64_t counter, bint at_u=False):
     """One ORDA run (paper 001, Alg. 2) of T = ``n_steps`` (T + 1 gradient calls) on the
-    augmented objective with g(w) = alpha ||w||^2 (the intercept has g = 0).
+    augmented objective (multiplier ``lam``) with g(w) = alpha ||w||^2 (the intercept has
+    g = 0).
 
     The stochastic gradient (data term and penalty subgradient) is taken at x_t, as the
     paper writes it, or at the extrapolated point u_t (``at_u``, the original ORDA).
-    ``x`` (the start
-    x_1, also the anchor of z) is overwritten with the output x_{T+2}.  O(d) per step.
-    Returns (intercept, counter).
+    ``x`` (the start x_1, also the anchor of z) is overwritten with the output x_{T+2}.
+    O(d) per step.  Returns (intercept, counter).
     """
-    cdef rows_t* X = &ds.rows
+    cdef const rows_t* X = P.p.X
+    cdef const double* y = P.p.y
+    cdef const double* cweight = P.p.cw
+    cdef double alpha = P.p.alpha, radius = P.p.radius
+    cdef bint fit_intercept = P.p.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i, k
     cdef rng_state rng
     cdef const double* data
@@ -807,21 +925,25 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
     cdef double norm1u, dotu
     cdef double b = intercept, b1 = intercept, zb = intercept, Sb = 0.0, ub
     cdef double theta, r, cr, pen, norm1 = 0.0, acoef, gam, u, sg, xold, tw, gbar_scale
-    rng_init(&rng, seed, stream, counter)
+    cdef double den_z, den_x, theta_c
+    _check_lengths(d, x, x)
+    rng_init(&rng, P.seed, P.stream, counter)
     with nogil:
         for j in range(d):
             norm1 += fabs(x[j])
         for t in range(1, n_steps + 2):
             theta = 2.0 / (t + 1.0)
+            theta_c = 1.0 - theta
             i = rng_randint(&rng, X.n_samples)
             nnz = dataset_row(X, i, &data, &indices)
             if at_u:
                 norm1u = 0.0
                 for j in range(d):
-                    ubuf[j] = (1.0 - theta) * x[j] + theta * z[j]
-                    norm1u += fabs(ubuf[j])
+                    u = theta_c * x[j] + theta * z[j]
+                    ubuf[j] = u
+                    norm1u += fabs(u)
                 r = row_dot(data, indices, nnz, &ubuf[0]) + \
-                    ((1.0 - theta) * b + theta * zb) - y[i]
+                    (theta_c * b + theta * zb) - y[i]
                 pen = lam if norm1u > radius else 0.0
             else:
                 r = row_dot(data, indices, nnz, &x[0]) + b - y[i]
@@ -831,6 +953,9 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
             gbar_scale = 2.0 / (tw * (tw + 1.0))
             acoef = 4.0 * sqrt(tw + 1.0) / (tw * eta)
             gam = tw * sqrt(tw) / eta
+            # the denominators of the z and x updates (loop invariants, the same values)
+            den_z = acoef + 2.0 * alpha
+            den_x = gam + 2.0 * alpha
             # row part of S (the gradient's data term)
             if indices == NULL:
                 for k in range(nnz):
@@ -840,19 +965,19 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
                     S[indices[k]] += tw * cr * data[k]
             norm1 = 0.0
             for j in range(d):
-                u = (1.0 - theta) * x[j] + theta * z[j]
+                u = theta_c * x[j] + theta * z[j]
                 sg = _sign(u) if at_u else _sign(x[j])
                 S[j] += tw * pen * sg
-                z[j] = (acoef * x1[j] - gbar_scale * S[j]) / (acoef + 2.0 * alpha)
-                x[j] = (gam * u - pen * sg) / (gam + 2.0 * alpha)
+                z[j] = (acoef * x1[j] - gbar_scale * S[j]) / den_z
+                x[j] = (gam * u - pen * sg) / den_x
                 norm1 += fabs(x[j])
             for k in range(nnz):
                 j = k if indices == NULL else indices[k]
                 xold = x[j]
-                x[j] = xold - cr * data[k] / (gam + 2.0 * alpha)
+                x[j] = xold - cr * data[k] / den_x
                 norm1 += fabs(x[j]) - fabs(xold)
             if fit_intercept:
-                ub = (1.0 - theta) * b + theta * zb
+                ub = theta_c * b + theta * zb
                 Sb += tw * cr
                 zb = b1 - gbar_scale * Sb / acoef
                 b = ub - cr / gam
@@ -862,10 +987,8 @@ def orda_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
 # ---------------------------------------------------------------------------------------
 # 'epro_svrg' (beyond the paper): prox-SVRG epochs inside the epoch-projection loop
 
-def svrg_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
-               const double[::1] r_snap, const double[::1] mu, double mu_b,
-               double[::1] w, double intercept, double eta, double alpha, double nu,
-               Py_ssize_t n_steps, bint fit_intercept, uint64_t seed, uint64_t stream,
+def svrg_epoch(LassoData P, const double[::1] r_snap, const double[::1] mu, double mu_b,
+               double[::1] w, double intercept, double eta, double nu, Py_ssize_t n_steps,
                uint64_t counter, Py_ssize_t window=0):
     """One prox-SVRG epoch of ``n_steps`` sampled rows on F(w, b) + nu ||w||_1.
 
@@ -884,19 +1007,21 @@ def svrg_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
     touched.  Every ``window`` steps (0: max(1024, d)) all coordinates are brought up to
     date (O(d)).  Returns (intercept, counter).
     """
-    cdef rows_t* X = &ds.rows
-    cdef Py_ssize_t d = X.n_features
+    cdef Py_ssize_t d = P.p.X.n_features
     cdef rng_state rng
     cdef double a
     cdef double b = intercept
+    _check_lengths(d, w, mu)
+    if r_snap.shape[0] != P.p.X.n_samples:
+        raise ValueError("r_snap needs one entry per row of X")
     if n_steps <= 0:
         return intercept, counter
-    a = _ridge_contraction(eta, alpha)
-    rng_init(&rng, seed, stream, counter)
-    if X.indptr == NULL:
+    a = _ridge_contraction(eta, P.p.alpha)
+    rng_init(&rng, P.seed, P.stream, counter)
+    if P.p.X.indptr == NULL:
         with nogil:
-            _svrg_dense(X, &y[0], &cweight[0], &r_snap[0], &mu[0], mu_b, &w[0], &b, eta, a,
-                        eta * nu, n_steps, fit_intercept, &rng)
+            _svrg_dense(&P.p, &r_snap[0], &mu[0], mu_b, &w[0], &b, eta, a, eta * nu, n_steps,
+                        &rng)
         return b, rng.counter
     if window <= 0:
         window = max(1024, d)
@@ -907,16 +1032,18 @@ def svrg_epoch(RowDataset ds, const double[::1] y, const double[::1] cweight,
     cdef double[::1] geo = np.empty(window + 1)
     cdef int32_t[::1] last = np.zeros(max(d, 1), dtype=np.int32)
     with nogil:
-        _svrg_sparse(X, &y[0], &cweight[0], &r_snap[0], &mu[0], mu_b, &w[0], &b, eta, a,
-                     eta * nu, n_steps, fit_intercept, &rng, window, &apow[0], &geo[0],
-                     &last[0])
+        _svrg_sparse(&P.p, &r_snap[0], &mu[0], mu_b, &w[0], &b, eta, a, eta * nu, n_steps,
+                     &rng, window, &apow[0], &geo[0], &last[0])
     return b, rng.counter
 
 
-cdef void _svrg_dense(const rows_t* X, const double* y, const double* cw, const double* rs,
-                      const double* mu, double mu_b, double* w, double* b, double eta,
-                      double a, double h, Py_ssize_t n_steps, bint fit_intercept,
-                      rng_state* rng) noexcept nogil:
+cdef void _svrg_dense(const lasso_t* P, const double* rs, const double* mu, double mu_b,
+                      double* w, double* b, double eta, double a, double h,
+                      Py_ssize_t n_steps, rng_state* rng) noexcept nogil:
+    cdef const rows_t* X = P.X
+    cdef const double* y = P.y
+    cdef const double* cw = P.cw
+    cdef bint fit_intercept = P.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i
     cdef const double* data
     cdef const int32_t* indices
@@ -973,11 +1100,14 @@ cdef inline double a_of(const double* apow) noexcept nogil:
     return apow[1]
 
 
-cdef void _svrg_sparse(const rows_t* X, const double* y, const double* cw, const double* rs,
-                       const double* mu, double mu_b, double* w, double* b, double eta,
-                       double a, double h, Py_ssize_t n_steps, bint fit_intercept,
-                       rng_state* rng, Py_ssize_t window, double* apow, double* geo,
-                       int32_t* last) noexcept nogil:
+cdef void _svrg_sparse(const lasso_t* P, const double* rs, const double* mu, double mu_b,
+                       double* w, double* b, double eta, double a, double h,
+                       Py_ssize_t n_steps, rng_state* rng, Py_ssize_t window, double* apow,
+                       double* geo, int32_t* last) noexcept nogil:
+    cdef const rows_t* X = P.X
+    cdef const double* y = P.y
+    cdef const double* cw = P.cw
+    cdef bint fit_intercept = P.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, i_next = 0
     cdef const double* data
     cdef const int32_t* indices

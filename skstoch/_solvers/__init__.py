@@ -1,24 +1,32 @@
 """Shared Python solver pieces: outer loops, step-size rules, projections, and the
 history / verbose / callback / warning convention."""
 from ._epoch_projection import epoch_lengths, epoch_projection
+from ._fista import Point, fista
 from ._monitor import DivergenceError, FitMonitor, check_finite_iterate
 from ._projections import project_l1_ball, project_psd
 from ._result import SolverResult
-from ._step_size import rayleigh_power_iteration, stabilized_bb_step
-from ._stopping import relative_change
+from ._step_size import (rayleigh_power_iteration, row_curvature, safe_sgd_step,
+                         squared_row_norms, stabilized_bb_step)
+from ._stopping import ObjectiveStall, relative_change
 from ._svrg import svrg
 
 __all__ = [
     "DivergenceError",
     "FitMonitor",
+    "ObjectiveStall",
+    "Point",
     "SolverResult",
     "check_finite_iterate",
     "epoch_lengths",
     "epoch_projection",
+    "fista",
     "project_l1_ball",
     "project_psd",
     "rayleigh_power_iteration",
     "relative_change",
+    "row_curvature",
+    "safe_sgd_step",
+    "squared_row_norms",
     "stabilized_bb_step",
     "svrg",
 ]

@@ -28,7 +28,8 @@ def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_pe
 
 def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0,
                      step_decay, monitor, objective=None, tol=None, use_full_budget=False,
-                     extra_per_epoch=0, record_iteration=False):
+                     extra_per_epoch=0, stop=None, record_iteration=False,
+                     objective_every_epoch=True):
     """Run epoch-projection SGD.
 
     Parameters
@@ -56,9 +57,15 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
         Stop early when the projected point's relative change is <= tol.
     use_full_budget, extra_per_epoch
         See :func:`epoch_lengths`.
+    stop : callable, optional
+        A further stopping rule (``skstoch._solvers._stopping``): ``stop(record) -> bool``
+        on each epoch's record; True ends the loop.
     record_iteration : bool
-        Also record the stochastic gradient calls used so far as ``iteration`` (the unit of
-        the result's ``n_iter``, for estimators whose ``n_iter_`` counts gradient calls).
+        Add the column ``iteration`` (stochastic gradients used so far, the unit of
+        ``n_iter``) to every record.
+    objective_every_epoch : bool
+        False evaluates ``objective`` only for the last record (the last epoch, or the
+        epoch whose relative change reaches ``tol``), saving a full pass per epoch.
     """
     x = project(np.array(x0, dtype=np.float64, copy=True))
     eta = float(eta0)
@@ -86,11 +93,14 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
                       relative_change=change)
         if record_iteration:
             record["iteration"] = used
-        if objective is not None:
+        last = epoch == len(lengths) - 1 or (tol is not None and change <= tol)
+        if objective is not None and (objective_every_epoch or last):
             record["objective"] = objective(x)
-        stop = monitor.record(x=x, **record)
+        halt = monitor.record(x=x, **record)
+        if stop is not None and stop(record):
+            halt = True
         eta /= step_decay
-        if stop or (tol is not None and change <= tol):
+        if halt or (tol is not None and change <= tol):
             break
     converged = tol is None or change <= tol or n_epochs == len(lengths)
     return SolverResult(x=x, n_iter=used, converged=converged, criterion=change,

@@ -1,0 +1,235 @@
+"""The problem of ConstrainedLasso (paper 001, eq. 22): weighted least squares with a ridge
+term under an l1-ball constraint, with the intercept eliminated exactly.
+
+    F(w, b) = 1/(2 S) sum_i s_i (x_i.w + b - y_i)^2 + alpha ||w||^2,  ||w||_1 <= radius
+
+:class:`LSProblem` holds the full-pass quantities every solver of the family needs
+(objective, gradient, optimal intercept, Frank-Wolfe gap, multiplier estimates, row
+curvatures); :func:`centered_matvecs` and :func:`gram_block` are the centered design and its
+Gram matrix, never formed.
+"""
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._projections import project_l1_ball
+from ._step_size import row_curvature, squared_row_norms
+
+
+def max_abs(A):
+    """Largest |entry| of a dense or sparse array (0 when empty), in float64."""
+    data = A.data if sp.issparse(A) else np.asarray(A)
+    if data.size == 0:
+        return 0.0
+    with np.errstate(all="ignore"):
+        return float(np.max(np.abs(data)))
+
+
+def scale_error(X, what):
+    """The ValueError raised when the scale of X makes the least-squares quantities
+    overflow float64 (instead of a hang, a division by zero or a NaN fit)."""
+    return ValueError(
+        f"X is too large in magnitude for float64 (max |X| = {max_abs(X):.3g}): {what} "
+        f"overflowed. Scale X, e.g. with sklearn.preprocessing.MaxAbsScaler or "
+        f"StandardScaler, so that its squared row norms stay well below 1e308.")
+
+
+def frank_wolfe_gap(grad, w, radius):
+    """grad.w + radius ||grad||_inf: the Frank-Wolfe duality gap of the l1 ball at a
+    feasible w, an upper bound on F(w) - F* for a convex F with gradient ``grad`` at w."""
+    return float(grad @ w) + radius * float(np.max(np.abs(grad), initial=0.0))
+
+
+class LSProblem:
+    """Full-pass quantities of one output: objective, gradient, optimal intercept, gap.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+    dataset : RowDataset
+        The rows of X for the kernels.
+    y, sample_weight : ndarray of shape (n_samples,)
+    alpha, radius : float
+    fit_intercept : bool
+    """
+
+    def __init__(self, X, dataset, y, sample_weight, alpha, radius, fit_intercept):
+        self.X = X
+        self.dataset = dataset
+        self.y = np.asarray(y, dtype=np.float64)
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        self.sw = sw
+        self.S = float(sw.sum())
+        self.alpha = float(alpha)
+        self.radius = float(radius)
+        self.fit_intercept = bool(fit_intercept)
+        n = X.shape[0]
+        # c_i = n s_i / S makes the uniformly sampled row's gradient unbiased
+        self.cweight = np.ascontiguousarray(sw * (n / self.S))
+        with np.errstate(over="ignore", invalid="ignore"):
+            if fit_intercept:
+                self.x_mean = np.asarray(X.T @ sw, dtype=np.float64).ravel() / self.S
+                self.y_mean = float(sw @ self.y) / self.S
+            else:
+                self.x_mean = np.zeros(X.shape[1])
+                self.y_mean = 0.0
+            yc = self.y - self.y_mean
+            # objective at w = 0 with the optimal intercept: the scale of tolerances
+            self.f_zero = 0.5 * float(sw @ (yc * yc)) / self.S
+        if not np.all(np.isfinite(self.x_mean)):
+            raise scale_error(X, "the weighted column means of X")
+        if not (math.isfinite(self.y_mean) and math.isfinite(self.f_zero)):
+            raise ValueError(
+                f"y is too large in magnitude for float64 (max |y| = "
+                f"{float(np.max(np.abs(self.y), initial=0.0)):.3g}): the weighted sum of "
+                f"squared residuals at w = 0 overflowed. Scale y (e.g. divide it by its "
+                f"standard deviation).")
+        self._row_sq = None
+
+    def optimal_intercept(self, w):
+        """The intercept minimizing F(w, .) (0 without ``fit_intercept``)."""
+        return self.y_mean - float(self.x_mean @ w) if self.fit_intercept else 0.0
+
+    def residual(self, w, b):
+        return self.dataset.margins(np.ascontiguousarray(w, dtype=np.float64), b) - self.y
+
+    def objective(self, w, b):
+        r = self.residual(w, b)
+        return 0.5 * float(self.sw @ (r * r)) / self.S + self.alpha * float(w @ w)
+
+    def gradient(self, w, b):
+        """Gradient in w at (w, b)."""
+        r = self.residual(w, b)
+        return np.asarray(self.X.T @ (self.sw * r)).ravel() / self.S + 2.0 * self.alpha * w
+
+    def gap(self, w, grad=None):
+        """Frank-Wolfe duality gap at (w, optimal intercept): an upper bound on the
+        suboptimality F(w) - F* for any feasible w (exact convexity bound)."""
+        if grad is None:
+            grad = self.gradient(w, self.optimal_intercept(w))
+        return frank_wolfe_gap(grad, w, self.radius)
+
+    def multiplier(self, w, grad=None):
+        """Estimate of the constraint's Lagrange multiplier at a feasible w.
+
+        At the optimum, -grad_j = nu sign(w_j) on the support, so nu = -grad.w / ||w||_1;
+        0 when w is strictly inside the ball (the constraint is then inactive there).
+        """
+        norm1 = float(np.abs(w).sum())
+        if not self.radius > 0 or norm1 < self.radius * (1.0 - 1e-9):
+            return 0.0
+        if grad is None:
+            grad = self.gradient(w, self.optimal_intercept(w))
+        return max(0.0, -float(grad @ w) / norm1)
+
+    def multiplier_estimate(self, w):
+        """The multiplier of the exact penalty for an Epro-SGD/ORDA epoch that starts at
+        the feasible w (lam='auto').
+
+        ``nu_step``: the multiplier implied by the projection of one exact line-search
+        (Cauchy) step along -grad, t = g.g / g.H g (one more pass over X), i.e. the soft
+        threshold that brings w - t g back onto the ball, divided by t (0 when the step
+        stays inside the ball: the constraint looks inactive).  Strictly inside the ball
+        (e.g. the start w = 0) it is the estimate; :meth:`multiplier` is 0 there even when
+        the constraint is active at the optimum, and an epoch with lam = 0 is plain ridge SGD
+        whose projected average is a different estimator (round 7).  On the boundary: the
+        smaller of ``nu_step`` and :meth:`multiplier` (both equal the Lagrange multiplier at
+        the optimum; a lam above it pulls the averaged iterate inside the ball, which the
+        projection cannot undo, so the estimate errs low).
+        """
+        norm1 = float(np.abs(w).sum())
+        if not self.radius > 0:
+            return 0.0
+        grad = self.gradient(w, self.optimal_intercept(w))
+        on_boundary = norm1 >= self.radius * (1.0 - 1e-9)
+        gg = float(grad @ grad)
+        if not gg > 0:
+            return 0.0
+        mv, _ = centered_matvecs(self)
+        Xg = mv(grad)
+        gHg = float(self.sw @ (Xg * Xg)) / self.S + 2.0 * self.alpha * gg
+        if not (gHg > 0 and math.isfinite(gHg)):
+            return 0.0
+        nu = step_multiplier(w, grad, self.radius, gg / gHg)
+        if on_boundary:
+            nu = min(nu, self.multiplier(w, grad))
+        return nu
+
+    def row_curvature(self, reduce):
+        """``reduce`` ('max' or 'mean') over rows of c_i (||x_i||^2 + [fit_intercept]) +
+        2 alpha: the inverse of a safe SGD step ('max'); the trace of the Hessian divided
+        by n, an upper bound on its largest eigenvalue ('mean').
+
+        Computed in float64 (a float32 X near its maximum would overflow in float32);
+        raises ValueError naming the scale of X when it overflows float64.
+        """
+        if self._row_sq is None:
+            self._row_sq = squared_row_norms(self.X)
+        value = row_curvature(self._row_sq, self.cweight, intercept=self.fit_intercept,
+                              ridge=2.0 * self.alpha, reduce=reduce)
+        if not (math.isfinite(value) and (reduce == "max" or value > 0)):
+            raise scale_error(self.X, "the squared row norms (the step-size bound)")
+        return value
+
+
+def step_multiplier(w, grad, radius, t):
+    """The constraint's multiplier implied by one projected-gradient step from w:
+    P(w - t grad) soft-thresholds w - t grad by theta; nu = theta / t (0 when w - t grad is
+    inside the ball).  At the optimum it equals the Lagrange multiplier for every t > 0."""
+    z = w - t * grad
+    if not radius > 0 or np.abs(z).sum() <= radius:
+        return 0.0
+    p = project_l1_ball(z, radius)
+    nz = p != 0
+    theta = float(np.max(np.abs(z[nz]) - np.abs(p[nz]))) if np.any(nz) else \
+        float(np.max(np.abs(z)))
+    return max(theta, 0.0) / t
+
+
+def centered_matvecs(problem):
+    """Centered design operator Xc v and Xc^T u (Xc = X - 1 x_mean^T), never formed."""
+    X, xm = problem.X, problem.x_mean
+
+    def mv(v):
+        return np.asarray(X @ v).ravel() - float(xm @ v)
+
+    def rmv(u):
+        return np.asarray(X.T @ u).ravel() - xm * float(u.sum())
+
+    return mv, rmv
+
+
+def gram_block(problem, cols, chunk_elems=1 << 22):
+    """Centered, weighted Gram matrix of the columns ``cols``:
+    Xc[:, cols]^T W Xc[:, cols] / S  with  Xc = X - 1 x_mean^T  (never formed).
+
+    Dense X: row chunks of at most ``chunk_elems`` entries (BLAS syrk per chunk), so the
+    extra memory is O(chunk + k^2) even for a column subset or sample weights.
+    """
+    X, sw, S = problem.X, problem.sw, problem.S
+    k = len(cols)
+    all_cols = k == X.shape[1]
+    unit = bool(np.all(sw == sw[0]))
+    if sp.issparse(X):
+        Xs = (X if all_cols else X[:, cols]).astype(np.float64, copy=False)
+        Xw = Xs.multiply(sw[:, None]).tocsr() if not unit else Xs * sw[0]
+        G = np.asarray((Xs.T @ Xw).todense())
+    else:
+        G = np.zeros((k, k))
+        step = max(1, chunk_elems // max(k, 1))
+        root = np.sqrt(sw)
+        for start in range(0, X.shape[0], step):
+            block = X[start:start + step]
+            if not all_cols:
+                block = block[:, cols]
+            block = block.astype(np.float64, copy=False)   # float32 X: accumulate in double
+            if unit:
+                Xb = block if sw[0] == 1.0 else block * root[0]
+            else:
+                Xb = block * root[start:start + step, None]
+            G += Xb.T @ Xb
+    G /= S
+    xm = problem.x_mean[cols]
+    G -= np.outer(xm, xm)
+    return G
