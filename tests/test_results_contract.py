@@ -32,10 +32,6 @@ NOT_MIGRATED = {
                       "attribute",
     "CGVRRegressor": "history has no 'iteration' column; warm-start state kept in a private "
                      "attribute",
-    "S3GDClassifier": "history records 'loss_estimate' instead of 'objective'; private "
-                      "_shared/_fit_seed attributes",
-    "S3GDRegressor": "history records 'loss_estimate' instead of 'objective'; private "
-                     "_shared/_fit_seed attributes",
     "ConstrainedLasso": "history has no 'iteration' column; results returned through _extras",
     "ConstrainedLassoCV": "history has no 'iteration' column",
     "LMNNMetric": "n_iter_ counts stochastic gradients while the history has one record per "

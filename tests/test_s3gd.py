@@ -505,13 +505,15 @@ def test_warm_start_history_callback_verbose(capsys):
     with pytest.warns(ConvergenceWarning, match="relative objective improvement"):
         clf.fit(X, y)
     assert "S3GDClassifier" in capsys.readouterr().out
-    assert set(clf.history_) >= {"epoch", "objective", "loss_estimate", "step_size", "time"}
+    assert set(clf.history_) == {"iteration", "pass_fraction", "step_size", "solver",
+                                 "objective", "objective_kind", "time"}
+    assert set(clf.history_["objective_kind"]) == {"exact"}     # track_objective
     # the first (warm-up) pass is recorded after 1/16, 1/8, 1/4, 1/2 and all of it
     n = X.shape[0]
     assert clf.n_iter_ == 3 and len(clf.history_["objective"]) == 3 + 4
     np.testing.assert_array_equal(clf.history_["pass_fraction"][:5],
                                   [(n >> 4) / n, (n >> 3) / n, (n >> 2) / n, (n >> 1) / n, 1])
-    np.testing.assert_array_equal(clf.history_["epoch"], [0, 0, 0, 0, 0, 1, 2])
+    np.testing.assert_array_equal(clf.history_["iteration"], [1, 1, 1, 1, 1, 2, 3])
     first = clf.history_["objective"][0]
     with pytest.warns(ConvergenceWarning):
         clf.fit(X, y)
@@ -522,6 +524,9 @@ def test_warm_start_history_callback_verbose(capsys):
     # the second record is the warm-up after 1/8 of the pass: the fit stops inside it
     assert cb.n_iter_ == 1 and seen[0].shape == (X.shape[1],)
     assert cb.history_["pass_fraction"][-1] == (X.shape[0] >> 3) / X.shape[0]
+    np.testing.assert_array_equal(cb.history_["iteration"], [1, 1])
+    # without track_objective the warm-up records the chunk's progressive loss
+    assert list(cb.history_["objective_kind"]) == ["estimate", "estimate"]
     seen.clear()
     cb6 = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 6,
                          init_step=None, random_state=0).fit(X, y)
@@ -601,8 +606,9 @@ def test_example_runs_in_fast_mode(monkeypatch):
 
 # --------------------------------------------------------------------------- hybrid default
 def test_hybrid_snapshot_objective_is_exact_and_phases():
-    """One S3GD epoch, then Prox-SVRG whose full pass reports the exact F at the snapshot
-    (the previous epoch's iterate) at twice the step (1/(4 L_b) vs 1/(8 L_b))."""
+    """One S3GD epoch (its objective the mini-batch estimate), then Prox-SVRG whose full pass
+    reports the exact F at the snapshot (the previous epoch's iterate) at twice the step
+    (1/(4 L_b) vs 1/(8 L_b))."""
     X, y = _cancer()
     ys, alpha = 2.0 * y - 1, 1e-2
     iterates = []
@@ -614,12 +620,15 @@ def test_hybrid_snapshot_objective_is_exact_and_phases():
         clf.fit(X, y)
     h = clf.history_
     assert list(h["solver"]) == ["hybrid", "svrg", "svrg", "svrg"]
-    assert np.isnan(h["snapshot_objective"][0])
+    assert list(h["objective_kind"]) == ["estimate", "snapshot", "snapshot", "snapshot"]
+    np.testing.assert_array_equal(h["iteration"], [1, 2, 3, 4])
     assert h["step_size"][1] == pytest.approx(2 * h["step_size"][0])
     for e in (1, 2, 3):
-        np.testing.assert_allclose(h["snapshot_objective"][e],
+        np.testing.assert_allclose(h["objective"][e],
                                    _objective("log_loss", X, ys, iterates[e - 1], 0.0, alpha),
                                    rtol=1e-12)
+    # the estimate: the epoch's sample losses along the way, above F at the epoch's end
+    assert h["objective"][0] > _objective("log_loss", X, ys, iterates[0], 0.0, alpha)
 
 
 def test_anchor_epochs_zero_is_prox_svrg_and_n_inner_auto():
@@ -903,6 +912,7 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
     assert h["objective"][0] < _objective("log_loss", X, ys, np.zeros(X.shape[1]), 0.0, alpha)
     # a callback that stops at the first record leaves the fit at the start point
     assert stop.n_iter_ == 0 and list(stop.history_["solver"]) == ["line_search"]
+    assert list(stop.history_["iteration"]) == [0] and h["objective_kind"][0] == "exact"
     np.testing.assert_array_equal(stop.coef_[0], seen[0])
     assert stop.history_["objective"][0] == pytest.approx(
         _objective("log_loss", X, ys, stop.coef_[0], stop.intercept_[0], alpha), rel=1e-12)

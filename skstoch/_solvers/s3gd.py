@@ -294,11 +294,13 @@ def _warmup_epoch(run, epoch):
         # intermediate record: the progressive loss of the chunk (free)
         run.check_finite(f"epoch {epoch} (warm-up chunk)")
         penalty = run.penalty()
-        record = {"epoch": epoch, "pass_fraction": end / n, "step_size": eta,
-                  "solver": "sgd_warmup", "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
         if p.track_objective:
-            record["objective"] = run.objective(penalty)
-        if run_monitor.record(x=run.w.copy(), **record):
+            objective, kind = run.objective(penalty), "exact"
+        else:
+            objective, kind = loss_sum / max(n_seen, 1) + penalty, "estimate"
+        if run_monitor.record(x=run.w.copy(), iteration=epoch + 1, pass_fraction=end / n,
+                              step_size=eta, solver="sgd_warmup", objective=objective,
+                              objective_kind=kind):
             return None
     return eta, loss_sum, n_seen
 
@@ -321,8 +323,8 @@ def _line_search_phase(run, n_warm):
         return False, False
     t_star, f_new = start
     run.check_finite("line-search start")
-    stop = run.monitor.record(x=run.w.copy(), epoch=0, pass_fraction=0.0, step_size=t_star,
-                              solver="line_search", loss_estimate=f_new, objective=f_new)
+    stop = run.monitor.record(x=run.w.copy(), iteration=0, pass_fraction=0.0, step_size=t_star,
+                              solver="line_search", objective=f_new, objective_kind="exact")
     return True, stop
 
 
@@ -341,24 +343,25 @@ def _phase_epoch(run, phase, scale):
 
 
 def _end_of_epoch(run, epoch, eta, label, loss_sum, n_seen, snapshot):
-    """Record the epoch.  Returns ``(the objective the stop tests, callback stop)``: the
-    exact objective with ``track_objective``, else the snapshot's exact objective (Prox-SVRG
-    epochs), else the epoch's average mini-batch loss plus the penalty (an estimate)."""
+    """Record the epoch.  Returns ``(objective, callback stop)``: the objective the stop
+    tests and the history records, with its kind: the exact objective with
+    ``track_objective`` (``'exact'``), else the exact objective at the snapshot, the
+    previous iterate (``'snapshot'``, Prox-SVRG epochs), else the epoch's average
+    mini-batch loss plus the penalty (``'estimate'``)."""
     run.check_finite(f"epoch {epoch}")
     penalty = run.penalty()
-    record = {"epoch": epoch, "pass_fraction": 1.0, "step_size": eta, "solver": label,
-              "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
-    exact = run.objective(penalty) if run.params.track_objective else None
-    if exact is not None:
-        record["objective"] = exact
-    if snapshot is not None:
-        record["snapshot_objective"] = snapshot
-    current = exact if exact is not None else (
-        snapshot if snapshot is not None else record["loss_estimate"])
-    if not np.isfinite(current):
-        check_finite_iterate(np.array([current]), run.monitor.solver_name,
+    if run.params.track_objective:
+        objective, kind = run.objective(penalty), "exact"
+    elif snapshot is not None:
+        objective, kind = snapshot, "snapshot"
+    else:
+        objective, kind = loss_sum / max(n_seen, 1) + penalty, "estimate"
+    if not np.isfinite(objective):
+        check_finite_iterate(np.array([objective]), run.monitor.solver_name,
                              f"epoch {epoch} (objective)")
-    return current, run.monitor.record(x=run.w.copy(), **record)
+    return objective, run.monitor.record(x=run.w.copy(), iteration=epoch + 1,
+                                         pass_fraction=1.0, step_size=eta, solver=label,
+                                         objective=objective, objective_kind=kind)
 
 
 def _start_objective(run):

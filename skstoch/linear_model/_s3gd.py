@@ -122,8 +122,8 @@ _SOLVER_DOC = """
         ``mu_data = c mean_i s_i ||x_i||^2 / (2 d)``, half the mean eigenvalue of the
         curvature bound, only when ``n >= 100 d``).  The first pass is recorded in chunks
         (``history_``, ``verbose`` and ``callback`` get a record after 1/16, 1/8, 1/4, 1/2
-        and all of it, with ``pass_fraction`` and the chunk's progressive loss as
-        ``loss_estimate``; ``n_iter_`` counts whole passes); it does
+        and all of it, with ``pass_fraction`` and, as ``objective``, the chunk's progressive
+        loss; ``n_iter_`` counts passes, a pass the callback stopped included); it does
         not use ``eta0``.  A step costs O(nnz of the row) (the l2 shrink rescales ``w``,
         the l1 thresholds are summed and applied to a coordinate when a row touches it).
         It costs less than ``SGDClassifier``'s epoch and moves the first snapshot, whose
@@ -222,16 +222,27 @@ _SOLVER_DOC = """
 _ATTRIBUTES_DOC = """
     n_iter_ : int
         Epochs run (the largest over the one-vs-rest / output problems).
-    history_ : dict of ndarray (list of dicts for several problems)
-        Per epoch: ``epoch``, ``step_size``, ``solver`` (the phase), ``loss_estimate``,
-        ``objective`` (with ``track_objective``), ``snapshot_objective`` (Prox-SVRG epochs:
-        the exact objective at the start of the epoch) and ``time``.
+    history_ : dict of ndarray (list of dicts, one per problem, for several problems)
+        One record per epoch, per chunk of the first warm-up pass and for the line-search
+        start, with ``iteration`` (the epoch the record belongs to, counting from 1 as
+        ``n_iter_`` does; 0 for the line-search start), ``pass_fraction`` (the share of the
+        epoch's pass done), ``step_size``, ``solver`` (the phase: ``'line_search'``,
+        ``'sgd_warmup'``, ``'svrg'`` for Prox-SVRG, else the solver's name), ``objective``,
+        ``objective_kind`` and ``time`` (seconds since the fit started).  ``objective`` is
+        the value the ``tol`` test uses, of the kind ``objective_kind`` names: ``'exact'``,
+        the objective at the record's iterate (with ``track_objective``, and for the
+        line-search start); ``'snapshot'``, the exact objective at the epoch's snapshot, i.e.
+        at the previous record's iterate (Prox-SVRG epochs: computed by the full pass for
+        free, one epoch behind); ``'estimate'`` otherwise, the average of the epoch's (or the
+        warm-up chunk's) sample losses, each at the iterate before its step, plus the
+        penalty at the end (noisy, and above the objective while the fit improves).
     step_size_ : float or ndarray
         The resolved ``eta0`` of the first phase (one per problem when there are several).
     anchor_indices_ : ndarray of int
-        Rows of the training X used as anchors (``solver='s3gd'``).
+        Rows of the training X used as anchors (set when the fit built an anchor graph:
+        ``solver='s3gd'``, or ``'hybrid'`` with ``anchor_epochs > 0``).
     n_anchors_ : int
-        Number of distinct anchors (``solver='s3gd'``).
+        Number of distinct anchors (set with ``anchor_indices_``).
     seed_ : int
         The seed drawn from ``random_state``.
     n_features_in_ : int
