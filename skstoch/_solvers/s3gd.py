@@ -131,6 +131,10 @@ class _Run:
     def check_finite(self, where):
         check_finite_iterate(np.append(self.w, self.b), self.monitor.solver_name, where)
 
+    @property
+    def steps_resolved(self):
+        return self._steps is not None
+
     def steps(self):
         """``(eta of the first phase, eta of Prox-SVRG, s2)``: a float ``eta0`` is used as
         is (``s2 = 1``, the paper's constant feature); ``'auto'`` is ``1/(8 L_b)`` for the
@@ -217,12 +221,13 @@ class _Run:
 @dataclass
 class _Phase:
     """Epochs of one algorithm: its kernel tables (None: plain SGD), inner steps, outer
-    loops per epoch, which step of :meth:`_Run.steps` it takes, and its history label."""
+    loops per epoch, whether it takes the Prox-SVRG step of :meth:`_Run.steps` (else the
+    first phase's) and its history label."""
 
     tables: object
     n_inner: int
     n_outer: int
-    step: int
+    svrg_step: bool
     label: str
 
 
@@ -254,19 +259,20 @@ def _phases(run, n_first):
         inner = p.n_inner if p.n_inner != "auto" else anchor_inner_steps(
             n, run.d, nnz, batch, tables.n_slots, tables.n_anchors, tables.n_neighbors,
             ds.is_sparse)
-        first = _Phase(tables, min(inner, steps_svrg), max(1, _ceil_div(steps_svrg, inner)), 0,
-                       p.solver)
+        first = _Phase(tables, min(inner, steps_svrg), max(1, _ceil_div(steps_svrg, inner)),
+                       False, p.solver)
     elif p.solver in ("sgd", "ssgd"):
         tables = strata_tables(run.kernel, run.shared) if p.solver == "ssgd" else None
         steps = steps_svrg if tables is None else _ceil_div(n, tables.n_strata)
         inner = _MIN_INNER if p.n_inner == "auto" else p.n_inner
-        first = _Phase(tables, min(inner, steps), max(1, _ceil_div(steps, inner)), 0, p.solver)
+        first = _Phase(tables, min(inner, steps), max(1, _ceil_div(steps, inner)), False,
+                       p.solver)
     svrg = None
     if p.solver in ("hybrid", "svrg"):
         # Prox-SVRG: 'hybrid' takes one snapshot (full pass) per epoch
         inner = p.n_inner if p.solver == "svrg" and p.n_inner != "auto" else steps_svrg
         svrg = _Phase(SnapshotTables(run.kernel), inner, max(1, _ceil_div(steps_svrg, inner)),
-                      1, "svrg")
+                      True, "svrg")
     return first, svrg
 
 
@@ -283,7 +289,7 @@ def _warmup_epoch(run, epoch):
     ``SGDClassifier``); the first pass in doubling chunks with a record after each chunk but
     the last.  Returns ``(eta0, loss sum, samples)`` of the last chunk, or None when the
     callback stopped the fit inside the pass."""
-    p, n, run_monitor = run.params, run.n, run.monitor
+    n = run.n
     eta, decay = run.warmup_schedule()
     start = 0
     for end in (_warmup_chunk_ends(n) if epoch == 0 else [n]):
@@ -293,12 +299,8 @@ def _warmup_epoch(run, epoch):
             break
         # intermediate record: the progressive loss of the chunk (free)
         run.check_finite(f"epoch {epoch} (warm-up chunk)")
-        penalty = run.penalty()
-        if p.track_objective:
-            objective, kind = run.objective(penalty), "exact"
-        else:
-            objective, kind = loss_sum / max(n_seen, 1) + penalty, "estimate"
-        if run_monitor.record(x=run.w.copy(), iteration=epoch + 1, pass_fraction=end / n,
+        objective, kind = _recorded_objective(run, loss_sum, n_seen)
+        if run.monitor.record(x=run.w.copy(), iteration=epoch + 1, pass_fraction=end / n,
                               step_size=eta, solver="sgd_warmup", objective=objective,
                               objective_kind=kind):
             return None
@@ -332,7 +334,7 @@ def _phase_epoch(run, phase, scale):
     """One epoch of the first phase or of Prox-SVRG (``phase.n_outer`` outer loops).
     Returns ``(eta, loss sum, samples drawn, exact objective at the snapshot or None)``."""
     step_first, step_svrg, s2 = run.steps()
-    eta = (step_svrg if phase.step == 1 else step_first) * scale
+    eta = (step_svrg if phase.svrg_step else step_first) * scale
     snap_penalty = run.penalty()
     loss_sum, n_seen, snap_loss = run_epoch(run.kernel, run.w, run.b, eta, eta * s2,
                                             phase.n_inner, phase.n_outer, phase.tables)
@@ -342,20 +344,25 @@ def _phase_epoch(run, phase, scale):
     return eta, loss_sum, n_seen, snapshot
 
 
-def _end_of_epoch(run, epoch, eta, label, loss_sum, n_seen, snapshot):
-    """Record the epoch.  Returns ``(objective, callback stop)``: the objective the stop
-    tests and the history records, with its kind: the exact objective with
-    ``track_objective`` (``'exact'``), else the exact objective at the snapshot, the
-    previous iterate (``'snapshot'``, Prox-SVRG epochs), else the epoch's average
-    mini-batch loss plus the penalty (``'estimate'``)."""
-    run.check_finite(f"epoch {epoch}")
+def _recorded_objective(run, loss_sum, n_seen, snapshot=None):
+    """``(objective, kind)`` at the current iterate, as the history records it and the stop
+    tests it: the exact objective with ``track_objective`` (``'exact'``, one pass), else the
+    exact objective at the snapshot, the previous iterate (``'snapshot'``: Prox-SVRG epochs,
+    free), else the average of the sample losses ``loss_sum / n_seen`` taken along the way
+    plus the penalty now (``'estimate'``)."""
     penalty = run.penalty()
     if run.params.track_objective:
-        objective, kind = run.objective(penalty), "exact"
-    elif snapshot is not None:
-        objective, kind = snapshot, "snapshot"
-    else:
-        objective, kind = loss_sum / max(n_seen, 1) + penalty, "estimate"
+        return run.objective(penalty), "exact"
+    if snapshot is not None:
+        return snapshot, "snapshot"
+    return loss_sum / max(n_seen, 1) + penalty, "estimate"
+
+
+def _end_of_epoch(run, epoch, eta, label, loss_sum, n_seen, snapshot):
+    """Record the epoch.  Returns ``(objective, callback stop)`` (the objective: see
+    :func:`_recorded_objective`)."""
+    run.check_finite(f"epoch {epoch}")
+    objective, kind = _recorded_objective(run, loss_sum, n_seen, snapshot)
     if not np.isfinite(objective):
         check_finite_iterate(np.array([objective]), run.monitor.solver_name,
                              f"epoch {epoch} (objective)")
@@ -381,9 +388,9 @@ def _epochs(run, n_warm, n_first, f_start):
     plateau = Plateau(p.tol, p.n_iter_no_change)
     scale, n_iter, converged = 1.0, 0, False   # 'adaptive' divides every step by 5 per plateau
     for epoch in range(p.max_iter):
+        n_iter = epoch + 1
         if epoch < n_warm:
             out = _warmup_epoch(run, epoch)
-            n_iter = epoch + 1
             if out is None:   # the callback stopped the fit inside the pass
                 break
             (eta, loss_sum, n_seen), snapshot, label = out, None, "sgd_warmup"
@@ -391,7 +398,6 @@ def _epochs(run, n_warm, n_first, f_start):
             phase = first if epoch < n_warm + n_first else svrg
             eta, loss_sum, n_seen, snapshot = _phase_epoch(run, phase, scale)
             label = phase.label
-            n_iter = epoch + 1
         current, stop = _end_of_epoch(run, epoch, eta, label, loss_sum, n_seen, snapshot)
         check_divergence(current, f_start, run.monitor.solver_name, f"epoch {epoch}")
         # the warm-up and anchor epochs of 'hybrid' do not count towards the plateau
@@ -451,7 +457,7 @@ def solve(problem, params, monitor, state=None):
         monitor.finish(converged=converged, criterion=_CRITERION,
                        value=float(plateau.rel_improvement), tol=params.tol,
                        max_iter=params.max_iter)
-        if run._steps is not None or n_iter > n_warm or n_warm == 0:
+        if run.steps_resolved or n_iter > n_warm or n_warm == 0:
             step_first, step_svrg, _ = run.steps()
             anchorless_hybrid = params.solver == "hybrid" and n_first == 0
             step = step_svrg if anchorless_hybrid else step_first
