@@ -5,7 +5,6 @@ import pickle
 import runpy
 import warnings
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -19,10 +18,10 @@ from sklearn.preprocessing import StandardScaler, normalize
 from skstoch import S3GDClassifier, S3GDRegressor
 from skstoch._fast._loss import LogLoss, SquaredError, SquaredHinge
 from skstoch._fast._s3gd import EpochProblem
-from skstoch._solvers.s3gd import anchor_inner_steps
 from skstoch._fast._s3gd import prox as kernel_prox
 from skstoch._solvers._anchor_graph import anchor_weights, build_anchor_graph
 from skstoch._solvers._s3gd_setup import S3GDShared, anchor_arrays
+from skstoch._solvers.s3gd import anchor_inner_steps
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
