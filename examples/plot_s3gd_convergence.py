@@ -40,7 +40,7 @@ from sklearn.preprocessing import StandardScaler, normalize  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from skstoch import S3GDClassifier  # noqa: E402
-from skstoch.linear_model._anchor_graph import build_anchor_graph  # noqa: E402
+from skstoch._solvers._anchor_graph import build_anchor_graph  # noqa: E402
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 ALPHA = 2e-3

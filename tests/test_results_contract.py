@@ -28,10 +28,6 @@ STEP_FREE = {}
 # estimators whose migration to the contract has not landed yet (issue 17); strict, so an
 # entry must go as soon as its estimator passes
 NOT_MIGRATED = {
-    "S3GDClassifier": "history records 'loss_estimate' instead of 'objective'; private "
-                      "_shared/_fit_seed attributes",
-    "S3GDRegressor": "history records 'loss_estimate' instead of 'objective'; private "
-                     "_shared/_fit_seed attributes",
     "OrdinalEmbedding": "history has no 'iteration' column",
     "S3VMClassifier": "history records 'loss' instead of 'objective'",
 }

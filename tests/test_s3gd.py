@@ -5,7 +5,6 @@ import pickle
 import runpy
 import warnings
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,8 +17,11 @@ from sklearn.preprocessing import StandardScaler, normalize
 
 from skstoch import S3GDClassifier, S3GDRegressor
 from skstoch._fast._loss import LogLoss, SquaredError, SquaredHinge
+from skstoch._fast._s3gd import EpochProblem
 from skstoch._fast._s3gd import prox as kernel_prox
-from skstoch.linear_model._anchor_graph import anchor_weights, build_anchor_graph
+from skstoch._solvers._anchor_graph import anchor_weights, build_anchor_graph
+from skstoch._solvers._s3gd_setup import S3GDShared, anchor_arrays
+from skstoch._solvers.s3gd import anchor_inner_steps
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -209,13 +211,13 @@ def test_label_decoupled_correction_equals_direct_sum(name, sparse):
     sw = np.random.RandomState(0).uniform(0.5, 2, size=len(y))
     g = build_anchor_graph(X, n_anchors=25, n_neighbors=5, random_state=0)
     est = (S3GDRegressor() if name == "squared_error" else S3GDClassifier(loss=name))
-    est._shared = {"M": g.matrix(), "graph": g}
+    shared = S3GDShared(0, None, [0], graph=g)
     Xin = sp.csr_matrix(np.where(np.abs(X) < 0.3, 0.0, X)) if sparse else X
     if sparse:
         X = Xin.toarray()
-    problem = SimpleNamespace(X=Xin, y=y, sample_weight=sw, dataset=make_dataset(Xin))
-    loss = est._loss_object()
-    BT, colsum, slot_label, offset, Lw, Lb = est._anchor_tables(problem, loss)
+    ds = make_dataset(Xin)
+    loss = est._solver_params().loss_object()
+    BT, colsum, slot_label, offset, Lw, Lb = anchor_arrays(ds, y, sw, loss, name, shared, 0)
     if name in ("log_loss", "squared_error"):
         assert BT.shape[0] == 1   # one label-free table
         np.testing.assert_allclose(Lw, X.T @ (sw * offset) / len(y))
@@ -416,6 +418,53 @@ def test_multiclass_ovr_shares_graph_and_threads_are_deterministic():
     assert a.score(X, y) > 0.7
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("solver", ["hybrid", "s3gd"])
+def test_two_threads_fit_one_object_at_once(solver):
+    """One estimator fitted from two threads at the same time (both inside the solver: the
+    callback waits for the other thread at the first record) on different data: no error,
+    each fit's last iterate equals a fit of its own data, and the object ends up holding one
+    of the two fits as a whole.  (S3GD used to park per-fit state on the estimator, which
+    the first fit to finish deleted under the other.)"""
+    import threading
+    datasets = [_small(n=400, d=6, seed=s) for s in (0, 1)]
+    kw = dict(solver=solver, n_anchors=20, max_iter=6, tol=0, random_state=0)
+    refs = [S3GDClassifier(**kw).fit(X, y) for X, y in datasets]
+    barrier = threading.Barrier(2, timeout=60)
+    last, errors = {}, []
+
+    def callback(record):
+        name = threading.current_thread().name
+        if name not in last:
+            barrier.wait()
+        last[name] = record["x"]
+        return False
+
+    est = S3GDClassifier(callback=callback, **kw)
+
+    def work(k):
+        try:
+            est.fit(*datasets[k])
+        except BaseException as exc:   # noqa: BLE001 (reported by the assertion below)
+            errors.append(exc)
+            barrier.abort()
+
+    threads = [threading.Thread(target=work, args=(k,), name=str(k)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k in (0, 1):
+        np.testing.assert_array_equal(last[str(k)], refs[k].coef_[0])
+    assert not np.array_equal(refs[0].coef_, refs[1].coef_)
+    whole = [np.array_equal(est.coef_, r.coef_) and np.array_equal(est.intercept_, r.intercept_)
+             and est.step_size_ == r.step_size_ and est.n_iter_ == r.n_iter_ for r in refs]
+    assert any(whole)
+    if solver == "s3gd":
+        np.testing.assert_array_equal(est.anchor_indices_, refs[whole.index(True)].anchor_indices_)
+
+
 def test_reproducible_and_seed_matters():
     X, y = _cancer()
     fits = [S3GDClassifier(anchor_epochs=1, random_state=s).fit(X, y) for s in (1, 1, 2)]
@@ -455,13 +504,15 @@ def test_warm_start_history_callback_verbose(capsys):
     with pytest.warns(ConvergenceWarning, match="relative objective improvement"):
         clf.fit(X, y)
     assert "S3GDClassifier" in capsys.readouterr().out
-    assert set(clf.history_) >= {"epoch", "objective", "loss_estimate", "step_size", "time"}
+    assert set(clf.history_) == {"iteration", "pass_fraction", "step_size", "solver",
+                                 "objective", "objective_kind", "time"}
+    assert set(clf.history_["objective_kind"]) == {"exact"}     # track_objective
     # the first (warm-up) pass is recorded after 1/16, 1/8, 1/4, 1/2 and all of it
     n = X.shape[0]
     assert clf.n_iter_ == 3 and len(clf.history_["objective"]) == 3 + 4
     np.testing.assert_array_equal(clf.history_["pass_fraction"][:5],
                                   [(n >> 4) / n, (n >> 3) / n, (n >> 2) / n, (n >> 1) / n, 1])
-    np.testing.assert_array_equal(clf.history_["epoch"], [0, 0, 0, 0, 0, 1, 2])
+    np.testing.assert_array_equal(clf.history_["iteration"], [1, 1, 1, 1, 1, 2, 3])
     first = clf.history_["objective"][0]
     with pytest.warns(ConvergenceWarning):
         clf.fit(X, y)
@@ -472,6 +523,9 @@ def test_warm_start_history_callback_verbose(capsys):
     # the second record is the warm-up after 1/8 of the pass: the fit stops inside it
     assert cb.n_iter_ == 1 and seen[0].shape == (X.shape[1],)
     assert cb.history_["pass_fraction"][-1] == (X.shape[0] >> 3) / X.shape[0]
+    np.testing.assert_array_equal(cb.history_["iteration"], [1, 1])
+    # without track_objective the warm-up records the chunk's progressive loss
+    assert list(cb.history_["objective_kind"]) == ["estimate", "estimate"]
     seen.clear()
     cb6 = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 6,
                          init_step=None, random_state=0).fit(X, y)
@@ -551,8 +605,9 @@ def test_example_runs_in_fast_mode(monkeypatch):
 
 # --------------------------------------------------------------------------- hybrid default
 def test_hybrid_snapshot_objective_is_exact_and_phases():
-    """One S3GD epoch, then Prox-SVRG whose full pass reports the exact F at the snapshot
-    (the previous epoch's iterate) at twice the step (1/(4 L_b) vs 1/(8 L_b))."""
+    """One S3GD epoch (its objective the mini-batch estimate), then Prox-SVRG whose full pass
+    reports the exact F at the snapshot (the previous epoch's iterate) at twice the step
+    (1/(4 L_b) vs 1/(8 L_b))."""
     X, y = _cancer()
     ys, alpha = 2.0 * y - 1, 1e-2
     iterates = []
@@ -564,12 +619,15 @@ def test_hybrid_snapshot_objective_is_exact_and_phases():
         clf.fit(X, y)
     h = clf.history_
     assert list(h["solver"]) == ["hybrid", "svrg", "svrg", "svrg"]
-    assert np.isnan(h["snapshot_objective"][0])
+    assert list(h["objective_kind"]) == ["estimate", "snapshot", "snapshot", "snapshot"]
+    np.testing.assert_array_equal(h["iteration"], [1, 2, 3, 4])
     assert h["step_size"][1] == pytest.approx(2 * h["step_size"][0])
     for e in (1, 2, 3):
-        np.testing.assert_allclose(h["snapshot_objective"][e],
+        np.testing.assert_allclose(h["objective"][e],
                                    _objective("log_loss", X, ys, iterates[e - 1], 0.0, alpha),
                                    rtol=1e-12)
+    # the estimate: the epoch's sample losses along the way, above F at the epoch's end
+    assert h["objective"][0] > _objective("log_loss", X, ys, iterates[0], 0.0, alpha)
 
 
 def test_anchor_epochs_zero_is_prox_svrg_and_n_inner_auto():
@@ -583,18 +641,16 @@ def test_anchor_epochs_zero_is_prox_svrg_and_n_inner_auto():
     np.testing.assert_array_equal(h0.coef_, sv.coef_)  # 'auto': one snapshot per epoch, 1/(4L_b)
     # n_inner='auto' keeps the paper's 20 on dense low-dimensional data and grows on sparse
     # high-dimensional data, where an outer loop's O(m d) correction dwarfs a step
-    est = S3GDClassifier(n_anchors=50)
-    ds = SimpleNamespace(n_samples=1000, n_features=30)
-    assert est._anchor_inner(ds, np.zeros((1, 1)), 10, 1, 50, 5, False) == 20
+    # (n, d, stored entries per row, batch, slots, anchors m, neighbours k, sparse)
+    assert anchor_inner_steps(1000, 30, 30, 10, 1, 50, 5, False) == 20
     Xs = sp.random(1000, 20_000, density=5e-4, format="csr", random_state=0)
-    ds = SimpleNamespace(n_samples=1000, n_features=20_000)
-    assert est._anchor_inner(ds, Xs, 10, 1, 50, 5, True) > 1000
+    assert anchor_inner_steps(1000, 20_000, Xs.nnz / 1000, 10, 1, 50, 5, True) > 1000
 
 
 def test_auto_step_uses_largest_eigenvalue_and_per_sample_bound():
     """eta0='auto': L = c lambda_max([X, s 1]^T S [X, s 1] / n) (exact Gram below 500 features,
     power iteration above) combined with L_max by the b-nice expected smoothness."""
-    from skstoch.linear_model._s3gd import _gram_spectrum
+    from skstoch._solvers._step_size import gram_spectrum as _gram_spectrum
     X, y = _cancer()
     sw = np.random.RandomState(0).uniform(0.5, 1.5, len(y))
     lam, mean_norm, mean_w = _gram_spectrum(X, sw, 0)
@@ -730,36 +786,31 @@ def test_warmup_chunks_continue_one_permutation(penalty, sparse):
     """sgd_pass over [0, s1), [s1, s2), [s2, n) (only the first chunk shuffles) equals one
     uninterrupted pass up to rounding (the scaled vector is folded in at each chunk end);
     the later chunks draw nothing, and a chunk with start > stop is refused."""
-    from skstoch._fast._loss import LogLoss
     from skstoch._fast._s3gd import sgd_pass
-    from skstoch.utils import make_dataset
     X, y = _small(n=300, d=6, seed=2)
     X[np.random.RandomState(1).rand(*X.shape) < 0.4] = 0.0
     ds = make_dataset(sp.csr_matrix(X) if sparse else X)
     ys, sw = 2.0 * y - 1.0, np.random.RandomState(0).uniform(0.5, 2.0, 300)
     lam1 = 0.01 if penalty == "elasticnet" else 0.0
-    args = (ds, ys, sw, LogLoss(), None, None, True, 0.5, 0.01, 1.0, 0.02)
     outs = []
     for ends in ([300], [7, 120, 300]):
-        w, b, perm = np.zeros(6), np.zeros(1), np.arange(300, dtype=np.int32)
-        counter, start, total, counters = 5, 0, 0.0, []
+        problem = EpochProblem(ds, ys, sw, LogLoss(), True, lam1, 0.02, 1, 11, 3)
+        w, b = np.zeros(6), np.zeros(1)
+        start, total, counters = 0, 0.0, []
         for end in ends:
-            a = list(args)
-            a[4], a[5] = w, b
-            ls, counter = sgd_pass(*a, perm, 11, 3, counter, 0.0, lam1, np.zeros(6), start, end)
-            counters.append(counter)
-            total += ls
+            total += sgd_pass(problem, w, b, 0.5, 0.01, 0.0, start, end)
+            counters.append(problem.counter)
             start = end
-        outs.append((w, b[0], total, perm.copy(), counters))
+        outs.append((w, b[0], total, np.array(problem.perm), counters))
     (w1, b1, l1, p1, c1), (w3, b3, l3, p3, c3) = outs
     np.testing.assert_array_equal(p1, p3)
-    assert c3[0] == c3[1] == c3[2] == c1[0]           # only the first chunk draws
+    assert not np.array_equal(p1, np.arange(300))    # the first chunk shuffled
+    assert c3[0] == c3[1] == c3[2] == c1[0] > 0       # only the first chunk draws
     np.testing.assert_allclose(w3, w1, rtol=1e-12, atol=1e-14)
     assert abs(b3 - b1) < 1e-12 and abs(l3 - l1) < 1e-9 * abs(l1)
     assert np.abs(w1).sum() > 0.05
     with pytest.raises(ValueError, match="start <= stop"):
-        sgd_pass(*args[:4], np.zeros(6), np.zeros(1), *args[6:], np.arange(300, dtype=np.int32),
-                 11, 3, 0, 0.0, 0.0, None, 200, 100)
+        sgd_pass(problem, np.zeros(6), np.zeros(1), 0.5, 0.01, 0.0, 200, 100)
 
 
 def test_blas_limited_to_one_thread_during_fit_and_restored_after():
@@ -808,7 +859,7 @@ def test_line_search_start_minimises_phi_dense_equals_csr(name, fit_intercept, w
     """The start is the exact minimiser of phi(t) = F(x0 - t grad F(x0)) (numpy objective
     and gradient): phi'(t*) ~ 0, phi(t*) <= phi(t) on a grid around t*, F decreases; dense
     and CSR give the same point."""
-    from skstoch.linear_model._s3gd import _line_search_start
+    from skstoch._solvers._s3gd_setup import line_search_start as _line_search_start
     X, y = _small(n=60, d=6, seed=1)
     X[np.random.RandomState(2).rand(*X.shape) < 0.4] = 0.0
     ys = 2.0 * y - 1 if name != "squared_error" else X @ np.arange(6.0) + 0.3
@@ -860,6 +911,7 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
     assert h["objective"][0] < _objective("log_loss", X, ys, np.zeros(X.shape[1]), 0.0, alpha)
     # a callback that stops at the first record leaves the fit at the start point
     assert stop.n_iter_ == 0 and list(stop.history_["solver"]) == ["line_search"]
+    assert list(stop.history_["iteration"]) == [0] and h["objective_kind"][0] == "exact"
     np.testing.assert_array_equal(stop.coef_[0], seen[0])
     assert stop.history_["objective"][0] == pytest.approx(
         _objective("log_loss", X, ys, stop.coef_[0], stop.intercept_[0], alpha), rel=1e-12)

@@ -113,6 +113,11 @@ cdef class RowDataset:
         self.margins_into(w, intercept, out, 0, self.rows.n_samples)
         return out
 
+    def arrays(self):
+        """The arrays the rows are read from, without a copy: ``(X,)`` for dense rows (the
+        C-contiguous float64 matrix), ``(data, indices, indptr)`` for CSR rows."""
+        return self._keepalive
+
     @property
     def n_stored(self):
         """Number of stored entries (n_samples * n_features for dense rows)."""

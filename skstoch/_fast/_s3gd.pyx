@@ -1,29 +1,38 @@
 """Compiled loops of S3GD (paper 002, Algorithm 1) and of its baselines.
 
-One call of :func:`run_epoch` runs ``n_outer`` outer loops of ``n_inner`` proximal mini-batch
-steps, entirely without the GIL:
+The per-problem data live in cdef classes built once per problem by the driver
+(``skstoch/_solvers/s3gd.py``): :class:`EpochProblem` (rows, targets, weights, loss, penalty,
+work buffers and the generator position) and one table object per algorithm, which also
+selects it:
 
-* ``MODE_S3GD``: per outer loop, the anchor derivatives ``dA[s, j] = psi'(z_j.w~ + b~; label_s)``
-  (m row dots) and the surrogate full gradient ``gH = Lw + (1/n) sum_s BT[s]^T dA[s]`` (O(m d),
-  from the precomputed ``BT[s] = M_s^T diag(sw) X``); per sample of a mini-batch the correction
+* :class:`AnchorTables` (S3GD): per outer loop, the anchor derivatives
+  ``dA[s, j] = psi'(z_j.w~ + b~; label_s)`` (m row dots) and the surrogate full gradient
+  ``gH = Lw + (1/n) sum_s BT[s]^T dA[s]`` (O(m d), from the precomputed
+  ``BT[s] = M_s^T diag(sw) X``); per sample of a mini-batch the correction
   ``approx_i = offset_i + sum_t gamma_it dA[slot_i, nbr_it]`` (O(k)).
-* ``MODE_SVRG``: Prox-SVRG; per outer loop a full pass stores ``psi'_i(w~)`` and the full gradient.
-* ``MODE_SGD``: plain proximal mini-batch SGD (no correction).
-* ``MODE_SSGD``: stratified SGD, one sample from each stratum per step, weighted by the stratum's
-  share of the data (an unbiased estimate).
+* :class:`SnapshotTables` (Prox-SVRG): per outer loop a full pass stores ``psi'_i(w~)`` and
+  the full gradient.
+* ``None``: plain proximal mini-batch SGD (no correction).
+* :class:`StrataTables` (stratified SGD): one sample from each stratum per step, weighted
+  by the stratum's share of the data (an unbiased estimate).
 
-Every step is ``w <- prox(w - eta g)``, ``g = sum_{i in I} coef_i c_i x_i + gH`` with
-``c_i = sw_i (psi'(x_i.w + b; y_i) - approx_i)``.  The prox of
-``lam1 ||w||_1 + lam2/2 ||w||^2`` is ``soft(v, eta lam1) / (1 + eta lam2)``.  With ``lam1 == 0``
-and ``lazy`` the iterate is kept as ``w = a u + beta gH`` so that a step costs O(nnz of the batch)
-instead of O(d) (the scaling trick for sparse rows); with ``lam1 > 0`` and ``lazy`` (constant
-step) the coordinates that no batch row touches take their constant proximal steps just in
-time, in closed form (:func:`_catch_up`), so a step is O(nnz of the batch) too.
+One call of :func:`run_epoch` runs ``n_outer`` outer loops of ``n_inner`` proximal mini-batch
+steps, entirely without the GIL.  Every step is ``w <- prox(w - eta g)``,
+``g = sum_{i in I} coef_i c_i x_i + gH`` with ``c_i = sw_i (psi'(x_i.w + b; y_i) - approx_i)``.
+The prox of ``lam1 ||w||_1 + lam2/2 ||w||^2`` is ``soft(v, eta lam1) / (1 + eta lam2)``.
+On sparse rows with ``lam1 == 0`` the iterate is kept as ``w = a u + beta gH`` so that a step
+costs O(nnz of the batch) instead of O(d) (the scaling trick); with ``lam1 > 0`` the
+coordinates that no batch row touches take their constant proximal steps just in time, in
+closed form (:func:`_catch_up`), so a step is O(nnz of the batch) too.  :func:`sgd_pass` is
+the per-sample SGD pass of the warm-up.
 
-Mini-batches are drawn without replacement by a partial Fisher-Yates shuffle of ``perm`` with
-the counter-based generator; ``perm`` and the counter carry over between calls, so a fit is
-bitwise reproducible.  Python validates every index array before calling.
+Mini-batches are drawn without replacement by a partial Fisher-Yates shuffle of the
+problem's permutation with the counter-based generator; the permutation and the counter carry
+over between calls, so a fit is bitwise reproducible.  The constructors validate every index
+array (the loops run without bounds checks).
 """
+import numpy as np
+
 from libc.math cimport ceil, exp, log, pow, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
@@ -47,11 +56,6 @@ cdef extern from *:
 # (measured: SGDClassifier's epoch on 500,000 x 54 takes 0.33 s CPU shuffled, 0.10 s in order;
 # our warm-up pass there: 0.30 s without prefetching, 0.20-0.23 s with 4 to 64 rows ahead)
 cdef int _AHEAD = 8
-
-MODE_S3GD = 0
-MODE_SVRG = 1
-MODE_SGD = 2
-MODE_SSGD = 3
 
 cdef int _S3GD = 0
 cdef int _SVRG = 1
@@ -191,18 +195,199 @@ def row_sqnorms(RowDataset ds, double[::1] out):
             out[i] = acc
 
 
-def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
-             double[::1] w, double[::1] b, bint fit_intercept, double eta0, double decay,
-             double b_ratio, double lam2, int32_t[::1] perm, uint64_t seed, uint64_t stream,
-             uint64_t counter, double t_offset=0.0, double lam1=0.0, double[::1] last_u=None,
-             Py_ssize_t start=0, Py_ssize_t stop=-1):
+cdef class EpochProblem:
+    """One binary or single-output problem as the epoch kernels read it (built once).
+
+    It also holds the work buffers of the steps and the position of the counter-based
+    generator and the permutation, which :func:`sgd_pass` and :func:`run_epoch` continue from
+    call to call (a fit is bitwise reproducible).
+
+    Parameters
+    ----------
+    ds : RowDataset
+    y, sw : ndarray of float64, shape (n_samples,)
+        Targets (+1/-1 or real) and sample weights.
+    loss : MarginLoss
+    fit_intercept : bool
+    lam1, lam2 : float
+        The penalty ``lam1 ||w||_1 + lam2 / 2 ||w||^2`` (non-negative).
+    batch_size : int
+        Mini-batch size p, ``1 <= p <= n_samples`` (it also bounds the number of strata).
+    seed, stream : int
+        Key of the generator (the counter starts at 0).
+    """
+    cdef RowDataset ds
+    cdef const double[::1] y
+    cdef const double[::1] sw
+    cdef MarginLoss loss
+    cdef readonly bint fit_intercept
+    cdef readonly double lam1, lam2
+    cdef readonly int batch_size
+    cdef readonly uint64_t seed, stream, counter
+    cdef readonly int32_t[::1] perm   # the permutation batches are drawn from (carries over)
+    cdef int32_t[::1] ibuf
+    cdef double[::1] cbuf, gH, last_u
+    cdef int64_t[::1] last
+
+    def __init__(self, RowDataset ds not None, const double[::1] y, const double[::1] sw,
+                 MarginLoss loss not None, bint fit_intercept, double lam1, double lam2,
+                 int batch_size, uint64_t seed, uint64_t stream):
+        cdef Py_ssize_t n = ds.rows.n_samples, d = ds.rows.n_features
+        if n < 1 or d < 1 or y.shape[0] != n or sw.shape[0] != n:
+            raise ValueError(f"EpochProblem: need n_samples >= 1, n_features >= 1 and y, sw of "
+                             f"n_samples = {n} entries, got {y.shape[0]} and {sw.shape[0]}")
+        if not 1 <= batch_size <= n:
+            raise ValueError(f"EpochProblem: need 1 <= batch_size <= {n}, got {batch_size}")
+        if not (lam1 >= 0.0 and lam2 >= 0.0):
+            raise ValueError(f"EpochProblem: penalties must be >= 0, got {lam1}, {lam2}")
+        self.ds, self.y, self.sw, self.loss = ds, y, sw, loss
+        self.fit_intercept, self.lam1, self.lam2 = fit_intercept, lam1, lam2
+        self.batch_size, self.seed, self.stream, self.counter = batch_size, seed, stream, 0
+        self.perm = np.arange(n, dtype=np.int32)
+        # the current and the next batch (uniform batches are drawn one step ahead)
+        self.ibuf = np.zeros(2 * batch_size, dtype=np.int32)
+        self.cbuf = np.zeros(batch_size)
+        self.gH = np.zeros(d)
+        # just-in-time l1 prox on sparse rows: each coordinate's step count (run_epoch) and
+        # each coordinate's last applied threshold sum (sgd_pass)
+        self.last = np.zeros(d if ds.is_sparse and lam1 > 0.0 else 0, dtype=np.int64)
+        self.last_u = np.zeros(d if lam1 > 0.0 else 0)
+
+    @property
+    def n_samples(self):
+        return self.ds.rows.n_samples
+
+    @property
+    def n_features(self):
+        return self.ds.rows.n_features
+
+
+cdef class AnchorTables:
+    """The anchor correction of S3GD for one problem (selects S3GD in :func:`run_epoch`).
+
+    Parameters
+    ----------
+    problem : EpochProblem
+        The problem the tables are built for (only its shape is used).
+    anchor_idx : ndarray of int32, shape (m,)
+        Rows of X that are anchors.
+    nbr, nbr_w : ndarray of int32 / float64, shape (n_samples, k)
+        Each sample's anchors (positions in ``anchor_idx``) and weights gamma.
+    BT : ndarray of float64, shape (n_slots, m, n_features)
+        ``M_s^T diag(sw_s) X`` per label slot (1 slot: label-free, 2 slots: y = -1, y = +1).
+    colsum : ndarray of float64, shape (n_slots, m)
+        ``M_s^T sw_s`` (the intercept column of BT).
+    slot_label : ndarray of float64, shape (n_slots,)
+        The label at which each slot's anchor derivatives are taken.
+    offset : ndarray of float64, shape (n_samples,)
+        Per-sample constant of the correction (the label term of a label-free table).
+    Lw : ndarray of float64, shape (n_features,); Lb : float
+        The label term's full gradient (coefficients, intercept).
+    """
+    cdef readonly Py_ssize_t n_samples, n_features, n_anchors, n_neighbors, n_slots
+    cdef const int32_t[::1] anchor_idx
+    cdef const int32_t[:, ::1] nbr
+    cdef const double[:, ::1] nbr_w
+    cdef const double[:, :, ::1] BT
+    cdef const double[:, ::1] colsum
+    cdef const double[::1] slot_label, offset, Lw
+    cdef double Lb
+    cdef double[:, ::1] dA
+
+    def __init__(self, EpochProblem problem not None, const int32_t[::1] anchor_idx,
+                 const int32_t[:, ::1] nbr, const double[:, ::1] nbr_w,
+                 const double[:, :, ::1] BT, const double[:, ::1] colsum,
+                 const double[::1] slot_label, const double[::1] offset,
+                 const double[::1] Lw, double Lb):
+        cdef Py_ssize_t n = problem.n_samples, d = problem.n_features
+        cdef Py_ssize_t m = anchor_idx.shape[0], s = BT.shape[0]
+        if m < 1 or nbr.shape[0] != n or nbr.shape[1] < 1 or nbr_w.shape[0] != n \
+                or nbr_w.shape[1] != nbr.shape[1]:
+            raise ValueError("AnchorTables: need m >= 1 anchors and (n_samples, k >= 1) "
+                             "neighbour and weight arrays")
+        if s not in (1, 2) or BT.shape[1] != m or BT.shape[2] != d or colsum.shape[0] != s \
+                or colsum.shape[1] != m or slot_label.shape[0] != s:
+            raise ValueError("AnchorTables: BT must be (1 or 2, m, n_features) with matching "
+                             "colsum (n_slots, m) and slot_label (n_slots,)")
+        if offset.shape[0] != n or Lw.shape[0] != d:
+            raise ValueError("AnchorTables: offset needs n_samples and Lw n_features entries")
+        if not (_indices_within(&anchor_idx[0], m, n)
+                and _indices_within(&nbr[0, 0], n * nbr.shape[1], m)):
+            raise ValueError("AnchorTables: anchor rows must lie in [0, n_samples) and "
+                             "neighbours in [0, m)")
+        self.n_samples, self.n_features, self.n_anchors = n, d, m
+        self.n_neighbors, self.n_slots = nbr.shape[1], s
+        self.anchor_idx, self.nbr, self.nbr_w, self.BT, self.colsum = \
+            anchor_idx, nbr, nbr_w, BT, colsum
+        self.slot_label, self.offset, self.Lw, self.Lb = slot_label, offset, Lw, Lb
+        self.dA = np.zeros((s, m))
+
+
+cdef class SnapshotTables:
+    """Prox-SVRG's snapshot derivatives ``psi'_i(w~)`` for one problem (selects Prox-SVRG in
+    :func:`run_epoch`)."""
+    cdef readonly Py_ssize_t n_samples, n_features
+    cdef double[::1] dsnap
+
+    def __init__(self, EpochProblem problem not None):
+        self.n_samples, self.n_features = problem.n_samples, problem.n_features
+        self.dsnap = np.zeros(self.n_samples)
+
+
+cdef class StrataTables:
+    """The strata of stratified SGD (selects it in :func:`run_epoch`).
+
+    Parameters
+    ----------
+    problem : EpochProblem
+    order : ndarray of int32, shape (n_samples,)
+        The rows sorted by stratum.
+    ptr : ndarray of int64, shape (n_strata + 1,)
+        Stratum c holds ``order[ptr[c]:ptr[c + 1]]`` (non-empty); at most ``batch_size``
+        strata (one sample of each per step).
+    """
+    cdef readonly Py_ssize_t n_samples, n_features, n_strata
+    cdef const int32_t[::1] order
+    cdef const int64_t[::1] ptr
+
+    def __init__(self, EpochProblem problem not None, const int32_t[::1] order,
+                 const int64_t[::1] ptr):
+        cdef Py_ssize_t n = problem.n_samples, c, n_strata = ptr.shape[0] - 1
+        if order.shape[0] != n or not _indices_within(&order[0], n, n):
+            raise ValueError("StrataTables: order must hold n_samples rows in [0, n_samples)")
+        if not 1 <= n_strata <= problem.batch_size or ptr[0] != 0 or ptr[n_strata] != n:
+            raise ValueError(f"StrataTables: need 1 to batch_size={problem.batch_size} "
+                             f"strata covering the n_samples rows")
+        for c in range(n_strata):
+            if ptr[c + 1] <= ptr[c]:
+                raise ValueError("StrataTables: every stratum must be non-empty")
+        self.n_samples, self.n_features, self.n_strata = n, problem.n_features, n_strata
+        self.order, self.ptr = order, ptr
+
+
+cdef bint _indices_within(const int32_t* idx, Py_ssize_t size, Py_ssize_t bound) noexcept:
+    """All of idx[0:size] lie in [0, bound)."""
+    cdef Py_ssize_t t
+    for t in range(size):
+        if idx[t] < 0 or idx[t] >= bound:
+            return False
+    return True
+
+
+cdef _check_iterate(double[::1] w, double[::1] b, Py_ssize_t d):
+    if w is None or b is None or w.shape[0] != d or b.shape[0] != 1:
+        raise ValueError(f"the iterate needs w of n_features = {d} entries and b of one")
+
+
+def sgd_pass(EpochProblem problem not None, double[::1] w, double[::1] b, double eta0,
+             double decay, double t_offset=0.0, Py_ssize_t start=0, Py_ssize_t stop=-1):
     """One pass of per-sample proximal SGD over a fresh random permutation (the warm-up),
     or the positions ``start <= t < stop`` of it (a chunk).
 
-    ``perm`` (a permutation of ``0..n-1``) is shuffled in place by a full Fisher-Yates
-    shuffle with the counter-based generator; sample ``t`` of the pass, ``i = perm[t]``,
-    takes the step ``eta_t = 1 / (1 / eta0 + decay (t_offset + t))``:
-    ``w <- (w - eta_t c_t x_i) / (1 + eta_t lam2)``, ``b <- b - eta_t b_ratio c_t`` with
+    The problem's permutation is shuffled in place by a full Fisher-Yates shuffle with the
+    counter-based generator; sample ``t`` of the pass, ``i = perm[t]``, takes the step
+    ``eta_t = 1 / (1 / eta0 + decay (t_offset + t))``:
+    ``w <- (w - eta_t c_t x_i) / (1 + eta_t lam2)``, ``b <- b - eta_t c_t`` with
     ``c_t = sw_i psi'(x_i.w + b; y_i)``.  ``w`` is kept as ``a v`` so that a step costs
     O(nnz(x_i)) for dense and sparse rows alike (the l2 shrink only rescales ``a``, as in
     scikit-learn's plain SGD), and the rows ``_AHEAD`` places further in the order are
@@ -212,37 +397,41 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
     coordinate and consecutive soft thresholds add up, so a coordinate is brought up to date
     only when a row touches it (``v_j <- soft(v_j, U - last_u[j])`` with the running sum
     ``U``, Tsuruoka et al. 2009 without the need for clipping: no gradient acts between the
-    thresholds) and all of them at the end (``last_u``: a length-``n_features`` buffer).
-    A pass may be run in chunks: ``start == 0`` shuffles ``perm``, a later chunk
+    thresholds) and all of them at the end.
+    A pass may be run in chunks: ``start == 0`` shuffles the permutation, a later chunk
     (``start > 0``) continues the same permutation without drawing, and ``stop = -1`` means
     ``n``; the scaled vector and the l1 thresholds are folded into ``w`` at the end of each
     chunk, so chunks give the pass up to rounding.
-    Returns ``(sum_t sw_i loss_i at the iterate before step t, new counter)``.
+    Returns ``sum_t sw_i loss_i`` at the iterate before step t.
     """
-    cdef const rows_t* X = &ds.rows
+    cdef const rows_t* X = &problem.ds.rows
     cdef Py_ssize_t n = X.n_samples, d = X.n_features
-    cdef double* wp = &w[0]
-    cdef int32_t* pp = &perm[0]
-    cdef double a = 1.0, bb = b[0], inv_eta = 1.0 / eta0, eta_t, p, c, loss_sum = 0.0
+    cdef const double[::1] y = problem.y
+    cdef const double[::1] sw = problem.sw
+    cdef MarginLoss loss = problem.loss
+    cdef bint fit_intercept = problem.fit_intercept
+    cdef double lam1 = problem.lam1, lam2 = problem.lam2
+    cdef double* wp
+    cdef int32_t* pp = &problem.perm[0]
+    cdef double a = 1.0, bb, inv_eta = 1.0 / eta0, eta_t, p, c, loss_sum = 0.0
     cdef Py_ssize_t t, i, f
     cdef const double* data
     cdef const int32_t* indices
     cdef int nnz, q
     cdef bint l1 = lam1 > 0.0
     cdef double U = 0.0, du
-    cdef double* lu = NULL
+    cdef double* lu = &problem.last_u[0] if l1 else NULL
     cdef rng_state rng
-    if l1:
-        if last_u is None or last_u.shape[0] != d:
-            raise ValueError("sgd_pass: lam1 > 0 needs last_u of length n_features")
-        lu = &last_u[0]
+    _check_iterate(w, b, d)
+    if not (eta0 > 0.0 and decay >= 0.0):
+        raise ValueError(f"sgd_pass: need eta0 > 0 and decay >= 0, got {eta0}, {decay}")
+    wp = &w[0]
+    bb = b[0]
     if stop < 0 or stop > n:
         stop = n
     if start < 0 or start > stop:
         raise ValueError(f"sgd_pass: need 0 <= start <= stop <= n, got {start}, {stop}")
-    if perm.shape[0] != n:
-        raise ValueError("sgd_pass: perm must have n_samples entries")
-    rng_init(&rng, seed, stream, counter)
+    rng_init(&rng, problem.seed, problem.stream, problem.counter)
     with nogil:
         if l1:
             for f in range(d):
@@ -270,7 +459,7 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
             if c != 0.0:
                 row_axpy(-eta_t * c / a, data, indices, nnz, wp)
                 if fit_intercept:
-                    bb -= eta_t * b_ratio * c
+                    bb -= eta_t * c
             if l1:
                 U += eta_t * lam1 / a
             if lam2 > 0.0:
@@ -289,7 +478,10 @@ def sgd_pass(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLos
             if a != 1.0:
                 wp[f] *= a
     b[0] = bb
-    return loss_sum, rng.counter
+    problem.counter = rng.counter
+    return loss_sum
+
+
 
 
 def anchor_topk(const double[:, ::1] prod, const double[::1] x_sq, const double[::1] z_sq,
@@ -351,75 +543,96 @@ def anchor_topk(const double[:, ::1] prod, const double[::1] x_sq, const double[
                 bd[t] /= tot
 
 
-def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLoss loss,
-              double[::1] w, double[::1] b, int mode, bint fit_intercept,
-              double eta, double eta_b, double lam1, double lam2,
-              int batch_size, int n_inner, Py_ssize_t n_outer,
-              const int32_t[::1] anchor_idx, const int32_t[:, ::1] nbr,
-              const double[:, ::1] nbr_w, const double[:, :, ::1] BT,
-              const double[:, ::1] colsum, const double[::1] slot_label,
-              const double[::1] offset, const double[::1] Lw, double Lb,
-              double[::1] dsnap,
-              const int32_t[::1] strata_order, const int64_t[::1] strata_ptr,
-              int32_t[::1] perm, uint64_t seed, uint64_t stream, uint64_t counter,
-              double[::1] gH, double[:, ::1] dA, int32_t[::1] ibuf, double[::1] cbuf,
-              bint lazy, double decay=0.0, double step0=0.0, bint reshuffle=False,
-              int64_t[::1] last=None):
+def run_epoch(EpochProblem problem not None, double[::1] w, double[::1] b, double eta,
+              double eta_b, int n_inner, Py_ssize_t n_outer, tables=None):
     """Run ``n_outer`` outer loops of ``n_inner`` steps (see the module docstring).
 
+    ``tables`` selects the algorithm: :class:`AnchorTables` (S3GD), :class:`SnapshotTables`
+    (Prox-SVRG), :class:`StrataTables` (stratified SGD) or None (plain mini-batch SGD).
     ``w`` (n_features,) and ``b`` (length 1) are updated in place; the intercept takes steps
-    of ``eta_b`` (``eta`` times the square of its feature scale, see ``_s3gd.py``).  With
-    ``decay > 0`` the step decreases as ``eta_k = 1 / (1 / eta + decay (step0 + k))`` over the
-    steps ``k = 0, 1, ...`` of this call (the ``1 / (mu t)`` schedule of strongly convex SGD
-    capped at ``eta``; the intercept's step keeps the ratio ``eta_b / eta``).  With
-    ``reshuffle`` (``MODE_SGD`` only) every outer loop is one pass over a fresh random
-    permutation (consecutive batches of it, the last one possibly shorter; ``n_inner`` must be
-    ``ceil(n / batch_size)``): each sample is used exactly once, as ``SGDClassifier`` does.
-    ``ibuf`` holds ``2 batch_size`` indices (the current and the next batch).  Arrays a mode
-    does not use may be empty.  Sparse rows (``lazy``) with an l1 part and a constant step
-    (``decay == 0``) take O(nnz) steps too: the coordinates that no row of a batch touches
-    all take the same proximal step ``w_j <- prox(w_j - eta gH_j)`` (``gH`` is constant within
-    an outer loop), applied just in time when a row next touches the coordinate, in closed
-    form for any number of missed steps (:func:`_catch_up`), and to every coordinate at the
-    end of each outer loop; ``last`` (length ``n_features``) holds each coordinate's step
-    count.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
-    new counter)``.
+    of ``eta_b`` (``eta`` times the square of its feature scale, see the driver).  Sparse rows
+    with an l1 part take O(nnz) steps too: the coordinates that no row of a batch touches all
+    take the same proximal step ``w_j <- prox(w_j - eta gH_j)`` (``gH`` is constant within an
+    outer loop), applied just in time when a row next touches the coordinate, in closed form
+    for any number of missed steps (:func:`_catch_up`), and to every coordinate at the end of
+    each outer loop.  Returns ``(sum of sw_i loss_i over the drawn samples, number drawn,
+    sum of sw_i loss_i at the last snapshot)`` (the last is 0 except for Prox-SVRG).
     """
-    cdef const rows_t* X = &ds.rows
+    cdef const rows_t* X = &problem.ds.rows
     cdef Py_ssize_t n = X.n_samples
     cdef Py_ssize_t d = X.n_features
-    cdef Py_ssize_t m = anchor_idx.shape[0]
-    cdef Py_ssize_t n_slots = BT.shape[0]
-    cdef Py_ssize_t k = nbr.shape[1] if nbr.shape[0] > 0 else 0
-    cdef Py_ssize_t n_strata = strata_ptr.shape[0] - 1 if strata_ptr.shape[0] > 0 else 0
+    cdef const double[::1] y = problem.y
+    cdef const double[::1] sw = problem.sw
+    cdef MarginLoss loss = problem.loss
+    cdef bint fit_intercept = problem.fit_intercept
+    cdef double lam1 = problem.lam1, lam2 = problem.lam2
+    cdef int batch_size = problem.batch_size
+    cdef int32_t[::1] ibuf = problem.ibuf
+    cdef double[::1] cbuf = problem.cbuf
+    cdef bint lazy = problem.ds.is_sparse
+    cdef int mode
+    # the tables of the selected algorithm (the others stay unbound and are never read)
+    cdef AnchorTables anchors
+    cdef const int32_t[::1] anchor_idx
+    cdef const int32_t[:, ::1] nbr
+    cdef const double[:, ::1] nbr_w
+    cdef const double[:, :, ::1] BT
+    cdef const double[:, ::1] colsum
+    cdef const double[::1] slot_label, offset, Lw
+    cdef double[:, ::1] dA
+    cdef double Lb = 0.0
+    cdef double[::1] dsnap
+    cdef const int32_t[::1] strata_order
+    cdef const int64_t[::1] strata_ptr
+    cdef Py_ssize_t m = 0, n_slots = 0, k = 0, n_strata = 0
+    _check_iterate(w, b, d)
+    if not (eta > 0.0 and n_inner >= 0 and n_outer >= 0):
+        raise ValueError("run_epoch: need eta > 0, n_inner >= 0 and n_outer >= 0")
+    if tables is None:
+        mode = _SGD
+    elif isinstance(tables, AnchorTables):
+        mode = _S3GD
+        anchors = tables
+        anchor_idx, nbr, nbr_w, BT = anchors.anchor_idx, anchors.nbr, anchors.nbr_w, anchors.BT
+        colsum, slot_label, offset = anchors.colsum, anchors.slot_label, anchors.offset
+        Lw, Lb, dA = anchors.Lw, anchors.Lb, anchors.dA
+        m, n_slots, k = anchors.n_anchors, anchors.n_slots, anchors.n_neighbors
+    elif isinstance(tables, SnapshotTables):
+        mode = _SVRG
+        dsnap = (<SnapshotTables>tables).dsnap
+    elif isinstance(tables, StrataTables):
+        mode = _SSGD
+        strata_order = (<StrataTables>tables).order
+        strata_ptr = (<StrataTables>tables).ptr
+        n_strata = (<StrataTables>tables).n_strata
+    else:
+        raise TypeError(f"run_epoch: tables must be AnchorTables, SnapshotTables, "
+                        f"StrataTables or None, got {type(tables).__name__}")
+    if tables is not None and (tables.n_samples != n or tables.n_features != d):
+        raise ValueError("run_epoch: the tables were built for another problem shape")
     cdef double inv_n = 1.0 / n
     cdef double* wp = &w[0]
-    cdef double* gp = &gH[0]
-    cdef int32_t* pp = &perm[0]
+    cdef double* gp = &problem.gH[0]
+    cdef int32_t* pp = &problem.perm[0]
     cdef bint has_h = mode == _S3GD or mode == _SVRG
     cdef int n_batch = <int>n_strata if mode == _SSGD else batch_size
     cdef double coef_uniform = 1.0 / batch_size
     cdef double a_scale = 1.0, beta = 0.0, shrink = 1.0 / (1.0 + eta * lam2)
-    cdef double eta_k = eta, eta_bk = eta_b, inv_eta = 1.0 / eta, b_ratio = eta_b / eta
-    cdef Py_ssize_t n_steps = 0, pos = 0
+    cdef double eta_k = eta, eta_bk = eta_b
     cdef bint use_lazy = lazy and lam1 == 0.0
-    cdef bint jit = lazy and lam1 > 0.0 and decay == 0.0
-    cdef int64_t* lp = NULL
+    cdef bint jit = lazy and lam1 > 0.0
+    cdef int64_t* lp = &problem.last[0] if jit else NULL
     cdef int64_t kk = 0
     cdef double t1 = eta * lam1, eg
     cdef int q
     cdef double bb = b[0], gHb = 0.0, loss_sum = 0.0, snap_loss = 0.0
-    cdef double u_i, approx, dl, csum, coef, a_j, xh
+    cdef double u_i, approx, dl, csum, coef, a_j
     cdef Py_ssize_t outer, it, t, t2, i, j, s, f, slot, c, size_c, n_seen = 0
     cdef const double* data
     cdef const int32_t* indices
     cdef int nnz
     cdef rng_state rng
-    if jit:
-        if last is None or last.shape[0] != d:
-            raise ValueError("run_epoch: l1 on sparse rows needs last of length n_features")
-        lp = &last[0]
-    rng_init(&rng, seed, stream, counter)
+    rng_init(&rng, problem.seed, problem.stream, problem.counter)
 
     with nogil:
         if jit:
@@ -457,10 +670,7 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                     gHb += sw[i] * dl * inv_n
             # ---- inner loop ----
             kk = 0
-            if reshuffle:
-                _draw_batch(&rng, pp, n, <int>n)     # a full Fisher-Yates shuffle
-                pos = 0
-            elif mode != _SSGD and n_inner > 0:
+            if mode != _SSGD and n_inner > 0:
                 # uniform batches are drawn one step ahead into ibuf[batch_size:] (the same
                 # draws in the same order) so that their rows can be prefetched
                 _draw_batch(&rng, pp, n, batch_size)
@@ -468,25 +678,10 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
                     ibuf[batch_size + t] = pp[t]
                     _prefetch_row(X, pp[t])
             for it in range(n_inner):
-                if decay > 0.0:
-                    eta_k = 1.0 / (inv_eta + decay * (step0 + n_steps))
-                    eta_bk = eta_k * b_ratio
-                    shrink = 1.0 / (1.0 + eta_k * lam2)
-                n_steps += 1
                 if mode == _SSGD:
                     for c in range(n_strata):
                         size_c = strata_ptr[c + 1] - strata_ptr[c]
                         ibuf[c] = strata_order[strata_ptr[c] + rng_randint(&rng, size_c)]
-                elif reshuffle:
-                    n_batch = batch_size if pos + batch_size <= n else <int>(n - pos)
-                    if n_batch <= 0:
-                        break
-                    coef_uniform = 1.0 / n_batch
-                    for t in range(n_batch):
-                        ibuf[t] = pp[pos + t]
-                    pos += n_batch
-                    for t in range(pos, min(pos + batch_size, n)):
-                        _prefetch_row(X, pp[t])
                 else:
                     for t in range(batch_size):
                         ibuf[t] = ibuf[batch_size + t]
@@ -576,7 +771,10 @@ def run_epoch(RowDataset ds, const double[::1] y, const double[::1] sw, MarginLo
         if use_lazy:
             _materialize(wp, gp, d, &a_scale, &beta, has_h)
     b[0] = bb
-    return loss_sum, n_seen, rng.counter, snap_loss
+    problem.counter = rng.counter
+    return loss_sum, n_seen, snap_loss
+
+
 
 
 def weighted_anchor_sums(RowDataset ds, const int32_t[:, ::1] nbr, const double[:, ::1] nbr_w,

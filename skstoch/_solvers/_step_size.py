@@ -32,11 +32,13 @@ def stabilized_bb_step(dx, dg, *, inner_iter, epsilon, previous):
     return step, False
 
 
-def rayleigh_power_iteration(matvec, v0, n_iter=30):
+def rayleigh_power_iteration(matvec, v0, n_iter=30, rtol=0.0):
     """Largest eigenvalue of a symmetric positive semi-definite operator by power iteration.
 
     ``matvec(v)`` applies the operator; ``v0`` (overwritten) is the start.  Returns the
-    Rayleigh quotient after ``n_iter`` products (a lower bound; 0 if the iterate vanishes).
+    Rayleigh quotient after ``n_iter`` products (a lower bound; 0 if the iterate vanishes),
+    or earlier, once two successive quotients differ by at most ``rtol`` times the last
+    (``rtol > 0``).
     """
     v = v0
     lam = 0.0
@@ -46,8 +48,10 @@ def rayleigh_power_iteration(matvec, v0, n_iter=30):
             break
         v /= norm
         u = matvec(v)
-        lam = float(v @ u)
+        previous, lam = lam, float(v @ u)
         v = u
+        if rtol > 0.0 and abs(lam - previous) <= rtol * lam:
+            break
     return lam
 
 
@@ -89,3 +93,87 @@ def safe_sgd_step(max_curvature, alpha=0.0):
     if alpha > 0:
         step = min(step, 0.49 / alpha)
     return step
+
+
+def expected_batch_smoothness(L, L_max, n, batch):
+    """Expected smoothness of mini-batches of ``batch`` samples drawn without replacement
+    (b-nice sampling, Gower et al. 2019, Prop. 3.8):
+    ``L_b = [n (b - 1) L + (n - b) L_max] / (b (n - 1))``, with ``L`` the smoothness of the
+    average loss and ``L_max`` the largest per-sample smoothness (``L_max`` when n = 1)."""
+    if n > 1:
+        return (n * (batch - 1) * L + (n - batch) * L_max) / (batch * (n - 1))
+    return L_max
+
+
+def intercept_gram_bound(lam, mean_norm, mean_w, s2):
+    """Upper bound of the largest eigenvalue of the Gram matrix ``[X, s 1]^T S [X, s 1] / n``
+    of the data with an intercept column scaled by ``s`` (``s2 = s^2``).
+
+    The matrix is ``[[G, s m], [s m^T, s^2 mean_w]]`` with ``lam = lambda_max(G)``,
+    ``G = X^T S X / n``, ``mean_norm = ||m||``, ``m = X^T s / n``, ``mean_w`` the mean weight;
+    its largest eigenvalue is at most that of the 2 x 2 matrix of the block norms.
+    """
+    off = np.sqrt(s2) * mean_norm
+    tr, det = lam + s2 * mean_w, lam * s2 * mean_w - off * off
+    return 0.5 * (tr + np.sqrt(max(tr * tr - 4.0 * det, 0.0)))
+
+
+def strongly_convex_sgd_schedule(L_max, mu, n):
+    """``(eta0, mu)`` of per-sample SGD steps ``eta_t = 1 / (1 / eta0 + mu t)`` over a pass
+    of ``n`` samples.
+
+    ``eta0 = 1 / (2 L_max)`` is the classical safe step of per-sample SGD on an
+    ``L_max``-smooth loss; ``mu`` (a strong convexity estimate) gives the ``1 / (mu t)``
+    schedule of strongly convex SGD, and is raised to ``1 / (eta0 n)`` so that the step at
+    least halves over the pass.
+    """
+    eta0 = 1.0 / (2.0 * max(L_max, 1e-12))
+    return eta0, max(mu, 1.0 / (eta0 * n))
+
+
+GRAM_SUBSAMPLE = 20_000   # rows of gram_spectrum's estimate
+GRAM_EXACT_MAX = 500      # up to this many features: exact eigenvalue of the subsample Gram
+
+
+def gram_spectrum(X, sw, seed, rtol=1e-3):
+    """Largest eigenvalue of ``X^T diag(sw) X / n``, ``||X^T sw / n||`` and ``mean(sw)``.
+
+    Estimated on a uniform subsample of ``GRAM_SUBSAMPLE`` rows (all rows when n is
+    smaller): an unbiased estimate of the matrix, whose largest eigenvalue is biased
+    upwards (lambda_max is convex), so a step derived from it errs on the safe side.  Up to
+    ``GRAM_EXACT_MAX`` features the subsample Gram matrix is formed and its eigenvalue is
+    exact; above, :func:`rayleigh_power_iteration` (successive quotients within ``rtol``, at
+    most 100 products) started from the weighted mean row plus a random part (for
+    non-negative data such as text the mean row is close to the top eigenvector, and the
+    iteration stops after a few products).  A non-finite estimate is returned as ``inf``.
+    """
+    n, d = X.shape
+    rng = np.random.RandomState(seed % (2**32))
+    if n > GRAM_SUBSAMPLE:
+        rows = np.sort(rng.choice(n, GRAM_SUBSAMPLE, replace=False))
+        Xs, ws = X[rows], sw[rows]
+    else:
+        Xs, ws = X, sw
+    s = Xs.shape[0]
+    mean_row = np.asarray(Xs.T @ ws).ravel()
+    mean_norm = float(np.linalg.norm(mean_row)) / s
+    if d <= GRAM_EXACT_MAX:
+        root = np.sqrt(ws)
+        if sp.issparse(Xs):
+            Y = sp.diags(root) @ Xs
+            G = (Y.T @ Y).toarray()
+        else:
+            Y = Xs * root[:, np.newaxis]
+            G = Y.T @ Y          # symmetric rank-k product (much faster than a general one)
+        G /= s
+        lam = float(np.linalg.eigvalsh(G)[-1]) if np.all(np.isfinite(G)) else np.inf
+    else:
+        v = rng.standard_normal(d)
+        v /= np.linalg.norm(v)
+        mnorm = mean_norm * s
+        if mnorm > 0.0 and np.isfinite(mnorm):
+            v = mean_row / mnorm + 0.1 * v
+        lam = rayleigh_power_iteration(
+            lambda u: np.asarray(Xs.T @ (ws * (Xs @ u))).ravel() / s, v, 100, rtol)
+        lam = lam if np.isfinite(lam) else np.inf
+    return max(lam, 0.0), mean_norm, float(ws.mean())

@@ -5,6 +5,8 @@ the ones its method needs and the history shows the value each rule tested.
 """
 import numpy as np
 
+from ._monitor import DivergenceError
+
 
 def relative_change(x_new, x_old):
     """||x_new - x_old|| / max(||x_old||, 1e-12)."""
@@ -34,3 +36,45 @@ class ObjectiveStall:
         stalled = self.previous is not None and self.previous - f <= self.tol * abs(f)
         self.previous = f
         return stalled
+
+
+class Plateau:
+    """Stop after ``n_iter_no_change`` values that improve on the best so far by at most
+    ``tol * max(1, |best|)`` (scikit-learn's ``n_iter_no_change`` rule, relative).
+
+    :meth:`update` takes the value of one iteration and returns True once the plateau is
+    reached; ``rel_improvement`` is the relative improvement of the last value (``inf``
+    before a best exists), the criterion a ``ConvergenceWarning`` reports.
+    """
+
+    def __init__(self, tol, n_iter_no_change):
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.best = np.inf
+        self.no_improvement = 0
+        self.rel_improvement = np.inf
+
+    def update(self, value, counts=True):
+        """Record ``value``; with ``counts=False`` (e.g. a warm-up phase) only the
+        improvement is computed, neither the best nor the count change."""
+        best = self.best
+        self.rel_improvement = ((best - value) / max(abs(best), 1.0) if np.isfinite(best)
+                                else np.inf)
+        if counts:
+            self.no_improvement = (0 if self.rel_improvement > self.tol
+                                   else self.no_improvement + 1)
+            self.best = min(best, value)
+        return self.no_improvement >= self.n_iter_no_change
+
+    def restart(self):
+        """Count again from zero (the best is kept), e.g. after a step-size decrease."""
+        self.no_improvement = 0
+
+
+def check_divergence(value, start, solver_name, where, factor=1e4):
+    """Raise :class:`DivergenceError` when an objective grew beyond ``factor`` times
+    ``max(start, 1)``, its value at the start of the fit."""
+    if value > factor * max(start, 1.0):
+        raise DivergenceError(
+            f"{solver_name} diverged: the objective grew from {start:.3g} to {value:.3g} "
+            f"after {where}; decrease the step size (eta0).")

@@ -11,36 +11,10 @@ mini-batch SGD, stratified SGD and Prox-SVRG) are available through ``solver``.
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
-from .._fast._s3gd import (MODE_S3GD, MODE_SGD, MODE_SSGD, MODE_SVRG, row_sqnorms,
-                            run_epoch, sgd_pass, weighted_anchor_sums)
-from .._solvers import DivergenceError, SolverResult, check_finite_iterate
+from .._solvers import s3gd
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ..utils import make_dataset, seed_from_random_state, single_thread_blas
-from ..utils._dataset import (N_ROW_BLOCKS, full_margins, full_transpose_product,
-                              run_row_blocks)
-from ._anchor_graph import build_anchor_graph
-
-_MODES = {"s3gd": MODE_S3GD, "svrg": MODE_SVRG, "sgd": MODE_SGD, "ssgd": MODE_SSGD}
-# losses whose derivative splits as f(p) - g(y): one label-free anchor table and a label term
-_DECOUPLED = {"log_loss": -1.0, "squared_error": 0.0}
-# upper bound of the second derivative of each loss (smoothness constant per unit ||x||^2)
-_ADAPTIVE_MIN = 1e-3   # 'adaptive' stops dividing the step below eta0 * this
-# eta0='auto' is 1/(_STEP_FACTOR L_b): Theorem 3.1 allows S3GD steps below 1/(8L), Prox-SVRG's
-# analysis (Xiao & Zhang 2014) steps below 1/(4L)
-_STEP_FACTOR = {"s3gd": 8.0, "sgd": 8.0, "ssgd": 8.0, "svrg": 4.0}
-_DIVERGENCE_FACTOR = 1e4   # objective / starting objective beyond which the fit diverged
-_MIN_INNER = 20        # the paper's k_in: n_inner='auto' never goes below it
-# warm-up decay: mu_data = _WARMUP_CURVATURE * (mean eigenvalue of the curvature bound) when
-# n >= _WARMUP_LONG_PASS * d (see _warmup_schedule; both measured, user guide)
-_WARMUP_CURVATURE = 0.5
-_WARMUP_LONG_PASS = 100
-_WARMUP_CHUNKS = 5     # the first warm-up pass is recorded after 1/16, 1/8, 1/4, 1/2, 1 of it
-_CURVATURE = {"log_loss": 0.25, "squared_hinge": 2.0, "squared_error": 1.0}
 
 _COMMON_CONSTRAINTS = {
     **STOCHASTIC_SOLVER_CONSTRAINTS,
@@ -48,7 +22,7 @@ _COMMON_CONSTRAINTS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "l1_ratio": [Interval(Real, 0, 1, closed="both")],
     "fit_intercept": ["boolean"],
-    "solver": [StrOptions(set(_MODES) | {"hybrid"})],
+    "solver": [StrOptions({"hybrid", "s3gd", "svrg", "sgd", "ssgd"})],
     "anchor_epochs": [Interval(Integral, 0, None, closed="left")],
     "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
     "init_step": [StrOptions({"line_search", "auto"}), None],
@@ -69,19 +43,11 @@ _COMMON_CONSTRAINTS = {
 
 
 class _S3GDMixin:
-    """The solver shared by the classifier and the regressor."""
-
-    # ----- parameters -----
-    def _loss_object(self):
-        if self.loss == "log_loss":
-            return LogLoss()
-        if self.loss == "squared_hinge":
-            return SquaredHinge(1.0)
-        if self.loss == "smooth_hinge":
-            return SmoothHinge(self.smoothing)
-        return SquaredError()
+    """The front end shared by the classifier and the regressor: resolves the parameters
+    into :class:`skstoch._solvers.s3gd.S3GDParams` and calls the driver."""
 
     def _penalty_coefs(self):
+        """``(lam1, lam2)`` of the penalty ``lam1 ||w||_1 + lam2 / 2 ||w||^2``."""
         if self.penalty is None or self.alpha == 0:
             return 0.0, 0.0
         if self.penalty == "l2":
@@ -90,633 +56,29 @@ class _S3GDMixin:
             return float(self.alpha), 0.0
         return float(self.alpha * self.l1_ratio), float(self.alpha * (1.0 - self.l1_ratio))
 
-    def _curvature(self):
-        if self.loss == "smooth_hinge":
-            return 1.0 / self.smoothing
-        return _CURVATURE[self.loss]
+    def _solver_params(self):
+        lam1, lam2 = self._penalty_coefs()
+        names = ("fit_intercept", "solver", "max_iter", "tol", "anchor_epochs",
+                 "warmup_epochs", "init_step", "eta0", "learning_rate", "batch_size",
+                 "n_inner", "n_iter_no_change", "track_objective", "n_anchors", "n_neighbors",
+                 "kernel_width", "kernel_eps", "anchor_method", "kmeans_max_iter")
+        return s3gd.S3GDParams(loss=self.loss, smoothing=getattr(self, "smoothing", 1.0),
+                               lam1=lam1, lam2=lam2, **{k: getattr(self, k) for k in names})
 
-    # ----- shared preprocessing (anchors, graph, strata) for every problem of one fit -----
-    def _draw_seed(self):
-        return self._fit_seed
+    def _prepare_fit(self, X, sample_weights, seed):
+        """Row norms and the anchor graph (or strata), shared by every problem of the fit."""
+        return s3gd.prepare(X, sample_weights, seed, self._solver_params())
 
-    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
-        if sp.issparse(X):
-            X = X.astype(np.float64) if X.dtype != np.float64 else X
-        else:
-            X = np.ascontiguousarray(X, dtype=np.float64)
-        self._fit_seed = seed_from_random_state(self.random_state)
-        n = X.shape[0]
-        sq = np.empty(n)
-        row_sqnorms(make_dataset(X), sq)    # one compiled pass, no copy of X
-        if not np.all(np.isfinite(sq)):
-            raise ValueError(
-                "X is too large: its squared row norms overflow float64 (the largest "
-                f"|entry| is {_max_abs(X):.3g}), so distances, steps and gradients would not be "
-                "finite; scale X (e.g. with StandardScaler or MaxAbsScaler) before fitting.")
-        self._shared = {}
-        if self.solver == "s3gd" or (self.solver == "hybrid" and self.anchor_epochs > 0
-                                     and self.max_iter > 0):
-            graph = build_anchor_graph(
-                X, n_anchors=self.n_anchors, n_neighbors=self.n_neighbors,
-                kernel_width=self.kernel_width, kernel_eps=self.kernel_eps,
-                method=self.anchor_method, kmeans_max_iter=self.kmeans_max_iter,
-                random_state=self._fit_seed,
-            )
-            self._shared["graph"] = graph
-            self._shared["M"] = graph.matrix()
-        elif self.solver == "ssgd":
-            self._shared["strata"] = _strata(X, min(self.batch_size, n), self.anchor_method,
-                                             self.kmeans_max_iter, self._fit_seed)
-        self._shared["row_sqnorm"] = sq
-        self._shared["X"] = X
-        try:
-            # the solver's BLAS calls are vector ops of length d (dot, norm, axpy on w) that
-            # OpenBLAS threads from d ~ 10^4 on: a second thread saves nothing measurable
-            # (sparse 100,000 x 50,000 default fit, user guide) but busy-waits after each
-            # call, doubling the process CPU time and competing with the kernel thread on a
-            # loaded machine; one-vs-rest heads run in their own threads (n_jobs) anyway.
-            # The limit is process-wide and restored on exit (also on error).
-            with single_thread_blas():
-                return super()._run_problems(X, targets, sample_weights, coef_init,
-                                             intercept_init)
-        finally:
-            self._shared = None
-            del self._fit_seed
+    def _fit_problem(self, problem):
+        return s3gd.solve(problem, self._solver_params(), problem.monitor, problem.state)
 
     def _fitted_extras(self, results, shared):
         steps = [r.extra["step_size"] for r in results]
         extras = {"step_size_": steps[0] if len(steps) == 1 else np.array(steps)}
-        graph = self._shared.get("graph")
-        if graph is not None:
-            extras["anchor_indices_"] = graph.anchor_indices.astype(np.intp)
-            extras["n_anchors_"] = graph.n_anchors
+        if shared.graph is not None:
+            extras["anchor_indices_"] = shared.graph.anchor_indices.astype(np.intp)
+            extras["n_anchors_"] = shared.graph.n_anchors
         return extras
-
-    def _resolve_eta0(self, sample_weight, batch):
-        """Steps of the anchor phase (or of the baseline solver) and of Prox-SVRG, and the
-        squared scale ``s2`` of the intercept feature (the intercept steps by ``eta * s2``).
-
-        A float ``eta0`` is used as is by every phase (``s2 = 1``, the paper's constant
-        feature); ``'auto'`` is ``1/(8 L_b)`` for the S3GD / SGD phases and ``1/(4 L_b)`` for
-        Prox-SVRG (the two theory bounds), see :meth:`_batch_smoothness`.
-        """
-        if self.eta0 != "auto":
-            return float(self.eta0), float(self.eta0), 1.0
-        L_b, s2 = self._batch_smoothness(sample_weight, batch)
-        first = "svrg" if self.solver == "svrg" else ("s3gd" if self.solver == "hybrid"
-                                                      else self.solver)
-        return 1.0 / (_STEP_FACTOR[first] * L_b), 1.0 / (_STEP_FACTOR["svrg"] * L_b), s2
-
-    def _warmup_schedule(self, sample_weight, lam2):
-        """``(eta0, mu)`` of the per-sample warm-up pass, ``eta_t = 1 / (1 / eta0 + mu t)``.
-
-        ``eta0 = 1 / (2 L_max)``, ``L_max = c max_i s_i (||x_i||^2 + fit_intercept)`` (the
-        classical safe step of per-sample SGD on an L_max-smooth loss, intercept feature
-        unscaled) and ``mu = max(alpha (1 - l1_ratio) + mu_data, 1 / (eta0 n))``: the
-        ``1 / (mu t)`` schedule of strongly convex SGD with the known strong convexity (the
-        l2 term), which at least halves the step over the pass.  ``mu_data`` is a cheap
-        curvature estimate of the data term, half the mean eigenvalue of the curvature bound
-        ``c X^T S X / n`` (its trace over d, ``c mean_i s_i ||x_i||^2 / (2 d)``, from the row
-        norms), used only in the long-pass regime ``n >= 100 d`` (``_WARMUP_LONG_PASS``).
-        Needs no spectrum estimate.  Measured against other decays in the user guide ("The
-        SGD warm-up"): ``mu_data`` divides the gap after the pass by 20-1000 on the dense
-        benchmark problem (n / d = 9,259) and by 3-150 at n / d of 200-1,000, but made it
-        1.5-3x worse at n / d of 17-28, hence the guard.
-        """
-        sq = self._shared["row_sqnorm"]
-        n = sq.shape[0]
-        c = self._curvature()
-        L_max = c * float(np.max(sample_weight * (sq + self.fit_intercept)))
-        eta0 = 1.0 / (2.0 * max(L_max, 1e-12))
-        d = self._shared["X"].shape[1]
-        mu = lam2
-        if n >= _WARMUP_LONG_PASS * d:
-            mu += _WARMUP_CURVATURE * c * float(np.mean(sample_weight * sq)) / max(d, 1)
-        return eta0, max(mu, 1.0 / (eta0 * n))
-
-    def _start_is_well_conditioned(self, sample_weight, lam2):
-        """``init_step='auto'``: take the line-search start when ``c lambda_max <= lam2``,
-        i.e. the Hessian of ``F`` at zero, ``c X^T S X / n + lam2 I`` (exact for the log
-        loss), has condition number at most 2 (the intercept direction is not counted).
-
-        ``lambda_max`` is estimated on ``_START_SUBSAMPLE`` rows drawn with replacement
-        (biased upwards by about ``max_i ||x_i||^2 / 2000`` on nearly orthogonal rows) and
-        power iteration stopped at a 5% change (it can underestimate by ~30% on a flat
-        spectrum); ~3 ms where the full estimate (:meth:`_spectrum`) costs a pass over
-        20,000 rows.  Measured (round 11): ``c lambda_max / lam2`` is 0.14 on the sparse
-        benchmark at alpha 1e-3 (the start alone reaches a gap of 5e-6) and 14-1,500 on the
-        three other benchmark cells (the start reaches 2e-2 to 9e-2 only), so the threshold
-        1 sits 7x above the first and at least 14x below the others.
-        """
-        if lam2 <= 0.0:
-            return False
-        key = ("start_spectrum", id(sample_weight))
-        if key not in self._shared:
-            X = self._shared["X"]
-            n = X.shape[0]
-            rows = slice(None)
-            if n > _START_SUBSAMPLE:   # with replacement: no O(n) permutation for 2,000 rows
-                rng = np.random.RandomState(self._fit_seed % (2**32))
-                rows = np.sort(rng.randint(0, n, _START_SUBSAMPLE))
-            # a decision with a margin of 7x or more each way (docstring): a 5% stop suffices
-            self._shared[key] = _gram_spectrum(X[rows], sample_weight[rows], self._fit_seed,
-                                               rtol=0.05)[0]
-        return self._curvature() * self._shared[key] <= _START_CONDITION * lam2
-
-    def _spectrum(self, sample_weight):
-        """(lambda_max of X^T S X / n, ||X^T s / n||, mean s) estimated on a row subsample;
-        cached per weight vector (shared by the one-vs-rest heads)."""
-        key = ("spectrum", id(sample_weight))
-        if key not in self._shared:
-            self._shared[key] = _gram_spectrum(self._shared["X"], sample_weight,
-                                               self._fit_seed)
-        return self._shared[key]
-
-    def _batch_smoothness(self, sample_weight, batch):
-        """Expected smoothness ``L_b`` of b-nice mini-batches (Gower et al. 2019, Prop. 3.8),
-        ``L_b = [n (b - 1) L + (n - b) L_max] / (b (n - 1)) + alpha (1 - l1_ratio)``, with
-        ``L = c lambda_max([X, s 1]^T S [X, s 1] / n)`` the smoothness of the average loss
-        (estimated, :func:`_gram_spectrum`) and ``L_max = c max_i s_i (||x_i||^2 + s^2)``
-        the per-sample bound; ``c`` is the loss curvature bound.  The intercept feature is
-        scaled to ``s = sqrt(lambda_max(X^T S X / n))`` (at most 1) so that it does not
-        dominate ``L`` on normalised data (an exact reparametrisation ``b = s b'``).
-
-        Returns ``(L_b, s^2)``.
-        """
-        sq = self._shared["row_sqnorm"]
-        c = self._curvature()
-        lam, mean_norm, mean_w = self._spectrum(sample_weight)
-        if self.fit_intercept:
-            s2 = min(1.0, lam) if lam > 0 else 1.0
-            # lambda_max of [[G, s m], [s m^T, s^2 mean_w]] <= that of the 2 x 2 matrix of norms
-            off = np.sqrt(s2) * mean_norm
-            tr, det = lam + s2 * mean_w, lam * s2 * mean_w - off * off
-            lam_aug = 0.5 * (tr + np.sqrt(max(tr * tr - 4.0 * det, 0.0)))
-        else:
-            s2, lam_aug = 1.0, lam
-        L = c * lam_aug
-        L_max = c * float(np.max(sample_weight * (sq + (s2 if self.fit_intercept else 0.0))))
-        L = min(L, L_max)   # the subsample estimate never exceeds the per-sample bound
-        n = sq.shape[0]
-        if n > 1:
-            L_b = (n * (batch - 1) * L + (n - batch) * L_max) / (batch * (n - 1))
-        else:
-            L_b = L_max
-        L_b += self._penalty_coefs()[1]
-        return max(L_b, 1e-12), s2
-
-    def _anchor_tables(self, problem, loss):
-        """BT (n_slots, m, d), column sums, slot labels, per-sample offsets and the label term."""
-        X, y, sw = problem.X, problem.y, problem.sample_weight
-        n = X.shape[0]
-        M = self._shared["M"]
-        if self.loss in _DECOUPLED:
-            # psi'(p; y) = psi'(p; y0) + [psi'(0; y) - psi'(0; y0)]: one label-free table
-            y0 = _DECOUPLED[self.loss]
-            key = ("decoupled", id(sw))
-            if key not in self._shared:   # shared by every OvR head / output
-                BT = _weighted_anchor_sums(problem.dataset, self._shared["graph"], sw)
-                colsum = np.asarray(M.T @ sw).reshape(1, -1)
-                self._shared[key] = (BT[np.newaxis], colsum)
-            BT, colsum = self._shared[key]
-            offset = loss.dloss_array(np.zeros(n), y) - loss.py_dloss(0.0, y0)
-            Lw = np.asarray(X.T @ (sw * offset)).ravel() / n
-            Lb = float(np.sum(sw * offset)) / n
-            return BT, colsum, np.array([y0]), np.ascontiguousarray(offset), Lw, Lb
-        # labels cannot be factored out: one table per class (slot 0: y = -1, slot 1: y = +1)
-        pos = (y > 0).astype(np.float64)
-        sws = [sw * (1.0 - pos), sw * pos]
-        BT = np.stack([_weighted_anchor_sums(problem.dataset, self._shared["graph"], s)
-                       for s in sws])
-        colsum = np.vstack([np.asarray(M.T @ s).ravel() for s in sws])
-        return BT, colsum, np.array([-1.0, 1.0]), np.zeros(n), np.zeros(X.shape[1]), 0.0
-
-    # ----- one binary / single-output problem -----
-    def _anchor_inner(self, ds, X, batch, n_slots, m, k, lazy):
-        """n_inner='auto' for the anchor phase: an outer loop's correction (m anchor dots and
-        n_slots m dense axpys of length d) costs about as much as the inner steps, and never
-        fewer than the paper's 20 steps (dense data keeps 20; sparse high-dimensional data,
-        where the O(m d) correction dwarfs an O(p nnz) step, gets long inner loops)."""
-        n, d = ds.n_samples, ds.n_features
-        nnz = (X.nnz / max(n, 1)) if sp.issparse(X) else d
-        outer = m * (nnz + n_slots * d) + 2 * d
-        inner = batch * (2 * nnz + k) + (0 if lazy else 3 * d)
-        return int(max(_MIN_INNER, np.ceil(outer / max(inner, 1))))
-
-    def _fit_problem(self, problem):
-        ds, y = problem.dataset, np.ascontiguousarray(problem.y, dtype=np.float64)
-        sw = np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
-        n, d = ds.n_samples, ds.n_features
-        loss = self._loss_object()
-        lam1, lam2 = self._penalty_coefs()
-        batch = min(self.batch_size, n)
-        # the steps need the spectrum estimate (a pass over a row subsample): resolved when
-        # the first phase that uses them starts, so the warm-up pass runs before it
-        resolved = []
-
-        def steps():
-            if not resolved:
-                resolved.append(self._resolve_eta0(sw, batch))
-            return resolved[0]
-        monitor = problem.monitor
-        lazy = ds.is_sparse
-        # sparse rows: O(nnz) steps (scaled vector for l2, just-in-time prox for l1)
-        last = np.zeros(d if lazy and lam1 > 0.0 else 0, dtype=np.int64)
-        last_u = np.zeros(d if lam1 > 0.0 and self.solver == "hybrid" else 0)
-
-        n_warm = 0
-        if self.solver == "hybrid":
-            n_anchor_epochs = self.anchor_epochs
-            first_mode = MODE_S3GD
-            # the SGD warm-up only starts a fit from scratch (a warm start is already close)
-            if not np.any(problem.coef_init) and not (self.fit_intercept
-                                                      and problem.intercept_init != 0.0):
-                n_warm = self.warmup_epochs
-        else:
-            first_mode = _MODES[self.solver]
-            n_anchor_epochs = self.max_iter if first_mode != MODE_SVRG else 0
-
-        empty_i = np.empty((0, 0), dtype=np.int32)
-        empty_d = np.empty((0, 0), dtype=np.float64)
-        anchor_idx = np.empty(0, dtype=np.int32)
-        nbr, nbr_w = empty_i, empty_d
-        BT, colsum = np.empty((0, 0, 0)), empty_d
-        slot_label = offset = Lw = np.empty(0)
-        Lb = 0.0
-        strata_order = np.empty(0, dtype=np.int32)
-        strata_ptr = np.empty(0, dtype=np.int64)
-        first_batch = batch
-        if first_mode == MODE_S3GD and n_anchor_epochs > 0:
-            graph = self._shared["graph"]
-            anchor_idx, nbr, nbr_w = graph.anchor_indices, graph.neighbors, graph.weights
-            BT, colsum, slot_label, offset, Lw, Lb = self._anchor_tables(problem, loss)
-        elif first_mode == MODE_SSGD:
-            strata_order, strata_ptr = self._shared["strata"]
-            first_batch = strata_ptr.shape[0] - 1
-        steps_first = -(-n // first_batch)
-        steps_svrg = -(-n // batch)
-        if self.n_inner == "auto":
-            if first_mode == MODE_S3GD:
-                inner_first = self._anchor_inner(ds, problem.X, batch, BT.shape[0], anchor_idx.shape[0],
-                                                 nbr.shape[1] if nbr.shape[0] else 0, lazy)
-            elif first_mode == MODE_SVRG:
-                inner_first = steps_svrg
-            else:
-                inner_first = _MIN_INNER
-        else:
-            inner_first = self.n_inner
-        # hybrid: Prox-SVRG with one snapshot (full pass) per epoch
-        inner_svrg = inner_first if self.solver == "svrg" else steps_svrg
-        phases = {   # (mode, index of the step in steps(), inner steps, outer loops)
-            "first": (first_mode, 0, min(inner_first, steps_first) if first_mode != MODE_SVRG
-                      else inner_first, max(1, -(-steps_first // inner_first))),
-            "svrg": (MODE_SVRG, 1, inner_svrg, max(1, -(-steps_svrg // inner_svrg))),
-        }
-        # warm-up: one pass over a random permutation (each sample once, as SGDClassifier)
-        # of plain SGD from the start, see _warmup_schedule
-        steps_w = steps_svrg
-        phases["warmup"] = (MODE_SGD, 1, steps_w, 1)
-        dsnap = np.empty(n if (self.solver in ("svrg", "hybrid")) else 0)
-
-        w = np.array(problem.coef_init, dtype=np.float64, copy=True)
-        b = np.array([problem.intercept_init if self.fit_intercept else 0.0])
-        perm = np.arange(n, dtype=np.int32)
-        gH = np.zeros(d)
-        dA = np.zeros((max(BT.shape[0], 1), max(anchor_idx.shape[0], 1)))
-        ibuf = np.zeros(2 * max(first_batch, batch, 1), dtype=np.int32)
-        cbuf = np.zeros(max(first_batch, batch, 1))
-        counter = 0
-
-        best = np.inf
-        no_improvement = 0
-        converged = False
-        rel_improvement = np.inf
-        n_iter = 0
-        stopped_in_warmup = False
-        scale = 1.0          # 'adaptive' divides the steps of every phase by 5 per plateau
-        # objective at the start (one pass): an objective far above it means divergence
-        if np.any(w):
-            f_start = _objective(ds, w, b[0], y, sw, loss) + lam1 * np.abs(w).sum() \
-                + 0.5 * lam2 * w.dot(w)
-        else:   # all margins equal the intercept: no pass over X
-            f_start = float(sw.dot(loss.loss_array(np.full(n, b[0]), y))) / n
-        stopped_at_start = False
-        use_start = False
-        if self.solver == "hybrid" and lam1 == 0.0 and self.max_iter > 0:
-            if self.init_step == "line_search":
-                use_start = True
-            elif self.init_step == "auto":
-                # only from scratch (a warm start skips the warm-up too) and only when the
-                # Hessian at the start is well conditioned (see _start_is_well_conditioned)
-                use_start = n_warm > 0 and self._start_is_well_conditioned(sw, lam2)
-        if use_start:
-            # steepest-descent start (not in the paper): the exact minimiser of F along -grad F
-            # at the initial point, two passes over X (user guide, "The line-search start")
-            start = _line_search_start(ds, y, sw, loss, w, b, lam2,
-                                       self.fit_intercept)
-            if start is not None:
-                t_star, f_new = start
-                check_finite_iterate(np.append(w, b), monitor.solver_name, "line-search start")
-                stopped_at_start = monitor.record(
-                    x=w.copy(), epoch=0, pass_fraction=0.0, step_size=t_star,
-                    solver="line_search", loss_estimate=f_new, objective=f_new)
-                # the start replaces the SGD warm-up (round 11): the warm-up's first steps
-                # (1 / (2 L_max), decaying from there) are sized for a start at zero and
-                # threw a good start back by 3-4 orders of magnitude (user guide)
-                n_warm = 0
-        for epoch in range(0 if stopped_at_start else self.max_iter):
-            if epoch < n_warm:
-                phase = "warmup"
-            elif epoch < n_warm + n_anchor_epochs:
-                phase = "first"
-            else:
-                phase = "svrg"
-            mode, which, n_inner, n_outer = phases[phase]
-            snap_penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
-            snap_loss = 0.0
-            if phase == "warmup":
-                # per-sample SGD, O(nnz) per step (w kept as a scaled vector, l1 thresholds
-                # accumulated per coordinate); the first pass runs in doubling chunks
-                # (1/16, 1/8, 1/4, 1/2, 1 of the pass) with a record after each
-                eta, warm_decay = self._warmup_schedule(sw, lam2)
-                ends = _warmup_chunk_ends(n) if epoch == 0 else [n]
-                start = 0
-                for k, end in enumerate(ends):
-                    loss_sum, counter = sgd_pass(
-                        ds, y, sw, loss, w, b, self.fit_intercept, eta, warm_decay, 1.0,
-                        lam2, perm, problem.seed, problem.stream, counter, float(epoch * n),
-                        lam1, last_u if lam1 > 0.0 else None, start, end)
-                    n_seen = end - start
-                    start = end
-                    if end == n:
-                        break
-                    # intermediate record: the progressive loss of the chunk (free)
-                    check_finite_iterate(np.append(w, b), monitor.solver_name,
-                                         f"epoch {epoch} (warm-up chunk)")
-                    penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
-                    record = {"epoch": epoch, "pass_fraction": end / n, "step_size": eta,
-                              "solver": "sgd_warmup",
-                              "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
-                    if self.track_objective:
-                        record["objective"] = _objective(ds, w, b[0], y, sw, loss) + penalty
-                    if monitor.record(x=w.copy(), **record):
-                        stopped_in_warmup = True
-                        break
-                if stopped_in_warmup:
-                    n_iter = epoch + 1
-                    break
-            else:
-                step_first, step_svrg, s2 = steps()
-                eta = (step_svrg if which == 1 else step_first) * scale
-                loss_sum, n_seen, counter, snap_loss = run_epoch(
-                    ds, y, sw, loss, w, b, mode, self.fit_intercept, eta, eta * s2, lam1,
-                    lam2, batch, n_inner, n_outer, anchor_idx, nbr, nbr_w, BT, colsum,
-                    slot_label, offset, Lw, Lb, dsnap, strata_order, strata_ptr, perm,
-                    problem.seed, problem.stream, counter, gH, dA, ibuf, cbuf, lazy, 0.0,
-                    0.0, False, last if last.shape[0] else None,
-                )
-            n_iter = epoch + 1
-            check_finite_iterate(np.append(w, b), monitor.solver_name, f"epoch {epoch}")
-            penalty = lam1 * np.abs(w).sum() + 0.5 * lam2 * w.dot(w)
-            record = {"epoch": epoch, "pass_fraction": 1.0, "step_size": eta,
-                      "solver": ("svrg" if mode == MODE_SVRG else
-                                 "sgd_warmup" if phase == "warmup" else self.solver),
-                      "loss_estimate": loss_sum / max(n_seen, 1) + penalty}
-            exact = None
-            if self.track_objective:
-                exact = _objective(ds, w, b[0], y, sw, loss) + penalty
-                record["objective"] = exact
-            if mode == MODE_SVRG and n_outer == 1:
-                # the full pass evaluated F exactly at the snapshot (the previous iterate)
-                snap = snap_loss / n + snap_penalty
-                record["snapshot_objective"] = snap
-                current = exact if exact is not None else snap
-            else:
-                current = exact if exact is not None else record["loss_estimate"]
-            if not np.isfinite(current):
-                check_finite_iterate(np.array([current]), monitor.solver_name,
-                                     f"epoch {epoch} (objective)")
-            stop = monitor.record(x=w.copy(), **record)
-            if current > _DIVERGENCE_FACTOR * max(f_start, 1.0):
-                raise DivergenceError(
-                    f"{monitor.solver_name} diverged: the objective grew from {f_start:.3g} "
-                    f"to {current:.3g} after epoch {epoch}; decrease the step size (eta0).")
-            counts = self.solver != "hybrid" or epoch >= n_warm + n_anchor_epochs
-            rel_improvement = (best - current) / max(abs(best), 1.0) if np.isfinite(best) \
-                else np.inf
-            if counts:
-                no_improvement = 0 if rel_improvement > self.tol else no_improvement + 1
-                best = min(best, current)
-            if no_improvement >= self.n_iter_no_change:
-                if self.learning_rate == "adaptive" and scale > _ADAPTIVE_MIN:
-                    scale /= 5.0      # plateau reached: shrink the noise floor
-                    no_improvement = 0
-                    continue
-                converged = True
-                break
-            if stop:
-                break
-        monitor.finish(converged=converged,
-                       criterion="relative objective improvement of the last epoch",
-                       value=float(rel_improvement), tol=self.tol, max_iter=self.max_iter)
-        if resolved or n_iter > n_warm or n_warm == 0:
-            step_first, step_svrg = steps()[:2]
-            step = step_first if n_anchor_epochs > 0 or first_mode != MODE_S3GD else step_svrg
-        else:   # the fit ended in the warm-up: no spectrum estimate for an unused step
-            step = self._warmup_schedule(sw, lam2)[0]
-        return SolverResult(x=w, intercept=float(b[0]), n_iter=n_iter, converged=converged,
-                            criterion=float(rel_improvement), extra={"step_size": step})
-
-
-_LS_MAX_ITER = 20      # safeguarded Newton steps of the line-search start
-_LS_RTOL = 1e-8        # stop when |phi'(t)| <= this * |phi'(0)|
-_LS_THREAD_ROWS = 1 << 15   # from this many rows the line search's loops run in two threads
-
-
-def _line_search_start(ds, y, sw, loss, w, b, lam2, fit_intercept):
-    """Steepest-descent start: move ``(w, b)`` in place to ``(w, b) - t* g`` where ``g`` is
-    the gradient of the smooth objective ``F`` at ``(w, b)`` (intercept included) and
-    ``t* = argmin_t phi(t)``, ``phi(t) = F((w, b) - t g)``.
-
-    One pass for ``g`` (margins, then ``X^T r``), one for ``z = X g_w + g_b`` (each in two
-    row blocks run in threads); ``phi`` and its derivatives are then one O(n) loop over the
-    margins ``p - t z`` per Newton step (no further pass over X).  ``phi`` is convex;
-    safeguarded Newton from ``t = 0`` (bracket kept, a step outside it bisects, doubling
-    while no upper end is known) until ``|phi'(t)| <= 1e-8 |phi'(0)|`` or 20 steps.  Only
-    smooth penalties (``lam1 = 0``).
-
-    Returns ``(t*, F(new point))``, or None (nothing changed) when the gradient is zero or
-    not finite or the point found is not better than the start.
-    """
-    n = y.shape[0]
-    # from zero (a fit from scratch) every margin is the intercept: no pass over X
-    p = full_margins(ds, w, b[0]) if np.any(w) else np.full(n, float(b[0]))
-    r = np.empty(n)
-    f_loss = loss.weighted_loss_dloss(p, y, sw, r) / n      # r_i = s_i loss'(p_i, y_i)
-    g = full_transpose_product(ds, r) / n + lam2 * w
-    gb = float(r.sum()) / n if fit_intercept else 0.0
-    ggw = float(g.dot(g))
-    gg = ggw + gb * gb
-    ww, wg = float(w.dot(w)), float(w.dot(g))
-    f0 = f_loss + 0.5 * lam2 * ww
-    if not (gg > 0.0 and np.isfinite(gg) and np.isfinite(f0)):
-        return None
-    z = full_margins(ds, g, gb)
-
-    sums = np.zeros((N_ROW_BLOCKS, 3))
-
-    def phi(t, with_value=False):
-        """phi(t) (nan unless ``with_value``), phi'(t), phi''(t): one pass over the margins
-        p - t z, in row blocks (threads from _LS_THREAD_ROWS rows; fixed block sums)."""
-        def block(k, start, end):
-            sums[k] = loss.along_line(p[start:end], z[start:end], y[start:end],
-                                      sw[start:end], -t, with_value)
-        run_row_blocks(n, block, n >= _LS_THREAD_ROWS)
-        value, d1, d2 = sums.sum(axis=0)
-        value = value / n + 0.5 * lam2 * (ww - 2.0 * t * wg + t * t * ggw) if with_value \
-            else np.nan
-        return value, -d1 / n + lam2 * (t * ggw - wg), d2 / n + lam2 * ggw
-
-    lo, hi, t = 0.0, np.inf, 0.0
-    _, d1, d2 = phi(0.0)
-    for _ in range(_LS_MAX_ITER):
-        if d2 > 0.0 and np.isfinite(d2):
-            t_new = t - d1 / d2
-        else:
-            t_new = np.inf
-        if not (lo < t_new < hi):     # safeguard: bisect the bracket, or double
-            t_new = 0.5 * (lo + hi) if np.isfinite(hi) else max(2.0 * t, 1.0 / max(d2, gg))
-        t = t_new
-        _, d1, d2 = phi(t)
-        if not np.isfinite(d1):
-            hi = t
-            continue
-        if abs(d1) <= _LS_RTOL * gg:
-            break
-        if d1 < 0.0:
-            lo = t
-        else:
-            hi = t
-    f_new = phi(t, with_value=True)[0]
-    if not (np.isfinite(f_new) and f_new < f0):
-        return None
-    w -= t * g
-    b[0] -= t * gb
-    return t, f_new
-
-
-def _warmup_chunk_ends(n):
-    """Ends of the warm-up pass's chunks: 1/16, 1/8, 1/4, 1/2 and all of the n samples
-    (empty chunks dropped).  SGD with a 1/(mu t) step gains about a constant factor per
-    doubling of t, so doubling chunks record its progress at evenly spaced gains."""
-    ends = sorted({n >> k for k in range(_WARMUP_CHUNKS - 1, -1, -1)} - {0})
-    return ends or [n]
-
-
-_EIG_SUBSAMPLE = 20_000   # rows of the smoothness estimate
-_EIG_GRAM_MAX = 500       # up to this many features: exact eigenvalue of the subsample Gram
-_START_SUBSAMPLE = 2_000  # rows of init_step='auto''s conditioning estimate
-_START_CONDITION = 1.0    # 'auto' starts by a line search when c lambda_max <= this * lam2
-
-
-def _gram_spectrum(X, sw, seed, rtol=1e-3):
-    """Largest eigenvalue of ``X^T diag(sw) X / n``, ``||X^T sw / n||`` and ``mean(sw)``.
-
-    Estimated on a uniform subsample of ``_EIG_SUBSAMPLE`` rows (all rows when n is
-    smaller): an unbiased estimate of the matrix, whose largest eigenvalue is biased
-    upwards (lambda_max is convex), so the step errs on the safe side.  Up to
-    ``_EIG_GRAM_MAX`` features the subsample Gram matrix is formed and its eigenvalue is
-    exact; above, power iteration (relative change below ``rtol``, at most 100 products).
-    """
-    n, d = X.shape
-    rng = np.random.RandomState(seed % (2**32))
-    if n > _EIG_SUBSAMPLE:
-        rows = np.sort(rng.choice(n, _EIG_SUBSAMPLE, replace=False))
-        Xs, ws = X[rows], sw[rows]
-    else:
-        Xs, ws = X, sw
-    s = Xs.shape[0]
-    mean_row = np.asarray(Xs.T @ ws).ravel()
-    mean_norm = float(np.linalg.norm(mean_row)) / s
-    if d <= _EIG_GRAM_MAX:
-        root = np.sqrt(ws)
-        if sp.issparse(Xs):
-            Y = sp.diags(root) @ Xs
-            G = (Y.T @ Y).toarray()
-        else:
-            Y = Xs * root[:, np.newaxis]
-            G = Y.T @ Y          # symmetric rank-k product (much faster than a general one)
-        G /= s
-        lam = float(np.linalg.eigvalsh(G)[-1]) if np.all(np.isfinite(G)) else np.inf
-    else:
-        # start from the weighted mean row (plus a random part, so the top eigenvector is
-        # never orthogonal to the start): for non-negative data such as text it is close to
-        # the top eigenvector and the iteration stops after 2-3 products instead of 10-30
-        v = rng.standard_normal(d)
-        v /= np.linalg.norm(v)
-        mnorm = mean_norm * s
-        if mnorm > 0.0 and np.isfinite(mnorm):
-            v = mean_row / mnorm + 0.1 * v
-            v /= np.linalg.norm(v)
-        lam = 0.0
-        for _ in range(100):
-            g = np.asarray(Xs.T @ (ws * (Xs @ v))).ravel() / s
-            nrm = float(np.linalg.norm(g))
-            if nrm == 0.0 or not np.isfinite(nrm):
-                lam = nrm
-                break
-            v = g / nrm
-            done = abs(nrm - lam) <= rtol * nrm
-            lam = nrm
-            if done:
-                break
-    return max(lam, 0.0), mean_norm, float(ws.mean())
-
-
-def _max_abs(X):
-    data = X.data if sp.issparse(X) else X
-    return float(np.max(np.abs(data))) if data.size else 0.0
-
-
-def _objective(ds, w, b, y, sw, loss):
-    p = ds.margins(w, b)
-    out = np.empty_like(p)
-    return loss.weighted_loss_dloss(p, y, sw, out) / p.shape[0]
-
-
-def _weighted_anchor_sums(ds, graph, weights):
-    """BT = M^T diag(weights) X as a dense C-contiguous (m, d) array (compiled, O(n k nnz))."""
-    nbr = graph.neighbors
-    m = graph.n_anchors
-    if nbr.size and (nbr.min() < 0 or nbr.max() >= m):   # the kernel does not bounds-check
-        raise ValueError(f"anchor graph neighbours must lie in [0, {m}), got "
-                         f"[{nbr.min()}, {nbr.max()}]")
-    if nbr.shape[0] != ds.n_samples or graph.weights.shape != nbr.shape:
-        raise ValueError("anchor graph and data have inconsistent shapes")
-    BT = np.zeros((m, ds.n_features))
-    weighted_anchor_sums(ds, nbr, graph.weights, np.ascontiguousarray(weights, dtype=np.float64),
-                         BT)
-    return BT
-
-
-def _strata(X, n_strata, method, max_iter, seed):
-    """Strata of stratified SGD: k-means with ``n_strata`` clusters (paper: p clusters)."""
-    rs = int(seed % (2**31 - 1))
-    n = X.shape[0]
-    if method == "minibatch_kmeans" or (method == "auto" and n > 50_000):
-        km = MiniBatchKMeans(n_clusters=n_strata, n_init=1, max_iter=max_iter, random_state=rs)
-    elif method == "random":
-        labels = np.random.RandomState(rs).randint(0, n_strata, n)
-        km = None
-    else:
-        km = KMeans(n_clusters=n_strata, n_init=1, max_iter=max_iter, random_state=rs)
-    if km is not None:
-        labels = km.fit(X).labels_
-    order = np.argsort(labels, kind="stable").astype(np.int32)
-    counts = np.bincount(labels, minlength=n_strata)
-    counts = counts[counts > 0]
-    ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return order, ptr
 
 
 _SOLVER_DOC = """
@@ -760,8 +122,8 @@ _SOLVER_DOC = """
         ``mu_data = c mean_i s_i ||x_i||^2 / (2 d)``, half the mean eigenvalue of the
         curvature bound, only when ``n >= 100 d``).  The first pass is recorded in chunks
         (``history_``, ``verbose`` and ``callback`` get a record after 1/16, 1/8, 1/4, 1/2
-        and all of it, with ``pass_fraction`` and the chunk's progressive loss as
-        ``loss_estimate``; ``n_iter_`` counts whole passes); it does
+        and all of it, with ``pass_fraction`` and, as ``objective``, the chunk's progressive
+        loss; ``n_iter_`` counts passes, a pass the callback stopped included); it does
         not use ``eta0``.  A step costs O(nnz of the row) (the l2 shrink rescales ``w``,
         the l1 thresholds are summed and applied to a coordinate when a row touches it).
         It costs less than ``SGDClassifier``'s epoch and moves the first snapshot, whose
@@ -860,16 +222,27 @@ _SOLVER_DOC = """
 _ATTRIBUTES_DOC = """
     n_iter_ : int
         Epochs run (the largest over the one-vs-rest / output problems).
-    history_ : dict of ndarray (list of dicts for several problems)
-        Per epoch: ``epoch``, ``step_size``, ``solver`` (the phase), ``loss_estimate``,
-        ``objective`` (with ``track_objective``), ``snapshot_objective`` (Prox-SVRG epochs:
-        the exact objective at the start of the epoch) and ``time``.
+    history_ : dict of ndarray (list of dicts, one per problem, for several problems)
+        One record per epoch, per chunk of the first warm-up pass and for the line-search
+        start, with ``iteration`` (the epoch the record belongs to, counting from 1 as
+        ``n_iter_`` does; 0 for the line-search start), ``pass_fraction`` (the share of the
+        epoch's pass done), ``step_size``, ``solver`` (the phase: ``'line_search'``,
+        ``'sgd_warmup'``, ``'svrg'`` for Prox-SVRG, else the solver's name), ``objective``,
+        ``objective_kind`` and ``time`` (seconds since the fit started).  ``objective`` is
+        the value the ``tol`` test uses, of the kind ``objective_kind`` names: ``'exact'``,
+        the objective at the record's iterate (with ``track_objective``, and for the
+        line-search start); ``'snapshot'``, the exact objective at the epoch's snapshot, i.e.
+        at the previous record's iterate (Prox-SVRG epochs: computed by the full pass for
+        free, one epoch behind); ``'estimate'`` otherwise, the average of the epoch's (or the
+        warm-up chunk's) sample losses, each at the iterate before its step, plus the
+        penalty at the end (noisy, and above the objective while the fit improves).
     step_size_ : float or ndarray
         The resolved ``eta0`` of the first phase (one per problem when there are several).
     anchor_indices_ : ndarray of int
-        Rows of the training X used as anchors (``solver='s3gd'``).
+        Rows of the training X used as anchors (set when the fit built an anchor graph:
+        ``solver='s3gd'``, or ``'hybrid'`` with ``anchor_epochs > 0``).
     n_anchors_ : int
-        Number of distinct anchors (``solver='s3gd'``).
+        Number of distinct anchors (set with ``anchor_indices_``).
     seed_ : int
         The seed drawn from ``random_state``.
     n_features_in_ : int

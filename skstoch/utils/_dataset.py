@@ -35,6 +35,16 @@ def make_dataset(X):
     return RowDataset(X, None, None, X.shape[1])
 
 
+def dataset_matrix(ds):
+    """The float64 matrix a :class:`RowDataset` reads, sharing its arrays (no copy of the
+    values): the C-contiguous ndarray, or a CSR matrix over the dataset's canonical arrays."""
+    arrays = ds.arrays()
+    if not ds.is_sparse:
+        return arrays[0]
+    data, indices, indptr = arrays
+    return sp.csr_matrix((data, indices, indptr), shape=(ds.n_samples, ds.n_features))
+
+
 # The full-pass products below split the rows into this many blocks, a fixed number so that
 # the results (the order of the floating-point sums) do not depend on the machine.
 N_ROW_BLOCKS = 2

@@ -1,4 +1,5 @@
-"""Anchors and the sparse anchor-sample graph of S3GD (paper 002, Algorithm 2).
+"""Anchors and the sparse anchor-sample graph of S3GD (paper 002, Algorithm 2), and the
+k-means strata of its stratified-SGD baseline.
 
 Anchors are k-means centres snapped to their nearest training sample (eq. 13); every sample is
 linked to its ``k`` nearest anchors with normalised Gaussian weights (eq. 14).  The graph is stored
@@ -230,3 +231,35 @@ def build_anchor_graph(X, *, n_anchors=100, n_neighbors=5, kernel_width="nearest
     neighbors, weights = nearest_anchors(X, Z, n_neighbors, kernel_width=kernel_width,
                                          eps=kernel_eps, anchor_indices=anchor_indices)
     return AnchorGraph(anchor_indices, neighbors, weights)
+
+
+def stratify(X, n_strata, *, method="auto", kmeans_max_iter=10, random_state=0):
+    """Strata of stratified SGD: k-means with ``n_strata`` clusters (paper: p clusters).
+
+    ``method`` as for :func:`select_anchors`: ``"minibatch_kmeans"`` (and ``"auto"`` above
+    50,000 rows) MiniBatchKMeans, ``"random"`` uniform random labels, else KMeans.
+
+    Returns
+    -------
+    order : ndarray of int32, shape (n_samples,)
+        The rows sorted by stratum (stable).
+    ptr : ndarray of int64
+        Stratum c is ``order[ptr[c]:ptr[c + 1]]``; empty clusters are dropped.
+    """
+    rs = int(random_state % (2**31 - 1))
+    n = X.shape[0]
+    if method == "minibatch_kmeans" or (method == "auto" and n > 50_000):
+        km = MiniBatchKMeans(n_clusters=n_strata, n_init=1, max_iter=kmeans_max_iter,
+                             random_state=rs)
+    elif method == "random":
+        labels = np.random.RandomState(rs).randint(0, n_strata, n)
+        km = None
+    else:
+        km = KMeans(n_clusters=n_strata, n_init=1, max_iter=kmeans_max_iter, random_state=rs)
+    if km is not None:
+        labels = km.fit(X).labels_
+    order = np.argsort(labels, kind="stable").astype(np.int32)
+    counts = np.bincount(labels, minlength=n_strata)
+    counts = counts[counts > 0]
+    ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return order, ptr
