@@ -304,14 +304,11 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
             x, n_iter, converged, change = _lbfgs(loss, Q, X0, self.max_iter, self.tol,
                                                   monitor, best)
         elif self.solver in ("svrg_sbb", "svrg"):
-            last = np.zeros(n_obj, dtype=np.int64)
-            buf = np.empty((2 * b, self.n_components))
-            idx = np.empty(2 * b, dtype=np.int32)
-            dense_update = self.inner_update == "dense"
+            tables = _ordinal.InnerLoop(loss, Q, n_obj, self.n_components, n_steps, b, seed,
+                                        self.inner_update == "dense")
 
             def inner_loop(x, snapshot, grad, step, epoch):
-                _ordinal.stochastic_inner(loss, Q, x, snapshot, grad, step, n_steps, b, seed,
-                                          1 + epoch, last, buf, idx, True, dense_update)
+                _ordinal.svrg_inner(tables, x, snapshot, grad, step, 1 + epoch)
                 return x
 
             result = svrg(X0, full_gradient, inner_loop,
@@ -444,9 +441,7 @@ def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor, best):
     """Mini-batch SGD baseline (paper 000 'ncvx SGD'), step eta0 / (1 + 0.01 epoch)."""
     x = X0.copy()
     n_obj, p = x.shape
-    last = np.zeros(n_obj, dtype=np.int64)
-    buf = np.empty((2 * b, p))
-    idx = np.empty(2 * b, dtype=np.int32)
+    tables = _ordinal.InnerLoop(loss, Q, n_obj, p, n_steps, b, seed)
     m = Q.shape[0]
     change, n_iter = np.inf, 0
     for epoch in range(max_iter):
@@ -456,8 +451,7 @@ def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor, best):
         if monitor.record(epoch=epoch, objective=objective, step_size=step, x=x):
             break
         prev = x.copy()
-        _ordinal.stochastic_inner(loss, Q, x, x, x, step, n_steps, b, seed, 1 + epoch, last,
-                                  buf, idx, False)
+        _ordinal.sgd_inner(tables, x, step, 1 + epoch)
         n_iter = epoch + 1
         check_finite_iterate(x, monitor.solver_name, f"epoch {epoch}")
         change = relative_change(x, prev)

@@ -172,22 +172,22 @@ def test_svrg_inner_loop_matches_numpy_reference(small_problem, name, b):
     G = np.empty_like(X)
     _ordinal.full_gradient(loss, Q, snap, G, 1.0 / len(Q))
     step, n_steps, seed, stream = 0.05, 15, 1234, 7
+    n, p = X.shape
     x = X.copy()
-    last = np.zeros(len(X), np.int64)
-    buf = np.empty((2 * b, X.shape[1]))
-    idx = np.empty(2 * b, np.int32)
-    _ordinal.stochastic_inner(loss, Q, x, snap, G, step, n_steps, b, seed, stream, last, buf,
-                              idx, True)
+    lazy = _ordinal.InnerLoop(loss, Q, n, p, n_steps, b, seed)
+    counter = _ordinal.svrg_inner(lazy, x, snap, G, step, stream)
     expected = ref_inner(loss, Q, X, snap, G, step, n_steps, b, seed, stream)
     # the lazy dense update is exact up to rounding
     np.testing.assert_allclose(x, expected, rtol=1e-11, atol=1e-12)
     assert not np.allclose(x, X)
+    # the tables are reusable: a second call on the same stream repeats the same draws
+    x_again = X.copy()
+    assert _ordinal.svrg_inner(lazy, x_again, snap, G, step, stream) == counter
+    np.testing.assert_array_equal(x_again, x)
     # the paper's literal update (dense term on every row at every step): same iterates
     x_dense = X.copy()
-    last[:] = -7   # unused (not even reset) in dense mode
-    _ordinal.stochastic_inner(loss, Q, x_dense, snap, G, step, n_steps, b, seed, stream, last,
-                              buf, idx, True, True)
-    assert np.all(last == -7)   # the lazy path was not taken
+    dense = _ordinal.InnerLoop(loss, Q, n, p, n_steps, b, seed, True)
+    _ordinal.svrg_inner(dense, x_dense, snap, G, step, stream)
     np.testing.assert_allclose(x_dense, expected, rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(x_dense, x, rtol=1e-11, atol=1e-12)
 
@@ -197,27 +197,30 @@ def test_sgd_inner_loop_matches_numpy_reference(small_problem):
     loss = LOSSES["ste"]
     x = X.copy()
     b = 3
-    _ordinal.stochastic_inner(loss, Q, x, x, x, 0.02, 10, b, 99, 2, np.zeros(len(X), np.int64),
-                              np.empty((2 * b, 3)), np.empty(2 * b, np.int32), False)
+    _ordinal.sgd_inner(_ordinal.InnerLoop(loss, Q, len(X), 3, 10, b, 99), x, 0.02, 2)
     expected = ref_inner(loss, Q, X, None, None, 0.02, 10, b, 99, 2, variance_reduced=False)
     np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-13)
 
 
-def test_kernels_reject_wrong_workspaces(small_problem):
-    """The kernels run without bounds checks: workspaces of the wrong size must raise."""
+def test_kernels_reject_wrong_shapes(small_problem):
+    """The kernels run without bounds checks: arrays that do not match the tables must raise
+    (the inner loop's workspaces are sized by its tables)."""
     Q, X = small_problem
     loss = LOSSES["ste"]
-    b, n = 4, len(X)
-    good = dict(last=np.zeros(n, np.int64), buf=np.empty((2 * b, X.shape[1])),
-                idx=np.empty(2 * b, np.int32))
-    bad = [dict(good, idx=np.empty(b, np.int32)),          # the next batch needs b more
-           dict(good, buf=np.empty((b, X.shape[1]))),
-           dict(good, buf=np.empty((2 * b, X.shape[1] + 1))),
-           dict(good, last=np.zeros(n - 1, np.int64))]
-    for ws in bad:
-        with pytest.raises(ValueError, match="must"):
-            _ordinal.stochastic_inner(loss, Q, X.copy(), X, X, 0.01, 3, b, 1, 1, ws["last"],
-                                      ws["buf"], ws["idx"], True)
+    b, (n, p) = 4, X.shape
+    tables = _ordinal.InnerLoop(loss, Q, n, p, 3, b, 1)
+    for bad in (np.zeros((n - 1, p)), np.zeros((n, p + 1))):
+        with pytest.raises(ValueError, match="must have shape"):
+            _ordinal.sgd_inner(tables, bad, 0.01, 1)
+        for args in ((bad, X, X), (X.copy(), bad, X), (X.copy(), X, bad)):
+            with pytest.raises(ValueError, match="must have shape"):
+                _ordinal.svrg_inner(tables, *args, 0.01, 1)
+    for bad in (dict(batch_size=0), dict(n_objects=0), dict(n_steps=-1)):
+        kw = {**dict(n_objects=n, n_components=p, n_steps=3, batch_size=b, seed=1), **bad}
+        with pytest.raises(ValueError, match="must be positive"):
+            _ordinal.InnerLoop(loss, Q, **kw)
+    with pytest.raises(ValueError, match="Q must have shape"):
+        _ordinal.InnerLoop(loss, Q[:0], n, p, 3, b, 1)
     with pytest.raises(ValueError, match="shape of X"):
         _ordinal.full_gradient(loss, Q, X, np.empty((n + 1, X.shape[1])), 1.0)
     with pytest.raises(ValueError, match="length"):
