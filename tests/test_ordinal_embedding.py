@@ -596,3 +596,30 @@ def test_example_runs_in_fast_mode(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runpy.run_path(str(path), run_name="__main__")
+
+
+# ---------------------------------------------------------------- step and stop rules
+def test_probe_curvature_is_the_rayleigh_quotient_along_the_gradient():
+    from skstoch._solvers import curvature_step, probe_curvature
+
+    A = np.diag([1.0, 4.0, 9.0])
+    x0 = np.array([1.0, -2.0, 0.5])
+    calls = []
+    kappa = probe_curvature(lambda x: calls.append(x) or (0.5 * x @ A @ x, A @ x), x0)
+    g = A @ x0
+    assert len(calls) == 2
+    assert kappa == pytest.approx(g @ A @ g / (g @ g), rel=1e-10)
+    # degenerate probes: zero gradient, then no positive curvature to divide by
+    assert probe_curvature(lambda x: (0.0, np.zeros_like(x)), x0) == 0.0
+    assert curvature_step(0.0, 0.0) == 1.0
+    assert curvature_step(3.0, 1.0) == 0.25
+
+
+def test_relative_change_stop():
+    from skstoch._solvers import RelativeChangeStop
+
+    stop = RelativeChangeStop(0.1)
+    assert not stop.reached and stop.value == np.inf
+    assert not stop.update(np.array([1.0, 1.2]), np.array([1.0, 1.0]))
+    assert stop.value == pytest.approx(0.2 / np.sqrt(2))
+    assert stop.update(np.array([1.0, 1.05]), np.array([1.0, 1.0])) and stop.reached

@@ -4,17 +4,22 @@ from ._epoch_projection import epoch_lengths, epoch_projection
 from ._monitor import DivergenceError, FitMonitor, check_finite_iterate
 from ._projections import project_l1_ball, project_psd
 from ._result import SolverResult
-from ._step_size import rayleigh_power_iteration, stabilized_bb_step
-from ._stopping import relative_change
+from ._step_size import (curvature_step, decaying_step, probe_curvature,
+                         rayleigh_power_iteration, stabilized_bb_step)
+from ._stopping import RelativeChangeStop, relative_change
 from ._svrg import svrg
 
 __all__ = [
     "DivergenceError",
     "FitMonitor",
+    "RelativeChangeStop",
     "SolverResult",
     "check_finite_iterate",
+    "curvature_step",
+    "decaying_step",
     "epoch_lengths",
     "epoch_projection",
+    "probe_curvature",
     "project_l1_ball",
     "project_psd",
     "rayleigh_power_iteration",
