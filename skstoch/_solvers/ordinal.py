@@ -193,11 +193,10 @@ def _sgd(objective, x0, eta0, epsilon, params, monitor):
     """Mini-batch SGD baseline (paper 000 'ncvx SGD'), step ``eta0 / (1 + 0.01 epoch)``."""
     tables = _ordinal.InnerLoop(objective.loss, objective.Q, *x0.shape, _n_steps(params),
                                 params.batch_size, params.seed)
-    m = objective.Q.shape[0]
 
     def evaluate(x, epoch):
         step = decaying_step(eta0, epoch, _SGD_DECAY)
-        value = _ordinal.loss_sum(objective.loss, objective.Q, x) / m
+        value = objective.value(x)
         objective.offer(value, x)
         return {"objective": value, "step_size": step}, step
 
