@@ -119,13 +119,25 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
     n_features_in_ : int
         3 for triplets, 4 for quadruplets.
     n_iter_ : int
-        Epochs (iterations for ``'gd'``) run.
+        Epochs (iterations for ``'gd'`` and ``'lbfgs'``) run: the last
+        ``history_['iteration']``.
     history_ : dict of ndarray
-        One entry per epoch: ``epoch``, ``objective`` (mean loss at the epoch's snapshot),
-        ``step_size``, ``grad_norm`` and ``time`` (seconds since the start of the fit).
-        For ``'lbfgs'``: one entry for the start and one per iteration, with ``epoch``,
-        ``objective``, ``time`` and ``step_size`` = NaN (the line search has no step size
-        in the units of Algorithm 1).
+        One entry at the start of every epoch (iteration for ``'gd'`` and ``'lbfgs'``) and
+        one at the last iterate, with the columns
+
+        - ``iteration``: epochs (iterations) completed, 0 at the start; ``epoch`` is the same
+          count under its earlier name;
+        - ``objective``: the mean loss over the training comparisons at that iterate,
+          evaluated exactly (by the full-gradient pass at an SVRG snapshot and for ``'gd'``
+          and ``'lbfgs'``, by a loss pass for ``'sgd'`` and at the last iterate);
+        - ``time``: seconds since the start of the fit;
+        - ``step_size`` (not ``'lbfgs'``): the step of the epoch that starts there, NaN at
+          the last iterate; ``'lbfgs'`` has none, because scipy's L-BFGS-B does not report
+          its accepted line-search step;
+        - ``grad_norm`` (``'svrg_sbb'``, ``'svrg'``, ``'gd'``): norm of the full gradient,
+          NaN at the last iterate.
+
+        When the callback stops the fit, its record is the last one.
     objective_ : float
         Mean loss of :attr:`embedding_` over the training comparisons.
     eta0_ : float or None

@@ -300,7 +300,11 @@ def test_fit_equals_numpy_reference_of_algorithm_1(name, inner_update):
     x = snapshots[int(np.argmin(objectives))]
     assert est.objective_ == pytest.approx(min(objectives), rel=1e-9)
     np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-9, atol=1e-11)
-    np.testing.assert_allclose(est.history_["step_size"], steps, rtol=1e-9)
+    # one record per snapshot and one at the last iterate, where no step is taken
+    np.testing.assert_allclose(est.history_["objective"], objectives, rtol=1e-9)
+    np.testing.assert_allclose(est.history_["step_size"][:-1], steps, rtol=1e-9)
+    assert np.isnan(est.history_["step_size"][-1])
+    np.testing.assert_array_equal(est.history_["iteration"], np.arange(S + 1))
     assert est.n_iter_ == S
 
 
@@ -314,7 +318,7 @@ def test_sbb_steps_stay_within_their_bounds():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(T)
     m = len(Q)
-    steps = est.history_["step_size"][1:]
+    steps = est.history_["step_size"][1:-1]   # the last record takes no step
     # eq. 15 with the 1/m of eq. 17: 1/(m(L + eps)) <= eta <= 1/(m eps).  L bounds the
     # per-comparison curvature; for STE on this embedding it is far below 1e3.
     assert np.all(steps <= 1.0 / (m * eps) * (1 + 1e-12))
@@ -324,7 +328,8 @@ def test_sbb_steps_stay_within_their_bounds():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est_auto.fit(T)
-    assert np.all(est_auto.history_["step_size"][1:] <= 1.0 / (m * est_auto.epsilon_) * (1 + 1e-12))
+    assert np.all(est_auto.history_["step_size"][1:-1]
+                  <= 1.0 / (m * est_auto.epsilon_) * (1 + 1e-12))
     assert est_auto.epsilon_ > 0
 
 
@@ -347,12 +352,21 @@ def test_fit_satisfies_noise_free_training_triplets(loss, solver):
 def test_baseline_solvers_learn(solver):
     T_all = make_triplets(30, 4000, 2, random_state=1)
     T, T_test = T_all[:3000], T_all[3000:]
-    est = OrdinalEmbedding(2, solver=solver, max_iter=60, random_state=0)
+    records = []
+    est = OrdinalEmbedding(2, solver=solver, max_iter=60, random_state=0,
+                           callback=records.append)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(T)
     assert est.score(T_test) > 0.9
-    assert est.n_iter_ == len(est.history_["objective"])
+    # a record at the start of every epoch (iteration) and one at the last iterate, whose
+    # objective is the mean loss there; the best iterate is at most the best recorded one
+    np.testing.assert_array_equal(est.history_["iteration"], np.arange(est.n_iter_ + 1))
+    assert len(records) == est.n_iter_ + 1 and records[-1]["iteration"] == est.n_iter_
+    Q = check_comparisons(T)[0]
+    assert est.history_["objective"][-1] == pytest.approx(
+        ref_objective("ste", Q, records[-1]["x"]), rel=1e-9)
+    assert est.objective_ <= est.history_["objective"].min()
 
 
 @pytest.mark.parametrize("name", ["ste", "ckl"])
@@ -571,7 +585,13 @@ def test_convergence_warning_callback_verbose(capsys):
                                verbose=1).fit(T)
     assert len(seen) == 3 and "x" in seen[0] and seen[0]["x"].shape == (20, 2)
     assert est.n_iter_ == 2 and len(est.history_["objective"]) == 3
-    assert set(est.history_) >= {"objective", "step_size", "time"}
+    assert set(est.history_) >= {"objective", "iteration", "time"}
+    # a stochastic solver stopped by the callback: no record after the one that stopped it
+    seen.clear()
+    est = OrdinalEmbedding(2, solver="svrg_sbb", max_iter=50, random_state=0,
+                           callback=stop_after_three).fit(T)
+    assert est.n_iter_ == 2 and list(est.history_["iteration"]) == [0, 1, 2]
+    assert np.all(np.isfinite(est.history_["step_size"]))
     assert "OrdinalEmbedding" in capsys.readouterr().out
 
 

@@ -76,7 +76,9 @@ def solve(problem, params, monitor, state=None):
     problem : OrdinalProblem
     params : OrdinalParams
     monitor : FitMonitor
-        Receives one record per epoch (iteration for ``'gd'`` and ``'lbfgs'``).
+        Receives one record per epoch (iteration for ``'gd'`` and ``'lbfgs'``) at the iterate
+        it starts from, and one at the returned iterate, each with ``iteration`` = epochs
+        (iterations) completed; see ``OrdinalEmbedding.history_``.
     state : None
         OrdinalEmbedding keeps no solver state between fits (a warm start is ``init``).
 
@@ -95,11 +97,41 @@ def solve(problem, params, monitor, state=None):
         x0 = _initial_embedding(problem, params)
         eta0, epsilon = _resolve_steps(objective, x0, params)
         result = _RUNNERS[params.solver](objective, x0, eta0, epsilon, params, monitor)
-        objective.offer(objective.value(result.x), result.x)
+        value = objective.value(result.x)
+        _record_final(monitor, result, value)
+        objective.offer(value, result.x)
     best = objective.best_x
     return replace(result, x=np.ascontiguousarray(best - best.mean(axis=0)),
                    criterion_name=CRITERION,
                    extra={"objective": objective.best_value, "eta0": eta0, "epsilon": epsilon})
+
+
+def _record_final(monitor, result, value):
+    """Record the returned iterate unless a record holds it already (the loops record at the
+    start of an iteration; a callback stop or L-BFGS leaves the last iterate recorded).  The
+    columns not evaluated there (step, gradient norm) are NaN."""
+    last = monitor.records[-1] if monitor.records else None
+    if last is None or last["iteration"] >= result.n_iter:
+        return
+    values = {key: np.nan for key in last if key != "time"}
+    values.update(iteration=result.n_iter, epoch=result.n_iter, objective=value)
+    monitor.record(x=result.x, **values)
+
+
+class _IterationColumn:
+    """The monitor as the shared :func:`svrg` loop sees it: its records, named by ``epoch``,
+    also get the ``iteration`` column (the same count: epochs completed at the snapshot)."""
+
+    def __init__(self, monitor):
+        self._monitor = monitor
+
+    def __getattr__(self, name):
+        return getattr(self._monitor, name)
+
+    def record(self, *, x=None, **values):
+        if "iteration" not in values:
+            values["iteration"] = values["epoch"]
+        return self._monitor.record(x=x, **values)
 
 
 def satisfied(Q, X):
@@ -186,7 +218,7 @@ def _svrg(objective, x0, eta0, epsilon, params, monitor):
     return svrg(x0, objective.tracked_gradient, inner_loop,
                 step_size="sbb" if params.solver == "svrg_sbb" else "fixed", eta0=eta0,
                 inner_iter=params.inner_iter, max_iter=params.max_iter, tol=params.tol,
-                monitor=monitor, epsilon=epsilon)
+                monitor=_IterationColumn(monitor), epsilon=epsilon)
 
 
 def _sgd(objective, x0, eta0, epsilon, params, monitor):
@@ -230,7 +262,7 @@ def _iterate(x, evaluate, advance, params, monitor, unit):
     n_iter = 0
     for it in range(params.max_iter):
         values, work = evaluate(x, it)
-        if monitor.record(epoch=it, **values, x=x):
+        if monitor.record(iteration=it, epoch=it, **values, x=x):
             break
         x_new = advance(x, it, work)
         n_iter = it + 1
@@ -250,6 +282,8 @@ def _lbfgs(objective, x0, eta0, epsilon, params, monitor):
     ``tol`` (the criterion of the other solvers), when scipy reports convergence (gradient or
     objective stagnation at machine precision) or after ``max_iter`` iterations.  Only the
     accepted iterates are offered as the best iterate, not the line search's trial points.
+    The history has no ``step_size``: scipy does not report the accepted line-search step
+    (its callback receives only the iterate and the objective).
     """
     from scipy.optimize import minimize
 
@@ -268,14 +302,15 @@ def _lbfgs(objective, x0, eta0, epsilon, params, monitor):
         objective.offer(value, v.reshape(shape))
         stop.update(v, progress["prev"])
         progress["prev"] = v.copy()
-        if (monitor.record(epoch=progress["n_iter"], objective=value, step_size=np.nan,
-                           x=v.reshape(shape)) or stop.reached):
+        n_iter = progress["n_iter"]
+        if (monitor.record(iteration=n_iter, epoch=n_iter, objective=value, x=v.reshape(shape))
+                or stop.reached):
             progress["stopped"] = True
             raise StopIteration
 
     value, _ = fun(x0.ravel())
     objective.offer(value, x0)
-    if monitor.record(epoch=0, objective=value, step_size=np.nan, x=x0):
+    if monitor.record(iteration=0, epoch=0, objective=value, x=x0):
         return SolverResult(x=x0.copy(), n_iter=0, converged=False, criterion=np.inf)
     result = minimize(fun, x0.ravel(), jac=True, method="L-BFGS-B", callback=callback,
                       options={"maxiter": params.max_iter, "ftol": 0.0, "gtol": 0.0,
