@@ -85,9 +85,11 @@ def solve(problem, params, monitor, state=None):
     Returns
     -------
     SolverResult
-        ``x``: the iterate with the lowest objective among those evaluated at a record and
-        the last one, centred; ``extra``: ``objective`` (its mean loss), ``eta0`` and
-        ``epsilon`` (the values used; None for L-BFGS unless given).
+        ``x``: the iterate with the lowest objective among those whose objective was
+        evaluated (the recorded ones, the curvature probe's point and the last one), centred;
+        ``n_iter``, ``converged`` and ``criterion``: epochs (iterations) run and the relative
+        change of the embedding against ``tol``; ``extra``: ``objective`` (the mean loss of
+        ``x``), ``eta0`` and ``epsilon`` (the values used; None for L-BFGS unless given).
     """
     # The only BLAS work of a fit is on (n_objects, n_components) arrays (norms, dots and
     # scipy's L-BFGS two-loop recursion): far too small for threads, and OpenBLAS's thread
