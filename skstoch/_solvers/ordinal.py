@@ -282,47 +282,61 @@ def _lbfgs(objective, x0, eta0, epsilon, params, monitor):
 
     Stops when the relative change of the embedding between two iterations is at most
     ``tol`` (the criterion of the other solvers), when scipy reports convergence (gradient or
-    objective stagnation at machine precision) or after ``max_iter`` iterations.  Only the
-    accepted iterates are offered as the best iterate, not the line search's trial points.
-    The history has no ``step_size``: scipy does not report the accepted line-search step
-    (its callback receives only the iterate and the objective).
+    objective stagnation at machine precision) or after ``max_iter`` iterations.  The history
+    has no ``step_size``: scipy does not report the accepted line-search step (its callback
+    receives only the iterate and the objective).
     """
     from scipy.optimize import minimize
 
-    shape = x0.shape
-    stop = RelativeChangeStop(params.tol)
-    progress = {"prev": x0.ravel().copy(), "n_iter": 0, "stopped": False}
-
-    def fun(v):
-        value, grad = objective.value_and_gradient(v.reshape(shape))
-        return value, grad.ravel()
-
-    def callback(intermediate_result):
-        v = intermediate_result.x
-        progress["n_iter"] += 1
-        value = float(intermediate_result.fun)
-        objective.offer(value, v.reshape(shape))
-        stop.update(v, progress["prev"])
-        progress["prev"] = v.copy()
-        n_iter = progress["n_iter"]
-        if (monitor.record(iteration=n_iter, epoch=n_iter, objective=value, x=v.reshape(shape))
-                or stop.reached):
-            progress["stopped"] = True
-            raise StopIteration
-
-    value, _ = fun(x0.ravel())
+    value, _ = objective.value_and_gradient(x0)
     objective.offer(value, x0)
     if monitor.record(iteration=0, epoch=0, objective=value, x=x0):
         return SolverResult(x=x0.copy(), n_iter=0, converged=False, criterion=np.inf)
-    result = minimize(fun, x0.ravel(), jac=True, method="L-BFGS-B", callback=callback,
+    progress = _LbfgsProgress(objective, x0, params.tol, monitor)
+    result = minimize(progress.fun, x0.ravel(), jac=True, method="L-BFGS-B",
+                      callback=progress.callback,
                       options={"maxiter": params.max_iter, "ftol": 0.0, "gtol": 0.0,
                                "maxfun": 20 * max(params.max_iter, 1), "maxls": 40})
-    x = result.x.reshape(shape).copy()
-    check_finite_iterate(x, monitor.solver_name, f"iteration {progress['n_iter']}")
-    n_iter = progress["n_iter"]
-    converged = stop.reached or (result.success and not progress["stopped"]
-                                 and n_iter < params.max_iter)
-    return SolverResult(x=x, n_iter=n_iter, converged=bool(converged), criterion=stop.value)
+    x = result.x.reshape(x0.shape).copy()
+    check_finite_iterate(x, monitor.solver_name, f"iteration {progress.n_iter}")
+    stop = progress.stop
+    converged = stop.reached or (result.success and not progress.stopped
+                                 and progress.n_iter < params.max_iter)
+    return SolverResult(x=x, n_iter=progress.n_iter, converged=bool(converged),
+                        criterion=stop.value)
+
+
+class _LbfgsProgress:
+    """scipy's two hooks for :func:`_lbfgs`: ``fun`` (objective and gradient of a flat
+    iterate) and ``callback`` (per accepted iterate: offer it as the best one, record it, stop
+    on the relative change or when the user's callback asks).  The line search's trial points
+    are never offered as the best iterate."""
+
+    def __init__(self, objective, x0, tol, monitor):
+        self.objective = objective
+        self.monitor = monitor
+        self.shape = x0.shape
+        self.stop = RelativeChangeStop(tol)
+        self.prev = x0.ravel().copy()
+        self.n_iter = 0
+        self.stopped = False
+
+    def fun(self, v):
+        value, grad = self.objective.value_and_gradient(v.reshape(self.shape))
+        return value, grad.ravel()
+
+    def callback(self, intermediate_result):
+        v = intermediate_result.x
+        x = v.reshape(self.shape)
+        self.n_iter += 1
+        value = float(intermediate_result.fun)
+        self.objective.offer(value, x)
+        self.stop.update(v, self.prev)
+        self.prev = v.copy()
+        if (self.monitor.record(iteration=self.n_iter, epoch=self.n_iter, objective=value, x=x)
+                or self.stop.reached):
+            self.stopped = True
+            raise StopIteration
 
 
 _RUNNERS = {"svrg_sbb": _svrg, "svrg": _svrg, "sgd": _sgd, "gd": _gd, "lbfgs": _lbfgs}
