@@ -72,6 +72,21 @@ def check_comparisons(X, y=None, *, n_objects=None, name="X", allow_degenerate=F
         3 for triplets, 4 for quadruplets.
     n_objects : int
     """
+    arr = _index_array(X, name)
+    n_objects = _check_index_range(arr, n_objects, name)
+    Q = as_quadruplets(arr)
+    if not allow_degenerate:
+        _reject_degenerate(Q, arr, name)
+    responses = check_responses(y, arr.shape[0])
+    if responses is not None:
+        flip = responses < 0
+        if np.any(flip):
+            Q[flip] = Q[flip][:, [2, 3, 0, 1]]
+    return Q, arr.shape[1], n_objects
+
+
+def _index_array(X, name):
+    """``X`` as a non-empty 2-D integer array with 3 or 4 columns."""
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
         raise TypeError(f"{name} must be a dense integer array of comparisons, got a sparse "
                         f"matrix ({type(X).__name__})")
@@ -86,9 +101,13 @@ def check_comparisons(X, y=None, *, n_objects=None, name="X", allow_degenerate=F
     if arr.ndim != 2 or arr.shape[1] not in (3, 4):
         raise ValueError(f"{name} must have shape (n_comparisons, 3) for triplets or "
                          f"(n_comparisons, 4) for quadruplets, got shape {arr.shape}")
-    m, width = arr.shape
-    if m == 0:
+    if arr.shape[0] == 0:
         raise ValueError(f"{name} contains no comparison (0 rows); at least 1 is required")
+    return arr
+
+
+def _check_index_range(arr, n_objects, name):
+    """Every index in ``[0, n_objects)``; return ``n_objects`` (default: max index + 1)."""
     lo, hi = int(arr.min()), int(arr.max())
     if lo < 0:
         row = int(np.flatnonzero((arr < 0).any(axis=1))[0])
@@ -107,24 +126,21 @@ def check_comparisons(X, y=None, *, n_objects=None, name="X", allow_degenerate=F
                              f"[0, {n_objects})")
     if n_objects > _INT32_MAX:
         raise ValueError(f"n_objects={n_objects} exceeds the int32 index range")
-    Q = as_quadruplets(arr)
-    if not allow_degenerate:
-        i, j, l, k = Q.T
-        bad = (i == j) | (l == k) | ((i == l) & (j == k)) | ((i == k) & (j == l))
-        if np.any(bad):
-            row = int(np.flatnonzero(bad)[0])
-            what = ("repeats an object (i == j, i == k or j == k)" if width == 3 else
-                    "repeats an object within a pair (i == j or l == k) or compares a pair "
-                    "with itself")
-            raise ValueError(f"{name} row {row} = {arr[row].tolist()} {what}; such a comparison "
-                             f"carries no information. Remove the {int(bad.sum())} degenerate "
-                             f"row(s).")
-    responses = check_responses(y, m)
-    if responses is not None:
-        flip = responses < 0
-        if np.any(flip):
-            Q[flip] = Q[flip][:, [2, 3, 0, 1]]
-    return Q, width, n_objects
+    return n_objects
+
+
+def _reject_degenerate(Q, arr, name):
+    """Raise on rows whose pairs repeat an object or coincide (they carry no information)."""
+    i, j, l, k = Q.T
+    bad = (i == j) | (l == k) | ((i == l) & (j == k)) | ((i == k) & (j == l))
+    if np.any(bad):
+        row = int(np.flatnonzero(bad)[0])
+        what = ("repeats an object (i == j, i == k or j == k)" if arr.shape[1] == 3 else
+                "repeats an object within a pair (i == j or l == k) or compares a pair "
+                "with itself")
+        raise ValueError(f"{name} row {row} = {arr[row].tolist()} {what}; such a comparison "
+                         f"carries no information. Remove the {int(bad.sum())} degenerate "
+                         f"row(s).")
 
 
 def as_quadruplets(arr):

@@ -8,17 +8,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._comparisons import check_comparisons
-from ._fast import _ordinal
-from ._fast._comparison_loss import CKLLoss, GNMDSLoss, SOELoss, STELoss, TSTELoss
-from ._solvers import check_finite_iterate, relative_change, svrg
-from .utils import single_thread_blas
+from ._solvers.ordinal import OrdinalParams, OrdinalProblem, satisfied, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 
 __all__ = ["OrdinalEmbedding"]
-
-# RNG streams of one fit: 0 = random init, 1 + epoch = sampling of that epoch.
-_INIT_STREAM = 0
-_SGD_DECAY = 0.01   # SGD step eta0 / (1 + 0.01 * epoch), as in the paper's reference scripts
 
 
 class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
@@ -64,10 +57,11 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         Stabilizer of the SBB step (eq. 14): ``eta = |dx|^2 / (m (|<dx, dg>| + epsilon
         |dx|^2))``, which bounds the step by ``1 / (m epsilon)``.  ``0`` is the paper's SBB0
         (allowed; it can blow up on non-convex problems).  ``'auto'`` (not in the paper) uses
-        ``0.01 * kappa0``, where ``kappa0 = |<dx, dg>| / |dx|^2`` is the curvature probed along
-        the first gradient: the step then never exceeds 100 times the initial BB step, whatever
-        the number of objects and comparisons (an absolute epsilon that suits 100 objects caps
-        the step far below the curvature scale for thousands of objects).
+        ``0.05 * kappa0``, where ``kappa0 = |<dx, dg>| / |dx|^2`` is the curvature probed along
+        the first gradient: the step then never exceeds 20 times the BB step ``1 / (m kappa0)``
+        at the start, whatever the number of objects and comparisons (an absolute epsilon that
+        suits 100 objects caps the step far below the curvature scale for thousands of
+        objects).
     batch_size : int, default=10
         Mini-batch size ``b`` (comparisons drawn uniformly with replacement per inner step);
         an inner step moves by ``b * eta`` (``'svrg_sbb'``, ``'svrg'``, ``'sgd'``).
@@ -125,13 +119,25 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
     n_features_in_ : int
         3 for triplets, 4 for quadruplets.
     n_iter_ : int
-        Epochs (iterations for ``'gd'``) run.
+        Epochs (iterations for ``'gd'`` and ``'lbfgs'``) run: the last
+        ``history_['iteration']``.
     history_ : dict of ndarray
-        One entry per epoch: ``epoch``, ``objective`` (mean loss at the epoch's snapshot),
-        ``step_size``, ``grad_norm`` and ``time`` (seconds since the start of the fit).
-        For ``'lbfgs'``: one entry for the start and one per iteration, with ``epoch``,
-        ``objective``, ``time`` and ``step_size`` = NaN (the line search has no step size
-        in the units of Algorithm 1).
+        One entry at the start of every epoch (iteration for ``'gd'`` and ``'lbfgs'``) and
+        one at the last iterate, with the columns
+
+        - ``iteration``: epochs (iterations) completed, 0 at the start; ``epoch`` is the same
+          count under its earlier name;
+        - ``objective``: the mean loss over the training comparisons at that iterate,
+          evaluated exactly (by the full-gradient pass at an SVRG snapshot and for ``'gd'``
+          and ``'lbfgs'``, by a loss pass for ``'sgd'`` and at the last iterate);
+        - ``time``: seconds since the start of the fit;
+        - ``step_size`` (not ``'lbfgs'``): the step of the epoch that starts there, NaN at
+          the last iterate; ``'lbfgs'`` has none, because scipy's L-BFGS-B does not report
+          its accepted line-search step;
+        - ``grad_norm`` (``'svrg_sbb'``, ``'svrg'``, ``'gd'``): norm of the full gradient,
+          NaN at the last iterate.
+
+        When the callback stops the fit, its record is the last one.
     objective_ : float
         Mean loss of :attr:`embedding_` over the training comparisons.
     eta0_ : float or None
@@ -209,33 +215,6 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self.verbose = verbose
         self.callback = callback
 
-    # ------------------------------------------------------------------ helpers
-    def _loss_object(self):
-        """The compiled loss for the current parameters."""
-        if self.loss == "ste":
-            return STELoss()
-        if self.loss == "tste":
-            alpha = self.alpha if self.alpha is not None else max(self.n_components - 1, 1)
-            return TSTELoss(float(alpha))
-        if self.loss == "gnmds":
-            return GNMDSLoss(1.0 if self.margin is None else float(self.margin))
-        if self.loss == "ckl":
-            return CKLLoss(float(self.mu))
-        return SOELoss(0.1 if self.margin is None else float(self.margin))
-
-    def _initial_embedding(self, init, n_objects, seed):
-        if isinstance(init, str):
-            X0 = np.empty((n_objects, self.n_components), dtype=np.float64)
-            _ordinal.normal_fill(X0, 1.0 / np.sqrt(self.n_components), seed, _INIT_STREAM)
-            return X0
-        X0 = np.array(init, dtype=np.float64, copy=True, order="C")
-        if X0.shape != (n_objects, self.n_components):
-            raise ValueError(f"init must have shape (n_objects, n_components) = "
-                             f"({n_objects}, {self.n_components}), got {X0.shape}")
-        if not np.all(np.isfinite(X0)):
-            raise ValueError("init contains NaN or infinity")
-        return X0
-
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, *, n_objects=None, init=None):
@@ -259,89 +238,56 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self : OrdinalEmbedding
         """
         Q, width, n_obj = check_comparisons(X, y, n_objects=n_objects)
-        # The only BLAS work of a fit is on (n_objects, n_components) arrays (norms, dots and
-        # scipy's L-BFGS two-loop recursion): far too small for threads, and OpenBLAS's
-        # thread wake-ups made each L-BFGS iteration ~25x slower on a busy 2-core machine.
-        with single_thread_blas():
-            return self._fit(Q, width, n_obj, init)
-
-    def _fit(self, Q, width, n_obj, init):
-        m = Q.shape[0]
-        seed = self._draw_seed()
-        X0 = self._initial_embedding(self.init if init is None else init, n_obj, seed)
-        loss = self._loss_object()
-        inner = int(self.inner_iter) if self.inner_iter is not None else m
-        b = int(self.batch_size)
-        n_steps = max(inner // b, 1)
+        params = self._solver_params(Q.shape[0], self._draw_seed())
+        init = self._check_init(self.init if init is None else init, n_obj)
         monitor = self._make_monitor(f"OrdinalEmbedding(loss={self.loss!r}, "
                                      f"solver={self.solver!r})")
-        G = np.empty_like(X0)
-        inv_m = 1.0 / m
-
-        best = _BestIterate()
-
-        def full_gradient(x):
-            total = _ordinal.full_gradient(loss, Q, x, G, inv_m)
-            best.offer(total * inv_m, x)
-            return total * inv_m, G.copy()
-
-        eta0, epsilon = self.eta0, self.epsilon
-        if self.solver == "lbfgs":
-            eta0 = np.nan if eta0 is None else eta0
-            epsilon = np.nan if epsilon == "auto" else epsilon
-        elif eta0 is None or epsilon == "auto":
-            kappa0 = _probe_curvature(full_gradient, X0)
-            if epsilon == "auto":
-                epsilon = 0.05 * kappa0
-            if eta0 is None:
-                denom = kappa0 + epsilon
-                eta0 = 1.0 / denom if denom > 0.0 and np.isfinite(denom) else 1.0
-                if self.solver != "gd":
-                    eta0 /= inner
-        eta0, epsilon = float(eta0), float(epsilon)
-
-        if self.solver == "lbfgs":
-            x, n_iter, converged, change = _lbfgs(loss, Q, X0, self.max_iter, self.tol,
-                                                  monitor, best)
-        elif self.solver in ("svrg_sbb", "svrg"):
-            last = np.zeros(n_obj, dtype=np.int64)
-            buf = np.empty((2 * b, self.n_components))
-            idx = np.empty(2 * b, dtype=np.int32)
-            dense_update = self.inner_update == "dense"
-
-            def inner_loop(x, snapshot, grad, step, epoch):
-                _ordinal.stochastic_inner(loss, Q, x, snapshot, grad, step, n_steps, b, seed,
-                                          1 + epoch, last, buf, idx, True, dense_update)
-                return x
-
-            result = svrg(X0, full_gradient, inner_loop,
-                          step_size="sbb" if self.solver == "svrg_sbb" else "fixed",
-                          eta0=eta0, inner_iter=inner, max_iter=self.max_iter, tol=self.tol,
-                          monitor=monitor, epsilon=epsilon)
-            x, n_iter, converged, change = (result.x, result.n_iter, result.converged,
-                                            result.criterion)
-        elif self.solver == "sgd":
-            x, n_iter, converged, change = _sgd(loss, Q, X0, eta0, n_steps, b, seed,
-                                                self.max_iter, self.tol, monitor, best)
-        else:
-            x, n_iter, converged, change = _gd(full_gradient, X0, eta0, self.max_iter,
-                                               self.tol, monitor)
-
-        monitor.finish(converged=converged, criterion="relative change of the embedding",
-                       value=change, tol=self.tol, max_iter=self.max_iter)
-        best.offer(_ordinal.loss_sum(loss, Q, x) * inv_m, x)
-        x = best.x - best.x.mean(axis=0)
-        self.embedding_ = np.ascontiguousarray(x)
-        self.objective_ = best.objective
+        result = solve(OrdinalProblem(Q, n_obj, init), params, monitor)
+        monitor.finish(converged=result.converged, criterion=result.criterion_name,
+                       value=result.criterion, tol=self.tol, max_iter=self.max_iter)
+        self.embedding_ = result.x
+        self.objective_ = result.extra["objective"]
         self.n_objects_ = n_obj
         self.n_features_in_ = width
-        self.n_iter_ = n_iter
+        self.n_iter_ = result.n_iter
         self.history_ = monitor.history()
-        # None where the solver has no such quantity (L-BFGS's line search has no step size)
-        self.eta0_ = eta0 if np.isfinite(eta0) else None
-        self.epsilon_ = epsilon if np.isfinite(epsilon) else None
-        self.seed_ = seed
+        self.eta0_ = result.extra["eta0"]
+        self.epsilon_ = result.extra["epsilon"]
+        self.seed_ = params.seed
         return self
+
+    def _solver_params(self, n_comparisons, seed):
+        """The parameters resolved for the driver (defaults that depend on the data)."""
+        return OrdinalParams(
+            n_components=self.n_components, loss=self.loss,
+            loss_parameter=self._loss_parameter(), solver=self.solver,
+            max_iter=self.max_iter, tol=self.tol, seed=seed, eta0=self.eta0,
+            epsilon=self.epsilon, batch_size=int(self.batch_size),
+            inner_iter=n_comparisons if self.inner_iter is None else int(self.inner_iter),
+            dense_update=self.inner_update == "dense")
+
+    def _loss_parameter(self):
+        """t-STE's alpha, GNMDS's or SOE's margin, CKL's mu (None for STE)."""
+        if self.loss == "tste":
+            return float(self.alpha if self.alpha is not None else max(self.n_components - 1, 1))
+        if self.loss in ("gnmds", "soe"):
+            default = 1.0 if self.loss == "gnmds" else 0.1
+            return default if self.margin is None else float(self.margin)
+        if self.loss == "ckl":
+            return float(self.mu)
+        return None
+
+    def _check_init(self, init, n_objects):
+        """None for a random start, else the validated starting embedding."""
+        if isinstance(init, str):
+            return None
+        X0 = np.array(init, dtype=np.float64, copy=True, order="C")
+        if X0.shape != (n_objects, self.n_components):
+            raise ValueError(f"init must have shape (n_objects, n_components) = "
+                             f"({n_objects}, {self.n_components}), got {X0.shape}")
+        if not np.all(np.isfinite(X0)):
+            raise ValueError("init contains NaN or infinity")
+        return X0
 
     # ------------------------------------------------------------------ use
     def transform(self, X=None):
@@ -363,9 +309,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
     def _satisfied(self, X, y=None):
         check_is_fitted(self)
         Q, _, _ = check_comparisons(X, y, n_objects=self.n_objects_, allow_degenerate=True)
-        out = np.empty(Q.shape[0], dtype=np.int8)
-        count = _ordinal.satisfied(Q, self.embedding_, out)
-        return out, count
+        return satisfied(Q, self.embedding_)
 
     def predict(self, X):
         """Answer comparisons with the embedding.
@@ -408,127 +352,3 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         tags.input_tags.two_d_array = True
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
-
-
-def _probe_curvature(full_gradient, X0):
-    """Curvature ``|<dx, dg>| / |dx|^2`` along a tiny step down the gradient at ``X0``.
-
-    Costs two full-gradient passes; returns 0 when the probe is degenerate (zero gradient).
-    """
-    _, g0 = full_gradient(X0)
-    gnorm = np.linalg.norm(g0)
-    if gnorm == 0.0 or not np.isfinite(gnorm):
-        return 0.0
-    delta = 1e-4 * max(np.linalg.norm(X0), 1e-12) / gnorm
-    dx = -delta * g0
-    _, g1 = full_gradient(X0 + dx)
-    sq = float(np.vdot(dx, dx))
-    kappa = abs(float(np.vdot(dx, g1 - g0))) / sq
-    return kappa if np.isfinite(kappa) else 0.0
-
-
-class _BestIterate:
-    """Keep the iterate with the lowest objective seen (first one on ties)."""
-
-    def __init__(self):
-        self.objective = np.inf
-        self.x = None
-
-    def offer(self, objective, x):
-        if objective < self.objective or self.x is None:
-            self.objective = float(objective)
-            self.x = np.array(x, copy=True)
-
-
-def _sgd(loss, Q, X0, eta0, n_steps, b, seed, max_iter, tol, monitor, best):
-    """Mini-batch SGD baseline (paper 000 'ncvx SGD'), step eta0 / (1 + 0.01 epoch)."""
-    x = X0.copy()
-    n_obj, p = x.shape
-    last = np.zeros(n_obj, dtype=np.int64)
-    buf = np.empty((2 * b, p))
-    idx = np.empty(2 * b, dtype=np.int32)
-    m = Q.shape[0]
-    change, n_iter = np.inf, 0
-    for epoch in range(max_iter):
-        step = eta0 / (1.0 + _SGD_DECAY * epoch)
-        objective = _ordinal.loss_sum(loss, Q, x) / m
-        best.offer(objective, x)
-        if monitor.record(epoch=epoch, objective=objective, step_size=step, x=x):
-            break
-        prev = x.copy()
-        _ordinal.stochastic_inner(loss, Q, x, x, x, step, n_steps, b, seed, 1 + epoch, last,
-                                  buf, idx, False)
-        n_iter = epoch + 1
-        check_finite_iterate(x, monitor.solver_name, f"epoch {epoch}")
-        change = relative_change(x, prev)
-        if change <= tol:
-            break
-    return x, n_iter, change <= tol, change
-
-
-def _gd(full_gradient, X0, eta0, max_iter, tol, monitor):
-    """Full-batch gradient descent baseline with a fixed step (paper 000 'ncvx Batch')."""
-    x = X0.copy()
-    change, n_iter = np.inf, 0
-    for it in range(max_iter):
-        objective, grad = full_gradient(x)
-        if monitor.record(epoch=it, objective=objective, step_size=eta0,
-                          grad_norm=float(np.linalg.norm(grad)), x=x):
-            break
-        prev = x
-        x = x - eta0 * grad
-        n_iter = it + 1
-        check_finite_iterate(x, monitor.solver_name, f"iteration {it}")
-        change = relative_change(x, prev)
-        if change <= tol:
-            break
-    return x, n_iter, change <= tol, change
-
-
-def _lbfgs(loss, Q, X0, max_iter, tol, monitor, best):
-    """Full-batch L-BFGS (scipy's L-BFGS-B without bounds) on the compiled one-pass loss and
-    gradient.  Not in the paper: a deterministic quasi-Newton alternative to SVRG-SBB.
-
-    Stops when the relative change of the embedding between two iterations is at most
-    ``tol`` (the criterion of the other solvers), when scipy reports convergence (gradient or
-    objective stagnation at machine precision) or after ``max_iter`` iterations.
-    """
-    from scipy.optimize import minimize
-
-    shape = X0.shape
-    m = Q.shape[0]
-    inv_m = 1.0 / m
-    G = np.empty(shape, dtype=np.float64)
-    state = {"prev": X0.ravel().copy(), "change": np.inf, "n_iter": 0, "stopped": False}
-
-    def fun(v):
-        x = v.reshape(shape)
-        objective = _ordinal.full_gradient(loss, Q, x, G, inv_m) * inv_m
-        return objective, G.ravel().copy()
-
-    def callback(intermediate_result):
-        v = intermediate_result.x
-        state["n_iter"] += 1
-        x = v.reshape(shape)
-        objective = float(intermediate_result.fun)
-        best.offer(objective, x)
-        state["change"] = relative_change(v, state["prev"])
-        state["prev"] = v.copy()
-        if monitor.record(epoch=state["n_iter"], objective=objective,
-                          step_size=np.nan, x=x) or state["change"] <= tol:
-            state["stopped"] = True
-            raise StopIteration
-
-    objective, _ = fun(X0.ravel())
-    best.offer(objective, X0)
-    if monitor.record(epoch=0, objective=objective, step_size=np.nan, x=X0):
-        return X0.copy(), 0, False, np.inf
-    result = minimize(fun, X0.ravel(), jac=True, method="L-BFGS-B", callback=callback,
-                      options={"maxiter": max_iter, "ftol": 0.0, "gtol": 0.0,
-                               "maxfun": 20 * max(max_iter, 1), "maxls": 40})
-    x = result.x.reshape(shape).copy()
-    check_finite_iterate(x, monitor.solver_name, f"iteration {state['n_iter']}")
-    change = state["change"]
-    converged = change <= tol or (result.success and not state["stopped"]
-                                  and state["n_iter"] < max_iter)
-    return x, state["n_iter"], bool(converged), change

@@ -172,22 +172,22 @@ def test_svrg_inner_loop_matches_numpy_reference(small_problem, name, b):
     G = np.empty_like(X)
     _ordinal.full_gradient(loss, Q, snap, G, 1.0 / len(Q))
     step, n_steps, seed, stream = 0.05, 15, 1234, 7
+    n, p = X.shape
     x = X.copy()
-    last = np.zeros(len(X), np.int64)
-    buf = np.empty((2 * b, X.shape[1]))
-    idx = np.empty(2 * b, np.int32)
-    _ordinal.stochastic_inner(loss, Q, x, snap, G, step, n_steps, b, seed, stream, last, buf,
-                              idx, True)
+    lazy = _ordinal.InnerLoop(loss, Q, n, p, n_steps, b, seed)
+    counter = _ordinal.svrg_inner(lazy, x, snap, G, step, stream)
     expected = ref_inner(loss, Q, X, snap, G, step, n_steps, b, seed, stream)
     # the lazy dense update is exact up to rounding
     np.testing.assert_allclose(x, expected, rtol=1e-11, atol=1e-12)
     assert not np.allclose(x, X)
+    # the tables are reusable: a second call on the same stream repeats the same draws
+    x_again = X.copy()
+    assert _ordinal.svrg_inner(lazy, x_again, snap, G, step, stream) == counter
+    np.testing.assert_array_equal(x_again, x)
     # the paper's literal update (dense term on every row at every step): same iterates
     x_dense = X.copy()
-    last[:] = -7   # unused (not even reset) in dense mode
-    _ordinal.stochastic_inner(loss, Q, x_dense, snap, G, step, n_steps, b, seed, stream, last,
-                              buf, idx, True, True)
-    assert np.all(last == -7)   # the lazy path was not taken
+    dense = _ordinal.InnerLoop(loss, Q, n, p, n_steps, b, seed, True)
+    _ordinal.svrg_inner(dense, x_dense, snap, G, step, stream)
     np.testing.assert_allclose(x_dense, expected, rtol=1e-11, atol=1e-12)
     np.testing.assert_allclose(x_dense, x, rtol=1e-11, atol=1e-12)
 
@@ -197,27 +197,30 @@ def test_sgd_inner_loop_matches_numpy_reference(small_problem):
     loss = LOSSES["ste"]
     x = X.copy()
     b = 3
-    _ordinal.stochastic_inner(loss, Q, x, x, x, 0.02, 10, b, 99, 2, np.zeros(len(X), np.int64),
-                              np.empty((2 * b, 3)), np.empty(2 * b, np.int32), False)
+    _ordinal.sgd_inner(_ordinal.InnerLoop(loss, Q, len(X), 3, 10, b, 99), x, 0.02, 2)
     expected = ref_inner(loss, Q, X, None, None, 0.02, 10, b, 99, 2, variance_reduced=False)
     np.testing.assert_allclose(x, expected, rtol=1e-12, atol=1e-13)
 
 
-def test_kernels_reject_wrong_workspaces(small_problem):
-    """The kernels run without bounds checks: workspaces of the wrong size must raise."""
+def test_kernels_reject_wrong_shapes(small_problem):
+    """The kernels run without bounds checks: arrays that do not match the tables must raise
+    (the inner loop's workspaces are sized by its tables)."""
     Q, X = small_problem
     loss = LOSSES["ste"]
-    b, n = 4, len(X)
-    good = dict(last=np.zeros(n, np.int64), buf=np.empty((2 * b, X.shape[1])),
-                idx=np.empty(2 * b, np.int32))
-    bad = [dict(good, idx=np.empty(b, np.int32)),          # the next batch needs b more
-           dict(good, buf=np.empty((b, X.shape[1]))),
-           dict(good, buf=np.empty((2 * b, X.shape[1] + 1))),
-           dict(good, last=np.zeros(n - 1, np.int64))]
-    for ws in bad:
-        with pytest.raises(ValueError, match="must"):
-            _ordinal.stochastic_inner(loss, Q, X.copy(), X, X, 0.01, 3, b, 1, 1, ws["last"],
-                                      ws["buf"], ws["idx"], True)
+    b, (n, p) = 4, X.shape
+    tables = _ordinal.InnerLoop(loss, Q, n, p, 3, b, 1)
+    for bad in (np.zeros((n - 1, p)), np.zeros((n, p + 1))):
+        with pytest.raises(ValueError, match="must have shape"):
+            _ordinal.sgd_inner(tables, bad, 0.01, 1)
+        for args in ((bad, X, X), (X.copy(), bad, X), (X.copy(), X, bad)):
+            with pytest.raises(ValueError, match="must have shape"):
+                _ordinal.svrg_inner(tables, *args, 0.01, 1)
+    for bad in (dict(batch_size=0), dict(n_objects=0), dict(n_steps=-1)):
+        kw = {**dict(n_objects=n, n_components=p, n_steps=3, batch_size=b, seed=1), **bad}
+        with pytest.raises(ValueError, match="must be positive"):
+            _ordinal.InnerLoop(loss, Q, **kw)
+    with pytest.raises(ValueError, match="Q must have shape"):
+        _ordinal.InnerLoop(loss, Q[:0], n, p, 3, b, 1)
     with pytest.raises(ValueError, match="shape of X"):
         _ordinal.full_gradient(loss, Q, X, np.empty((n + 1, X.shape[1])), 1.0)
     with pytest.raises(ValueError, match="length"):
@@ -297,7 +300,11 @@ def test_fit_equals_numpy_reference_of_algorithm_1(name, inner_update):
     x = snapshots[int(np.argmin(objectives))]
     assert est.objective_ == pytest.approx(min(objectives), rel=1e-9)
     np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-9, atol=1e-11)
-    np.testing.assert_allclose(est.history_["step_size"], steps, rtol=1e-9)
+    # one record per snapshot and one at the last iterate, where no step is taken
+    np.testing.assert_allclose(est.history_["objective"], objectives, rtol=1e-9)
+    np.testing.assert_allclose(est.history_["step_size"][:-1], steps, rtol=1e-9)
+    assert np.isnan(est.history_["step_size"][-1])
+    np.testing.assert_array_equal(est.history_["iteration"], np.arange(S + 1))
     assert est.n_iter_ == S
 
 
@@ -311,7 +318,7 @@ def test_sbb_steps_stay_within_their_bounds():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(T)
     m = len(Q)
-    steps = est.history_["step_size"][1:]
+    steps = est.history_["step_size"][1:-1]   # the last record takes no step
     # eq. 15 with the 1/m of eq. 17: 1/(m(L + eps)) <= eta <= 1/(m eps).  L bounds the
     # per-comparison curvature; for STE on this embedding it is far below 1e3.
     assert np.all(steps <= 1.0 / (m * eps) * (1 + 1e-12))
@@ -321,7 +328,8 @@ def test_sbb_steps_stay_within_their_bounds():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est_auto.fit(T)
-    assert np.all(est_auto.history_["step_size"][1:] <= 1.0 / (m * est_auto.epsilon_) * (1 + 1e-12))
+    assert np.all(est_auto.history_["step_size"][1:-1]
+                  <= 1.0 / (m * est_auto.epsilon_) * (1 + 1e-12))
     assert est_auto.epsilon_ > 0
 
 
@@ -344,12 +352,21 @@ def test_fit_satisfies_noise_free_training_triplets(loss, solver):
 def test_baseline_solvers_learn(solver):
     T_all = make_triplets(30, 4000, 2, random_state=1)
     T, T_test = T_all[:3000], T_all[3000:]
-    est = OrdinalEmbedding(2, solver=solver, max_iter=60, random_state=0)
+    records = []
+    est = OrdinalEmbedding(2, solver=solver, max_iter=60, random_state=0,
+                           callback=records.append)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(T)
     assert est.score(T_test) > 0.9
-    assert est.n_iter_ == len(est.history_["objective"])
+    # a record at the start of every epoch (iteration) and one at the last iterate, whose
+    # objective is the mean loss there; the best iterate is at most the best recorded one
+    np.testing.assert_array_equal(est.history_["iteration"], np.arange(est.n_iter_ + 1))
+    assert len(records) == est.n_iter_ + 1 and records[-1]["iteration"] == est.n_iter_
+    Q = check_comparisons(T)[0]
+    assert est.history_["objective"][-1] == pytest.approx(
+        ref_objective("ste", Q, records[-1]["x"]), rel=1e-9)
+    assert est.objective_ <= est.history_["objective"].min()
 
 
 @pytest.mark.parametrize("name", ["ste", "ckl"])
@@ -568,7 +585,13 @@ def test_convergence_warning_callback_verbose(capsys):
                                verbose=1).fit(T)
     assert len(seen) == 3 and "x" in seen[0] and seen[0]["x"].shape == (20, 2)
     assert est.n_iter_ == 2 and len(est.history_["objective"]) == 3
-    assert set(est.history_) >= {"objective", "step_size", "time"}
+    assert set(est.history_) >= {"objective", "iteration", "time"}
+    # a stochastic solver stopped by the callback: no record after the one that stopped it
+    seen.clear()
+    est = OrdinalEmbedding(2, solver="svrg_sbb", max_iter=50, random_state=0,
+                           callback=stop_after_three).fit(T)
+    assert est.n_iter_ == 2 and list(est.history_["iteration"]) == [0, 1, 2]
+    assert np.all(np.isfinite(est.history_["step_size"]))
     assert "OrdinalEmbedding" in capsys.readouterr().out
 
 
@@ -593,3 +616,30 @@ def test_example_runs_in_fast_mode(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runpy.run_path(str(path), run_name="__main__")
+
+
+# ---------------------------------------------------------------- step and stop rules
+def test_probe_curvature_is_the_rayleigh_quotient_along_the_gradient():
+    from skstoch._solvers import curvature_step, probe_curvature
+
+    A = np.diag([1.0, 4.0, 9.0])
+    x0 = np.array([1.0, -2.0, 0.5])
+    calls = []
+    kappa = probe_curvature(lambda x: calls.append(x) or (0.5 * x @ A @ x, A @ x), x0)
+    g = A @ x0
+    assert len(calls) == 2
+    assert kappa == pytest.approx(g @ A @ g / (g @ g), rel=1e-10)
+    # degenerate probes: zero gradient, then no positive curvature to divide by
+    assert probe_curvature(lambda x: (0.0, np.zeros_like(x)), x0) == 0.0
+    assert curvature_step(0.0, 0.0) == 1.0
+    assert curvature_step(3.0, 1.0) == 0.25
+
+
+def test_relative_change_stop():
+    from skstoch._solvers import RelativeChangeStop
+
+    stop = RelativeChangeStop(0.1)
+    assert not stop.reached and stop.value == np.inf
+    assert not stop.update(np.array([1.0, 1.2]), np.array([1.0, 1.0]))
+    assert stop.value == pytest.approx(0.2 / np.sqrt(2))
+    assert stop.update(np.array([1.0, 1.05]), np.array([1.0, 1.0])) and stop.reached

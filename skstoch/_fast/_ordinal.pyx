@@ -1,5 +1,7 @@
 """Kernels of OrdinalEmbedding (paper 000): full gradient, SVRG / SGD inner loop with a lazy
-(or, to reproduce the paper's cost model, literal dense) update, comparison checks and a reproducible normal initialisation.
+(or, to reproduce the paper's cost model, literal dense) update, comparison checks and a
+reproducible normal initialisation.  The per-fit tables of the inner loop (loss, comparisons,
+batch geometry, seed, workspaces) are bundled in one :class:`InnerLoop` built once per fit.
 
 Comparisons arrive as validated int32 quadruplets ``Q[q] = (i, j, l, k)`` meaning
 ``d(i, j) < d(l, k)`` (a triplet (i, j, k) is stored as (i, j, i, k)); Python has checked
@@ -157,52 +159,131 @@ cdef inline void _catch_up(double* X, const double* G, int64_t* last, Py_ssize_t
         last[r] = t
 
 
-def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1] X,
-                     const double[:, ::1] X_snap, const double[:, ::1] G, double step,
-                     Py_ssize_t n_steps, Py_ssize_t batch_size, uint64_t seed, uint64_t stream,
-                     int64_t[::1] last, double[:, ::1] buf, int32_t[::1] idx,
-                     bint variance_reduced, bint dense_update=False):
-    """Run ``n_steps`` mini-batch steps in place on ``X`` and return the RNG counter.
+cdef class InnerLoop:
+    """Per-fit tables of the stochastic inner loop, built once per fit.
 
-    With ``variance_reduced`` (SVRG, paper 000 Alg. 1 with the errata fixed), step t draws
-    ``b = batch_size`` comparisons ``I_t`` uniformly with replacement and does
+    Holds the loss, the comparisons ``Q`` (validated by Python: every index below
+    ``n_objects``), the batch geometry (``n_steps`` steps of ``batch_size`` comparisons), the
+    seed of the counter-based generator, the update mode and the workspaces: ``last``
+    (n_objects,), ``buf`` (2 * batch_size, n_components) and ``idx`` (2 * batch_size,).
+    :func:`svrg_inner` and :func:`sgd_inner` read it; it is never stored on an estimator.
+
+    Parameters
+    ----------
+    loss : ComparisonLoss
+    Q : int32 array of shape (n_comparisons, 4), C-contiguous
+    n_objects, n_components : int
+        Shape of the embeddings the loop will update.
+    n_steps : int
+        Inner steps per call.
+    batch_size : int
+        Comparisons drawn (uniformly, with replacement) per step.
+    seed : int
+        Seed of the counter-based generator; each call names its stream.
+    dense_update : bool, default=False
+        SVRG only: subtract the full-gradient term from every row at every step, as the
+        paper's code does, instead of lazily per row.
+    """
+    cdef ComparisonLoss loss
+    cdef const int32_t[:, ::1] Q
+    cdef Py_ssize_t n_objects, n_components, n_steps, batch_size
+    cdef uint64_t seed
+    cdef bint dense_update
+    cdef int64_t* last
+    cdef double* buf
+    cdef int32_t* idx
+
+    def __cinit__(self, ComparisonLoss loss not None, const int32_t[:, ::1] Q,
+                  Py_ssize_t n_objects, Py_ssize_t n_components, Py_ssize_t n_steps,
+                  Py_ssize_t batch_size, uint64_t seed, bint dense_update=False):
+        if Q.shape[0] < 1 or Q.shape[1] != 4:
+            raise ValueError(f"Q must have shape (n_comparisons >= 1, 4), got "
+                             f"({Q.shape[0]}, {Q.shape[1]})")
+        if n_objects < 1 or n_components < 1 or batch_size < 1 or n_steps < 0:
+            raise ValueError("n_objects, n_components and batch_size must be positive and "
+                             "n_steps non-negative")
+        self.loss = loss
+        self.Q = Q
+        self.n_objects = n_objects
+        self.n_components = n_components
+        self.n_steps = n_steps
+        self.batch_size = batch_size
+        self.seed = seed
+        self.dense_update = dense_update
+        self.last = <int64_t*>malloc(n_objects * sizeof(int64_t))
+        self.buf = <double*>malloc(2 * batch_size * n_components * sizeof(double))
+        self.idx = <int32_t*>malloc(2 * batch_size * sizeof(int32_t))
+        if self.last == NULL or self.buf == NULL or self.idx == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.last)
+        free(self.buf)
+        free(self.idx)
+
+    cdef _check(self, const double[:, ::1] A, str name):
+        if A.shape[0] != self.n_objects or A.shape[1] != self.n_components:
+            raise ValueError(f"{name} must have shape (n_objects, n_components) = "
+                             f"({self.n_objects}, {self.n_components}), got "
+                             f"({A.shape[0]}, {A.shape[1]})")
+
+
+def svrg_inner(InnerLoop loop not None, double[:, ::1] X, const double[:, ::1] X_snap,
+               const double[:, ::1] G, double step, uint64_t stream):
+    """Run ``loop.n_steps`` SVRG mini-batch steps in place on ``X``; return the RNG counter.
+
+    Paper 000 Alg. 1 with the errata fixed: step t draws ``b = batch_size`` comparisons
+    ``I_t`` uniformly with replacement and does
 
         x <- x - b*step * ( (1/b) sum_{q in I_t} (grad f_q(x) - grad f_q(x_snap)) + g )
 
-    where ``g = G`` is the full gradient at the snapshot.  The dense term ``b*step*g`` is
-    applied lazily: row r carries ``last[r]``, the number of dense steps already applied, and
-    is brought up to date just before it is read and once more at the end (exact, O(b p) per
-    step instead of O(n p)).  With ``dense_update`` (and ``variance_reduced``) the dense term
-    is instead subtracted from every row at the end of every step, O(n p) per step, as the
-    paper's code does; the iterates are the same up to rounding (``last`` is then unused).
-    Without ``variance_reduced`` (plain SGD; ``X_snap`` and ``G``
-    are not read) the step is ``x <- x - step * sum_{q in I_t} grad f_q(x)``.
+    where ``g = G`` is the full gradient at the snapshot ``X_snap``.  The dense term
+    ``b*step*g`` is applied lazily: row r carries ``last[r]``, the number of dense steps already
+    applied, and is brought up to date just before it is read and once more at the end (exact,
+    O(b p) per step instead of O(n p)).  With ``loop.dense_update`` the dense term is instead
+    subtracted from every row at the end of every step, O(n p) per step, as the paper's code
+    does; the iterates are the same up to rounding.
 
-    The batch of step t + 1 is drawn during step t (the same draws in the same order) so
-    that its comparison rows can be prefetched while step t computes.
-
-    ``last`` (n_objects,), ``buf`` (2 * batch_size, n_components) and ``idx`` (2 * batch_size,)
-    are workspaces.  Draws come from the counter-based stream (seed, stream) from counter 0.
+    Draws come from the counter-based stream (loop.seed, stream) from counter 0.
     """
-    cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
+    loop._check(X, "X")
+    loop._check(X_snap, "X_snap")
+    loop._check(G, "G")
+    return _inner(loop, &X[0, 0], &X_snap[0, 0], &G[0, 0], step, stream, True)
+
+
+def sgd_inner(InnerLoop loop not None, double[:, ::1] X, double step, uint64_t stream):
+    """Run ``loop.n_steps`` plain mini-batch SGD steps in place on ``X``; return the RNG
+    counter.
+
+    Step t draws ``b = batch_size`` comparisons ``I_t`` uniformly with replacement and does
+    ``x <- x - step * sum_{q in I_t} grad f_q(x)``.  Draws as in :func:`svrg_inner`.
+    """
+    loop._check(X, "X")
+    return _inner(loop, &X[0, 0], NULL, NULL, step, stream, False)
+
+
+cdef uint64_t _inner(InnerLoop loop, double* Xp, const double* Sp, const double* Gp,
+                     double step, uint64_t stream, bint variance_reduced):
+    """The inner loop of :func:`svrg_inner` (``variance_reduced``) and :func:`sgd_inner`
+    (``Sp`` and ``Gp`` are then not read).
+
+    The batch of step t + 1 is drawn during step t (the same draws in the same order) so that
+    its comparison rows can be prefetched while step t computes.
+    """
+    cdef ComparisonLoss loss = loop.loss
+    cdef Py_ssize_t m = loop.Q.shape[0], p = loop.n_components, n = loop.n_objects
+    cdef Py_ssize_t n_steps = loop.n_steps, batch_size = loop.batch_size
     cdef Py_ssize_t t, s, f, r, q
     cdef double dense_step = batch_size * step
     cdef Py_ssize_t np_ = n * p
-    cdef bint lazy = variance_reduced and not dense_update
-    dense_update = variance_reduced and dense_update
+    cdef bint lazy = variance_reduced and not loop.dense_update
+    cdef bint dense_update = variance_reduced and loop.dense_update
     cdef double a, c, ga, gc, ga_s, gc_s, v
-    if buf.shape[0] < 2 * batch_size or buf.shape[1] != p or idx.shape[0] < 2 * batch_size:
-        raise ValueError("buf must have shape (2 * batch_size, n_components) and idx "
-                         "length 2 * batch_size")
-    if last.shape[0] != n:
-        raise ValueError("last must have length n_objects")
-    cdef double* Xp = &X[0, 0]
-    cdef const double* Sp = &X_snap[0, 0]
-    cdef const double* Gp = &G[0, 0]
-    cdef const int32_t* Qp = &Q[0, 0]
-    cdef int64_t* lastp = &last[0]
-    cdef double* bufp = &buf[0, 0]
-    cdef int32_t* idxp = &idx[0]
+    cdef const int32_t* Qp = &loop.Q[0, 0]
+    cdef int64_t* lastp = loop.last
+    cdef double* bufp = loop.buf
+    cdef int32_t* idxp = loop.idx
     cdef int32_t* nextp = idxp + batch_size
     cdef int32_t* swap
     cdef double* xi
@@ -219,7 +300,7 @@ def stochastic_inner(ComparisonLoss loss, const int32_t[:, ::1] Q, double[:, ::1
     cdef uint64_t um = <uint64_t>m
     cdef uint64_t threshold = (<uint64_t>0 - um) % um
     cdef rng_state rng
-    rng_init(&rng, seed, stream, 0)
+    rng_init(&rng, loop.seed, stream, 0)
     with nogil:
         if lazy:
             for r in range(n):

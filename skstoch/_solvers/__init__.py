@@ -5,9 +5,10 @@ from ._fista import Point, fista
 from ._monitor import DivergenceError, FitMonitor, check_finite_iterate
 from ._projections import project_l1_ball, project_psd
 from ._result import SolverResult
-from ._step_size import (rayleigh_power_iteration, row_curvature, safe_sgd_step,
+from ._step_size import (curvature_step, decaying_step, probe_curvature,
+                         rayleigh_power_iteration, row_curvature, safe_sgd_step,
                          squared_row_norms, stabilized_bb_step)
-from ._stopping import ObjectiveStall, relative_change
+from ._stopping import ObjectiveStall, RelativeChangeStop, relative_change
 from ._svrg import svrg
 
 __all__ = [
@@ -15,11 +16,15 @@ __all__ = [
     "FitMonitor",
     "ObjectiveStall",
     "Point",
+    "RelativeChangeStop",
     "SolverResult",
     "check_finite_iterate",
+    "curvature_step",
+    "decaying_step",
     "epoch_lengths",
     "epoch_projection",
     "fista",
+    "probe_curvature",
     "project_l1_ball",
     "project_psd",
     "rayleigh_power_iteration",

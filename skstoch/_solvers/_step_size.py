@@ -177,3 +177,53 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
             lambda u: np.asarray(Xs.T @ (ws * (Xs @ u))).ravel() / s, v, 100, rtol)
         lam = lam if np.isfinite(lam) else np.inf
     return max(lam, 0.0), mean_norm, float(ws.mean())
+
+
+def probe_curvature(gradient, x0, *, relative_step=1e-4):
+    """Curvature ``|<dx, dg>| / |dx|^2`` along a small step down the gradient at ``x0``.
+
+    ``dx = -delta g0`` with ``delta = relative_step * max(|x0|, 1e-12) / |g0|``, and ``dg`` the
+    change of the gradient over it: the denominator of a Barzilai-Borwein step probed before
+    the first iteration (paper 000 gives no first step; OrdinalEmbedding uses it for ``eta0``
+    and ``epsilon='auto'``).
+
+    Parameters
+    ----------
+    gradient : callable
+        ``gradient(x) -> (value, grad)``; called twice.
+    x0 : ndarray
+        The starting point.
+    relative_step : float
+        Length of the probe step relative to ``|x0|``.
+
+    Returns
+    -------
+    kappa : float
+        The curvature, or 0 when the probe is degenerate (zero or non-finite gradient,
+        non-finite curvature).
+    """
+    _, g0 = gradient(x0)
+    gnorm = np.linalg.norm(g0)
+    if gnorm == 0.0 or not np.isfinite(gnorm):
+        return 0.0
+    delta = relative_step * max(np.linalg.norm(x0), 1e-12) / gnorm
+    dx = -delta * g0
+    _, g1 = gradient(x0 + dx)
+    sq = float(np.vdot(dx, dx))
+    kappa = abs(float(np.vdot(dx, g1 - g0))) / sq
+    return kappa if np.isfinite(kappa) else 0.0
+
+
+def curvature_step(kappa, epsilon):
+    """The stabilized BB step ``1 / (kappa + epsilon)`` at a probed curvature ``kappa``
+    (eq. 14 of paper 000 with ``|<dx, dg>| / |dx|^2 = kappa``, before the ``1/m`` of eq. 17).
+
+    Returns 1 when ``kappa + epsilon`` is not positive and finite (a degenerate probe).
+    """
+    denom = kappa + epsilon
+    return 1.0 / denom if denom > 0.0 and np.isfinite(denom) else 1.0
+
+
+def decaying_step(eta0, iteration, decay):
+    """The step ``eta0 / (1 + decay * iteration)`` of a decaying SGD schedule."""
+    return eta0 / (1.0 + decay * iteration)

@@ -78,3 +78,24 @@ def check_divergence(value, start, solver_name, where, factor=1e4):
         raise DivergenceError(
             f"{solver_name} diverged: the objective grew from {start:.3g} to {value:.3g} "
             f"after {where}; decrease the step size (eta0).")
+
+
+class RelativeChangeStop:
+    """Stop when the relative change of the iterate between two iterations is at most ``tol``.
+
+    ``update(x_new, x_old)`` stores :func:`relative_change` in ``value`` and returns
+    ``reached``: whether ``value <= tol`` (False before the first update, when ``value`` is
+    infinite).
+    """
+
+    def __init__(self, tol):
+        self.tol = tol
+        self.value = np.inf
+
+    @property
+    def reached(self):
+        return self.value <= self.tol
+
+    def update(self, x_new, x_old):
+        self.value = relative_change(x_new, x_old)
+        return self.reached

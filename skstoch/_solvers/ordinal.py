@@ -1,0 +1,342 @@
+"""Driver of OrdinalEmbedding (paper 000): SVRG-SBB, SVRG, SGD, full-batch GD and L-BFGS on
+the mean loss over comparisons, keeping the best iterate seen.  The only Python that calls the
+``_ordinal`` kernels.
+
+RNG streams of one fit: 0 = random initialisation, ``1 + epoch`` = sampling of that epoch.
+"""
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .._fast import _ordinal
+from .._fast._comparison_loss import CKLLoss, GNMDSLoss, SOELoss, STELoss, TSTELoss
+from ..utils import single_thread_blas
+from ._monitor import check_finite_iterate
+from ._result import SolverResult
+from ._step_size import curvature_step, decaying_step, probe_curvature
+from ._stopping import RelativeChangeStop
+from ._svrg import svrg
+
+__all__ = ["OrdinalParams", "OrdinalProblem", "satisfied", "solve"]
+
+CRITERION = "relative change of the embedding"
+_INIT_STREAM = 0
+_SGD_DECAY = 0.01     # SGD step eta0 / (1 + 0.01 epoch), as in the paper's reference scripts
+_AUTO_EPSILON = 0.05  # epsilon='auto' is 0.05 times the probed curvature
+_LOSSES = {"ste": STELoss, "tste": TSTELoss, "gnmds": GNMDSLoss, "ckl": CKLLoss,
+           "soe": SOELoss}
+
+
+@dataclass(frozen=True)
+class OrdinalProblem:
+    """The comparisons of one fit.
+
+    Attributes
+    ----------
+    Q : ndarray of int32, shape (n_comparisons, 4)
+        Canonical quadruplets from ``check_comparisons`` (every index below ``n_objects``).
+    n_objects : int
+    init : ndarray of shape (n_objects, n_components) or None
+        Validated starting embedding; None draws ``N(0, 1 / n_components)`` coordinates.
+    """
+
+    Q: np.ndarray
+    n_objects: int
+    init: np.ndarray = None
+
+
+@dataclass(frozen=True)
+class OrdinalParams:
+    """Resolved parameters of one fit (see ``OrdinalEmbedding`` for their meaning).
+
+    ``loss_parameter`` is t-STE's ``alpha``, GNMDS's and SOE's ``margin`` or CKL's ``mu``
+    (None for STE); ``inner_iter`` is ``m`` (an epoch runs ``max(m // batch_size, 1)``
+    steps); ``eta0`` may be None and ``epsilon`` ``'auto'`` (probed by the driver).
+    """
+
+    n_components: int
+    loss: str
+    loss_parameter: float
+    solver: str
+    max_iter: int
+    tol: float
+    seed: int
+    eta0: float = None
+    epsilon: object = "auto"
+    batch_size: int = 10
+    inner_iter: int = 1
+    dense_update: bool = False
+
+
+def solve(problem, params, monitor, state=None):
+    """Fit an embedding to the comparisons of ``problem``.
+
+    Parameters
+    ----------
+    problem : OrdinalProblem
+    params : OrdinalParams
+    monitor : FitMonitor
+        Receives one record per epoch (iteration for ``'gd'`` and ``'lbfgs'``) at the iterate
+        it starts from, and one at the returned iterate, each with ``iteration`` = epochs
+        (iterations) completed; see ``OrdinalEmbedding.history_``.
+    state : None
+        OrdinalEmbedding keeps no solver state between fits (a warm start is ``init``).
+
+    Returns
+    -------
+    SolverResult
+        ``x``: the iterate with the lowest objective among those whose objective was
+        evaluated (the recorded ones, the curvature probe's point and the last one), centred;
+        ``n_iter``, ``converged`` and ``criterion``: epochs (iterations) run and the relative
+        change of the embedding against ``tol``; ``extra``: ``objective`` (the mean loss of
+        ``x``), ``eta0`` and ``epsilon`` (the values used; None for L-BFGS unless given).
+    """
+    # The only BLAS work of a fit is on (n_objects, n_components) arrays (norms, dots and
+    # scipy's L-BFGS two-loop recursion): far too small for threads, and OpenBLAS's thread
+    # wake-ups made each L-BFGS iteration ~25x slower on a busy 2-core machine.
+    with single_thread_blas():
+        objective = _Objective(_make_loss(params), problem.Q)
+        x0 = _initial_embedding(problem, params)
+        eta0, epsilon = _resolve_steps(objective, x0, params)
+        result = _RUNNERS[params.solver](objective, x0, eta0, epsilon, params, monitor)
+        value = objective.value(result.x)
+        _record_final(monitor, result, value)
+        objective.offer(value, result.x)
+    best = objective.best_x
+    return replace(result, x=np.ascontiguousarray(best - best.mean(axis=0)),
+                   criterion_name=CRITERION,
+                   extra={"objective": objective.best_value, "eta0": eta0, "epsilon": epsilon})
+
+
+def _record_final(monitor, result, value):
+    """Record the returned iterate unless a record holds it already (the loops record at the
+    start of an iteration; a callback stop or L-BFGS leaves the last iterate recorded).  The
+    columns not evaluated there (step, gradient norm) are NaN."""
+    last = monitor.records[-1] if monitor.records else None
+    if last is None or last["iteration"] >= result.n_iter:
+        return
+    values = {key: np.nan for key in last if key != "time"}
+    values.update(iteration=result.n_iter, epoch=result.n_iter, objective=value)
+    monitor.record(x=result.x, **values)
+
+
+class _IterationColumn:
+    """The monitor as the shared :func:`svrg` loop sees it: its records, named by ``epoch``,
+    also get the ``iteration`` column (the same count: epochs completed at the snapshot)."""
+
+    def __init__(self, monitor):
+        self._monitor = monitor
+
+    def __getattr__(self, name):
+        return getattr(self._monitor, name)
+
+    def record(self, *, x=None, **values):
+        if "iteration" not in values:
+            values["iteration"] = values["epoch"]
+        return self._monitor.record(x=x, **values)
+
+
+def satisfied(Q, X):
+    """``(out, count)``: ``out[q] = 1`` where comparison ``q`` holds strictly in ``X``."""
+    out = np.empty(Q.shape[0], dtype=np.int8)
+    return out, _ordinal.satisfied(Q, X, out)
+
+
+def _make_loss(params):
+    loss = _LOSSES[params.loss]
+    return loss() if params.loss_parameter is None else loss(float(params.loss_parameter))
+
+
+def _initial_embedding(problem, params):
+    if problem.init is not None:
+        return np.array(problem.init, dtype=np.float64, copy=True, order="C")
+    X0 = np.empty((problem.n_objects, params.n_components), dtype=np.float64)
+    _ordinal.normal_fill(X0, 1.0 / np.sqrt(params.n_components), params.seed, _INIT_STREAM)
+    return X0
+
+
+def _resolve_steps(objective, x0, params):
+    """``(eta0, epsilon)`` the solver uses: the given values, or from the curvature probed
+    along the first gradient (two gradient passes).  L-BFGS uses neither: given values are
+    reported, missing ones are None."""
+    eta0, epsilon = params.eta0, params.epsilon
+    if params.solver == "lbfgs":
+        return (None if eta0 is None else float(eta0),
+                None if epsilon == "auto" else float(epsilon))
+    if eta0 is None or epsilon == "auto":
+        kappa0 = probe_curvature(objective.tracked_gradient, x0)
+        if epsilon == "auto":
+            epsilon = _AUTO_EPSILON * kappa0
+        if eta0 is None:
+            eta0 = curvature_step(kappa0, epsilon)
+            if params.solver != "gd":
+                eta0 /= params.inner_iter
+    return float(eta0), float(epsilon)
+
+
+class _Objective:
+    """Mean loss over the comparisons, its gradient, and the lowest-objective iterate offered
+    (the first one on ties)."""
+
+    def __init__(self, loss, Q):
+        self.loss = loss
+        self.Q = Q
+        self.inv_m = 1.0 / Q.shape[0]
+        self.best_value = np.inf
+        self.best_x = None
+
+    def value(self, x):
+        return _ordinal.loss_sum(self.loss, self.Q, x) * self.inv_m
+
+    def value_and_gradient(self, x):
+        grad = np.empty_like(x)
+        return _ordinal.full_gradient(self.loss, self.Q, x, grad, self.inv_m) * self.inv_m, grad
+
+    def tracked_gradient(self, x):
+        """:meth:`value_and_gradient`, offering ``x`` as the best iterate."""
+        value, grad = self.value_and_gradient(x)
+        self.offer(value, x)
+        return value, grad
+
+    def offer(self, value, x):
+        if value < self.best_value or self.best_x is None:
+            self.best_value = float(value)
+            self.best_x = np.array(x, copy=True)
+
+
+def _n_steps(params):
+    return max(params.inner_iter // params.batch_size, 1)
+
+
+def _svrg(objective, x0, eta0, epsilon, params, monitor):
+    """``'svrg_sbb'`` (paper 000, Algorithm 1) and ``'svrg'`` (fixed step) on the shared loop."""
+    tables = _ordinal.InnerLoop(objective.loss, objective.Q, *x0.shape, _n_steps(params),
+                                params.batch_size, params.seed, params.dense_update)
+
+    def inner_loop(x, snapshot, grad, step, epoch):
+        _ordinal.svrg_inner(tables, x, snapshot, grad, step, 1 + epoch)
+        return x
+
+    return svrg(x0, objective.tracked_gradient, inner_loop,
+                step_size="sbb" if params.solver == "svrg_sbb" else "fixed", eta0=eta0,
+                inner_iter=params.inner_iter, max_iter=params.max_iter, tol=params.tol,
+                monitor=_IterationColumn(monitor), epsilon=epsilon)
+
+
+def _sgd(objective, x0, eta0, epsilon, params, monitor):
+    """Mini-batch SGD baseline (paper 000 'ncvx SGD'), step ``eta0 / (1 + 0.01 epoch)``."""
+    tables = _ordinal.InnerLoop(objective.loss, objective.Q, *x0.shape, _n_steps(params),
+                                params.batch_size, params.seed)
+
+    def evaluate(x, epoch):
+        step = decaying_step(eta0, epoch, _SGD_DECAY)
+        value = objective.value(x)
+        objective.offer(value, x)
+        return {"objective": value, "step_size": step}, step
+
+    def advance(x, epoch, step):
+        x = x.copy()
+        _ordinal.sgd_inner(tables, x, step, 1 + epoch)
+        return x
+
+    return _iterate(x0, evaluate, advance, params, monitor, "epoch")
+
+
+def _gd(objective, x0, eta0, epsilon, params, monitor):
+    """Full-batch gradient descent baseline with a fixed step (paper 000 'ncvx Batch')."""
+
+    def evaluate(x, it):
+        value, grad = objective.tracked_gradient(x)
+        return {"objective": value, "step_size": eta0,
+                "grad_norm": float(np.linalg.norm(grad))}, grad
+
+    def advance(x, it, grad):
+        return x - eta0 * grad
+
+    return _iterate(x0, evaluate, advance, params, monitor, "iteration")
+
+
+def _iterate(x, evaluate, advance, params, monitor, unit):
+    """Outer loop of the ``'sgd'`` and ``'gd'`` baselines: record at the iterate
+    (``evaluate(x, it) -> (record, work)``), step (``advance(x, it, work) -> x_new``, a new
+    array), stop on the relative change of the embedding."""
+    stop = RelativeChangeStop(params.tol)
+    n_iter = 0
+    for it in range(params.max_iter):
+        values, work = evaluate(x, it)
+        if monitor.record(iteration=it, epoch=it, **values, x=x):
+            break
+        x_new = advance(x, it, work)
+        n_iter = it + 1
+        check_finite_iterate(x_new, monitor.solver_name, f"{unit} {it}")
+        done = stop.update(x_new, x)
+        x = x_new
+        if done:
+            break
+    return SolverResult(x=x, n_iter=n_iter, converged=stop.reached, criterion=stop.value)
+
+
+def _lbfgs(objective, x0, eta0, epsilon, params, monitor):
+    """Full-batch L-BFGS (scipy's L-BFGS-B without bounds) on the compiled one-pass loss and
+    gradient.  Not in the paper: a deterministic quasi-Newton alternative to SVRG-SBB.
+
+    Stops when the relative change of the embedding between two iterations is at most
+    ``tol`` (the criterion of the other solvers), when scipy reports convergence (gradient or
+    objective stagnation at machine precision) or after ``max_iter`` iterations.  The history
+    has no ``step_size``: scipy does not report the accepted line-search step (its callback
+    receives only the iterate and the objective).
+    """
+    from scipy.optimize import minimize
+
+    value, _ = objective.value_and_gradient(x0)
+    objective.offer(value, x0)
+    if monitor.record(iteration=0, epoch=0, objective=value, x=x0):
+        return SolverResult(x=x0.copy(), n_iter=0, converged=False, criterion=np.inf)
+    progress = _LbfgsProgress(objective, x0, params.tol, monitor)
+    result = minimize(progress.fun, x0.ravel(), jac=True, method="L-BFGS-B",
+                      callback=progress.callback,
+                      options={"maxiter": params.max_iter, "ftol": 0.0, "gtol": 0.0,
+                               "maxfun": 20 * max(params.max_iter, 1), "maxls": 40})
+    x = result.x.reshape(x0.shape).copy()
+    check_finite_iterate(x, monitor.solver_name, f"iteration {progress.n_iter}")
+    stop = progress.stop
+    converged = stop.reached or (result.success and not progress.stopped
+                                 and progress.n_iter < params.max_iter)
+    return SolverResult(x=x, n_iter=progress.n_iter, converged=bool(converged),
+                        criterion=stop.value)
+
+
+class _LbfgsProgress:
+    """scipy's two hooks for :func:`_lbfgs`: ``fun`` (objective and gradient of a flat
+    iterate) and ``callback`` (per accepted iterate: offer it as the best one, record it, stop
+    on the relative change or when the user's callback asks).  The line search's trial points
+    are never offered as the best iterate."""
+
+    def __init__(self, objective, x0, tol, monitor):
+        self.objective = objective
+        self.monitor = monitor
+        self.shape = x0.shape
+        self.stop = RelativeChangeStop(tol)
+        self.prev = x0.ravel().copy()
+        self.n_iter = 0
+        self.stopped = False
+
+    def fun(self, v):
+        value, grad = self.objective.value_and_gradient(v.reshape(self.shape))
+        return value, grad.ravel()
+
+    def callback(self, intermediate_result):
+        v = intermediate_result.x
+        x = v.reshape(self.shape)
+        self.n_iter += 1
+        value = float(intermediate_result.fun)
+        self.objective.offer(value, x)
+        self.stop.update(v, self.prev)
+        self.prev = v.copy()
+        if (self.monitor.record(iteration=self.n_iter, epoch=self.n_iter, objective=value, x=x)
+                or self.stop.reached):
+            self.stopped = True
+            raise StopIteration
+
+
+_RUNNERS = {"svrg_sbb": _svrg, "svrg": _svrg, "sgd": _sgd, "gd": _gd, "lbfgs": _lbfgs}
