@@ -253,12 +253,14 @@ def tsg_fit(dataset, labeled_rows, Y, unlabeled_rows, *, C, C_star, loss, ramp_s
     c_raw = np.zeros(K)          # sum_i alpha_i^T mu_i (balance), f = raw + target - c_raw
     intercept = target - c_raw
 
+    blocks = _s3vm.FeatureBlocks(seed, scale, m, d, *((state.omega, state.offset)
+                                                      if cache_features else ()))
+
     def batch_values(i, rows, pos, cache):
         if cache is not None:
             return cache[pos] + intercept
         out = np.zeros((rows.shape[0], K))
-        _s3vm.decision(dataset, rows, alpha, i, seed, scale, state.omega, state.offset,
-                       state.cache_features, out)
+        _s3vm.decision(blocks, dataset, rows, alpha, i, out)
         return out + intercept
 
     if use_m:
@@ -1023,11 +1025,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
     def _decision(self, dataset, rows):
         out = np.zeros((rows.shape[0], self.alpha_.shape[1]))
-        cached = self.random_weights_ is not None
-        omega = self.random_weights_ if cached else np.zeros((1, 1, 1))
-        offset = self.random_offset_ if cached else np.zeros((1, 1))
-        _s3vm.decision(dataset, rows, self.alpha_, self.n_iter_, self.seed_,
-                       np.sqrt(2.0 * self.gamma_), omega, offset, cached, out)
+        cache = () if self.random_weights_ is None else (self.random_weights_,
+                                                           self.random_offset_)
+        blocks = _s3vm.FeatureBlocks(self.seed_, np.sqrt(2.0 * self.gamma_), self.n_components_,
+                                     self.n_features_in_, *cache)
+        _s3vm.decision(blocks, dataset, rows, self.alpha_, self.n_iter_, out)
         out += self.intercept_
         return out
 
