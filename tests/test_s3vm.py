@@ -10,7 +10,11 @@ from sklearn.exceptions import NotFittedError
 from skstoch import S3VMClassifier
 from skstoch._fast import _s3vm
 from skstoch.datasets import make_semisupervised
-from skstoch.semi_supervised import _SMALL_PROBE_FLIPS, labeled_hinge, step_sizes, tsg_fit, unlabeled_loss
+from skstoch._solvers import FitMonitor
+from skstoch._solvers._step_size import step_schedule
+from skstoch._solvers._stopping import SMALL_SET_FLIPS
+from skstoch._solvers._tsg_losses import labeled_hinge, unlabeled_loss
+from skstoch._solvers.tsg import TSGParams, TSGProblem, solve
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -24,6 +28,12 @@ def moons():
     Xt, yt = make_moons(1000, noise=0.1, random_state=1)
     y_semi, _ = make_semisupervised(y, n_labeled=10, random_state=1)
     return X, y, y_semi, Xt, yt
+
+
+def fit_driver(X, labeled, Y, unlabeled, *, seed, **params):
+    """The driver on one problem (``params`` as TSGParams; one run, history on a monitor)."""
+    problem = TSGProblem(X, labeled, np.ascontiguousarray(Y), unlabeled, seed)
+    return solve(problem, TSGParams(**params), FitMonitor("test"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -182,22 +192,21 @@ def test_kernel_matches_numpy_reference(rng, n_heads, cache_pools, loss, balance
     unlabeled = np.setdiff1d(np.arange(60), labeled).astype(np.int64)
     Y = np.where(rng.rand(len(labeled), n_heads) > 0.5, 1.0, -1.0)
     Y[0], Y[1] = 1.0, -1.0
-    gammas = step_sizes("invscaling", 0.5, 0.5, 1.0, 12)
+    gammas = step_schedule("invscaling", 0.5, 0.5, 1.0, 12)
     kw = dict(C=3.0, C_star=2.0, loss=loss, gammas=gammas, B=8, m=5, kernel_gamma=0.8,
               seed=2024, balance=balance)
     ref_alpha, blocks, ref_intercept = ref_tsg(X, labeled, Y, unlabeled, **kw)
     for sparse in (False, True):
         data = sp.csr_matrix(X) if sparse else X
-        state, n_done, intercept, _, _ = tsg_fit(
-            make_dataset(data), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
-            loss=loss, ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
-            kernel_gamma=0.8, seed=2024, cache_labeled=cache_pools, cache_unlabeled=cache_pools,
-            balance=balance)
-        assert n_done == 12
-        np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(intercept, ref_intercept, rtol=1e-9, atol=1e-12)
+        res = fit_driver(
+            data, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss=loss, ramp_s=-0.3,
+            step_sizes=gammas, batch_size=8, n_components=5, kernel_gamma=0.8, seed=2024,
+            cache_labeled=cache_pools, cache_unlabeled=cache_pools, balance=balance)
+        assert res.n_iter == 12
+        np.testing.assert_allclose(res.x, ref_alpha, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(res.intercept, ref_intercept, rtol=1e-9, atol=1e-12)
         for i in range(12):
-            assert np.array_equal(state.omega[i], blocks[i][0])
+            assert np.array_equal(res.extra["random_weights"][i], blocks[i][0])
     assert np.abs(ref_alpha).max() > 0.01
 
 
@@ -210,7 +219,7 @@ def test_averaged_iterate_matches_reference(rng, balance):
     unlabeled = np.setdiff1d(np.arange(50), labeled).astype(np.int64)
     Y = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)[:, None]
     T = 15
-    gammas = step_sizes("constant", 0.2, 0.5, 1.0, T)
+    gammas = step_schedule("constant", 0.2, 0.5, 1.0, T)
     snaps = []
     ref_tsg(X, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss="hinge", gammas=gammas, B=8,
             m=5, kernel_gamma=0.8, seed=11, balance=balance, snapshots=snaps)
@@ -222,13 +231,12 @@ def test_averaged_iterate_matches_reference(rng, balance):
     ref_alpha = sum(w * a for w, (a, _) in zip(weights, snaps))
     ref_b = sum(w * b for w, (_, b) in zip(weights, snaps))
     for cache in (False, True):
-        state, n_done, intercept, _, _ = tsg_fit(
-            make_dataset(X), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
-            loss="hinge", ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
-            kernel_gamma=0.8, seed=11, balance=balance, average=True, cache_labeled=cache,
-            cache_unlabeled=cache)
-        np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(intercept, ref_b, rtol=1e-9, atol=1e-12)
+        res = fit_driver(
+            X, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss="hinge", ramp_s=-0.3,
+            step_sizes=gammas, batch_size=8, n_components=5, kernel_gamma=0.8, seed=11,
+            balance=balance, average=True, cache_labeled=cache, cache_unlabeled=cache)
+        np.testing.assert_allclose(res.x, ref_alpha, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(res.intercept, ref_b, rtol=1e-9, atol=1e-12)
     # and it differs from the last iterate
     assert np.abs(ref_alpha - snaps[-1][0]).max() > 1e-3
 
@@ -285,17 +293,17 @@ def test_unlabeled_pool_matches_reference_on_the_subsample(rng, balance):
     labeled = np.arange(0, 80, 8, dtype=np.int64)
     unlabeled = np.setdiff1d(np.arange(80), labeled).astype(np.int64)
     Y = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)[:, None]
-    gammas = step_sizes("constant", 0.2, 0.5, 1.0, 10)
+    gammas = step_schedule("constant", 0.2, 0.5, 1.0, 10)
     pool = unlabeled[ref_pool(7, len(unlabeled), 25)]
     ref_alpha, _, ref_intercept = ref_tsg(
         X, labeled, Y, pool, C=3.0, C_star=2.0, loss="hinge", gammas=gammas, B=8, m=5,
         kernel_gamma=0.8, seed=7, balance=balance)
-    state, _, intercept, _, _ = tsg_fit(
-        make_dataset(X), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
-        loss="hinge", ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
-        kernel_gamma=0.8, seed=7, balance=balance, pool_size=25)
-    np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(intercept, ref_intercept, rtol=1e-9, atol=1e-12)
+    res = fit_driver(
+        X, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss="hinge", ramp_s=-0.3,
+        step_sizes=gammas, batch_size=8, n_components=5, kernel_gamma=0.8, seed=7,
+        balance=balance, pool_size=25)
+    np.testing.assert_allclose(res.x, ref_alpha, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res.intercept, ref_intercept, rtol=1e-9, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -502,7 +510,7 @@ def test_convergence_test_stops_and_warns(moons):
     assert early.n_iter_ == 120          # tol=1 is met at once: the first record after both
     changes = clf.history_["probe_change"]
     # the probe set is every unlabeled row (n_u < 2048): one flip per window is allowed
-    limit = max(1e-3, _SMALL_PROBE_FLIPS / clf.n_unlabeled_)
+    limit = max(1e-3, SMALL_SET_FLIPS / clf.n_unlabeled_)
     assert changes[-1] < limit and changes[-2] < limit
     if clf.history_["epoch"][-2] >= max(0.3 * 400, 2 / clf.eta0_):   # the first chance
         assert not (changes[-2] < limit and changes[-3] < limit)
@@ -619,7 +627,7 @@ def test_matches_label_spreading_and_beats_labeled_only_svc(moons):
 def test_manifold_edge_gradient_finite_differences():
     # f = Phi alpha on one random-feature block; the edge term weight * mean_b (f_s - f_d)^2 and
     # its gradient in alpha, assembled as in the fit: sum_b coef_b (phi(x_s) - phi(x_d))
-    from skstoch.semi_supervised import manifold_edge_terms
+    from skstoch._solvers._tsg_losses import manifold_edge_terms
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 3))
@@ -654,15 +662,15 @@ def test_manifold_edge_gradient_finite_differences():
 
 
 def test_manifold_graph_is_exact_knn_without_self():
-    from skstoch.semi_supervised import manifold_graph
+    from skstoch._solvers._knn_graph import knn_graph
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(40, 3))
     lab = np.array([3, 17], dtype=np.int64)
     unl = np.setdiff1d(np.arange(40), lab).astype(np.int64)
-    nb = manifold_graph(X, lab, unl, 4)
-    assert nb.shape == (40, 4) and nb.dtype == np.int64
     nodes = np.concatenate([lab, unl])
+    nb = knn_graph(X, nodes, 4)
+    assert nb.shape == (40, 4) and nb.dtype == np.int64
     D = ((X[nodes][:, None] - X[nodes][None]) ** 2).sum(-1)
     np.fill_diagonal(D, np.inf)
     expected = np.argsort(D, axis=1)[:, :4]
@@ -697,12 +705,12 @@ def test_manifold_weight_zero_is_the_paper_fit_and_positive_changes_it(moons):
 def test_manifold_term_smooths_f_over_the_graph(moons):
     # the term it adds is smaller at the fitted f: mean squared edge difference of f on the
     # training graph decreases when the weight is on
-    from skstoch.semi_supervised import manifold_graph
+    from skstoch._solvers._knn_graph import knn_graph
 
     X, y_semi = moons[0], moons[2]
     kw = dict(n_components=16, batch_size=64, max_iter=150, tol=None, random_state=0)
     nodes = np.arange(X.shape[0], dtype=np.int64)
-    nb = manifold_graph(X, nodes[:0], nodes, 10)
+    nb = knn_graph(X, nodes, 10)
     rough = []
     for w in (0.0, 1000.0):   # a strong term (gamma_M = 10 C here)
         f = S3VMClassifier(manifold_weight=w, **kw).fit(X, y_semi).decision_function(X)
@@ -711,18 +719,17 @@ def test_manifold_term_smooths_f_over_the_graph(moons):
 
 
 def test_manifold_curvature_bound_matches_numpy():
-    from skstoch.semi_supervised import manifold_curvature, manifold_graph
+    from skstoch._solvers._knn_graph import knn_graph, laplacian_curvature_bound
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(50, 3))
-    lab, unl = np.arange(5, dtype=np.int64), np.arange(5, 50, dtype=np.int64)
-    nb = manifold_graph(X, lab, unl, 4)
-    rows = np.concatenate([lab, unl])
+    rows = np.arange(50, dtype=np.int64)[::-1].copy()
+    nb = knn_graph(X, rows, 4)
     sq = np.sum((X[rows][:, None, :] - X[rows][nb]) ** 2, axis=2)
     expected = 4 * 7.0 * (1 - np.exp(-0.3 * sq.max()))
-    assert np.isclose(manifold_curvature(X, lab, unl, nb, 0.3, 7.0), expected, rtol=1e-12)
-    assert np.isclose(manifold_curvature(sp.csr_matrix(X), lab, unl, nb, 0.3, 7.0), expected,
-                      rtol=1e-12)
+    assert np.isclose(laplacian_curvature_bound(X, rows, nb, 0.3, 7.0), expected, rtol=1e-12)
+    assert np.isclose(laplacian_curvature_bound(sp.csr_matrix(X), rows, nb, 0.3, 7.0),
+                      expected, rtol=1e-12)
 
 
 def test_huge_manifold_weight_is_stable_with_the_step_safeguard(moons):
@@ -794,17 +801,17 @@ def test_gamma_cv_matches_reference_and_falls_back():
 
 
 def test_gamma_cv_pick_lowest_hinge_ties_to_widest_kernel():
-    from skstoch.semi_supervised import _GAMMA_CV_FACTORS, _pick_gamma_factor
+    from skstoch._solvers._tsg_gamma_cv import GAMMA_CV_FACTORS, pick_gamma_factor
 
     # the default grid can go both wider and narrower than 'scale' (round 10)
-    assert min(_GAMMA_CV_FACTORS) < 1.0 < max(_GAMMA_CV_FACTORS)
+    assert min(GAMMA_CV_FACTORS) < 1.0 < max(GAMMA_CV_FACTORS)
     f = (0.25, 0.5, 1.0, 2.0, 4.0)
-    assert _pick_gamma_factor([0.3, 0.2, 0.1, 0.05, 0.07], f) == 2.0
-    assert _pick_gamma_factor([0.3, 0.2, 0.1, 0.07, 0.05], f) == 4.0
+    assert pick_gamma_factor([0.3, 0.2, 0.1, 0.05, 0.07], f) == 2.0
+    assert pick_gamma_factor([0.3, 0.2, 0.1, 0.07, 0.05], f) == 4.0
     # exact ties: the widest kernel (smallest gamma), whatever the order of the ties
-    assert _pick_gamma_factor([0.1, 0.0, 0.2, 0.0, 0.0], f) == 0.5
-    assert _pick_gamma_factor([0.0, 0.0, 0.0, 0.0, 0.0], f) == 0.25
-    assert _pick_gamma_factor([0.0, 0.0, 0.0], (4.0, 1.0, 2.0)) == 1.0
+    assert pick_gamma_factor([0.1, 0.0, 0.2, 0.0, 0.0], f) == 0.5
+    assert pick_gamma_factor([0.0, 0.0, 0.0, 0.0, 0.0], f) == 0.25
+    assert pick_gamma_factor([0.0, 0.0, 0.0], (4.0, 1.0, 2.0)) == 1.0
 
 
 def test_default_gamma_is_cv_and_fallbacks_equal_scale():
