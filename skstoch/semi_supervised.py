@@ -202,7 +202,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     alpha_ : ndarray of shape (n_iter_, n_heads, n_components_)
         Coefficients of the feature blocks (one head for two classes, else one per class).
     n_iter_ : int
-        Number of blocks fitted.
+        Number of iterations run, i.e. of blocks fitted (the last ``history_["iteration"]``).
     n_components_ : int
     gamma_ : float
     gamma_cv_scores_ : ndarray of shape (5,) or None
@@ -233,10 +233,19 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         Slope a of the sigmoid ``P = 1 / (1 + exp(-a f))`` fitted on the labeled rows
         (``predict_proba``).
     history_ : dict of ndarray
-        Per record (every ``record_every`` iterations): ``epoch`` (iteration), the batch
-        estimate of the data terms ``loss`` (labeled + unlabeled, before the block is added),
-        ``labeled_loss``, ``unlabeled_loss``, ``step_size``, ``probe_change`` (fraction of
-        probe labels changed since the previous record) and ``time``.
+        One entry per record (every ``record_every`` iterations and after the last one; of
+        the kept restart): ``iteration`` (blocks fitted so far; ``n_iter_`` is the last one);
+        ``objective``, the batch estimate of the objective's two data terms at ``f`` before
+        the iteration's block is added: ``C`` times the mean labeled hinge on the iteration's
+        labeled batch plus ``C_star`` times the mean unlabeled loss on its unlabeled batch
+        (means over the batch and the heads; the full ``C_star``, also during the warm-up).
+        It leaves out ``1/2 ||f||^2`` and the Laplacian term, so it is not the restart
+        objective of ``restart_objectives_``. Then ``labeled_loss`` and ``unlabeled_loss``
+        (the two terms), ``manifold_loss`` (the Laplacian term on the iteration's batch of
+        edges; only when ``manifold_weight > 0``), ``step_size``, ``probe_change`` (fraction
+        of probe labels changed since the previous record; nan at the first record and
+        without a probe set) and ``time`` (seconds since ``fit`` started, the gamma CV
+        included).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
 

@@ -41,7 +41,6 @@ NOT_MIGRATED = {
     "LMNNMetric": "n_iter_ counts stochastic gradients while the history has one record per "
                   "epoch, without an 'iteration' column",
     "OrdinalEmbedding": "history has no 'iteration' column",
-    "S3VMClassifier": "history records 'loss' instead of 'objective'",
 }
 
 

@@ -372,7 +372,7 @@ def test_same_seed_identical_different_seed_differs(moons):
     c = S3VMClassifier(random_state=6, **kw).fit(X, y_semi)
     assert a.seed_ == b.seed_
     assert np.array_equal(a.alpha_, b.alpha_)
-    assert np.array_equal(a.history_["loss"], b.history_["loss"])
+    assert np.array_equal(a.history_["objective"], b.history_["objective"])
     assert np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
     assert not np.array_equal(a.alpha_, c.alpha_)
 
@@ -465,21 +465,26 @@ def test_history_callback_verbose(moons, capsys):
     seen = []
 
     def stop_after_five(record):
-        seen.append(record["epoch"])
+        seen.append(record["iteration"])
         return len(seen) == 5
 
     clf = S3VMClassifier(n_components=4, batch_size=8, max_iter=30, verbose=1, record_every=1,
                          callback=stop_after_five, random_state=0).fit(X, y_semi)
     assert clf.n_iter_ == 5 and clf.alpha_.shape[0] == 5
     assert seen == [1, 2, 3, 4, 5]
-    assert set(clf.history_) >= {"loss", "labeled_loss", "unlabeled_loss", "step_size", "time",
-                                 "probe_change"}
-    assert len(clf.history_["loss"]) == 5
+    assert set(clf.history_) >= {"iteration", "objective", "labeled_loss", "unlabeled_loss",
+                                 "step_size", "time", "probe_change"}
+    assert len(clf.history_["objective"]) == 5
+    # the objective column is the sum of the two batch data terms
+    np.testing.assert_allclose(clf.history_["objective"],
+                               clf.history_["labeled_loss"] + clf.history_["unlabeled_loss"],
+                               rtol=1e-15)
     assert "S3VMClassifier" in capsys.readouterr().out
     # record_every=k: one record every k iterations and one at the end
     clf = S3VMClassifier(n_components=4, batch_size=8, max_iter=25, record_every=10, tol=None,
                          random_state=0).fit(X, y_semi)
-    assert list(clf.history_["epoch"]) == [10, 20, 25]
+    assert list(clf.history_["iteration"]) == [10, 20, 25]
+    assert clf.n_iter_ == 25
 
 
 def test_class_balance_constraint_holds(moons):
@@ -512,7 +517,7 @@ def test_convergence_test_stops_and_warns(moons):
     # the probe set is every unlabeled row (n_u < 2048): one flip per window is allowed
     limit = max(1e-3, SMALL_SET_FLIPS / clf.n_unlabeled_)
     assert changes[-1] < limit and changes[-2] < limit
-    if clf.history_["epoch"][-2] >= max(0.3 * 400, 2 / clf.eta0_):   # the first chance
+    if clf.history_["iteration"][-2] >= max(0.3 * 400, 2 / clf.eta0_):   # the first chance
         assert not (changes[-2] < limit and changes[-3] < limit)
     with pytest.warns(ConvergenceWarning, match="fraction of probe labels changed"):
         S3VMClassifier(gamma=5.0, max_iter=20, tol=0.0, random_state=0).fit(X, y_semi)

@@ -466,14 +466,18 @@ class _Run:
         self.n_done = i + 1
 
     def record(self, i, b, stop, monitor):
-        """Test the probe labels and record iteration i; True when the callback stops."""
+        """Test the probe labels and record iteration i; True when the callback stops.
+
+        ``objective`` is the batch estimate of the data terms only (C mean labeled hinge +
+        C* mean u on the batches, at f before block i; no 1/2 ||f||^2, no Laplacian term)."""
         p = self.params
         if self.use_probe:
             values = self.F_p + self.intercept
             stop.update(values > 0 if self.K == 1 else np.argmax(values, axis=1), i + 1)
         loss_l = p.C * b.loss_l.mean()
         loss_u = p.C_star * b.loss_u.mean() if self.use_u else 0.0
-        record = dict(epoch=i + 1, loss=float(loss_l + loss_u), labeled_loss=float(loss_l),
+        record = dict(iteration=i + 1, objective=float(loss_l + loss_u),
+                      labeled_loss=float(loss_l),
                       unlabeled_loss=float(loss_u), step_size=float(self.steps[i]),
                       probe_change=stop.change)
         if self.use_m:
