@@ -16,9 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._solvers import FitMonitor
-from ._solvers import tsg
-from ._solvers._step_size import row_loss_step, step_schedule
+from ._solvers import FitMonitor, row_loss_step, step_schedule, tsg
 from ._solvers._tsg_gamma_cv import select_gamma
 from .utils import AtomicFitMixin, seed_from_random_state
 

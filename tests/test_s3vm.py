@@ -850,3 +850,124 @@ def test_default_gamma_is_cv_and_fallbacks_equal_scale():
             assert default.gamma_cv_scores_ is None
             assert default.gamma_ == scale.gamma_
             np.testing.assert_array_equal(default.alpha_, scale.alpha_)
+
+
+# ----------------------------------------------------------------------------------------------
+# the driver protocol (issue 17): solve(problem, params, monitor, state=None) -> SolverResult
+# ----------------------------------------------------------------------------------------------
+def _small_problem(rng, n=60):
+    X = rng.randn(n, 3)
+    labeled = np.arange(0, n, 6, dtype=np.int64)
+    unlabeled = np.setdiff1d(np.arange(n), labeled).astype(np.int64)
+    Y = np.where(np.arange(len(labeled)) % 2 == 0, 1.0, -1.0)[:, None]
+    return X, labeled, Y, unlabeled
+
+
+def test_driver_result_history_and_no_warm_start(rng):
+    X, labeled, Y, unlabeled = _small_problem(rng)
+    problem = TSGProblem(X, labeled, Y, unlabeled, 5)
+    params = TSGParams(C=3.0, C_star=2.0, loss="hinge", ramp_s=-0.3,
+                       step_sizes=step_schedule("constant", 0.1, 0.5, 1.0, 9), batch_size=8,
+                       n_components=4, kernel_gamma=0.5, record_every=4, n_restarts=3,
+                       cache_features=False)
+    monitor = FitMonitor("test")
+    res = solve(problem, params, monitor)
+    assert res.x.shape == (9, 1, 4) and res.n_iter == 9 and res.intercept.shape == (1,)
+    assert res.extra["random_weights"] is None and res.extra["step_sizes"].shape == (9,)
+    objectives = res.extra["restart_objectives"]
+    assert objectives.shape == (3,)
+    kept = int(np.argmin(objectives))
+    assert res.extra["seed"] == (5 + kept * 0x9E3779B97F4A7C15) % 2**64
+    assert res.extra["objective"] == objectives[kept]
+    # the monitor holds the kept run's records only: iterations 4, 8 and the last one
+    history = monitor.history()
+    assert list(history["iteration"]) == [4, 8, 9]
+    assert np.all(np.diff(history["time"]) >= 0)
+    # the kept run alone (its seed, one restart) gives the same iterate and history
+    alone_monitor = FitMonitor("test")
+    alone = solve(TSGProblem(X, labeled, Y, unlabeled, res.extra["seed"]),
+                  TSGParams(**{**vars(params), "n_restarts": 1}), alone_monitor)
+    assert np.array_equal(alone.x, res.x)
+    assert np.array_equal(alone_monitor.history()["objective"], history["objective"])
+    assert res.state is None
+    with pytest.raises(ValueError, match="no warm start"):
+        solve(problem, params, FitMonitor("test"), state={"alpha": res.x})
+
+
+def test_estimator_history_follows_the_results_contract(moons):
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, n_components=8, batch_size=16, max_iter=35,
+                         record_every=10, n_restarts=2, tol=None, random_state=0).fit(X, y_semi)
+    h = clf.history_
+    assert {"objective", "iteration", "time", "step_size"} <= set(h)
+    assert "loss" not in h and "epoch" not in h
+    assert list(h["iteration"]) == [10, 20, 30, 35] and clf.n_iter_ == 35
+    assert len({len(v) for v in h.values()}) == 1
+    np.testing.assert_array_equal(h["step_size"], clf.step_sizes_[h["iteration"] - 1])
+
+
+def test_feature_blocks_check_their_tables():
+    X = np.random.RandomState(0).randn(5, 3)
+    ds, rows = make_dataset(X), np.arange(5, dtype=np.int64)
+    alpha = np.ones((2, 1, 4))
+    out = np.zeros((5, 1))
+    omega, offset = np.empty((2, 4, 3)), np.empty((2, 4))
+    with pytest.raises(ValueError, match="together"):
+        _s3vm.FeatureBlocks(1, 1.0, 4, 3, omega)
+    with pytest.raises(ValueError, match="do not match"):
+        _s3vm.FeatureBlocks(1, 1.0, 4, 2, omega, offset)
+    with pytest.raises(ValueError, match="do not match"):
+        _s3vm.FeatureBlocks(1, 1.0, 4, 3, omega, np.empty((3, 4)))
+    with pytest.raises(ValueError, match="disagree"):
+        _s3vm.decision(_s3vm.FeatureBlocks(1, 1.0, 5, 3), ds, rows, alpha, 2, out)
+    with pytest.raises(ValueError, match="fewer cached"):
+        _s3vm.decision(_s3vm.FeatureBlocks(1, 1.0, 4, 3, omega[:1], offset[:1]), ds, rows,
+                       alpha, 2, out)
+    # cached and regenerated blocks give the same decision values, bit for bit
+    for i in range(2):
+        _s3vm.random_block(1, i, 1.0, omega[i], offset[i])
+    regen, cached = np.zeros((5, 1)), np.zeros((5, 1))
+    _s3vm.decision(_s3vm.FeatureBlocks(1, 1.0, 4, 3), ds, rows, alpha, 2, regen)
+    blocks = _s3vm.FeatureBlocks(1, 1.0, 4, 3, omega, offset)
+    assert blocks.cached and blocks.n_cached == 2 and blocks.seed == 1
+    _s3vm.decision(blocks, ds, rows, alpha, 2, cached)
+    assert np.array_equal(regen, cached) and np.abs(regen).max() > 0
+
+
+def test_label_change_stop():
+    from skstoch._solvers import LabelChangeStop
+
+    a, b = np.zeros(1000, bool), np.zeros(1000, bool)
+    b[:5] = True                                      # 0.5% of the labels change
+    stop = LabelChangeStop(0.01, 1000, min_iter=30)
+    assert not stop.update(a, 10) and np.isnan(stop.change)   # nothing to compare yet
+    assert not stop.update(b, 20) and stop.change == 0.005     # one window below tol
+    assert not stop.update(b, 25)                              # two, but before min_iter
+    assert stop.update(b, 30) and stop.converged
+    # above tol in the middle resets the count
+    stop = LabelChangeStop(0.004, 1000, min_iter=0)
+    for labels, it, expected in ((a, 1, False), (a, 2, False), (b, 3, False), (b, 4, False),
+                                 (b, 5, True)):
+        assert stop.update(labels, it) is expected
+    # a small set (fewer than 1.5 / tol labels) allows one flipped label per check
+    small_a, small_b = np.zeros(10, bool), np.zeros(10, bool)
+    small_b[0] = True
+    stop = LabelChangeStop(1e-3, 10, min_iter=0)
+    assert stop.threshold == pytest.approx(0.15)
+    stop.update(small_a, 1), stop.update(small_b, 2)
+    assert stop.update(small_a, 3)
+    # tol=0 (a change below 0 is impossible) and tol=None never converge
+    for tol in (0.0, None):
+        stop = LabelChangeStop(tol, 10, min_iter=0)
+        assert not any(stop.update(lab, it) for it, lab in enumerate([small_a] * 4))
+
+
+def test_step_rules():
+    from skstoch._solvers import cap_steps, row_loss_step, step_schedule
+
+    assert row_loss_step(10, 100.0) == 0.02                 # capped
+    assert row_loss_step(10, 1000.0) == pytest.approx(0.002)   # per-row step 0.2
+    np.testing.assert_array_equal(cap_steps(np.array([0.5, 0.01]), 9.0), [0.1, 0.01])
+    np.testing.assert_allclose(step_schedule("invscaling", 0.5, 1.0, 1.0, 3), [0.5, 0.25, 0.5 / 3])
+    with pytest.raises(ValueError, match="theta"):
+        step_schedule("theory", 0.5, 0.5, 10.0, 16)

@@ -7,6 +7,9 @@ from ._result import SolverResult
 from ._step_size import rayleigh_power_iteration, stabilized_bb_step
 from ._stopping import relative_change
 from ._svrg import svrg
+# TSGS3VM (S3VMClassifier): its step rules and its stopping test
+from ._step_size import cap_steps, row_loss_step, step_schedule
+from ._stopping import LabelChangeStop
 
 __all__ = [
     "DivergenceError",
@@ -21,4 +24,8 @@ __all__ = [
     "relative_change",
     "stabilized_bb_step",
     "svrg",
+    "LabelChangeStop",
+    "cap_steps",
+    "row_loss_step",
+    "step_schedule",
 ]

@@ -126,16 +126,16 @@ class TSGParams:
     cache_features: bool = True
     balance: bool = False
     probe_size: int = 2048
-    tol: float = None
+    tol: float | None = None
     record_every: int = 1
     warmup: float = 0.0
-    pool_size: int = None
+    pool_size: int | None = None
     average: bool = False
     manifold_weight: float = 0.0
     n_neighbors: int = 10
     n_restarts: int = 1
-    cache_labeled: bool = None
-    cache_unlabeled: bool = None
+    cache_labeled: bool | None = None
+    cache_unlabeled: bool | None = None
 
 
 # ------------------------------------------------------------------------------ driver
@@ -188,8 +188,8 @@ def solve(problem, params, monitor, state=None):
 
 
 def _first_minimum(values):
-    """Index of the first value no later value is strictly below (the first run wins ties;
-    a nan first value is kept)."""
+    """Index of the smallest value, the earliest on ties (a running strict minimum: a nan is
+    never chosen unless it comes first)."""
     best = 0
     for r, value in enumerate(values):
         if value < values[best]:
@@ -208,6 +208,8 @@ def _fit_once(dataset, problem, params, seed, monitor):
     """One run of Algorithm 1 from f = 0 with ``seed``."""
     run = _Run(dataset, problem, params, seed)
     average = _IterateAverage(run) if params.average else None
+    # no stop during the C* warm-up nor before 2 / gamma_0 iterations (the memory of a
+    # constant step: labels that settle while the start is not forgotten are not converged)
     stop = LabelChangeStop(params.tol, run.n_probe,
                            max(params.warmup * run.n_iter,
                                int(np.ceil(2.0 / params.step_sizes[0]))))
