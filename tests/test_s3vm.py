@@ -892,6 +892,12 @@ def test_driver_result_history_and_no_warm_start(rng):
     assert res.state is None
     with pytest.raises(ValueError, match="no warm start"):
         solve(problem, params, FitMonitor("test"), state={"alpha": res.x})
+    # the kernels index rows unchecked: the driver checks them first
+    for bad in (np.array([0, 60]), np.array([-1, 3]), labeled.astype(np.int32)):
+        with pytest.raises(ValueError, match="labeled_rows"):
+            solve(TSGProblem(X, bad, Y[:len(bad)], unlabeled, 5), params, FitMonitor("t"))
+    with pytest.raises(ValueError, match="Y must"):
+        solve(TSGProblem(X, labeled, Y[:3], unlabeled, 5), params, FitMonitor("t"))
 
 
 def test_estimator_history_follows_the_results_contract(moons):

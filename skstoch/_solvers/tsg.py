@@ -165,6 +165,7 @@ def solve(problem, params, monitor, state=None):
     if state is not None:
         raise ValueError("TSGS3VM has no warm start: state must be None")
     dataset = make_dataset(problem.X)
+    _check_problem(problem, dataset.n_samples)
     use_unlabeled = problem.unlabeled_rows.shape[0] > 0 and params.C_star > 0
     runs = []
     # the per-iteration matrix products are small (pool x m times m x heads): BLAS threads
@@ -185,6 +186,18 @@ def solve(problem, params, monitor, state=None):
     check_finite_iterate(result.x, monitor.solver_name, where)
     check_finite_iterate(result.intercept, monitor.solver_name, where)
     return result
+
+
+def _check_problem(problem, n_samples):
+    """The kernels index rows unchecked: every row number must be an int64 in range."""
+    for name in ("labeled_rows", "unlabeled_rows"):
+        rows = getattr(problem, name)
+        if rows.dtype != np.int64 or rows.ndim != 1 or not rows.flags.c_contiguous:
+            raise ValueError(f"{name} must be a contiguous 1-D int64 array")
+        if rows.size and (rows.min() < 0 or rows.max() >= n_samples):
+            raise ValueError(f"{name} has row numbers outside [0, {n_samples})")
+    if problem.Y.ndim != 2 or problem.Y.shape[0] != problem.labeled_rows.shape[0]:
+        raise ValueError("Y must have one row of head targets per labeled row")
 
 
 def _first_minimum(values):
