@@ -4,7 +4,6 @@ Both work on the nodes ``X[rows]`` and never form an n x n matrix: the graph is 
 (n_nodes, k) array of neighbour numbers, O(n_nodes k) memory.
 """
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
 
 
 def knn_graph(X, rows, n_neighbors):
@@ -23,6 +22,10 @@ def knn_graph(X, rows, n_neighbors):
     neighbors : int64 array of shape (n_nodes, k)
         Node numbers (in ``[0, n_nodes)``, checked: the kernels index with them unchecked).
     """
+    # imported here: sklearn.neighbors is needed only with a Laplacian term and costs
+    # about as much to import as the rest of skstoch
+    from sklearn.neighbors import NearestNeighbors
+
     Xn = X[rows]
     n_nodes = rows.shape[0]
     k = min(int(n_neighbors), n_nodes - 1)
