@@ -10,7 +10,11 @@ from sklearn.exceptions import NotFittedError
 from skstoch import S3VMClassifier
 from skstoch._fast import _s3vm
 from skstoch.datasets import make_semisupervised
-from skstoch.semi_supervised import _SMALL_PROBE_FLIPS, labeled_hinge, step_sizes, tsg_fit, unlabeled_loss
+from skstoch._solvers import FitMonitor
+from skstoch._solvers._step_size import step_schedule
+from skstoch._solvers._stopping import SMALL_SET_FLIPS
+from skstoch._solvers._tsg_losses import labeled_hinge, unlabeled_loss
+from skstoch._solvers.tsg import TSGParams, TSGProblem, solve
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -24,6 +28,12 @@ def moons():
     Xt, yt = make_moons(1000, noise=0.1, random_state=1)
     y_semi, _ = make_semisupervised(y, n_labeled=10, random_state=1)
     return X, y, y_semi, Xt, yt
+
+
+def fit_driver(X, labeled, Y, unlabeled, *, seed, **params):
+    """The driver on one problem (``params`` as TSGParams; one run, history on a monitor)."""
+    problem = TSGProblem(X, labeled, np.ascontiguousarray(Y), unlabeled, seed)
+    return solve(problem, TSGParams(**params), FitMonitor("test"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -182,22 +192,21 @@ def test_kernel_matches_numpy_reference(rng, n_heads, cache_pools, loss, balance
     unlabeled = np.setdiff1d(np.arange(60), labeled).astype(np.int64)
     Y = np.where(rng.rand(len(labeled), n_heads) > 0.5, 1.0, -1.0)
     Y[0], Y[1] = 1.0, -1.0
-    gammas = step_sizes("invscaling", 0.5, 0.5, 1.0, 12)
+    gammas = step_schedule("invscaling", 0.5, 0.5, 1.0, 12)
     kw = dict(C=3.0, C_star=2.0, loss=loss, gammas=gammas, B=8, m=5, kernel_gamma=0.8,
               seed=2024, balance=balance)
     ref_alpha, blocks, ref_intercept = ref_tsg(X, labeled, Y, unlabeled, **kw)
     for sparse in (False, True):
         data = sp.csr_matrix(X) if sparse else X
-        state, n_done, intercept, _, _ = tsg_fit(
-            make_dataset(data), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
-            loss=loss, ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
-            kernel_gamma=0.8, seed=2024, cache_labeled=cache_pools, cache_unlabeled=cache_pools,
-            balance=balance)
-        assert n_done == 12
-        np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(intercept, ref_intercept, rtol=1e-9, atol=1e-12)
+        res = fit_driver(
+            data, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss=loss, ramp_s=-0.3,
+            step_sizes=gammas, batch_size=8, n_components=5, kernel_gamma=0.8, seed=2024,
+            cache_labeled=cache_pools, cache_unlabeled=cache_pools, balance=balance)
+        assert res.n_iter == 12
+        np.testing.assert_allclose(res.x, ref_alpha, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(res.intercept, ref_intercept, rtol=1e-9, atol=1e-12)
         for i in range(12):
-            assert np.array_equal(state.omega[i], blocks[i][0])
+            assert np.array_equal(res.extra["random_weights"][i], blocks[i][0])
     assert np.abs(ref_alpha).max() > 0.01
 
 
@@ -210,7 +219,7 @@ def test_averaged_iterate_matches_reference(rng, balance):
     unlabeled = np.setdiff1d(np.arange(50), labeled).astype(np.int64)
     Y = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)[:, None]
     T = 15
-    gammas = step_sizes("constant", 0.2, 0.5, 1.0, T)
+    gammas = step_schedule("constant", 0.2, 0.5, 1.0, T)
     snaps = []
     ref_tsg(X, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss="hinge", gammas=gammas, B=8,
             m=5, kernel_gamma=0.8, seed=11, balance=balance, snapshots=snaps)
@@ -222,13 +231,12 @@ def test_averaged_iterate_matches_reference(rng, balance):
     ref_alpha = sum(w * a for w, (a, _) in zip(weights, snaps))
     ref_b = sum(w * b for w, (_, b) in zip(weights, snaps))
     for cache in (False, True):
-        state, n_done, intercept, _, _ = tsg_fit(
-            make_dataset(X), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
-            loss="hinge", ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
-            kernel_gamma=0.8, seed=11, balance=balance, average=True, cache_labeled=cache,
-            cache_unlabeled=cache)
-        np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(intercept, ref_b, rtol=1e-9, atol=1e-12)
+        res = fit_driver(
+            X, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss="hinge", ramp_s=-0.3,
+            step_sizes=gammas, batch_size=8, n_components=5, kernel_gamma=0.8, seed=11,
+            balance=balance, average=True, cache_labeled=cache, cache_unlabeled=cache)
+        np.testing.assert_allclose(res.x, ref_alpha, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(res.intercept, ref_b, rtol=1e-9, atol=1e-12)
     # and it differs from the last iterate
     assert np.abs(ref_alpha - snaps[-1][0]).max() > 1e-3
 
@@ -285,17 +293,17 @@ def test_unlabeled_pool_matches_reference_on_the_subsample(rng, balance):
     labeled = np.arange(0, 80, 8, dtype=np.int64)
     unlabeled = np.setdiff1d(np.arange(80), labeled).astype(np.int64)
     Y = np.where(np.arange(10) % 2 == 0, 1.0, -1.0)[:, None]
-    gammas = step_sizes("constant", 0.2, 0.5, 1.0, 10)
+    gammas = step_schedule("constant", 0.2, 0.5, 1.0, 10)
     pool = unlabeled[ref_pool(7, len(unlabeled), 25)]
     ref_alpha, _, ref_intercept = ref_tsg(
         X, labeled, Y, pool, C=3.0, C_star=2.0, loss="hinge", gammas=gammas, B=8, m=5,
         kernel_gamma=0.8, seed=7, balance=balance)
-    state, _, intercept, _, _ = tsg_fit(
-        make_dataset(X), labeled, np.ascontiguousarray(Y), unlabeled, C=3.0, C_star=2.0,
-        loss="hinge", ramp_s=-0.3, gammas=gammas, batch_size=8, n_components=5,
-        kernel_gamma=0.8, seed=7, balance=balance, pool_size=25)
-    np.testing.assert_allclose(state.alpha, ref_alpha, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(intercept, ref_intercept, rtol=1e-9, atol=1e-12)
+    res = fit_driver(
+        X, labeled, Y, unlabeled, C=3.0, C_star=2.0, loss="hinge", ramp_s=-0.3,
+        step_sizes=gammas, batch_size=8, n_components=5, kernel_gamma=0.8, seed=7,
+        balance=balance, pool_size=25)
+    np.testing.assert_allclose(res.x, ref_alpha, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(res.intercept, ref_intercept, rtol=1e-9, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -364,7 +372,7 @@ def test_same_seed_identical_different_seed_differs(moons):
     c = S3VMClassifier(random_state=6, **kw).fit(X, y_semi)
     assert a.seed_ == b.seed_
     assert np.array_equal(a.alpha_, b.alpha_)
-    assert np.array_equal(a.history_["loss"], b.history_["loss"])
+    assert np.array_equal(a.history_["objective"], b.history_["objective"])
     assert np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
     assert not np.array_equal(a.alpha_, c.alpha_)
 
@@ -457,21 +465,26 @@ def test_history_callback_verbose(moons, capsys):
     seen = []
 
     def stop_after_five(record):
-        seen.append(record["epoch"])
+        seen.append(record["iteration"])
         return len(seen) == 5
 
     clf = S3VMClassifier(n_components=4, batch_size=8, max_iter=30, verbose=1, record_every=1,
                          callback=stop_after_five, random_state=0).fit(X, y_semi)
     assert clf.n_iter_ == 5 and clf.alpha_.shape[0] == 5
     assert seen == [1, 2, 3, 4, 5]
-    assert set(clf.history_) >= {"loss", "labeled_loss", "unlabeled_loss", "step_size", "time",
-                                 "probe_change"}
-    assert len(clf.history_["loss"]) == 5
+    assert set(clf.history_) >= {"iteration", "objective", "labeled_loss", "unlabeled_loss",
+                                 "step_size", "time", "probe_change"}
+    assert len(clf.history_["objective"]) == 5
+    # the objective column is the sum of the two batch data terms
+    np.testing.assert_allclose(clf.history_["objective"],
+                               clf.history_["labeled_loss"] + clf.history_["unlabeled_loss"],
+                               rtol=1e-15)
     assert "S3VMClassifier" in capsys.readouterr().out
     # record_every=k: one record every k iterations and one at the end
     clf = S3VMClassifier(n_components=4, batch_size=8, max_iter=25, record_every=10, tol=None,
                          random_state=0).fit(X, y_semi)
-    assert list(clf.history_["epoch"]) == [10, 20, 25]
+    assert list(clf.history_["iteration"]) == [10, 20, 25]
+    assert clf.n_iter_ == 25
 
 
 def test_class_balance_constraint_holds(moons):
@@ -502,9 +515,9 @@ def test_convergence_test_stops_and_warns(moons):
     assert early.n_iter_ == 120          # tol=1 is met at once: the first record after both
     changes = clf.history_["probe_change"]
     # the probe set is every unlabeled row (n_u < 2048): one flip per window is allowed
-    limit = max(1e-3, _SMALL_PROBE_FLIPS / clf.n_unlabeled_)
+    limit = max(1e-3, SMALL_SET_FLIPS / clf.n_unlabeled_)
     assert changes[-1] < limit and changes[-2] < limit
-    if clf.history_["epoch"][-2] >= max(0.3 * 400, 2 / clf.eta0_):   # the first chance
+    if clf.history_["iteration"][-2] >= max(0.3 * 400, 2 / clf.eta0_):   # the first chance
         assert not (changes[-2] < limit and changes[-3] < limit)
     with pytest.warns(ConvergenceWarning, match="fraction of probe labels changed"):
         S3VMClassifier(gamma=5.0, max_iter=20, tol=0.0, random_state=0).fit(X, y_semi)
@@ -619,7 +632,7 @@ def test_matches_label_spreading_and_beats_labeled_only_svc(moons):
 def test_manifold_edge_gradient_finite_differences():
     # f = Phi alpha on one random-feature block; the edge term weight * mean_b (f_s - f_d)^2 and
     # its gradient in alpha, assembled as in the fit: sum_b coef_b (phi(x_s) - phi(x_d))
-    from skstoch.semi_supervised import manifold_edge_terms
+    from skstoch._solvers._tsg_losses import manifold_edge_terms
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 3))
@@ -654,15 +667,15 @@ def test_manifold_edge_gradient_finite_differences():
 
 
 def test_manifold_graph_is_exact_knn_without_self():
-    from skstoch.semi_supervised import manifold_graph
+    from skstoch._solvers._knn_graph import knn_graph
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(40, 3))
     lab = np.array([3, 17], dtype=np.int64)
     unl = np.setdiff1d(np.arange(40), lab).astype(np.int64)
-    nb = manifold_graph(X, lab, unl, 4)
-    assert nb.shape == (40, 4) and nb.dtype == np.int64
     nodes = np.concatenate([lab, unl])
+    nb = knn_graph(X, nodes, 4)
+    assert nb.shape == (40, 4) and nb.dtype == np.int64
     D = ((X[nodes][:, None] - X[nodes][None]) ** 2).sum(-1)
     np.fill_diagonal(D, np.inf)
     expected = np.argsort(D, axis=1)[:, :4]
@@ -697,12 +710,12 @@ def test_manifold_weight_zero_is_the_paper_fit_and_positive_changes_it(moons):
 def test_manifold_term_smooths_f_over_the_graph(moons):
     # the term it adds is smaller at the fitted f: mean squared edge difference of f on the
     # training graph decreases when the weight is on
-    from skstoch.semi_supervised import manifold_graph
+    from skstoch._solvers._knn_graph import knn_graph
 
     X, y_semi = moons[0], moons[2]
     kw = dict(n_components=16, batch_size=64, max_iter=150, tol=None, random_state=0)
     nodes = np.arange(X.shape[0], dtype=np.int64)
-    nb = manifold_graph(X, nodes[:0], nodes, 10)
+    nb = knn_graph(X, nodes, 10)
     rough = []
     for w in (0.0, 1000.0):   # a strong term (gamma_M = 10 C here)
         f = S3VMClassifier(manifold_weight=w, **kw).fit(X, y_semi).decision_function(X)
@@ -711,18 +724,17 @@ def test_manifold_term_smooths_f_over_the_graph(moons):
 
 
 def test_manifold_curvature_bound_matches_numpy():
-    from skstoch.semi_supervised import manifold_curvature, manifold_graph
+    from skstoch._solvers._knn_graph import knn_graph, laplacian_curvature_bound
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(50, 3))
-    lab, unl = np.arange(5, dtype=np.int64), np.arange(5, 50, dtype=np.int64)
-    nb = manifold_graph(X, lab, unl, 4)
-    rows = np.concatenate([lab, unl])
+    rows = np.arange(50, dtype=np.int64)[::-1].copy()
+    nb = knn_graph(X, rows, 4)
     sq = np.sum((X[rows][:, None, :] - X[rows][nb]) ** 2, axis=2)
     expected = 4 * 7.0 * (1 - np.exp(-0.3 * sq.max()))
-    assert np.isclose(manifold_curvature(X, lab, unl, nb, 0.3, 7.0), expected, rtol=1e-12)
-    assert np.isclose(manifold_curvature(sp.csr_matrix(X), lab, unl, nb, 0.3, 7.0), expected,
-                      rtol=1e-12)
+    assert np.isclose(laplacian_curvature_bound(X, rows, nb, 0.3, 7.0), expected, rtol=1e-12)
+    assert np.isclose(laplacian_curvature_bound(sp.csr_matrix(X), rows, nb, 0.3, 7.0),
+                      expected, rtol=1e-12)
 
 
 def test_huge_manifold_weight_is_stable_with_the_step_safeguard(moons):
@@ -794,17 +806,17 @@ def test_gamma_cv_matches_reference_and_falls_back():
 
 
 def test_gamma_cv_pick_lowest_hinge_ties_to_widest_kernel():
-    from skstoch.semi_supervised import _GAMMA_CV_FACTORS, _pick_gamma_factor
+    from skstoch._solvers._tsg_gamma_cv import GAMMA_CV_FACTORS, pick_gamma_factor
 
     # the default grid can go both wider and narrower than 'scale' (round 10)
-    assert min(_GAMMA_CV_FACTORS) < 1.0 < max(_GAMMA_CV_FACTORS)
+    assert min(GAMMA_CV_FACTORS) < 1.0 < max(GAMMA_CV_FACTORS)
     f = (0.25, 0.5, 1.0, 2.0, 4.0)
-    assert _pick_gamma_factor([0.3, 0.2, 0.1, 0.05, 0.07], f) == 2.0
-    assert _pick_gamma_factor([0.3, 0.2, 0.1, 0.07, 0.05], f) == 4.0
+    assert pick_gamma_factor([0.3, 0.2, 0.1, 0.05, 0.07], f) == 2.0
+    assert pick_gamma_factor([0.3, 0.2, 0.1, 0.07, 0.05], f) == 4.0
     # exact ties: the widest kernel (smallest gamma), whatever the order of the ties
-    assert _pick_gamma_factor([0.1, 0.0, 0.2, 0.0, 0.0], f) == 0.5
-    assert _pick_gamma_factor([0.0, 0.0, 0.0, 0.0, 0.0], f) == 0.25
-    assert _pick_gamma_factor([0.0, 0.0, 0.0], (4.0, 1.0, 2.0)) == 1.0
+    assert pick_gamma_factor([0.1, 0.0, 0.2, 0.0, 0.0], f) == 0.5
+    assert pick_gamma_factor([0.0, 0.0, 0.0, 0.0, 0.0], f) == 0.25
+    assert pick_gamma_factor([0.0, 0.0, 0.0], (4.0, 1.0, 2.0)) == 1.0
 
 
 def test_default_gamma_is_cv_and_fallbacks_equal_scale():
@@ -838,3 +850,130 @@ def test_default_gamma_is_cv_and_fallbacks_equal_scale():
             assert default.gamma_cv_scores_ is None
             assert default.gamma_ == scale.gamma_
             np.testing.assert_array_equal(default.alpha_, scale.alpha_)
+
+
+# ----------------------------------------------------------------------------------------------
+# the driver protocol (issue 17): solve(problem, params, monitor, state=None) -> SolverResult
+# ----------------------------------------------------------------------------------------------
+def _small_problem(rng, n=60):
+    X = rng.randn(n, 3)
+    labeled = np.arange(0, n, 6, dtype=np.int64)
+    unlabeled = np.setdiff1d(np.arange(n), labeled).astype(np.int64)
+    Y = np.where(np.arange(len(labeled)) % 2 == 0, 1.0, -1.0)[:, None]
+    return X, labeled, Y, unlabeled
+
+
+def test_driver_result_history_and_no_warm_start(rng):
+    X, labeled, Y, unlabeled = _small_problem(rng)
+    problem = TSGProblem(X, labeled, Y, unlabeled, 5)
+    params = TSGParams(C=3.0, C_star=2.0, loss="hinge", ramp_s=-0.3,
+                       step_sizes=step_schedule("constant", 0.1, 0.5, 1.0, 9), batch_size=8,
+                       n_components=4, kernel_gamma=0.5, record_every=4, n_restarts=3,
+                       cache_features=False)
+    monitor = FitMonitor("test")
+    res = solve(problem, params, monitor)
+    assert res.x.shape == (9, 1, 4) and res.n_iter == 9 and res.intercept.shape == (1,)
+    assert res.extra["random_weights"] is None and res.extra["step_sizes"].shape == (9,)
+    objectives = res.extra["restart_objectives"]
+    assert objectives.shape == (3,)
+    kept = int(np.argmin(objectives))
+    assert res.extra["seed"] == (5 + kept * 0x9E3779B97F4A7C15) % 2**64
+    assert res.extra["objective"] == objectives[kept]
+    # the monitor holds the kept run's records only: iterations 4, 8 and the last one
+    history = monitor.history()
+    assert list(history["iteration"]) == [4, 8, 9]
+    assert np.all(np.diff(history["time"]) >= 0)
+    # the kept run alone (its seed, one restart) gives the same iterate and history
+    alone_monitor = FitMonitor("test")
+    alone = solve(TSGProblem(X, labeled, Y, unlabeled, res.extra["seed"]),
+                  TSGParams(**{**vars(params), "n_restarts": 1}), alone_monitor)
+    assert np.array_equal(alone.x, res.x)
+    assert np.array_equal(alone_monitor.history()["objective"], history["objective"])
+    assert res.state is None
+    with pytest.raises(ValueError, match="no warm start"):
+        solve(problem, params, FitMonitor("test"), state={"alpha": res.x})
+    # the kernels index rows unchecked: the driver checks them first
+    for bad in (np.array([0, 60]), np.array([-1, 3]), labeled.astype(np.int32)):
+        with pytest.raises(ValueError, match="labeled_rows"):
+            solve(TSGProblem(X, bad, Y[:len(bad)], unlabeled, 5), params, FitMonitor("t"))
+    with pytest.raises(ValueError, match="Y must"):
+        solve(TSGProblem(X, labeled, Y[:3], unlabeled, 5), params, FitMonitor("t"))
+
+
+def test_estimator_history_follows_the_results_contract(moons):
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, n_components=8, batch_size=16, max_iter=35,
+                         record_every=10, n_restarts=2, tol=None, random_state=0).fit(X, y_semi)
+    h = clf.history_
+    assert {"objective", "iteration", "time", "step_size"} <= set(h)
+    assert "loss" not in h and "epoch" not in h
+    assert list(h["iteration"]) == [10, 20, 30, 35] and clf.n_iter_ == 35
+    assert len({len(v) for v in h.values()}) == 1
+    np.testing.assert_array_equal(h["step_size"], clf.step_sizes_[h["iteration"] - 1])
+
+
+def test_feature_blocks_check_their_tables():
+    X = np.random.RandomState(0).randn(5, 3)
+    ds, rows = make_dataset(X), np.arange(5, dtype=np.int64)
+    alpha = np.ones((2, 1, 4))
+    out = np.zeros((5, 1))
+    omega, offset = np.empty((2, 4, 3)), np.empty((2, 4))
+    with pytest.raises(ValueError, match="together"):
+        _s3vm.FeatureBlocks(1, 1.0, 4, 3, omega)
+    with pytest.raises(ValueError, match="do not match"):
+        _s3vm.FeatureBlocks(1, 1.0, 4, 2, omega, offset)
+    with pytest.raises(ValueError, match="do not match"):
+        _s3vm.FeatureBlocks(1, 1.0, 4, 3, omega, np.empty((3, 4)))
+    with pytest.raises(ValueError, match="disagree"):
+        _s3vm.decision(_s3vm.FeatureBlocks(1, 1.0, 5, 3), ds, rows, alpha, 2, out)
+    with pytest.raises(ValueError, match="fewer cached"):
+        _s3vm.decision(_s3vm.FeatureBlocks(1, 1.0, 4, 3, omega[:1], offset[:1]), ds, rows,
+                       alpha, 2, out)
+    # cached and regenerated blocks give the same decision values, bit for bit
+    for i in range(2):
+        _s3vm.random_block(1, i, 1.0, omega[i], offset[i])
+    regen, cached = np.zeros((5, 1)), np.zeros((5, 1))
+    _s3vm.decision(_s3vm.FeatureBlocks(1, 1.0, 4, 3), ds, rows, alpha, 2, regen)
+    blocks = _s3vm.FeatureBlocks(1, 1.0, 4, 3, omega, offset)
+    assert blocks.cached and blocks.n_cached == 2 and blocks.seed == 1
+    _s3vm.decision(blocks, ds, rows, alpha, 2, cached)
+    assert np.array_equal(regen, cached) and np.abs(regen).max() > 0
+
+
+def test_label_change_stop():
+    from skstoch._solvers import LabelChangeStop
+
+    a, b = np.zeros(1000, bool), np.zeros(1000, bool)
+    b[:5] = True                                      # 0.5% of the labels change
+    stop = LabelChangeStop(0.01, 1000, min_iter=30)
+    assert not stop.update(a, 10) and np.isnan(stop.change)   # nothing to compare yet
+    assert not stop.update(b, 20) and stop.change == 0.005     # one window below tol
+    assert not stop.update(b, 25)                              # two, but before min_iter
+    assert stop.update(b, 30) and stop.converged
+    # above tol in the middle resets the count
+    stop = LabelChangeStop(0.004, 1000, min_iter=0)
+    for labels, it, expected in ((a, 1, False), (a, 2, False), (b, 3, False), (b, 4, False),
+                                 (b, 5, True)):
+        assert stop.update(labels, it) is expected
+    # a small set (fewer than 1.5 / tol labels) allows one flipped label per check
+    small_a, small_b = np.zeros(10, bool), np.zeros(10, bool)
+    small_b[0] = True
+    stop = LabelChangeStop(1e-3, 10, min_iter=0)
+    assert stop.threshold == pytest.approx(0.15)
+    stop.update(small_a, 1), stop.update(small_b, 2)
+    assert stop.update(small_a, 3)
+    # tol=0 (a change below 0 is impossible) and tol=None never converge
+    for tol in (0.0, None):
+        stop = LabelChangeStop(tol, 10, min_iter=0)
+        assert not any(stop.update(lab, it) for it, lab in enumerate([small_a] * 4))
+
+
+def test_step_rules():
+    from skstoch._solvers import cap_steps, row_loss_step, step_schedule
+
+    assert row_loss_step(10, 100.0) == 0.02                 # capped
+    assert row_loss_step(10, 1000.0) == pytest.approx(0.002)   # per-row step 0.2
+    np.testing.assert_array_equal(cap_steps(np.array([0.5, 0.01]), 9.0), [0.1, 0.01])
+    np.testing.assert_allclose(step_schedule("invscaling", 0.5, 1.0, 1.0, 3), [0.5, 0.25, 0.5 / 3])
+    with pytest.raises(ValueError, match="theta"):
+        step_schedule("theory", 0.5, 0.5, 10.0, 16)

@@ -143,9 +143,107 @@ def sample_edges(uint64_t seed, Py_ssize_t block, const int64_t[:, ::1] neighbor
             dst[p] = neighbors[u, rng_randint(&s, k)]
 
 
-def decision(RowDataset ds, const int64_t[::1] rows, const double[:, :, ::1] alpha,
-             Py_ssize_t n_blocks, uint64_t seed, double scale, const double[:, :, ::1] omega_cache,
-             const double[:, ::1] offset_cache, bint use_cache, double[:, ::1] out,
+cdef class FeatureBlocks:
+    """The random Fourier feature blocks of one model, for :func:`decision`.
+
+    Block ``i`` is regenerated from ``(seed, i)`` (Algorithm 2), or read from the cache
+    ``omega[i]`` (m x d), ``offset[i]`` (m) when both are given (the cache must then hold
+    every block a call reads; Python checks the shapes).
+
+    Parameters
+    ----------
+    seed : int
+    scale : float
+        ``sqrt(2 gamma)``: the frequencies are ``scale * N(0, 1)``.
+    n_components, n_features : int
+        m and d.
+    omega, offset : float64 arrays of shape (n_cached, m, d) and (n_cached, m), or None
+    """
+    cdef readonly uint64_t seed
+    cdef readonly double scale
+    cdef readonly Py_ssize_t m, d
+    cdef readonly bint cached
+    cdef const double[:, :, ::1] omega
+    cdef const double[:, ::1] offset
+
+    def __init__(self, uint64_t seed, double scale, Py_ssize_t n_components,
+                 Py_ssize_t n_features, omega=None, offset=None):
+        if (omega is None) != (offset is None):
+            raise ValueError("omega and offset are cached together or not at all")
+        self.seed = seed
+        self.scale = scale
+        self.m = n_components
+        self.d = n_features
+        self.cached = omega is not None
+        if self.cached:
+            self.omega = omega
+            self.offset = offset
+            if (self.omega.shape[1] != self.m or self.omega.shape[2] != self.d
+                    or self.offset.shape[0] != self.omega.shape[0]
+                    or self.offset.shape[1] != self.m):
+                raise ValueError("the cached omega / offset do not match (n_components, "
+                                 "n_features)")
+
+    def check(self, Py_ssize_t n_components, Py_ssize_t n_features, Py_ssize_t n_blocks):
+        """Raise ValueError unless the blocks have this shape and hold ``n_blocks`` blocks."""
+        if n_components != self.m or n_features != self.d:
+            raise ValueError("alpha / X disagree with the feature blocks on (n_components, "
+                             "n_features)")
+        if self.cached and n_blocks > self.n_cached:
+            raise ValueError("fewer cached feature blocks than n_blocks")
+
+    @property
+    def n_cached(self):
+        """Number of cached blocks (0 when the blocks are regenerated)."""
+        return self.omega.shape[0] if self.cached else 0
+
+
+cdef void add_decision(FeatureBlocks blocks, const rows_t* X, const int64_t[::1] rows,
+                       const double[:, :, ::1] alpha, Py_ssize_t n_blocks, double[:, ::1] out,
+                       Py_ssize_t chunk, double* work) noexcept nogil:
+    """The loop of :func:`decision` (``work`` holds 2 m d + 2 m doubles)."""
+    cdef uint64_t seed = blocks.seed
+    cdef double scale = blocks.scale
+    cdef bint use_cache = blocks.cached
+    cdef const double[:, :, ::1] omega_cache = blocks.omega
+    cdef const double[:, ::1] offset_cache = blocks.offset
+    cdef Py_ssize_t n = rows.shape[0]
+    cdef Py_ssize_t m = alpha.shape[2], K = alpha.shape[1], d = X.n_features
+    cdef double norm = sqrt(2.0 / m)
+    cdef Py_ssize_t start, stop, i, p, k, h
+    cdef double acc
+    cdef const double* om
+    cdef const double* off
+    cdef const double* a
+    cdef double* w_om = work
+    cdef double* w_off = work + m * d
+    cdef double* phi = work + m * d + m
+    cdef double* om_t = work + m * d + 2 * m
+    start = 0
+    while start < n:
+        stop = start + chunk if start + chunk < n else n
+        for i in range(n_blocks):
+            if use_cache:
+                om = &omega_cache[i, 0, 0]
+                off = &offset_cache[i, 0]
+            else:
+                gen_block(seed, i, m, d, scale, w_om, w_off)
+                om = w_om
+                off = w_off
+            transpose(om, m, d, om_t)
+            for p in range(start, stop):
+                row_features(X, rows[p], om_t, off, m, norm, phi)
+                for h in range(K):
+                    a = &alpha[i, h, 0]
+                    acc = 0.0
+                    for k in range(m):
+                        acc += a[k] * phi[k]
+                    out[p, h] += acc
+        start = stop
+
+
+def decision(FeatureBlocks blocks, RowDataset ds, const int64_t[::1] rows,
+             const double[:, :, ::1] alpha, Py_ssize_t n_blocks, double[:, ::1] out,
              Py_ssize_t chunk=2048):
     """out[p, h] += sum_{i < n_blocks} <alpha[i, h], phi_i(x_{rows[p]})>  (Algorithm 2).
 
@@ -153,44 +251,14 @@ def decision(RowDataset ds, const int64_t[::1] rows, const double[:, :, ::1] alp
     features taken from the cache or regenerated once per chunk, so memory is O(m d) besides
     the output, and the sum over blocks runs in the same order for every row (the result of a
     row does not depend on the chunk it falls in)."""
-    cdef Py_ssize_t n = rows.shape[0]
-    cdef Py_ssize_t m = alpha.shape[2], K = alpha.shape[1], d = ds.rows.n_features
-    cdef double norm = sqrt(2.0 / m)
-    cdef Py_ssize_t start, stop, i, p, k, h
-    cdef double acc
-    cdef const double* om
-    cdef const double* off
-    cdef const double* a
+    cdef Py_ssize_t m = alpha.shape[2], d = ds.rows.n_features
+    blocks.check(m, d, n_blocks)
     cdef double* work = <double*>malloc((2 * m * d + 2 * m + 1) * sizeof(double))
-    cdef double* w_om = work
-    cdef double* w_off = work + m * d
-    cdef double* phi = work + m * d + m
-    cdef double* om_t = work + m * d + 2 * m
     if work == NULL:
         raise MemoryError()
     try:
         with nogil:
-            start = 0
-            while start < n:
-                stop = start + chunk if start + chunk < n else n
-                for i in range(n_blocks):
-                    if use_cache:
-                        om = &omega_cache[i, 0, 0]
-                        off = &offset_cache[i, 0]
-                    else:
-                        gen_block(seed, i, m, d, scale, w_om, w_off)
-                        om = w_om
-                        off = w_off
-                    transpose(om, m, d, om_t)
-                    for p in range(start, stop):
-                        row_features(&ds.rows, rows[p], om_t, off, m, norm, phi)
-                        for h in range(K):
-                            a = &alpha[i, h, 0]
-                            acc = 0.0
-                            for k in range(m):
-                                acc += a[k] * phi[k]
-                            out[p, h] += acc
-                start = stop
+            add_decision(blocks, &ds.rows, rows, alpha, n_blocks, out, chunk, work)
     finally:
         free(work)
 

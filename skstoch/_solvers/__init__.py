@@ -10,6 +10,9 @@ from ._step_size import (curvature_step, decaying_step, probe_curvature,
                          squared_row_norms, stabilized_bb_step)
 from ._stopping import ObjectiveStall, RelativeChangeStop, relative_change
 from ._svrg import svrg
+# TSGS3VM (S3VMClassifier): its step rules and its stopping test
+from ._step_size import cap_steps, row_loss_step, step_schedule
+from ._stopping import LabelChangeStop
 
 __all__ = [
     "DivergenceError",
@@ -34,4 +37,8 @@ __all__ = [
     "squared_row_norms",
     "stabilized_bb_step",
     "svrg",
+    "LabelChangeStop",
+    "cap_steps",
+    "row_loss_step",
+    "step_schedule",
 ]

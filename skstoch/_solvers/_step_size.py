@@ -227,3 +227,40 @@ def curvature_step(kappa, epsilon):
 def decaying_step(eta0, iteration, decay):
     """The step ``eta0 / (1 + decay * iteration)`` of a decaying SGD schedule."""
     return eta0 / (1.0 + decay * iteration)
+
+
+def step_schedule(learning_rate, eta0, power_t, theta, n_iter):
+    """The steps gamma_0, ..., gamma_{T-1} of a stochastic functional-gradient schedule.
+
+    ``"constant"``: ``eta0``; ``"invscaling"``: ``eta0 / (t + 1)^power_t``; ``"theory"``:
+    ``theta / T^(3/4)`` (paper 003, Theorems 1-2), which must be at most 1 (ValueError
+    otherwise).
+    """
+    if learning_rate == "theory" and theta > n_iter ** 0.75:
+        raise ValueError(
+            f"learning_rate='theory' uses step theta / T^(3/4), which must be at most 1: "
+            f"theta={theta} is larger than T^(3/4)={n_iter ** 0.75:.4g} for T={n_iter}."
+        )
+    t = np.arange(n_iter, dtype=np.float64)
+    if learning_rate == "constant":
+        return np.full(n_iter, float(eta0))
+    if learning_rate == "invscaling":
+        return eta0 / (t + 1.0) ** power_t
+    return np.full(n_iter, theta / n_iter ** 0.75)
+
+
+def row_loss_step(n_rows, weight, *, row_step=0.2, cap=0.02):
+    """Constant step for a loss weighted ``weight`` as a mean over ``n_rows`` rows.
+
+    ``min(cap, row_step * n_rows / weight)``: each row (weight ``weight / n_rows``) gets the
+    loss step ``row_step``, and the step is at most ``cap`` (with shrinkage ``1 - step`` per
+    iteration, a memory of about ``1 / cap`` iterations).
+    """
+    return min(cap, row_step * n_rows / weight)
+
+
+def cap_steps(steps, curvature):
+    """``min(steps, 1 / (1 + curvature))``: the update ``f <- (1 - g) f - g grad`` of a term of
+    curvature ``curvature`` (plus the unit-curvature regulariser) is stable for
+    ``g (1 + curvature) < 2``; the cap keeps every step within that with a margin of 2."""
+    return np.minimum(steps, 1.0 / (1.0 + curvature))
