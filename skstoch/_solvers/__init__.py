@@ -5,22 +5,21 @@ from ._fista import Point, fista
 from ._monitor import DivergenceError, FitMonitor, check_finite_iterate
 from ._projections import project_l1_ball, project_psd
 from ._result import SolverResult
-from ._step_size import (curvature_step, decaying_step, probe_curvature,
-                         rayleigh_power_iteration, row_curvature, safe_sgd_step,
-                         squared_row_norms, stabilized_bb_step)
-from ._stopping import ObjectiveStall, RelativeChangeStop, relative_change
+from ._step_size import (cap_steps, curvature_step, decaying_step, probe_curvature,
+                         rayleigh_power_iteration, row_curvature, row_loss_step,
+                         safe_sgd_step, squared_row_norms, stabilized_bb_step, step_schedule)
+from ._stopping import LabelChangeStop, ObjectiveStall, RelativeChangeStop, relative_change
 from ._svrg import svrg
-# TSGS3VM (S3VMClassifier): its step rules and its stopping test
-from ._step_size import cap_steps, row_loss_step, step_schedule
-from ._stopping import LabelChangeStop
 
 __all__ = [
     "DivergenceError",
     "FitMonitor",
+    "LabelChangeStop",
     "ObjectiveStall",
     "Point",
     "RelativeChangeStop",
     "SolverResult",
+    "cap_steps",
     "check_finite_iterate",
     "curvature_step",
     "decaying_step",
@@ -33,12 +32,10 @@ __all__ = [
     "rayleigh_power_iteration",
     "relative_change",
     "row_curvature",
+    "row_loss_step",
     "safe_sgd_step",
     "squared_row_norms",
     "stabilized_bb_step",
-    "svrg",
-    "LabelChangeStop",
-    "cap_steps",
-    "row_loss_step",
     "step_schedule",
+    "svrg",
 ]
