@@ -9,7 +9,14 @@ def rng():
 
 
 def pytest_report_header(config):
-    import sklearn
-    import scipy
+    """The combination under test (.ci/run runs several: README.md, "Supported versions")."""
+    import platform
 
-    return f"numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}"
+    import joblib
+    import scipy
+    import sklearn
+    import threadpoolctl
+
+    return (f"Python {platform.python_version()}, numpy {np.__version__}, scipy "
+            f"{scipy.__version__}, scikit-learn {sklearn.__version__}, joblib "
+            f"{joblib.__version__}, threadpoolctl {threadpoolctl.__version__}")
