@@ -29,6 +29,8 @@ Also here, shared by every family script and by the docs' benchmarks page:
 * :data:`FAMILIES`: one entry per estimator family (script, result files, commands), from
   which the docs page and ``benchmarks/README.md`` are written.
 """
+from __future__ import annotations
+
 import json
 import os
 import platform

@@ -7,6 +7,8 @@ every iteration, 'oneproj': one projection at the end), averaged SGD recorded at
 checkpoints.  Between epochs the 'knn' recipe re-searches the impostors in the current
 metric (:mod:`skstoch._solvers._lmnn_triplets`).
 """
+from __future__ import annotations
+
 from contextlib import nullcontext
 from dataclasses import dataclass
 

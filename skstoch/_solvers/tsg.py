@@ -19,6 +19,8 @@ new block (``F <- (1 - gamma_i) F + phi_i(X_pool) alpha_i``, cost n_pool m d per
 evaluated on the sampled batch from all previous blocks (cost B i m d at iteration i); both
 are exact.
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
