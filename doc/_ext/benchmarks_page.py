@@ -21,6 +21,7 @@ import importlib.util
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parents[1]
@@ -34,8 +35,12 @@ _SPECIAL = re.compile(r"([\\`*_|<>\[\]])")
 
 def load_harness(path=BENCHMARKS / "_harness.py"):
     """``benchmarks/_harness.py`` as a module (standard library only: no skstoch import)."""
-    spec = importlib.util.spec_from_file_location("_skstoch_bench_harness", path)
+    name = "_skstoch_bench_harness"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    # registered before it runs: its dataclasses resolve postponed annotations through
+    # sys.modules[cls.__module__]
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
