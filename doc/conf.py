@@ -5,7 +5,8 @@ Build: ``make -C doc html`` (warnings are errors) or
 
 The gallery runs every ``examples/plot_*.py`` during the build.  By default they run in their
 fast mode (``SKSTOCH_EXAMPLE_FAST=1``: smaller sizes, the build stays short); export
-``SKSTOCH_EXAMPLE_FAST=0`` before the build for the full-size figures.
+``SKSTOCH_EXAMPLE_FAST=0`` before the build for the full-size figures (``make -C doc published``
+does: that is how the published site is built).
 
 The benchmarks page is generated at build time from ``benchmarks/results/*.json`` (and the
 ``.md`` files that have no JSON twin, and any images there) by :mod:`_ext.benchmarks_page`.
