@@ -302,35 +302,30 @@ def test_objective_gradient_matches_finite_differences():
         assert fd == pytest.approx(np.sum(G * V), rel=1e-5, abs=1e-8)
 
 
-def test_averaged_checkpoints_loop():
-    """The baselines' loop: chunks of the given lengths, the running mean of all iterates,
-    one record per chunk (iteration = gradient calls so far), ``before_chunk`` between
-    chunks, stop when the recorded point changes by at most tol."""
-    from skstoch._solvers import FitMonitor
-
-    def run_chunk(x, n_steps, t_done):       # iterates x_t = t: the chunk's mean, x advanced
-        assert x[0] == t_done
-        x += n_steps
-        return np.array([t_done + (n_steps - 1) / 2.0])
-
-    seen = []
-    monitor = FitMonitor("test")
-    result = driver._averaged_checkpoints(
-        np.zeros(1), run_chunk, [8, 16, 32, 40], output=lambda avg: avg + 1.0,
-        objective=lambda x: float(x[0]), step_size=lambda t: 1.0 / t, tol=0.0,
-        monitor=monitor, before_chunk=lambda point, n: seen.append((point[0], n)))
-    history = monitor.history()
-    assert result.n_iter == 96 and result.x[0] == pytest.approx(95 / 2.0)
-    assert result.extra["n_epochs"] == 4 and not result.converged
-    np.testing.assert_array_equal(history["n_gradients"], [8, 24, 56, 96])
-    np.testing.assert_allclose(history["objective"], [4.5, 12.5, 28.5, 48.5])
-    assert seen == [(4.5, 16), (12.5, 32), (28.5, 40)]
-    monitor = FitMonitor("test")
-    stopped = driver._averaged_checkpoints(
-        np.zeros(1), run_chunk, [8, 16, 32], output=lambda avg: avg + 1.0,
-        objective=lambda x: 0.0, step_size=lambda t: 1.0, tol=2.0, monitor=monitor,
-        before_chunk=lambda point, n: None)
-    assert stopped.converged and stopped.n_iter == 24   # |13.5 - 5.5| / 5.5 <= 2
+@pytest.mark.parametrize("solver", ["sgd", "oneproj"])
+def test_baselines_run_on_the_shared_averaged_sgd_loop(monkeypatch, solver):
+    """'sgd' and 'oneproj' run on the shared averaged-SGD loop (issue 17): one call with the
+    checkpoints 8, 16, 32, ... (the leftover merged into the last), the 'knn' table refreshed before a
+    chunk at the previous checkpoint's point, ``n_iter_`` the last ``iteration``."""
+    calls, refreshed, recorded = [], [], []
+    shared = driver.averaged_sgd
+    monkeypatch.setattr(driver, "averaged_sgd",
+                        lambda x0, run_chunk, lengths, **kw: calls.append(list(lengths))
+                        or shared(x0, run_chunk, lengths, **kw))
+    refresh = driver._Run.refresh
+    monkeypatch.setattr(driver._Run, "refresh",
+                        lambda self, A, n: refreshed.append(A.copy()) or refresh(self, A, n))
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    est = LMNNMetric(solver=solver, n_neighbors=2, max_iter=96, tol=0.0, random_state=0,
+                     callback=lambda rec: recorded.append(rec["x"].copy()) and False)
+    est.fit(X, y)
+    assert calls == [[8, 16, 72]]
+    assert est.n_iter_ == est.history_["iteration"][-1] == 96 and est.n_epochs_ == 3
+    np.testing.assert_array_equal(est.history_["iteration"], [8, 24, 96])
+    assert len(refreshed) == 2
+    for before, point in zip(refreshed, recorded[:-1]):
+        np.testing.assert_array_equal(before, point)
 
 
 # ----------------------------------------------------------------------------- searches

@@ -16,12 +16,11 @@ import numpy as np
 
 from .._fast import _lmnn
 from ..utils import single_thread_blas
-from ._epoch_projection import epoch_lengths, epoch_projection
+from ._averaged_sgd import averaged_sgd, checkpoint_lengths
+from ._epoch_projection import epoch_projection
 from ._lmnn_triplets import TripletSource, auto_step, check_triplets, factor, pair_scatter
-from ._monitor import check_finite_iterate
 from ._projections import project_psd
 from ._result import SolverResult
-from ._stopping import relative_change
 
 __all__ = ["LMNNParams", "LMNNProblem", "solve"]
 
@@ -141,7 +140,7 @@ def _first_length(params):
 def _checkpoints(budget):
     """Chunk lengths of the baselines: Epro's epochs 8, 16, 32, ..., the last one taking
     the rest of the budget."""
-    return epoch_lengths(budget, _BASELINE_FIRST_CHECKPOINT, use_full_budget=True) or [budget]
+    return checkpoint_lengths(budget, _BASELINE_FIRST_CHECKPOINT, merge_leftover=True)
 
 
 def _solve_epro(run, A0, eta0, monitor):
@@ -168,58 +167,34 @@ def _solve_epro(run, A0, eta0, monitor):
 
 def _solve_baseline(run, A0, eta0, monitor):
     """'sgd' (projection every iteration) and 'oneproj' (smoothed penalty, one final
-    projection): all ``max_iter`` iterations at step eta0 / (1 + t / 8), output the average
-    of the iterates; recorded at the Epro epoch boundaries 8, 24, 56, ... (and the end)."""
+    projection): all ``max_iter`` iterations at step eta0 / (1 + t / 8) on the shared
+    averaged-SGD loop, output the average of the iterates; recorded at the Epro epoch
+    boundaries 8, 24, 56, ... (the last checkpoint takes the rest of the budget)."""
     p = run.params
     sgd = p.solver == "sgd"
     T = p.max_iter
     gamma = np.log(T + 1.0) / T     # OneProj's smoothing, ln T / T
+    A = np.array(A0, dtype=np.float64, order="C", copy=True)
+    total = np.zeros_like(A)
 
-    def run_chunk(A, n_steps, t_done):
-        return run.baseline_chunk(A, 1 if sgd else 2, eta0, t_done, n_steps, gamma)
+    def run_chunk(t0, n_steps, point):
+        if point is not None:
+            run.refresh(point, n_steps)
+        chunk_mean = run.baseline_chunk(A, 1 if sgd else 2, eta0, t0, n_steps, gamma)
+        total[...] += n_steps * chunk_mean
+        return A, total / (t0 + n_steps)
 
-    result = _averaged_checkpoints(
-        A0, run_chunk, _checkpoints(T),
+    result = averaged_sgd(
+        A, run_chunk, _checkpoints(T),
         # 'oneproj' records the projected running average (monitoring only, not counted)
         output=(lambda avg: avg) if sgd else (lambda avg: project_psd(avg, p.epsilon)[0]),
-        objective=run.objective, step_size=lambda t: eta0 / (1.0 + t / _BASELINE_DECAY),
-        tol=p.tol, monitor=monitor, before_chunk=run.refresh)
+        step_size=lambda t: eta0 / (1.0 + t / _BASELINE_DECAY), monitor=monitor,
+        objective=run.objective, tol=p.tol)
+    result.x = result.extra["average"]     # projected once, by _final_metric
     result.criterion_name = "relative change of the average"
-    result.extra["n_projections"] = result.n_iter if sgd else 1
+    result.extra.update(n_projections=result.n_iter if sgd else 1,
+                        n_epochs=result.extra["n_checkpoints"])
     return result
-
-
-def _averaged_checkpoints(x0, run_chunk, lengths, *, output, objective, step_size, tol,
-                          monitor, before_chunk):
-    """Averaged SGD in chunks of ``lengths`` stochastic gradients, one record per chunk.
-
-    ``run_chunk(x, n_steps, t_done)`` advances the iterate ``x`` in place and returns the
-    mean of the chunk's iterates; ``output(mean)`` is the point recorded (and tested by the
-    relative-change stop); ``before_chunk(point, n_steps)`` runs before every chunk but the
-    first.  Returns the mean of all iterates (``x``) and the gradient calls used.
-    """
-    x = np.array(x0, dtype=np.float64, order="C", copy=True)
-    total = np.zeros_like(x)
-    used = 0
-    previous = current = x.copy()
-    change = np.inf
-    for k, n_steps in enumerate(lengths):
-        if k > 0:
-            before_chunk(current, n_steps)
-        chunk_mean = run_chunk(x, n_steps, used)
-        check_finite_iterate(x, monitor.solver_name, f"checkpoint {k}")
-        total += n_steps * chunk_mean
-        used += n_steps
-        current = output(total / used)
-        change = relative_change(current, previous)
-        previous = current
-        stop = monitor.record(x=current, epoch=k, step_size=step_size(used),
-                              epoch_length=n_steps, n_gradients=used, iteration=used,
-                              relative_change=change, objective=objective(current))
-        if stop or change <= tol:
-            break
-    return SolverResult(x=total / used, n_iter=used, converged=change <= tol,
-                        criterion=change, extra={"n_epochs": k + 1})
 
 
 def _final_metric(A, eps, n_components):
