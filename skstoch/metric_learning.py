@@ -76,8 +76,10 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         recipe used is ``triplet_strategy_``.
     n_neighbors : int, default=3
         Target neighbours per point ('knn') or random same-class partners per point
-        ('random'; the paper used 2).  Each class needs ``n_neighbors + 1`` members for
-        'knn' and 2 members for 'random'.
+        ('random', drawn with repetition; the paper used 2).  Every class needs at least 2
+        members.  'knn' uses ``min(n_neighbors, m - 1)`` target neighbours per point, m the
+        size of the smallest class (a class of m points offers each of them m - 1
+        neighbours); the value used is ``n_neighbors_``.
     n_impostors : int or 'auto', default='auto'
         Impostors per target pair.  'auto' gives 10 for the 'knn' recipe (the nearest
         differently-labelled points: with 3 the hinge saw too few of the impostors that
@@ -136,7 +138,11 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Algorithm 2 writes it, or at the extrapolated point u_t = (1 - theta_t) x_t +
         theta_t z_t as in the original ORDA (Chen, Lin & Pena 2012).
     tol : float, default=1e-6
-        Stop when the relative change of the projected A between two epochs is <= tol.
+        Stop when ``history_["relative_change"]`` is <= tol: the relative change
+        ``||A_k - A_{k-1}||_F / max(||A_{k-1}||_F, 1e-12)`` of the matrix recorded at two
+        consecutive epoch ends (Epro: the projected epoch output; 'sgd' / 'oneproj': the (projected)
+        running average at the checkpoint).  Otherwise the fit runs its budget ``max_iter``
+        (the epoch schedule's guarantee is for the whole budget) without a warning.
     random_state : int, RandomState instance or None, default=None
         Seeds the triplet draws and the kernels' counter-based generator.
     verbose : int, default=0
@@ -165,6 +171,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Projections onto ``A >= epsilon I`` performed by the solver (one per epoch for
         Epro, one per iteration for 'sgd', one for 'oneproj').
     n_epochs_ : int
+    n_neighbors_ : int
+        Target neighbours (or partners) per point used (``n_neighbors``, clamped for 'knn'
+        to the smallest class size minus one).
     n_impostors_ : int
         Impostors per target pair used (``n_impostors``, or its value under 'auto').
     triplet_strategy_ : str
@@ -301,8 +310,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
                 f"n_components={self.n_components} must be <= n_features={X.shape[1]}."
             )
         classes, y_enc = np.unique(y, return_inverse=True)
-        strategy = self._check_classes(classes, np.bincount(y_enc), X.shape[0])
-        params = self._resolve_params(X.shape, strategy, self._draw_seed())
+        strategy, n_neighbors = self._check_classes(classes, np.bincount(y_enc), X.shape[0])
+        params = self._resolve_params(X.shape, strategy, n_neighbors, self._draw_seed())
         monitor = self._make_monitor(f"LMNNMetric(solver={self.solver!r})")
         result = solve(LMNNProblem(X, y_enc), params, monitor)
         if params.solver in EPRO_SOLVERS:
@@ -312,6 +321,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         extra = result.extra
         self.classes_ = classes
         self.triplet_strategy_ = strategy
+        self.n_neighbors_ = params.n_neighbors
         self.n_impostors_ = params.n_impostors
         self.max_iter_ = params.max_iter
         self.seed_ = params.seed
@@ -328,27 +338,31 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         return self
 
     def _check_classes(self, classes, counts, n_samples):
-        """The triplet recipe used, after checking that every class can form triplets."""
+        """The triplet recipe and the target neighbours per point used, after checking
+        that every class can form triplets."""
         if len(classes) < 2:
             raise ValueError(
                 f"LMNNMetric needs samples of at least 2 classes, got 1 class "
                 f"({classes[0]}): there are no impostors to push away."
             )
+        if counts.min() < 2:
+            raise ValueError(
+                f"Class {classes[np.argmin(counts)]} has 1 member: every class needs at "
+                "least 2 members to form a target pair (a point and a same-class neighbour)."
+            )
         strategy = self.triplet_strategy
         if strategy == "auto":
             exhaustive = self.search_size is None or n_samples <= self.search_size
             strategy = "knn" if exhaustive else "random"
-        need = self.n_neighbors + 1 if strategy == "knn" else 2
-        if counts.min() < need:
-            raise ValueError(
-                f"Class {classes[np.argmin(counts)]} has {counts.min()} member(s), but "
-                f"triplet_strategy={strategy!r} with n_neighbors="
-                f"{self.n_neighbors} needs at least {need} members per class "
-                f"(lower n_neighbors or use triplet_strategy='random')."
-            )
-        return strategy
+        # 'knn': no more target neighbours than the smallest class has other members
+        # (as n_impostors is bounded by the smallest complement); 'random' draws partners
+        # with repetition
+        n_neighbors = self.n_neighbors
+        if strategy == "knn":
+            n_neighbors = min(n_neighbors, int(counts.min()) - 1)
+        return strategy, n_neighbors
 
-    def _resolve_params(self, shape, strategy, seed):
+    def _resolve_params(self, shape, strategy, n_neighbors, seed):
         """The driver's parameters, with the 'auto' values resolved."""
         n_samples, n_features = shape
         if self.n_impostors == "auto":
@@ -365,11 +379,11 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         else:
             n_anchors = n_samples if self.search_size is None else min(n_samples,
                                                                       self.search_size)
-            draws = int(np.clip(_AUTO_DRAWS * n_anchors * self.n_neighbors,
+            draws = int(np.clip(_AUTO_DRAWS * n_anchors * n_neighbors,
                                 _AUTO_MIN_DRAWS, _AUTO_MAX_DRAWS))
             max_iter = -(-draws // self.batch_size)
         return LMNNParams(
-            solver=self.solver, triplet_strategy=strategy, n_neighbors=self.n_neighbors,
+            solver=self.solver, triplet_strategy=strategy, n_neighbors=n_neighbors,
             n_impostors=n_impostors, search_size=self.search_size, c=self.c, mu1=self.mu1,
             mu2=self.mu2, epsilon=self.epsilon, prior=self.prior,
             eta0=None if self.eta0 == "auto" else float(self.eta0), lam=self.lam,

@@ -70,6 +70,7 @@ ESTIMATORS = [
     skstoch.CGVRRegressor(max_iter=20, inner_iter=10, random_state=0),
     # n_neighbors=1: some checks fit on 10 samples whose classes have 2-3 members
     skstoch.LMNNMetric(n_neighbors=1, max_iter=64, random_state=0),
+    skstoch.LMNNMetric(),   # defaults (issue 19.2): n_neighbors=3 clamped to small classes
     S3VMClassifier(n_components=16, batch_size=16, max_iter=20, random_state=0),
 ]
 

@@ -1,5 +1,6 @@
 """Tests of LMNNMetric (paper 001, section 4) and its kernels."""
 import pickle
+import warnings
 import runpy
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def _tables(X, trip, prior, c, mu1, mu2, lam, eps, batch, m, seed):
 def _objective(est, X, prior, layout=None):
     """The driver's objective with the parameters ``est`` resolves (``est`` unfitted or
     fitted)."""
-    params = est._resolve_params(X.shape, "knn", getattr(est, "seed_", 0))
+    params = est._resolve_params(X.shape, "knn", est.n_neighbors, getattr(est, "seed_", 0))
     return driver._Objective(X, prior, params, layout)
 
 
@@ -344,7 +345,7 @@ def test_impostor_search_matches_brute_force(monkeypatch, small_search):
     est = LMNNMetric(n_neighbors=2, n_impostors=3, max_iter=64, random_state=0).fit(X, y)
     A = est.metric_
     y_enc = np.searchsorted(est.classes_, y)
-    params = est._resolve_params(X.shape, "knn", 0)
+    params = est._resolve_params(X.shape, "knn", 2, 0)
     search = _lmnn_triplets.TripletSource(X, y_enc, params, np.random.default_rng(0))
     assert search.exhaustive and search.refreshes and search.layout == (2, 3)
     pairs = search.pairs
@@ -547,15 +548,35 @@ def test_n_components_keeps_top_directions():
         LMNNMetric(n_components=20).fit(X, y)
 
 
+@pytest.mark.parametrize("strategy", ["knn", "random"])
+def test_n_neighbors_clamped_to_the_smallest_class(strategy):
+    """A class of m members offers m - 1 target neighbours: 'knn' uses min(n_neighbors,
+    m - 1) for every point, without warning (as NCA fits any class sizes); 'random'
+    draws n_neighbors partners with repetition."""
+    X, y = _noisy_blobs(n=30)
+    y_small = y.copy()
+    y_small[:3] = 7                       # class 7 has 3 members: 2 neighbours each
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = LMNNMetric(triplet_strategy=strategy, n_neighbors=5, max_iter=64,
+                         tol=0.0, random_state=0).fit(X, y_small)
+    k = 2 if strategy == "knn" else 5
+    assert est.n_neighbors_ == k
+    anchors, counts = np.unique(est.triplets_[:, 0], return_counts=True)
+    assert np.all(counts == k * est.n_impostors_)
+    assert np.all(est.triplets_[:, 0] != est.triplets_[:, 1])
+    codes = np.searchsorted(est.classes_, y_small)
+    assert np.all(codes[est.triplets_[:, 0]] == codes[est.triplets_[:, 1]])
+
+
 def test_invalid_inputs_raise_clear_errors():
     X, y = _noisy_blobs(n=30)
     with pytest.raises(ValueError, match="at least 2 classes"):
         LMNNMetric().fit(X, np.zeros(30))
-    y_small = y.copy()
-    y_small[:3] = 7  # class 7 has 3 members: too few for n_neighbors=3
-    with pytest.raises(ValueError, match="Class 7 has 3 member.*at least 4 members"):
-        LMNNMetric(n_neighbors=3).fit(X, y_small)
-    LMNNMetric(n_neighbors=2, max_iter=50).fit(X, y_small)  # enough members
+    y_single = y.copy()
+    y_single[0] = 7
+    with pytest.raises(ValueError, match="Class 7 has 1 member.*at least 2 members"):
+        LMNNMetric().fit(X, y_single)
     X_nan = X.copy()
     X_nan[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
