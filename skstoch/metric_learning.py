@@ -77,15 +77,16 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     n_neighbors : int, default=3
         Target neighbours per point ('knn') or random same-class partners per point
         ('random', drawn with repetition; the paper used 2).  Every class needs at least 2
-        members.  'knn' uses ``min(n_neighbors, m - 1)`` target neighbours per point, m the
-        size of the smallest class (a class of m points offers each of them m - 1
-        neighbours); the value used is ``n_neighbors_``.
+        members.  The fit uses ``min(n_neighbors, m - 1)`` per point, m the size of the
+        smallest class (a class of m points offers each of them m - 1 neighbours); the
+        value used is ``n_neighbors_``.
     n_impostors : int or 'auto', default='auto'
         Impostors per target pair.  'auto' gives 10 for the 'knn' recipe (the nearest
         differently-labelled points: with 3 the hinge saw too few of the impostors that
         actually invade the margin, and validation accuracy was lower on every benchmark
         problem, by up to 1.6 points on breast cancer with noise; see the user guide) and
-        the paper's 3 for the 'random' recipe.  The value used is ``n_impostors_``.
+        the paper's 3 for the 'random' recipe, at most the size of the smallest set of
+        differently-labelled points.  The value used is ``n_impostors_``.
     c : float, default=0.5
         Trade-off between the hinge (push) term and the prior (pull) term, in [0, 1].
     mu1 : float, default=1e-4
@@ -109,7 +110,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Triplets per stochastic gradient (the paper used 1).  With ``max_iter='auto'`` the
         budget is set in triplet draws, so a larger batch means proportionally fewer steps
         (16 validated as well as 8 at the same number of draws, with fewer Lanczos checks,
-        epochs and searches: 20 to 35% less CPU time).
+        epochs and searches: 20 to 35% less CPU time).  At most the number of triplets
+        of a table (points x ``n_neighbors_`` x ``n_impostors_``; ``search_size // 4``
+        anchors for sampled searches): a larger value is clamped to it.
     max_iter : int or 'auto', default='auto'
         Budget T of stochastic gradient calls.  Epro runs epochs 8, 16, 32, ... (16, 32,
         ... for ORDA) only while they fit completely (paper's rule), so it uses between
@@ -172,10 +175,11 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Epro, one per iteration for 'sgd', one for 'oneproj').
     n_epochs_ : int
     n_neighbors_ : int
-        Target neighbours (or partners) per point used (``n_neighbors``, clamped for 'knn'
-        to the smallest class size minus one).
+        Target neighbours (or partners) per point used (``n_neighbors``, clamped to the
+        smallest class size minus one).
     n_impostors_ : int
-        Impostors per target pair used (``n_impostors``, or its value under 'auto').
+        Impostors per target pair used (``n_impostors``, or its value under 'auto', at
+        most the smallest number of differently-labelled points).
     triplet_strategy_ : str
         The triplet recipe used ('knn' or 'random').
     eta0_ : float
@@ -310,8 +314,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
                 f"n_components={self.n_components} must be <= n_features={X.shape[1]}."
             )
         classes, y_enc = np.unique(y, return_inverse=True)
-        strategy, n_neighbors = self._check_classes(classes, np.bincount(y_enc), X.shape[0])
-        params = self._resolve_params(X.shape, strategy, n_neighbors, self._draw_seed())
+        counts = np.bincount(y_enc)
+        strategy = self._check_classes(classes, counts, X.shape[0])
+        params = self._resolve_params(X.shape, strategy, counts, self._draw_seed())
         monitor = self._make_monitor(f"LMNNMetric(solver={self.solver!r})")
         result = solve(LMNNProblem(X, y_enc), params, monitor)
         if params.solver in EPRO_SOLVERS:
@@ -338,8 +343,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         return self
 
     def _check_classes(self, classes, counts, n_samples):
-        """The triplet recipe and the target neighbours per point used, after checking
-        that every class can form triplets."""
+        """The triplet recipe used, after checking that every class can form triplets."""
         if len(classes) < 2:
             raise ValueError(
                 f"LMNNMetric needs samples of at least 2 classes, got 1 class "
@@ -354,40 +358,42 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         if strategy == "auto":
             exhaustive = self.search_size is None or n_samples <= self.search_size
             strategy = "knn" if exhaustive else "random"
-        # 'knn': no more target neighbours than the smallest class has other members
-        # (as n_impostors is bounded by the smallest complement); 'random' draws partners
-        # with repetition
-        n_neighbors = self.n_neighbors
-        if strategy == "knn":
-            n_neighbors = min(n_neighbors, int(counts.min()) - 1)
-        return strategy, n_neighbors
+        return strategy
 
-    def _resolve_params(self, shape, strategy, n_neighbors, seed):
-        """The driver's parameters, with the 'auto' values resolved."""
+    def _resolve_params(self, shape, strategy, counts, seed):
+        """The driver's parameters, with the 'auto' values resolved and the sizes that
+        reach the kernels clamped to the data (``counts``: members per class)."""
         n_samples, n_features = shape
         if self.n_impostors == "auto":
             n_impostors = _AUTO_IMPOSTORS_KNN if strategy == "knn" else _AUTO_IMPOSTORS_RANDOM
         else:
             n_impostors = int(self.n_impostors)
+        # no more target neighbours than the smallest class has other members, no more
+        # impostors than the smallest complement of a class
+        n_neighbors = min(int(self.n_neighbors), int(counts.min()) - 1)
+        n_impostors = min(n_impostors, n_samples - int(counts.max()))
+        batch_size = min(int(self.batch_size),
+                         _smallest_table(n_samples, self.search_size, strategy, n_neighbors,
+                                         n_impostors))
         if self.max_iter != "auto":
             max_iter = int(self.max_iter)
         elif strategy == "random":
             # the draws rule was validated for the k-NN recipe only; with random triplets
             # longer runs drift to the (degenerate) optimum: at n=100,000 x 100, 16,000
             # steps of 8 gave 49.4% 3-NN accuracy against 56.8% with 2,000 (Euclidean 49.6%)
-            max_iter = -(-_AUTO_RANDOM_DRAWS // self.batch_size)
+            max_iter = -(-_AUTO_RANDOM_DRAWS // batch_size)
         else:
             n_anchors = n_samples if self.search_size is None else min(n_samples,
                                                                       self.search_size)
             draws = int(np.clip(_AUTO_DRAWS * n_anchors * n_neighbors,
                                 _AUTO_MIN_DRAWS, _AUTO_MAX_DRAWS))
-            max_iter = -(-draws // self.batch_size)
+            max_iter = -(-draws // batch_size)
         return LMNNParams(
             solver=self.solver, triplet_strategy=strategy, n_neighbors=n_neighbors,
             n_impostors=n_impostors, search_size=self.search_size, c=self.c, mu1=self.mu1,
             mu2=self.mu2, epsilon=self.epsilon, prior=self.prior,
             eta0=None if self.eta0 == "auto" else float(self.eta0), lam=self.lam,
-            batch_size=self.batch_size, max_iter=max_iter,
+            batch_size=batch_size, max_iter=max_iter,
             first_epoch_length=self.first_epoch_length, use_full_budget=self.use_full_budget,
             orda_gradient_point=self.orda_gradient_point, tol=self.tol,
             n_components=n_features if self.n_components is None else self.n_components,
@@ -464,6 +470,16 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
+
+
+def _smallest_table(n_samples, search_size, strategy, n_neighbors, n_impostors):
+    """Triplets in the smallest table the fit can use (the bound of ``batch_size``): every
+    point's pairs times impostors, or for sampled 'knn' searches the ``search_size // 4``
+    anchors a refresh re-searches at least."""
+    n_anchors = n_samples
+    if strategy == "knn" and search_size is not None and n_samples > search_size:
+        n_anchors = search_size // 4
+    return n_anchors * n_neighbors * n_impostors
 
 
 def _check_magnitude(X):

@@ -54,7 +54,8 @@ def _tables(X, trip, prior, c, mu1, mu2, lam, eps, batch, m, seed):
 def _objective(est, X, prior, layout=None):
     """The driver's objective with the parameters ``est`` resolves (``est`` unfitted or
     fitted)."""
-    params = est._resolve_params(X.shape, "knn", est.n_neighbors, getattr(est, "seed_", 0))
+    counts = np.array([X.shape[0] // 2, X.shape[0] - X.shape[0] // 2])
+    params = est._resolve_params(X.shape, "knn", counts, getattr(est, "seed_", 0))
     return driver._Objective(X, prior, params, layout)
 
 
@@ -345,7 +346,7 @@ def test_impostor_search_matches_brute_force(monkeypatch, small_search):
     est = LMNNMetric(n_neighbors=2, n_impostors=3, max_iter=64, random_state=0).fit(X, y)
     A = est.metric_
     y_enc = np.searchsorted(est.classes_, y)
-    params = est._resolve_params(X.shape, "knn", 2, 0)
+    params = est._resolve_params(X.shape, "knn", np.bincount(y_enc), 0)
     search = _lmnn_triplets.TripletSource(X, y_enc, params, np.random.default_rng(0))
     assert search.exhaustive and search.refreshes and search.layout == (2, 3)
     pairs = search.pairs
@@ -551,8 +552,7 @@ def test_n_components_keeps_top_directions():
 @pytest.mark.parametrize("strategy", ["knn", "random"])
 def test_n_neighbors_clamped_to_the_smallest_class(strategy):
     """A class of m members offers m - 1 target neighbours: 'knn' uses min(n_neighbors,
-    m - 1) for every point, without warning (as NCA fits any class sizes); 'random'
-    draws n_neighbors partners with repetition."""
+    m - 1) for every point, without warning (as NCA fits any class sizes)."""
     X, y = _noisy_blobs(n=30)
     y_small = y.copy()
     y_small[:3] = 7                       # class 7 has 3 members: 2 neighbours each
@@ -560,13 +560,30 @@ def test_n_neighbors_clamped_to_the_smallest_class(strategy):
         warnings.simplefilter("error")
         est = LMNNMetric(triplet_strategy=strategy, n_neighbors=5, max_iter=64,
                          tol=0.0, random_state=0).fit(X, y_small)
-    k = 2 if strategy == "knn" else 5
+    k = 2
     assert est.n_neighbors_ == k
     anchors, counts = np.unique(est.triplets_[:, 0], return_counts=True)
     assert np.all(counts == k * est.n_impostors_)
     assert np.all(est.triplets_[:, 0] != est.triplets_[:, 1])
     codes = np.searchsorted(est.classes_, y_small)
     assert np.all(codes[est.triplets_[:, 0]] == codes[est.triplets_[:, 1]])
+
+
+@pytest.mark.parametrize("strategy", ["knn", "random"])
+def test_huge_sizes_are_clamped_to_the_data_before_allocation(strategy):
+    """batch_size, n_neighbors and n_impostors reach the kernels' allocations: values far
+    beyond the data (a 2**62 batch overflowed malloc's size and segfaulted) fit as the
+    largest meaningful value does."""
+    X, y = _noisy_blobs(n=30)
+    counts = np.bincount(np.unique(y, return_inverse=True)[1])
+    kw = dict(triplet_strategy=strategy, max_iter=64, tol=0.0, random_state=0)
+    huge = LMNNMetric(batch_size=2 ** 62, n_neighbors=2 ** 40, n_impostors=2 ** 40,
+                      **kw).fit(X, y)
+    k, q = counts.min() - 1, len(y) - counts.max()
+    assert (huge.n_neighbors_, huge.n_impostors_) == (k, q)
+    largest = LMNNMetric(batch_size=len(y) * k * q, n_neighbors=k, n_impostors=q,
+                         **kw).fit(X, y)
+    np.testing.assert_array_equal(huge.metric_, largest.metric_)
 
 
 def test_invalid_inputs_raise_clear_errors():
@@ -750,7 +767,7 @@ def test_n_impostors_auto():
     # two classes where the other class has only 5 members: the impostors are capped at 5
     y2 = np.where(np.arange(150) < 5, 1, 0)
     capped = LMNNMetric(random_state=0, max_iter=64, n_neighbors=2).fit(X, y2)
-    assert capped.n_impostors_ == 10
+    assert capped.n_impostors_ == 5
     assert len(capped.triplets_) == 150 * 2 * 5
     with pytest.raises(ValueError, match="n_impostors"):
         LMNNMetric(n_impostors="many").fit(X, y)
