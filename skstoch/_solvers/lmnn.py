@@ -9,7 +9,6 @@ metric (:mod:`skstoch._solvers._lmnn_triplets`).
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,11 +26,6 @@ __all__ = ["LMNNParams", "LMNNProblem", "solve"]
 EPRO_SOLVERS = ("epro_sgd", "epro_orda")
 # Lanczos steps of the per-iteration lambda_min check (each costs one d x d mat-vec).
 _LANCZOS_STEPS = 4
-# From this n_features on, the kernels' BLAS calls (d x d mat-vecs, d x batch products) are
-# large enough for OpenBLAS to start threads on every call; the kernels then run with one
-# BLAS thread (thread wake-ups per call cost more than they save at these sizes, and far
-# more on an oversubscribed machine).
-_SINGLE_THREAD_BLAS_FROM = 64
 # Triplets on which the objective (history_, objective_) is estimated when there are more.
 _OBJECTIVE_SAMPLE = 16384
 # The baselines' step eta0 / (1 + t / _BASELINE_DECAY) (the decay of Epro's halving
@@ -104,6 +98,15 @@ def solve(problem, params, monitor, state=None):
     """
     if state is not None:
         raise ValueError("LMNN's solvers keep no warm-start state; pass state=None.")
+    # one BLAS thread for the whole fit: the eigendecompositions and products then give
+    # the same bits whatever the caller's BLAS thread count (with several threads the
+    # basis of the eigenspace clipped at epsilon moved components_ by up to 2.4%), and
+    # the per-epoch d x d work is too small to gain from threads
+    with single_thread_blas():
+        return _solve(problem, params, monitor)
+
+
+def _solve(problem, params, monitor):
     X = problem.X
     d = X.shape[1]
     rng = np.random.default_rng(params.seed)
@@ -199,20 +202,16 @@ def _solve_baseline(run, A0, eta0, monitor):
 
 def _final_metric(A, eps, n_components):
     """The projection of A onto {A >= eps I} and the top ``n_components`` rows of its factor
-    (largest eigenvalues first), from one eigendecomposition."""
+    (largest eigenvalues first), from one eigendecomposition; each row's sign is fixed so
+    that its entry of largest magnitude is positive (as scikit-learn's ``svd_flip``)."""
     eigvals, eigvecs = np.linalg.eigh(0.5 * (A + A.T))
     eigvals = np.maximum(eigvals, eps)
     metric = (eigvecs * eigvals) @ eigvecs.T
     top = eigvals[::-1]
-    vecs = eigvecs[:, ::-1]
-    components = np.sqrt(top[:n_components])[:, None] * vecs[:, :n_components].T
+    vecs = eigvecs[:, ::-1][:, :n_components]
+    signs = np.sign(vecs[np.argmax(np.abs(vecs), axis=0), np.arange(vecs.shape[1])])
+    components = np.sqrt(top[:n_components])[:, None] * (vecs * signs).T
     return 0.5 * (metric + metric.T), components
-
-
-def _kernel_blas_threads(d):
-    """One BLAS thread around the kernels when d is large enough for OpenBLAS to thread
-    their per-iteration d x d calls (threading costs more than it saves there)."""
-    return single_thread_blas() if d >= _SINGLE_THREAD_BLAS_FROM else nullcontext()
 
 
 class _Run:
@@ -261,19 +260,16 @@ class _Run:
         returns the mean of the iterates."""
         avg = np.empty_like(A)
         self.since_refresh += n_steps
-        with _kernel_blas_threads(A.shape[0]):
-            _lmnn.run_sgd(self.tables, A, avg, self.u, self.counters, mode, eta, t0, n_steps,
-                          gamma, _BASELINE_DECAY)
+        _lmnn.run_sgd(self.tables, A, avg, self.u, self.counters, mode, eta, t0, n_steps,
+                      gamma, _BASELINE_DECAY)
         return avg
 
     def orda_epoch(self, A_start, eta, n_steps):
         """One Epro-ORDA epoch from A_start (n_steps + 1 gradient calls): its last iterate."""
         out = np.empty_like(A_start)
         self.since_refresh += n_steps
-        with _kernel_blas_threads(A_start.shape[0]):
-            _lmnn.run_orda(self.tables, np.ascontiguousarray(A_start), out, self.u,
-                           self.counters, eta, n_steps,
-                           self.params.orda_gradient_point == "u")
+        _lmnn.run_orda(self.tables, np.ascontiguousarray(A_start), out, self.u,
+                       self.counters, eta, n_steps, self.params.orda_gradient_point == "u")
         return out
 
 
