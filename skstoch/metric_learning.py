@@ -215,6 +215,15 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     constraint check uses a warm-started Lanczos estimate of lambda_min, which is an upper
     bound, so a violation it misses is repaired by the next epoch-end projection.
 
+    Wide data (``n_features >= n_samples``): every difference of training points lies in
+    the span of the centred data (dimension r <= n_samples - 1), so the metric is learned
+    as an r x r matrix B on the data expressed in an orthonormal basis U of that span and
+    lifted to ``A = U (B - epsilon I) U' + epsilon I`` (the optimum of Eq. 21 when
+    ``mu2 = 0``: the directions outside the span get the smallest allowed eigenvalue).
+    The cost is then O(n d r) instead of O(d^3) per epoch; the off-diagonal l1 term
+    applies to B in the basis U, and ``history_``/``objective_`` are Eq. (21) of that
+    r-dimensional problem.  ``metric_`` and ``prior_matrix_`` are still d x d.
+
     References
     ----------
     .. [1] J. Chen, T. Yang, Q. Lin, L. Zhang and Y. Chang, "Optimal Stochastic Strongly

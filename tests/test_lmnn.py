@@ -586,6 +586,42 @@ def test_huge_sizes_are_clamped_to_the_data_before_allocation(strategy):
     np.testing.assert_array_equal(huge.metric_, largest.metric_)
 
 
+def test_wide_data_learns_in_the_span_of_the_data(monkeypatch):
+    """n_features >= n_samples: the metric is learned on the r <= n - 1 dimensional span
+    of the centred data (no d x d eigendecomposition, O(n d r) instead of O(d^3) per
+    epoch) and lifted back: A = U (B - eps I) U' + eps I, so the d - r directions outside
+    the span get eigenvalue epsilon, A == components_.T @ components_, and truncating
+    n_components keeps the leading rows."""
+    rng = np.random.default_rng(0)
+    n, d = 30, 80
+    X = rng.standard_normal((n, d))
+    X[:, 0] += 2.0 * (np.arange(n) % 2)           # one informative direction
+    y = np.arange(n) % 2
+    sizes = []
+    eigh = np.linalg.eigh
+    monkeypatch.setattr(np.linalg, "eigh", lambda a, *args, **kw: sizes.append(
+        np.shape(a)[-1]) or eigh(a, *args, **kw))
+    est = LMNNMetric(max_iter=200, random_state=0).fit(X, y)
+    low = LMNNMetric(n_components=3, max_iter=200, random_state=0).fit(X, y)
+    monkeypatch.setattr(np.linalg, "eigh", eigh)
+    assert sizes and max(sizes) <= n - 1
+    A = est.metric_
+    assert A.shape == (d, d) and np.array_equal(A, A.T)
+    w = np.linalg.eigvalsh(A)
+    np.testing.assert_allclose(w[:d - (n - 1)], est.epsilon, rtol=1e-9)
+    assert w[0] >= est.epsilon * (1 - 1e-9)
+    np.testing.assert_allclose(est.components_.T @ est.components_, A, atol=1e-12)
+    np.testing.assert_array_equal(low.components_, est.components_[:3])
+    diff = X[:5, None, :] - X[None, 5:10, :]
+    Z = est.transform(X)
+    np.testing.assert_allclose(np.linalg.norm(Z[:5, None] - Z[None, 5:10], axis=2),
+                               np.sqrt(np.einsum("ijk,kl,ijl->ij", diff, A, diff)),
+                               rtol=1e-10)
+    # the informative direction is stretched against the noise directions
+    e0 = np.eye(d)[0]
+    assert e0 @ A @ e0 > np.median(np.diag(A))
+
+
 def test_invalid_inputs_raise_clear_errors():
     X, y = _noisy_blobs(n=30)
     with pytest.raises(ValueError, match="at least 2 classes"):

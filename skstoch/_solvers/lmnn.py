@@ -9,7 +9,7 @@ metric (:mod:`skstoch._solvers._lmnn_triplets`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from .._fast import _lmnn
 from ..utils import single_thread_blas
 from ._averaged_sgd import averaged_sgd, checkpoint_lengths
 from ._epoch_projection import epoch_projection
+from ._lmnn_span import canonical_signs, data_span, lift
 from ._lmnn_triplets import TripletSource, auto_step, check_triplets, factor, pair_scatter
 from ._projections import project_psd
 from ._result import SolverResult
@@ -107,6 +108,20 @@ def solve(problem, params, monitor, state=None):
 
 
 def _solve(problem, params, monitor):
+    n, d = problem.X.shape
+    if d >= n:
+        # wide data: the differences span at most n - 1 directions (see _lmnn_span)
+        basis = data_span(problem.X)
+        r = basis.shape[1]
+        reduced = replace(params, n_components=min(params.n_components, r))
+        result = _solve_dense(LMNNProblem(np.ascontiguousarray(problem.X @ basis),
+                                          problem.y), reduced, monitor)
+        return lift(result, basis, params, d)
+    return _solve_dense(problem, params, monitor)
+
+
+def _solve_dense(problem, params, monitor):
+    """The fit with a dense d x d matrix (O(d^3) per epoch)."""
     X = problem.X
     d = X.shape[1]
     rng = np.random.default_rng(params.seed)
@@ -209,8 +224,7 @@ def _final_metric(A, eps, n_components):
     metric = (eigvecs * eigvals) @ eigvecs.T
     top = eigvals[::-1]
     vecs = eigvecs[:, ::-1][:, :n_components]
-    signs = np.sign(vecs[np.argmax(np.abs(vecs), axis=0), np.arange(vecs.shape[1])])
-    components = np.sqrt(top[:n_components])[:, None] * (vecs * signs).T
+    components = np.sqrt(top[:n_components])[:, None] * canonical_signs(vecs.T)
     return 0.5 * (metric + metric.T), components
 
 
