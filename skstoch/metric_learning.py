@@ -28,6 +28,9 @@ _AUTO_RANDOM_DRAWS = 16000
 # and for the 'random' recipe (the paper's 3).
 _AUTO_IMPOSTORS_KNN = 10
 _AUTO_IMPOSTORS_RANDOM = 3
+# Upper bound of the step counts (max_iter, first_epoch_length) that reach the kernels as C
+# integers (2**40 steps would run for weeks; far larger ones overflowed a C long).
+_MAX_STEPS = 2 ** 40
 
 
 
@@ -114,9 +117,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         of a table (points x ``n_neighbors_`` x ``n_impostors_``; ``search_size // 4``
         anchors for sampled searches): a larger value is clamped to it.
     max_iter : int or 'auto', default='auto'
-        Budget T of stochastic gradient calls.  Epro runs epochs 8, 16, 32, ... (16, 32,
-        ... for ORDA) only while they fit completely (paper's rule), so it uses between
-        T/2 and T calls unless ``use_full_budget``; 'sgd' and 'oneproj' use T.  'auto'
+        Budget T of stochastic gradient calls (at most 2**40).  Epro runs epochs 8, 16,
+        32, ... (16, 32, ... for ORDA) only while they fit completely (paper's rule), so it
+        uses between T/2 and T calls unless ``use_full_budget``; 'sgd' and 'oneproj' use T.  'auto'
         sets the number of triplet draws (steps x ``batch_size``): for the 'knn' recipe
         about 12 per target pair, ``12 n_anchors n_neighbors`` clipped to [4,000, 128,000]
         (chosen by validation on training splits: small problems such as wine need a few
@@ -125,7 +128,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         better), and 16,000 for the 'random' recipe (longer runs there lost accuracy; see
         the user guide); ``max_iter_ = ceil(draws / batch_size)``.
     first_epoch_length : int, default=None
-        T1; None gives the paper's 8 ('epro_sgd') or 16 ('epro_orda').
+        T1; None gives the paper's 8 ('epro_sgd') or 16 ('epro_orda').  At most 2**40.
     use_full_budget : bool, default=True
         Add the iterations left over by the doubling rule to the last Epro epoch (False is
         the paper's rule).
@@ -261,12 +264,12 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "first_epoch_length": [Interval(Integral, 1, None, closed="left"), None],
+        "first_epoch_length": [Interval(Integral, 1, _MAX_STEPS, closed="both"), None],
         "use_full_budget": ["boolean"],
         "search_size": [Interval(Integral, 16, None, closed="left"), None],
         "orda_gradient_point": [StrOptions({"x", "u"})],
         **STOCHASTIC_SOLVER_CONSTRAINTS,
-        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "max_iter": [Interval(Integral, 1, _MAX_STEPS, closed="both"), StrOptions({"auto"})],
     }
 
     def __init__(self, n_components=None, *, solver="epro_sgd", triplet_strategy="auto",

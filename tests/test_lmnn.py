@@ -640,6 +640,9 @@ def test_invalid_inputs_raise_clear_errors():
         LMNNMetric().fit(X_inf, y)
     with pytest.raises(ValueError, match="solver"):
         LMNNMetric(solver="newton").fit(X, y)
+    for name in ("max_iter", "first_epoch_length"):     # C integers: bounded, no overflow
+        with pytest.raises(ValueError, match=name):
+            LMNNMetric(**{name: 2 ** 70}).fit(X, y)
     with pytest.raises(ValueError, match="max_iter=4 is smaller than the first epoch"):
         LMNNMetric(max_iter=4).fit(X, y)
     with pytest.raises(NotFittedError):
