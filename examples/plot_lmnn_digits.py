@@ -240,7 +240,6 @@ else:
 protocol = (f"digits {'subsample 400' if FAST else '1797'} x 64 standardized, 75/25 split; "
             f"paper's random recipe (k=3 partners, 3 impostors), batch 16, T={max_iter}, "
             "use_full_budget=False, per-solver eta0 and lam tuned on the training objective")
-best_paper = max(solvers, key=lambda n: mean[n])
 claims = [
     _reproduction.claim(
         "Epro needs only O(log T) projections (SGD one per iteration, OneProj one)",
@@ -268,13 +267,13 @@ claims = [
             "after 1024 stochastic gradients (< 1% counts as converged); not attempted when "
             "the budget is below 2048 (fast mode)"),
     _reproduction.claim(
-        "Sanity check (not a paper number): the paper-recipe metric gives 3-NN accuracy "
-        ">= Euclidean",
+        "Sanity check (not a paper number): the paper's method (Epro-SGD on the paper's "
+        "recipe) gives 3-NN accuracy >= Euclidean",
         protocol=protocol + f"; mean over {n_splits} stratified splits",
         ours={n: round(mean[n], 4) for n in ["Euclidean", "NCA", *solvers]},
-        verdict="reproduced" if mean[best_paper] >= mean["Euclidean"] else "refuted",
-        why="held-out 3-NN accuracy of the best of the five paper-recipe solvers (a "
-            "lenient choice); the paper reports no accuracy"),
+        verdict="reproduced" if mean["epro_sgd"] >= mean["Euclidean"] else "refuted",
+        why="held-out 3-NN accuracy of Epro-SGD (the other solvers' numbers beside it); the "
+            "paper reports no accuracy"),
     _reproduction.claim(
         "Our defaults (k-NN triplets, automatic step and budget) give 3-NN accuracy "
         ">= Euclidean",
