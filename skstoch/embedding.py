@@ -83,11 +83,17 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         the gradient); for ``'gd'`` the step of each full-gradient iteration.  ``None``
         probes the curvature along the first gradient (one extra full-gradient pass) and uses
         the SBB formula on it, divided by ``m`` except for ``'gd'``.
-    max_iter : int, default=100
+    max_iter : int, default=300
         Maximum number of epochs (iterations for ``'gd'`` and ``'lbfgs'``).
     tol : float, default=1e-5
-        Stop when the relative change of the embedding between two epochs,
-        ``|X_new - X_old| / |X_old|``, is at most ``tol``.
+        Stop when the best training objective improved by at most ``tol`` over the last
+        ``n_iter_no_change`` epochs (iterations): ``(b[t - n_iter_no_change] - b[t]) /
+        max(|b[t - n_iter_no_change]|, 1) <= tol``, where ``b[t]`` is the lowest objective
+        recorded up to epoch ``t`` (:attr:`history_` column ``improvement``), for every
+        solver.  The objective, not the embedding, is tested because for t-STE, CKL and GNMDS
+        the embedding keeps drifting along directions that barely change the objective.
+    n_iter_no_change : int, default=5
+        Window of the ``tol`` test, in epochs (iterations for ``'gd'`` and ``'lbfgs'``).
     margin : float, default=None
         Margin of ``'gnmds'`` (``None``: 1, the paper's value) and ``'soe'`` (``None``: 0.1,
         cblearn's default).  Ignored by the other losses.
@@ -132,10 +138,11 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
           and ``'lbfgs'``, by a loss pass for ``'sgd'`` and at the last iterate);
         - ``time``: seconds since the start of the fit;
         - ``step_size`` (not ``'lbfgs'``): the step of the epoch that starts there, NaN at
-          the last iterate; ``'lbfgs'`` has none, because scipy's L-BFGS-B does not report
+          the last record (the returned fit starts no epoch); ``'lbfgs'`` has none, because scipy's L-BFGS-B does not report
           its accepted line-search step;
-        - ``grad_norm`` (``'svrg_sbb'``, ``'svrg'``, ``'gd'``): norm of the full gradient,
-          NaN at the last iterate.
+        - ``grad_norm`` (``'svrg_sbb'``, ``'svrg'``, ``'gd'``): norm of the full gradient;
+        - ``improvement``: the stopping criterion that ``tol`` bounds (infinite until
+          ``n_iter_no_change + 1`` records exist).
 
         When the callback stops the fit, its record is the last one.
     objective_ : float
@@ -191,12 +198,13 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         "alpha": [Interval(Real, 0, None, closed="neither"), None],
         "mu": [Interval(Real, 0, None, closed="left")],
         "init": [StrOptions({"random"}), "array-like"],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, n_components=2, *, loss="ste", solver="lbfgs", epsilon="auto",
                  batch_size=10, inner_iter=None, inner_update="lazy", eta0=None,
-                 max_iter=100, tol=1e-5, margin=None, alpha=None, mu=0.05, init="random",
-                 random_state=None, verbose=0, callback=None):
+                 max_iter=300, tol=1e-5, n_iter_no_change=5, margin=None, alpha=None,
+                 mu=0.05, init="random", random_state=None, verbose=0, callback=None):
         self.n_components = n_components
         self.loss = loss
         self.solver = solver
@@ -207,6 +215,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self.eta0 = eta0
         self.max_iter = max_iter
         self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.margin = margin
         self.alpha = alpha
         self.mu = mu
@@ -264,7 +273,8 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
             max_iter=self.max_iter, tol=self.tol, seed=seed, eta0=self.eta0,
             epsilon=self.epsilon, batch_size=int(self.batch_size),
             inner_iter=n_comparisons if self.inner_iter is None else int(self.inner_iter),
-            dense_update=self.inner_update == "dense")
+            dense_update=self.inner_update == "dense",
+            n_iter_no_change=int(self.n_iter_no_change))
 
     def _loss_parameter(self):
         """t-STE's alpha, GNMDS's or SOE's margin, CKL's mu (None for STE)."""

@@ -400,15 +400,53 @@ def test_lbfgs_equals_scipy_on_numpy_reference_objective(name):
     assert est.objective_ == pytest.approx(ref.fun, rel=1e-7)
 
 
-def test_lbfgs_stops_on_relative_change():
+@pytest.mark.parametrize("solver", ["lbfgs", "svrg_sbb", "svrg", "sgd", "gd"])
+def test_every_solver_stops_on_the_documented_criterion(solver):
+    """``tol`` bounds the history column ``improvement``: the relative decrease of the best
+    objective over the last ``n_iter_no_change`` records, recomputed here from the objectives
+    the history holds."""
     T = make_triplets(20, 1000, 2, random_state=0)
-    est = OrdinalEmbedding(2, loss="gnmds", solver="lbfgs", max_iter=500, tol=1e-3,
-                           random_state=0)
+    k = 4
+    est = OrdinalEmbedding(2, loss="gnmds", solver=solver, max_iter=2000, tol=1e-3,
+                           n_iter_no_change=k, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         est.fit(T)
-    assert 0 < est.n_iter_ < 500
-    assert len(est.history_["objective"]) == est.n_iter_ + 1   # the start is record 0
+    h = est.history_
+    assert 0 < est.n_iter_ < 2000
+    assert len(h["objective"]) == est.n_iter_ + 1   # the start is record 0
+    best = np.minimum.accumulate(h["objective"])
+    expected = np.full(best.shape, np.inf)
+    expected[k:] = (best[:-k] - best[k:]) / np.maximum(np.abs(best[:-k]), 1.0)
+    np.testing.assert_allclose(h["improvement"], expected, rtol=1e-12)
+    assert h["improvement"][-1] <= 1e-3 and np.all(h["improvement"][:-1] > 1e-3)
+
+
+@pytest.mark.parametrize("loss", ["tste", "gnmds", "ckl"])
+def test_defaults_converge_on_drifting_losses(loss):
+    """For t-STE, GNMDS and CKL the embedding keeps drifting once the objective is flat (the
+    relative change of the embedding stayed above 1e-5 after 1,000 L-BFGS iterations): the
+    default stop must still be reached, without a ConvergenceWarning."""
+    T = make_triplets(40, 3000, 5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = OrdinalEmbedding(loss=loss, random_state=0).fit(T)
+    assert est.n_iter_ < est.max_iter
+
+
+def test_best_objective_window_stop():
+    from skstoch._solvers._stopping import BestObjectiveWindow
+
+    stop = BestObjectiveWindow(0.01, 2)
+    assert not stop.update(10.0) and stop.value == np.inf
+    assert not stop.update(9.0) and stop.value == np.inf
+    assert not stop.update(9.5)               # best 10 -> 9 over two records
+    assert stop.value == pytest.approx(0.1)
+    assert stop.update(8.99) and stop.reached     # best 9 -> 8.99 over the last two records
+    assert stop.value == pytest.approx(0.01 / 9)
+    stop = BestObjectiveWindow(0.01, 1)             # objective 0: the denominator is 1
+    stop.update(0.5)
+    assert not stop.update(0.0) and stop.value == pytest.approx(0.5)
 
 
 def test_quadruplets_fit():
@@ -571,7 +609,7 @@ def test_invalid_fit_arguments_raise():
 
 def test_convergence_warning_callback_verbose(capsys):
     T = make_triplets(20, 300, 2, random_state=0)
-    with pytest.warns(ConvergenceWarning, match="relative change of the embedding"):
+    with pytest.warns(ConvergenceWarning, match="relative decrease of the best objective"):
         OrdinalEmbedding(2, max_iter=2, random_state=0).fit(T)
     seen = []
 
