@@ -1,10 +1,13 @@
 """Ordinal embedding from triplet / quadruplet comparisons (paper 000: SVRG with a stabilized
 Barzilai-Borwein step, mini-batches)."""
+import os
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                          _fit_context)
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._set_output import _wrap_data_with_container
 from sklearn.utils.validation import check_is_fitted
 
 from ._comparisons import check_comparisons
@@ -14,8 +17,14 @@ from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 __all__ = ["OrdinalEmbedding"]
 
 
-class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
-                       auto_wrap_output_keys=None):
+# (n_objects, n_components) float64 arrays a fit keeps alive at once, by solver: iterate,
+# gradient, best and previous iterates, snapshot; L-BFGS-B adds its 10 correction pairs and
+# work arrays (scipy's wa of 2mn + 5n + 11m^2 + 8m doubles, m = 10).
+_ARRAYS_PER_FIT = {"lbfgs": 32, "svrg_sbb": 10, "svrg": 10, "sgd": 8, "gd": 8}
+
+
+class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSolverMixin,
+                       BaseEstimator, auto_wrap_output_keys=None):
     """Embedding of objects from ordinal comparisons, fitted by mini-batch SVRG with a
     stabilized Barzilai-Borwein step (SVRG-SBB, Ma et al., TKDE 2019) or by full-batch L-BFGS.
 
@@ -247,6 +256,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self : OrdinalEmbedding
         """
         Q, width, n_obj = check_comparisons(X, y, n_objects=n_objects)
+        self._check_memory(n_obj, inferred=n_objects is None)
         params = self._solver_params(Q.shape[0], self._draw_seed())
         init = self._check_init(self.init if init is None else init, n_obj)
         monitor = self._make_monitor(f"OrdinalEmbedding(loss={self.loss!r}, "
@@ -264,6 +274,27 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self.epsilon_ = result.extra["epsilon"]
         self.seed_ = params.seed
         return self
+
+    def _check_memory(self, n_objects, inferred):
+        """Raise before allocating when the fit would need more than the machine's memory.
+
+        ``n_objects`` comes from the largest index of ``X`` unless given, so one mistyped
+        index can ask for terabytes; the estimate counts the ``(n_objects, n_components)``
+        arrays the solver keeps and the mini-batch buffers."""
+        p = int(self.n_components)
+        n_bytes = 8 * (n_objects * p * _ARRAYS_PER_FIT[self.solver] + n_objects
+                       + 2 * int(self.batch_size) * p)
+        available = _physical_memory()
+        if available is None or n_bytes <= available:
+            return
+        source = (f"the largest object index in X ({n_objects - 1}) implies n_objects="
+                  f"{n_objects}" if inferred else f"n_objects={n_objects}")
+        raise ValueError(
+            f"OrdinalEmbedding(solver={self.solver!r}) would need about {n_bytes / 2**30:.3g} "
+            f"GiB ({n_bytes} bytes) but this machine has {available / 2**30:.3g} GiB: "
+            f"{source}, n_components={p}, batch_size={int(self.batch_size)}. Object indices "
+            f"must be 0-based and contiguous (relabel them, e.g. with np.unique(X, "
+            f"return_inverse=True)).")
 
     def _solver_params(self, n_comparisons, seed):
         """The parameters resolved for the driver (defaults that depend on the data)."""
@@ -310,16 +341,57 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
 
         Returns
         -------
-        embedding : ndarray of shape (n_objects, n_components)
-            A copy of :attr:`embedding_`.
+        embedding : ndarray or DataFrame of shape (n_objects, n_components)
+            A copy of :attr:`embedding_` (a DataFrame indexed by object after
+            ``set_output(transform="pandas")``, columns :meth:`get_feature_names_out`).
         """
+        return _wrap_data_with_container("transform", self._fitted_embedding().copy(), None,
+                                         self)
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit to the comparisons and return the embedding.
+
+        Parameters
+        ----------
+        X, y : see :meth:`fit`.
+        **fit_params : dict
+            ``n_objects`` and ``init`` of :meth:`fit`.
+
+        Returns
+        -------
+        embedding : ndarray of shape (n_objects, n_components)
+        """
+        return self.fit(X, y, **fit_params).transform(X)
+
+    @property
+    def _n_features_out(self):
+        """Number of output columns, for ``get_feature_names_out``."""
+        return self.embedding_.shape[1]
+
+    def _fitted_embedding(self):
+        """:attr:`embedding_` after checking it against the other fitted attributes (the
+        kernels read it without bounds checks: a truncated or replaced array must raise)."""
         check_is_fitted(self)
-        return self.embedding_.copy()
+        E = self.embedding_
+        if not isinstance(E, np.ndarray) or E.ndim != 2 or E.dtype != np.float64:
+            raise ValueError(
+                f"embedding_ must be a 2-D float64 array of shape (n_objects_, n_components), "
+                f"got {type(E).__name__} {getattr(E, 'dtype', '')} of shape "
+                f"{np.shape(E)}; the fitted attributes were modified: refit the estimator")
+        n = self.n_objects_
+        if (not isinstance(n, Integral) or isinstance(n, bool) or n != E.shape[0]
+                or E.shape[1] < 1):
+            raise ValueError(f"embedding_ has shape {E.shape} but n_objects_ is {n!r}; the "
+                             f"fitted attributes were modified: refit the estimator")
+        if not np.all(np.isfinite(E)):
+            raise ValueError("embedding_ contains NaN or infinity; the fitted attributes were "
+                             "modified: refit the estimator")
+        return np.ascontiguousarray(E)
 
     def _satisfied(self, X, y=None):
-        check_is_fitted(self)
-        Q, _, _ = check_comparisons(X, y, n_objects=self.n_objects_, allow_degenerate=True)
-        return satisfied(Q, self.embedding_)
+        E = self._fitted_embedding()
+        Q, _, _ = check_comparisons(X, y, n_objects=E.shape[0], allow_degenerate=True)
+        return satisfied(Q, E)
 
     def predict(self, X):
         """Answer comparisons with the embedding.
@@ -356,9 +428,37 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         out, count = self._satisfied(X, y)
         return count / out.shape[0]
 
+    def get_feature_names_out(self, input_features=None):
+        """Names of the embedding's columns: ``ordinalembedding0``, ``ordinalembedding1``, ...
+
+        Parameters
+        ----------
+        input_features : ignored
+            The input is comparisons, whose columns are not features.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str, shape (n_components,)
+        """
+        self._fitted_embedding()
+        return super().get_feature_names_out()
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
         tags.input_tags.two_d_array = True
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+# transform wraps its own output (set_output): its rows are the objects, not the rows of X,
+# so scikit-learn's automatic wrapper (which copies X's index) cannot be used.
+OrdinalEmbedding._sklearn_auto_wrap_output_keys = {"transform"}
+
+
+def _physical_memory():
+    """Bytes of physical memory, or None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None

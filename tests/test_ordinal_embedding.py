@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from skstoch import OrdinalEmbedding
 from skstoch._comparisons import check_comparisons
@@ -581,6 +581,12 @@ def test_score_ties_count_as_violations():
         (np.array([[0, 1, 2]]), np.array([0]), "undecided"),
         (np.array([[0, 1, 2]]), np.array([1, 1]), "one response per comparison"),
         (np.array([[0, 1, 2]]), np.array([2]), r"\+1/-1"),
+        (np.array([["0", "1", "2"]]), None, "integer"),
+        (np.array([[0, 1, 2]], dtype=object), None, "integer"),
+        (np.array([[0.5, 1.0, 2.0]]), None, "integer"),
+        (np.array([[0, 1, np.nan]]), None, "integer"),
+        (np.array([[0, 1, 2 + 1j]]), None, "integer"),
+        (np.array([[0, 1, 2**63 + 5]], dtype=np.uint64), None, "int32 index range"),
     ],
 )
 def test_invalid_comparisons_raise(X, y, match):
@@ -681,3 +687,71 @@ def test_relative_change_stop():
     assert not stop.update(np.array([1.0, 1.2]), np.array([1.0, 1.0]))
     assert stop.value == pytest.approx(0.2 / np.sqrt(2))
     assert stop.update(np.array([1.0, 1.05]), np.array([1.0, 1.0])) and stop.reached
+
+
+def test_one_huge_index_raises_at_once_naming_input_and_bytes():
+    """n_objects is inferred from the largest index: one mistyped index must not make the fit
+    allocate (it allocated for a minute before)."""
+    T = make_triplets(20, 200, 2, random_state=0)
+    T[7, 2] = np.iinfo(np.int32).max - 1
+    for solver in ("lbfgs", "svrg_sbb"):
+        with pytest.raises(ValueError, match=r"bytes.*largest object index in X "
+                                             r"\(2147483646\)"):
+            OrdinalEmbedding(solver=solver).fit(T)
+    with pytest.raises(ValueError, match=r"bytes.*n_objects=2000000000"):
+        OrdinalEmbedding().fit(T[:5], n_objects=2 * 10**9)
+    with pytest.raises(ValueError, match=r"n_components=1000000000"):
+        OrdinalEmbedding(n_components=10**9).fit(T[:5])
+    with pytest.raises(ValueError, match=r"batch_size=1000000000000000"):
+        OrdinalEmbedding(solver="svrg_sbb", batch_size=10**15).fit(T[:5])
+
+
+def _fitted():
+    T = make_triplets(20, 300, 2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return OrdinalEmbedding(2, max_iter=3, random_state=0).fit(T), T
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda e: setattr(e, "embedding_", e.embedding_[:5]),
+    lambda e: setattr(e, "embedding_", e.embedding_[:, :0]),
+    lambda e: setattr(e, "embedding_", e.embedding_.ravel()),
+    lambda e: setattr(e, "embedding_", e.embedding_.astype(np.float32)),
+    lambda e: setattr(e, "embedding_", e.embedding_.tolist()),
+    lambda e: setattr(e, "embedding_", np.full_like(e.embedding_, np.nan)),
+    lambda e: setattr(e, "n_objects_", 10**6),
+    lambda e: setattr(e, "n_objects_", 5.0),
+])
+@pytest.mark.parametrize("method", ["predict", "score", "transform", "get_feature_names_out"])
+def test_tampered_fitted_state_raises_before_any_kernel(tamper, method):
+    est, T = _fitted()
+    tamper(est)
+    call = {"predict": lambda: est.predict(T), "score": lambda: est.score(T),
+            "transform": lambda: est.transform(T),
+            "get_feature_names_out": est.get_feature_names_out}[method]
+    with pytest.raises(ValueError, match="fitted attributes were modified"):
+        call()
+
+
+def test_non_contiguous_embedding_is_read_correctly():
+    est, T = _fitted()
+    expected = est.predict(T)
+    est.embedding_ = np.asfortranarray(est.embedding_)
+    np.testing.assert_array_equal(est.predict(T), expected)
+
+
+def test_get_feature_names_out_and_set_output():
+    pd = pytest.importorskip("pandas")
+    T = make_triplets(20, 300, 2, random_state=0)
+    est = OrdinalEmbedding(3, random_state=0)
+    with pytest.raises(NotFittedError):
+        est.get_feature_names_out()
+    out = est.set_output(transform="pandas").fit_transform(pd.DataFrame(T))
+    names = ["ordinalembedding0", "ordinalembedding1", "ordinalembedding2"]
+    assert list(est.get_feature_names_out()) == names
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == names
+    assert out.shape == (20, 3) and list(out.index) == list(range(20))  # rows are objects
+    np.testing.assert_array_equal(out.to_numpy(), est.embedding_)
+    assert isinstance(est.transform(), pd.DataFrame)
+    assert isinstance(est.set_output(transform="default").transform(T), np.ndarray)
