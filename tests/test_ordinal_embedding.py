@@ -295,10 +295,10 @@ def test_fit_equals_numpy_reference_of_algorithm_1(name, inner_update):
         x = ref_inner(loss, Q, x, prev_x, g, step, m // b, b, est.seed_, 1 + s)
         snapshots.append(x)
     assert any(not np.allclose(snapshots[-1], z) for z in snapshots[:-1])
-    # the estimator returns the lowest-objective iterate among the snapshots and the last one
+    # the estimator returns the last snapshot, as Algorithm 1
     objectives = [ref_objective(name, Q, z) for z in snapshots]
-    x = snapshots[int(np.argmin(objectives))]
-    assert est.objective_ == pytest.approx(min(objectives), rel=1e-9)
+    x = snapshots[-1]
+    assert est.objective_ == pytest.approx(objectives[-1], rel=1e-9)
     np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-9, atol=1e-11)
     # one record per snapshot and one at the last iterate, where no step is taken
     np.testing.assert_allclose(est.history_["objective"], objectives, rtol=1e-9)
@@ -755,3 +755,53 @@ def test_get_feature_names_out_and_set_output():
     np.testing.assert_array_equal(out.to_numpy(), est.embedding_)
     assert isinstance(est.transform(), pd.DataFrame)
     assert isinstance(est.set_output(transform="default").transform(T), np.ndarray)
+
+
+@pytest.mark.parametrize("solver", ["svrg_sbb", "lbfgs"])
+def test_returned_iterate_last_for_the_paper_best_for_lbfgs(solver):
+    """'svrg_sbb' is Algorithm 1 as published: it returns the last snapshot even when an
+    earlier one had a lower objective; 'lbfgs' (ours) returns the lowest-objective iterate."""
+    T = make_triplets(20, 400, 2, random_state=1)
+    seen = []
+    # a first step far too long: the epoch ends above the start (SVRG-SBB)
+    est = OrdinalEmbedding(2, solver=solver, max_iter=3, tol=0.0, eta0=1.0, random_state=0,
+                           callback=lambda r: seen.append(r) and False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T)
+    objectives = est.history_["objective"]
+    assert len(seen) == len(objectives)
+    i = len(objectives) - 1 if solver == "svrg_sbb" else int(np.argmin(objectives))
+    if solver == "svrg_sbb":
+        assert objectives[-1] > objectives.min()   # the case the test is about
+    x = seen[i]["x"]
+    np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-12, atol=1e-12)
+    assert est.objective_ == pytest.approx(objectives[i], rel=1e-12)
+
+
+def test_auto_epsilon_factor_is_the_documented_one():
+    """The docstring and the user guide state the factor of epsilon='auto' that the code uses
+    (they once disagreed: 0.01 against 0.05)."""
+    import re
+
+    from skstoch._solvers.ordinal import _AUTO_EPSILON
+
+    guide = (Path(__file__).resolve().parents[1] / "doc" / "user_guide"
+             / "ordinal_embedding.rst").read_text()
+    for text in (OrdinalEmbedding.__doc__, guide):
+        factors = {float(f) for f in re.findall(r"``([0-9.]+) \* kappa0``", text)}
+        assert factors == {_AUTO_EPSILON}, factors
+    T = make_triplets(20, 300, 2, random_state=0)
+    from skstoch._solvers._step_size import probe_curvature
+    from skstoch._solvers.ordinal import OrdinalProblem, _initial_embedding, _make_loss, \
+        _Objective
+    est = OrdinalEmbedding(2, solver="svrg_sbb", max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T)
+    params = est._solver_params(len(T), est.seed_)
+    Q, _, n = check_comparisons(T)
+    objective = _Objective(_make_loss(params), Q)
+    kappa0 = probe_curvature(objective.value_and_gradient,
+                             _initial_embedding(OrdinalProblem(Q, n), params))
+    assert est.epsilon_ == pytest.approx(_AUTO_EPSILON * kappa0, rel=1e-12)

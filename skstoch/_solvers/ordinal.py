@@ -22,6 +22,7 @@ __all__ = ["OrdinalParams", "OrdinalProblem", "satisfied", "solve"]
 CRITERION = BestObjectiveWindow.name
 COLUMN = "improvement"   # the history column holding the criterion
 _INIT_STREAM = 0
+_PAPER_SOLVERS = ("svrg_sbb", "svrg", "sgd", "gd")
 _SGD_DECAY = 0.01     # SGD step eta0 / (1 + 0.01 epoch), as in the paper's reference scripts
 _AUTO_EPSILON = 0.05  # epsilon='auto' is 0.05 times the probed curvature
 _LOSSES = {"ste": STELoss, "tste": TSTELoss, "gnmds": GNMDSLoss, "ckl": CKLLoss,
@@ -87,8 +88,10 @@ def solve(problem, params, monitor, state=None):
     Returns
     -------
     SolverResult
-        ``x``: the iterate with the lowest objective among those whose objective was
-        evaluated (the recorded ones, the curvature probe's point and the last one), centred;
+        ``x``, centred: the last iterate for the paper's solvers (``'svrg_sbb'``, ``'svrg'``,
+        ``'sgd'``, ``'gd'``: Algorithm 1 returns the last snapshot); for ``'lbfgs'`` the
+        iterate with the lowest objective among those evaluated (the recorded ones and the
+        last one);
         ``n_iter``, ``converged`` and ``criterion``: epochs (iterations) run and the relative
         decrease of the best objective over the last ``n_iter_no_change`` records against
         ``tol`` (the history column ``improvement``); ``extra``: ``objective`` (the mean loss of
@@ -105,10 +108,13 @@ def solve(problem, params, monitor, state=None):
         value = objective.value(result.x)
         _record_final(monitor, result, value)
         objective.offer(value, result.x)
-    best = objective.best_x
-    return replace(result, x=np.ascontiguousarray(best - best.mean(axis=0)),
+    if params.solver in _PAPER_SOLVERS:     # the paper returns the last snapshot
+        x, value = result.x, float(value)
+    else:
+        x, value = objective.best_x, objective.best_value
+    return replace(result, x=np.ascontiguousarray(x - x.mean(axis=0)),
                    criterion_name=CRITERION,
-                   extra={"objective": objective.best_value, "eta0": eta0, "epsilon": epsilon})
+                   extra={"objective": value, "eta0": eta0, "epsilon": epsilon})
 
 
 def _record_final(monitor, result, value):
