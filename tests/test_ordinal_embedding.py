@@ -651,8 +651,9 @@ def test_fit_transform_and_pipeline_friendly():
 
 
 # ---------------------------------------------------------------- example
-def test_example_runs_in_fast_mode(monkeypatch):
+def test_example_runs_in_fast_mode(monkeypatch, tmp_path):
     pytest.importorskip("matplotlib")
+    monkeypatch.setenv("SKSTOCH_FIGURES_DIR", str(tmp_path))
     examples = sorted(Path(__file__).resolve().parents[1].glob("examples/plot_ordinal_embedding*.py"))
     assert examples
     monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
@@ -660,6 +661,12 @@ def test_example_runs_in_fast_mode(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runpy.run_path(str(path), run_name="__main__")
+    import json
+
+    (record,) = (tmp_path / "reproduction").glob("plot_ordinal_embedding_svrg_sbb.json")
+    claims = json.loads(record.read_text())["claims"]
+    assert {c["algorithm"] for c in claims} == {"paper", "ours"}
+    assert any("tuned" in c["claim"] for c in claims)
 
 
 # ---------------------------------------------------------------- step and stop rules
