@@ -112,8 +112,9 @@ fig.tight_layout()
 # each batch size ``b``, next to fixed-step SVRG with ``b = 1`` (the paper's "ncvx SVRG") at
 # the authors' reference-code step where it is known (STE 5e-4, t-STE 0.05) and otherwise at
 # the probed step, and at a tuned step: the best of a grid of multiples of the probed step
-# (the paper tuned its baselines' steps; the grid and the factor chosen are printed).  Every SVRG run is done twice: ``inner_update='lazy'`` (skstoch's default:
-# each inner step costs O(b p)) and ``inner_update='dense'`` (the paper's code: the
+# (the paper tuned its baselines' steps; the grid and the factor chosen are printed).  Every
+# SVRG run is done twice: ``inner_update='lazy'`` (skstoch's default: each inner step costs
+# O(b p)) and ``inner_update='dense'`` (the paper's code: the
 # full-gradient term is subtracted from all n rows at every inner step, O(n p)).  Both give
 # the same iterates; only the cost differs.
 #
@@ -287,9 +288,9 @@ fig.tight_layout()
 # papers" page.
 
 
-def ratios_text(kind):
-    return ", ".join(f"{loss} {speedup[loss, 'dense', kind]:.1f}x"
-                     if np.isfinite(speedup[loss, "dense", kind])
+def ratios_text(kind, mode="dense"):
+    return ", ".join(f"{loss} {speedup[loss, mode, kind]:.1f}x"
+                     if np.isfinite(speedup[loss, mode, kind])
                      else f"{loss}: SVRG never reached the threshold" for loss in losses)
 
 
@@ -304,6 +305,7 @@ protocol = (f"{n_objects} objects ~ N(0, I/20) in R^{dim}, {n_train} noise-free 
             f"(CKL 0.20) counted in row operations of the paper's dense code; SBB batch sizes "
             f"{batch_sizes}; fixed-step SVRG b=1")
 tuned_values = [speedup[loss, "dense", "tuned"] for loss in losses]
+tuned_lazy = [speedup[loss, "lazy", "tuned"] for loss in losses]
 untuned_values = [speedup[loss, "dense", "untuned"] for loss in losses]
 gains = [batch_gain[loss, "dense"] for loss in losses]
 lazy_gains = [batch_gain[loss, "lazy"] for loss in losses]
@@ -315,10 +317,15 @@ claims = [
           why="holds only where the fixed step is far from the best one (STE's reference "
               "step 5e-4); the SBB step's gain is step selection, not speed per pass"),
     claim("Table I, against a tuned fixed step: SVRG-SBB at least 4x faster than SVRG",
-          protocol=protocol + f" at the best of {grid} x the probed step",
-          ours=f"tuned SVRG / best SBB: {ratios_text('tuned')}",
-          verdict=verdict(tuned_values, 4.0),
-          why="a tuned fixed step ties or beats SBB: the speed-up needs an untuned baseline"),
+          protocol=protocol + f" at the best of {grid} x the probed step; dense (the "
+                              f"paper's code) and lazy (every inner step O(b p)) updates",
+          ours=f"tuned SVRG / best SBB, dense: {ratios_text('tuned')}; lazy: "
+               f"{ratios_text('tuned', 'lazy')}",
+          verdict=(verdict(tuned_values, 4.0) if min(tuned_lazy) >= 4.0 else
+                   "partly" if min(tuned_values) >= 4.0 else "refuted"),
+          why="in the paper's dense code the gain is the mini-batch's (fewer O(n p) dense "
+              "updates); with equal-cost inner steps a tuned fixed step ties or beats the SBB "
+              "step (ratio below 1 means tuned SVRG is faster)"),
     claim("Table I: mini-batches (b > 1) speed SVRG-SBB up over b = 1",
           protocol=protocol + ", dense inner update (the paper's code)",
           ours="rows at b=1 / best b: " + ", ".join(
@@ -335,8 +342,10 @@ claims = [
     claim("Fig. 1: the SBB-epsilon step stabilises after a few epochs, SBB0 varies widely",
           protocol=f"STE, b=10, {epochs} epochs; max/min step over the second half",
           ours=", ".join(f"epsilon={e}: {v:.2f}" for e, v in spread.items()),
-          verdict="reproduced" if spread[1e-2] <= min(2.0, spread[0.0]) else "partly",
-          why="epsilon > 0 bounds the step by 1/(m epsilon); SBB0 has no bound"),
+          verdict=("reproduced" if spread[1e-2] <= 2.0 and spread[0.0] >= 4.0 else
+                   "partly" if spread[1e-2] <= 2.0 else "refuted"),
+          why="epsilon > 0 bounds the step by 1/(m epsilon); whether SBB0 varies widely "
+              "depends on the problem (its ratio is shown)"),
     claim("Fig. 3 analogue: SVRG-SBB recovers a 2-D map from triplets",
           protocol="21 random 'cities' in [0, 10]^2, 2,000 triplets, GNMDS, svrg_sbb with "
                    "epsilon=0.01, Procrustes disparity to the true positions (the paper's "

@@ -56,9 +56,10 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         ``'svrg_sbb'``: Algorithm 1 of the paper as published, errata fixed (mini-batch
         SVRG, stabilized BB step from the second epoch on, the last snapshot returned); with
         ``epsilon=0.01`` also the paper's absolute stabilizer (the paper gives no value; its
-        reference code uses 1e-5 to 2.5e-2).  ``'svrg'``: the same with the fixed step ``eta0``; ``'sgd'``:
-        mini-batch SGD with step ``eta0 / (1 + 0.01 epoch)``; ``'gd'``: full-batch gradient
-        descent with the fixed step ``eta0``.  The last three are the paper's baselines.
+        reference code uses 1e-5 to 2.5e-2).  ``'svrg'``: the same with the fixed step
+        ``eta0``; ``'sgd'``: mini-batch SGD with step ``eta0 / (1 + 0.01 epoch)``; ``'gd'``:
+        full-batch gradient descent with the fixed step ``eta0``.  The last three are the
+        paper's baselines.
         ``'lbfgs'`` (not in the paper; the default): full-batch L-BFGS (scipy's L-BFGS-B
         without bounds) on the same compiled one-pass loss and gradient, one pass per
         iteration plus line-search passes, returning the lowest-objective iterate.  It is the
@@ -155,8 +156,8 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
           and ``'lbfgs'``, by a loss pass for ``'sgd'`` and at the last iterate);
         - ``time``: seconds since the start of the fit;
         - ``step_size`` (not ``'lbfgs'``): the step of the epoch that starts there, NaN at
-          the last record (the returned fit starts no epoch); ``'lbfgs'`` has none, because scipy's L-BFGS-B does not report
-          its accepted line-search step;
+          the last record (the returned fit starts no epoch); ``'lbfgs'`` has none, because
+          scipy's L-BFGS-B does not report its accepted line-search step;
         - ``grad_norm`` (``'svrg_sbb'``, ``'svrg'``, ``'gd'``): norm of the full gradient;
         - ``improvement``: the stopping criterion that ``tol`` bounds (infinite until
           ``n_iter_no_change + 1`` records exist).

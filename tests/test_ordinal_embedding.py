@@ -812,3 +812,14 @@ def test_auto_epsilon_factor_is_the_documented_one():
     kappa0 = probe_curvature(objective.value_and_gradient,
                              _initial_embedding(OrdinalProblem(Q, n), params))
     assert est.epsilon_ == pytest.approx(_AUTO_EPSILON * kappa0, rel=1e-12)
+
+
+def test_docstring_example_runs_without_warnings():
+    import doctest
+
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for test in doctest.DocTestFinder().find(OrdinalEmbedding):
+            runner.run(test, out=lambda text: None)
+    assert runner.tries > 0 and runner.failures == 0

@@ -294,10 +294,10 @@ def _lbfgs(objective, x0, eta0, epsilon, params, monitor):
     """Full-batch L-BFGS (scipy's L-BFGS-B without bounds) on the compiled one-pass loss and
     gradient.  Not in the paper: a deterministic quasi-Newton alternative to SVRG-SBB.
 
-    Stops when the criterion of :func:`_stop` is at most ``tol`` (as the other solvers), when scipy reports convergence (gradient or
-    objective stagnation at machine precision) or after ``max_iter`` iterations.  The history
-    has no ``step_size``: scipy does not report the accepted line-search step (its callback
-    receives only the iterate and the objective).
+    Stops when the criterion of :func:`_stop` is at most ``tol`` (as the other solvers), when
+    scipy reports convergence (gradient or objective stagnation at machine precision) or after
+    ``max_iter`` iterations.  The history has no ``step_size``: scipy does not report the
+    accepted line-search step (its callback receives only the iterate and the objective).
     """
     from scipy.optimize import minimize
 
