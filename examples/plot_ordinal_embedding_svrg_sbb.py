@@ -43,7 +43,12 @@ from sklearn.exceptions import ConvergenceWarning
 from skstoch import OrdinalEmbedding
 from skstoch.datasets import make_triplets
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import skstoch  # noqa: E402
+
+# examples/_reproduction.py, next to this file (sphinx-gallery runs examples without __file__)
+_file = globals().get("__file__")
+sys.path.insert(0, os.path.dirname(os.path.abspath(_file)) if _file else
+                os.path.join(os.path.dirname(os.path.dirname(skstoch.__file__)), "examples"))
 from _reproduction import claim, record  # noqa: E402
 
 warnings.simplefilter("ignore", ConvergenceWarning)

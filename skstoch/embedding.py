@@ -21,6 +21,7 @@ __all__ = ["OrdinalEmbedding"]
 # (n_objects, n_components) float64 arrays a fit keeps alive at once, by solver: iterate,
 # gradient, best and previous iterates, snapshot; L-BFGS-B adds its 10 correction pairs and
 # work arrays (scipy's wa of 2mn + 5n + 11m^2 + 8m doubles, m = 10).
+_INT32_MAX = 2**31 - 1   # bound of the integers that reach the kernels' loop counters
 _ARRAYS_PER_FIT = {"lbfgs": 32, "svrg_sbb": 10, "svrg": 10, "sgd": 8, "gd": 8}
 
 
@@ -208,8 +209,8 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         "loss": [StrOptions({"ste", "tste", "gnmds", "ckl", "soe"})],
         "solver": [StrOptions({"svrg_sbb", "svrg", "sgd", "gd", "lbfgs"})],
         "epsilon": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "inner_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, _INT32_MAX, closed="both")],
+        "inner_iter": [Interval(Integral, 1, _INT32_MAX, closed="both"), None],
         "inner_update": [StrOptions({"lazy", "dense"})],
         "eta0": [Interval(Real, 0, None, closed="neither"), None],
         "margin": [Interval(Real, 0, None, closed="neither"), None],

@@ -709,8 +709,11 @@ def test_one_huge_index_raises_at_once_naming_input_and_bytes():
         OrdinalEmbedding().fit(T[:5], n_objects=2 * 10**9)
     with pytest.raises(ValueError, match=r"n_components=1000000000"):
         OrdinalEmbedding(n_components=10**9).fit(T[:5])
-    with pytest.raises(ValueError, match=r"batch_size=1000000000000000"):
-        OrdinalEmbedding(solver="svrg_sbb", batch_size=10**15).fit(T[:5])
+    with pytest.raises(ValueError, match=r"batch_size=1000000000"):
+        OrdinalEmbedding(1000, solver="svrg_sbb", batch_size=10**9).fit(T[:5])
+    for name in ("batch_size", "inner_iter"):   # bounded before they reach C (no Overflow)
+        with pytest.raises(ValueError, match=name):
+            OrdinalEmbedding(solver="svrg_sbb", **{name: 10**20}).fit(T[:5])
 
 
 def _fitted():
