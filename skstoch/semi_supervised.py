@@ -25,7 +25,76 @@ _AUTO_CACHE_BYTES = 256 * 2**20
 # unlabeled rows used for the balance constraint and the convergence test (all when fewer)
 _PROBE_SIZE = 2048
 
-__all__ = ["S3VMClassifier"]
+__all__ = ["S3VMClassifier", "labeled_accuracy_score", "labeled_accuracy_scorer"]
+
+
+def _unlabeled_mask(y):
+    """True where ``y`` is -1 (unlabeled); a string array holds no -1, so no row there."""
+    y = np.asarray(y)
+    if y.dtype.kind in "US":
+        return np.zeros(y.shape[0], dtype=bool)
+    return np.asarray(y == -1, dtype=bool).reshape(-1)
+
+
+def labeled_accuracy_score(y_true, y_pred, *, sample_weight=None):
+    """Accuracy on the labeled rows of a semi-labelled ``y_true`` (rows with -1 are ignored).
+
+    scikit-learn's semi-supervised convention marks unlabeled rows with ``y == -1``; their
+    class is unknown, so they are neither right nor wrong. This is
+    :func:`sklearn.metrics.accuracy_score` restricted to the rows where ``y_true != -1``.
+    :meth:`S3VMClassifier.score` uses it, so ``GridSearchCV`` and ``cross_val_score`` with
+    their default scoring work on semi-labelled ``y``; :data:`labeled_accuracy_scorer` is the
+    same metric as a scorer for any estimator (``scoring=labeled_accuracy_scorer``).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels, -1 for unlabeled rows.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    sample_weight : array-like of shape (n_samples,), default=None
+
+    Returns
+    -------
+    score : float
+        Fraction (weighted by ``sample_weight``) of the labeled rows predicted right.
+
+    Raises
+    ------
+    ValueError
+        If ``y_true`` has no labeled row (the accuracy is undefined).
+
+    Examples
+    --------
+    >>> from skstoch.semi_supervised import labeled_accuracy_score
+    >>> labeled_accuracy_score([0, 1, -1, -1], [0, 1, 0, 0])
+    1.0
+    """
+    from sklearn.metrics import accuracy_score
+
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if y_true.shape[0] != y_pred.shape[0]:
+        raise ValueError(f"y_true and y_pred have different lengths: {y_true.shape[0]} and "
+                         f"{y_pred.shape[0]}")
+    labeled = ~_unlabeled_mask(y_true)
+    if not labeled.any():
+        raise ValueError("y_true has no labeled rows (every entry is -1, the marker of "
+                         "unlabeled rows): the accuracy on labeled rows is undefined.")
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight)[labeled]
+    return float(accuracy_score(y_true[labeled], y_pred[labeled], sample_weight=sample_weight))
+
+
+def _make_labeled_accuracy_scorer():
+    from sklearn.metrics import make_scorer
+
+    return make_scorer(labeled_accuracy_score)
+
+
+#: :func:`labeled_accuracy_score` as a scikit-learn scorer (``scoring=`` of GridSearchCV,
+#: cross_validate, ...): accuracy on the rows whose label is not -1.
+labeled_accuracy_scorer = _make_labeled_accuracy_scorer()
 
 
 def _head_targets(y_enc, n_classes):
@@ -143,12 +212,14 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         Joachims' TSVM), so the labeled term shapes f before the non-convex unlabeled term
         acts; 0 uses ``C_star`` from the first iteration (the paper).
     tol : float or None, default=1e-3
-        Stop when, in two consecutive windows of ``record_every`` iterations, the fraction of
-        probe rows whose predicted class changed is below ``tol``, or at most one row changed
-        when the probe set has fewer than ``1.5 / tol`` rows (a ConvergenceWarning is
-        raised when ``max_iter`` is reached first). Not tested before the C* warm-up ends nor
-        before ``2 / eta0`` iterations (the memory of the constant step). None runs
-        ``max_iter`` iterations (the paper). Needs unlabeled rows.
+        Stopping criterion: the history column ``probe_change``, the fraction of probe rows
+        (unlabeled rows, see ``unlabeled_pool``) whose predicted class changed since the
+        previous record. The fit stops at the first record where ``probe_change`` is below
+        ``max(tol, 1.5 / n_probe)`` at this record and at the previous one (the floor allows
+        one changed row per record on probe sets of fewer than ``1.5 / tol`` rows), not
+        before the ``C_star`` warm-up ends nor before ``2 / eta0`` iterations (the memory of
+        the constant step). A ConvergenceWarning is raised when ``max_iter`` is reached
+        first. None runs ``max_iter`` iterations (the paper). Needs unlabeled rows.
     record_every : int, default=10
         Record the history, print (verbose), call the callback and test convergence every
         ``record_every`` iterations and after the last one.
@@ -345,12 +416,9 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     # -- labels --------------------------------------------------------------------------------
     def _split_labels(self, y):
         y = np.asarray(y)
-        if y.dtype.kind in "US":
-            # a string array cannot hold the integer -1: every row is labeled (use an object
-            # array with -1 for unlabeled rows, as SelfTrainingClassifier documents)
-            unlabeled = np.zeros(y.shape[0], dtype=bool)
-        else:
-            unlabeled = np.asarray(y == -1, dtype=bool).reshape(-1)
+        # a string array cannot hold the integer -1: every row is labeled (use an object
+        # array with -1 for unlabeled rows, as SelfTrainingClassifier documents)
+        unlabeled = _unlabeled_mask(y)
         y_lab = y[~unlabeled]
         if y_lab.shape[0] == 0:
             raise ValueError(
@@ -556,6 +624,32 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         """Log of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on the labeled rows of ``y``: rows with ``y == -1`` are ignored.
+
+        The semi-supervised counterpart of ``ClassifierMixin.score``
+        (:func:`labeled_accuracy_score`), so ``GridSearchCV`` and ``cross_val_score`` with their
+        default scoring rank models on the held-out *labeled* rows of a semi-labelled ``y``.
+        On a fully labelled ``y`` it is the usual accuracy.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, -1 for unlabeled rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        ValueError
+            If ``y`` has no labeled row.
+        """
+        return labeled_accuracy_score(y, self.predict(X), sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

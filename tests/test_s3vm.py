@@ -977,3 +977,60 @@ def test_step_rules():
     np.testing.assert_allclose(step_schedule("invscaling", 0.5, 1.0, 1.0, 3), [0.5, 0.25, 0.5 / 3])
     with pytest.raises(ValueError, match="theta"):
         step_schedule("theory", 0.5, 0.5, 10.0, 16)
+
+
+# ----------------------------------------------------------------------------------------------
+# scoring on semi-labelled y (issue 19.2)
+# ----------------------------------------------------------------------------------------------
+def test_score_ignores_unlabeled_rows(moons):
+    from sklearn.metrics import accuracy_score
+
+    X, y, y_semi, Xt, yt = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=60, random_state=0).fit(X, y_semi)
+    pred = clf.predict(X)
+    lab = y_semi != -1
+    # -1 rows count neither as right nor as wrong: the accuracy of the labeled rows
+    assert clf.score(X, y_semi) == accuracy_score(y_semi[lab], pred[lab])
+    assert clf.score(X, y_semi) != accuracy_score(y_semi, pred)
+    assert clf.score(Xt, yt) == accuracy_score(yt, clf.predict(Xt))
+    w = np.linspace(0.5, 2.0, X.shape[0])
+    assert clf.score(X, y_semi, sample_weight=w) == pytest.approx(
+        accuracy_score(y_semi[lab], pred[lab], sample_weight=w[lab]))
+    with pytest.raises(ValueError, match="no labeled rows"):
+        clf.score(X[:5], -np.ones(5, dtype=int))
+
+
+def test_labeled_accuracy_scorer_and_grid_search_default_scoring(moons):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+    from skstoch.semi_supervised import labeled_accuracy_score, labeled_accuracy_scorer
+
+    assert labeled_accuracy_score([0, 1, -1, -1], [0, 1, 0, 0]) == 1.0
+    assert labeled_accuracy_score([0, 1, -1, -1], [1, 1, 0, 0]) == 0.5
+    assert labeled_accuracy_score(np.array(["a", "b"]), np.array(["a", "a"])) == 0.5
+    with pytest.raises(ValueError, match="different lengths"):
+        labeled_accuracy_score([0, 1], [0])
+    X, y, _, _, _ = moons
+    y_semi, _ = make_semisupervised(y, n_labeled=60, random_state=0)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    grid = GridSearchCV(S3VMClassifier(max_iter=60, random_state=0),
+                        {"gamma": [0.01, 5.0]}, cv=cv).fit(X, y_semi)
+    # default scoring = estimator.score = accuracy on the held-out labeled rows: the fold
+    # scores are those fractions (held-out unlabeled rows would make them at most ~0.1)
+    for k, params in enumerate(grid.cv_results_["params"]):
+        folds = [grid.cv_results_[f"split{j}_test_score"][k] for j in range(3)]
+        expected = []
+        for train, test in cv.split(X, y_semi):
+            y_fold = y_semi.copy()
+            model = S3VMClassifier(max_iter=60, random_state=0, **params).fit(
+                X[train], y_fold[train])
+            lab = test[y_semi[test] != -1]
+            expected.append(np.mean(model.predict(X[lab]) == y_semi[lab]))
+        np.testing.assert_allclose(folds, expected)
+    # the narrow kernel separates the moons, the nearly linear one does not
+    assert grid.best_params_ == {"gamma": 5.0} and grid.best_score_ > 0.9
+    # the public scorer gives the same numbers for any estimator
+    np.testing.assert_allclose(
+        cross_val_score(S3VMClassifier(gamma=5.0, max_iter=60, random_state=0), X, y_semi,
+                        cv=cv, scoring=labeled_accuracy_scorer),
+        cross_val_score(S3VMClassifier(gamma=5.0, max_iter=60, random_state=0), X, y_semi,
+                        cv=cv))
