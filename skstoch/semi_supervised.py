@@ -484,7 +484,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             random_weights_=result.extra["random_weights"],
             random_offset_=result.extra["random_offset"], history_=monitor.history(),
             # Platt slope on the labeled rows (for predict_proba), from f kept by the fit
-            calibration_slope_=_fit_sigmoid_slope(result.extra["f_labeled"], problem.Y))
+            calibration_slope_=_fit_sigmoid_slope(result.extra["f_labeled"],
+                                                  result.extra["Y_labeled"]))
         for name, value in fitted.items():
             setattr(self, name, value)
         return self

@@ -44,6 +44,8 @@ AVERAGE_ETA = 3.0
 # sample_pool block number of the pool and probe draws (stream 2 * (2**64 - 1) + 1 mod 2**64 =
 # 2**64 - 1, never used by an iteration's batches, which use streams 2 i + 1)
 _POOL_BLOCK = -1
+# block of the labeled pool draw (stream 2**64 - 3, also never used by an iteration)
+_LABELED_POOL_BLOCK = -2
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +104,11 @@ class TSGParams:
         C* rises linearly from 0 over this fraction of T.
     pool_size : int or None
         Unlabeled rows drawn once without replacement (in random order) to sample from and
-        cache f on; None uses all of U in its own order.
+        cache f on; None uses all of U in its own order. The labeled rows get the same
+        bound: when there are more, this many are drawn once (without replacement, in
+        random order) and are the labeled rows of the run (batches, cached f, graph nodes,
+        objective), except that the balance target ``mean_l y`` is over every labeled row.
+        So the cost of a run is linear in n whatever the labeled fraction.
     average : bool
         Return the polynomial-decay average of the iterates (the stopping test watches the
         last iterate).
@@ -162,7 +168,8 @@ def solve(problem, params, monitor, state=None):
         ``extra``: ``seed`` (of the kept run), ``objective`` and ``restart_objectives`` (see
         :meth:`_Run.objective`), ``step_sizes`` (after the Laplacian step cap),
         ``random_weights`` / ``random_offset`` (the blocks' omega and offset, None unless
-        ``cache_features``) and ``f_labeled`` (f on the labeled rows).
+        ``cache_features``), ``f_labeled`` (f on the labeled rows of the run: all, or the
+        labeled pool) and ``Y_labeled`` (their targets).
     """
     if state is not None:
         raise ValueError("TSGS3VM has no warm start: state must be None")
@@ -265,7 +272,7 @@ class _Run:
 
     def __init__(self, dataset, problem, params, seed):
         self.dataset, self.params, self.seed = dataset, params, seed
-        self.labeled_rows, self.Y = problem.labeled_rows, problem.Y
+        self._init_labeled_pool(problem.labeled_rows, problem.Y)
         self.n_iter = params.step_sizes.shape[0]
         self.n_l, self.K = self.Y.shape
         self.m, self.d = params.n_components, dataset.n_features
@@ -280,7 +287,7 @@ class _Run:
         self._init_blocks()
         self._init_caches()
         self._init_probe()
-        self.target = self.Y.mean(axis=0) if self.balance else np.zeros(self.K)
+        self.target = problem.Y.mean(axis=0) if self.balance else np.zeros(self.K)
         self.c_raw = np.zeros(self.K)       # sum_i alpha_i^T mu_i (balance)
         self.intercept = self.target - self.c_raw
         if self.use_m:
@@ -288,6 +295,14 @@ class _Run:
         self.n_done = 0
 
     # -- setup ---------------------------------------------------------------------------
+    def _init_labeled_pool(self, labeled_rows, Y):
+        size = self.params.pool_size
+        if size is not None and labeled_rows.shape[0] > size:
+            pos = np.empty(int(size), dtype=np.int64)
+            _s3vm.sample_pool(self.seed, _LABELED_POOL_BLOCK, labeled_rows.shape[0], pos)
+            labeled_rows, Y = np.ascontiguousarray(labeled_rows[pos]), np.ascontiguousarray(Y[pos])
+        self.labeled_rows, self.Y = labeled_rows, Y
+
     def _init_pool(self, unlabeled_rows):
         n_u = unlabeled_rows.shape[0]
         self.pool_random = self.params.pool_size is not None and n_u > 0
@@ -539,7 +554,7 @@ class _Run:
             extra={"seed": seed, "objective": objective, "step_sizes": self.steps[:n].copy(),
                    "random_weights": self.omega[:n].copy() if cached else None,
                    "random_offset": self.offset[:n].copy() if cached else None,
-                   "f_labeled": f_l})
+                   "f_labeled": f_l, "Y_labeled": self.Y})
 
 
 class _IterateAverage:
