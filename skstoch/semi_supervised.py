@@ -229,7 +229,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         ``O(pool * n_components * d)`` whatever n. Its first 2048 rows are the probe set of
         the balance constraint and the convergence test. None samples from all unlabeled
         rows (the paper), which costs ``O(batch_size * i * n_components * d)`` at iteration
-        i once there are too many rows to cache f on.
+        i once there are too many rows to cache f on. The labeled rows get the same bound:
+        when there are more than ``unlabeled_pool``, that many are drawn once and are the
+        labeled rows of the fit (batches, cached f, kNN graph, objective estimate and
+        calibration; the balance target ``mean_l y`` uses every label), so the cost of a fit
+        is linear in n whatever the labeled fraction.
     n_restarts : int, default=1
         Fits with different seeds (restart r uses ``seed + r * 0x9E3779B97F4A7C15``); the
         one with the lowest training objective estimate is kept (``restart_objectives_``),
@@ -554,6 +558,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         """The random features (omega of shape (n_components_, n_features_in_), offset of shape
         (n_components_,)) of block ``i``, regenerated from ``(seed_, i)``."""
         check_is_fitted(self)
+        self._check_fitted_state(self.n_features_in_)
         if not 0 <= i < self.n_iter_:
             raise ValueError(f"block index i={i} out of range [0, {self.n_iter_})")
         return tsg.random_block(self.seed_, i, self.gamma_, self.n_components_,
@@ -574,10 +579,56 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           order="C", reset=False)
-        out = tsg.decision_values(X, self.alpha_, self.intercept_, seed=self.seed_,
-                                  kernel_gamma=self.gamma_, omega=self.random_weights_,
-                                  offset=self.random_offset_)
+        self._check_fitted_state(X.shape[1])
+        cache = [None if a is None else np.ascontiguousarray(a)
+                 for a in (self.random_weights_, self.random_offset_)]
+        out = tsg.decision_values(X, np.ascontiguousarray(self.alpha_), self.intercept_,
+                                  seed=int(self.seed_), kernel_gamma=float(self.gamma_),
+                                  omega=cache[0], offset=cache[1])
         return out[:, 0] if out.shape[1] == 1 else out
+
+    def _check_fitted_state(self, n_features):
+        """The fitted arrays agree with each other and with X (the kernels index unchecked):
+        a tampered or truncated state raises ValueError before any kernel runs."""
+        def bad(what):
+            return ValueError(f"{type(self).__name__} has an inconsistent fitted state: {what} "
+                              "(refit the estimator)")
+
+        classes = np.asarray(self.classes_)
+        if classes.ndim != 1 or classes.shape[0] < 2:
+            raise bad("classes_ must hold at least 2 labels")
+        n_heads = 1 if classes.shape[0] == 2 else classes.shape[0]
+        alpha = self.alpha_
+        if not isinstance(alpha, np.ndarray) or alpha.ndim != 3 or alpha.dtype != np.float64:
+            raise bad("alpha_ must be a float64 array of shape (n_iter_, n_heads, "
+                      "n_components_)")
+        if (alpha.shape[1] != n_heads or alpha.shape[2] != self.n_components_
+                or alpha.shape[2] < 1 or alpha.shape[0] != self.n_iter_):
+            raise bad(f"alpha_ has shape {alpha.shape}, expected ({self.n_iter_}, {n_heads}, "
+                      f"{self.n_components_})")
+        intercept = self.intercept_
+        if (not isinstance(intercept, np.ndarray) or intercept.dtype != np.float64
+                or intercept.shape != (n_heads,)):
+            raise bad(f"intercept_ must be a float64 array of shape ({n_heads},)")
+        if n_features != self.n_features_in_:
+            raise bad("X and n_features_in_ disagree")
+        omega, offset = self.random_weights_, self.random_offset_
+        if (omega is None) != (offset is None):
+            raise bad("random_weights_ and random_offset_ are cached together or not at all")
+        if omega is not None:
+            T, m = alpha.shape[0], alpha.shape[2]
+            if (not isinstance(omega, np.ndarray) or not isinstance(offset, np.ndarray)
+                    or omega.dtype != np.float64 or offset.dtype != np.float64
+                    or omega.ndim != 3 or offset.ndim != 2
+                    or omega.shape[0] < T or omega.shape[1:] != (m, n_features)
+                    or offset.shape[0] < T or offset.shape[1] != m):
+                raise bad("random_weights_ / random_offset_ do not match alpha_ and X")
+        seed, gamma = self.seed_, self.gamma_
+        if not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
+            raise bad("seed_ must be an integer in [0, 2**64)")
+        if not isinstance(gamma, (float, int, np.floating, np.integer)) or not (
+                np.isfinite(gamma) and gamma > 0):
+            raise bad("gamma_ must be a positive finite number")
 
     def predict(self, X):
         """Predicted class: sign of f for two classes (f = 0 gives ``classes_[0]``), else argmax.

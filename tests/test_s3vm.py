@@ -1034,3 +1034,39 @@ def test_labeled_accuracy_scorer_and_grid_search_default_scoring(moons):
                         cv=cv, scoring=labeled_accuracy_scorer),
         cross_val_score(S3VMClassifier(gamma=5.0, max_iter=60, random_state=0), X, y_semi,
                         cv=cv))
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda c: setattr(c, "alpha_", c.alpha_[:-1]),
+    lambda c: setattr(c, "alpha_", c.alpha_[:, :, :-1]),
+    lambda c: setattr(c, "alpha_", np.zeros((c.n_iter_, 3, c.n_components_))),
+    lambda c: setattr(c, "alpha_", c.alpha_.astype(np.float32)),
+    lambda c: setattr(c, "alpha_", [[[0.0]]]),
+    lambda c: setattr(c, "n_components_", c.n_components_ + 5),
+    lambda c: setattr(c, "n_iter_", c.n_iter_ + 5),
+    lambda c: setattr(c, "intercept_", np.zeros(3)),
+    lambda c: setattr(c, "random_weights_", c.random_weights_[:-1]),
+    lambda c: setattr(c, "random_weights_", c.random_weights_[:, :, :1]),
+    lambda c: setattr(c, "random_offset_", None),
+    lambda c: setattr(c, "classes_", c.classes_[:1]),
+    lambda c: setattr(c, "seed_", -1),
+    lambda c: setattr(c, "gamma_", float("nan")),
+])
+def test_tampered_fitted_state_raises_value_error(moons, tamper):
+    """Issue 18.4: predict / decision_function check the fitted arrays against each other
+    and the input before any kernel runs (these reached the kernels unchecked before)."""
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=20, store_random_features=True,
+                         random_state=0).fit(X, y_semi)
+    tamper(clf)
+    for method in (clf.predict, clf.decision_function, clf.predict_proba):
+        with pytest.raises(ValueError, match="inconsistent fitted state"):
+            method(X[:5])
+
+
+def test_non_contiguous_fitted_arrays_still_predict(moons):
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=20, random_state=0).fit(X, y_semi)
+    expected = clf.decision_function(X[:20])
+    clf.alpha_ = np.asfortranarray(clf.alpha_)
+    np.testing.assert_array_equal(clf.decision_function(X[:20]), expected)
