@@ -162,7 +162,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         1, 2 and 4 (wider and narrower kernels) by stratified 3-fold cross-validation over
         the labeled rows (held-out labels become unlabeled rows; score: held-out mean hinge
         loss; exact ties go to the widest kernel, i.e. the smallest gamma).
-        It runs only when there are at least 30 labeled rows, at least 3 per class and some
+        It runs only when there are at least 20 labeled rows, at least 3 per class and some
         unlabeled rows; otherwise it falls back to "scale" at no extra cost. When it runs it
         costs 15 extra fits (5 values x 3 folds) with the same parameters, budget
         (``max_iter``, ``n_restarts``) and seed before the final fit, i.e. about 16 times the
@@ -332,7 +332,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     at most 300 iterations of 64 features, stopped by a label-flip test, rather than one pass
     of ``sqrt(n)`` features; ``gamma`` is cross-validated over the labeled rows by default
     (``gamma="cv"``, a 5-point grid scored by the held-out hinge, as the paper's CV but
-    automatic and only from 30 labels on);
+    automatic and only from 20 labels on);
     more than two classes are handled by one-vs-rest heads that share batches and features
     (the paper is binary); ``predict_proba`` is a Platt calibration on the labeled rows (the
     paper has none).

@@ -15,8 +15,9 @@ from .tsg import TSGProblem, decision_values, solve
 # multiples of the 'scale' value (round 10: also narrower kernels than 'scale')
 GAMMA_CV_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 # the CV runs only with this many labeled rows, this many per class and some unlabeled rows
-# (CV on fewer labels was uninformative on the development protocol)
-MIN_LABELED = 30
+# (issue 19: lowered from 30 to 20 on the development protocol of round 7 at 20 labels, mean
+# 96.71 -> 98.09, no setting lower; from 10 labels it lost 1.11 on digits 7v9, not adopted)
+MIN_LABELED = 20
 MIN_PER_CLASS = 3
 N_FOLDS = 3
 # held-out rows scored per fold at most (a subsample drawn once from the seed beyond), so the
