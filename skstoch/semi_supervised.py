@@ -120,19 +120,52 @@ def _fit_sigmoid_slope(scores, Y):
 
 
 class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
-    """Semi-supervised kernel SVM trained by triply stochastic gradients (TSGS3VM).
+    """Semi-supervised kernel SVM by triply stochastic gradients (default: TSGS3VM + Laplacian).
 
-    Solves (Geng et al., IJCAI 2019)
+    The default (``solver="tsg_laplacian"``) is *not* the paper's method: it minimises
+    TSGS3VM's objective (Geng et al., IJCAI 2019) plus a Laplacian (manifold) term, under a
+    class-balance constraint with an intercept, with ``C* = 0.3 C`` ramped up over the first
+    30 % of the iterations. ``solver="tsgs3vm"`` runs the paper's objective and C* rule
+    exactly (Algorithm 1, errata fixed).
+
+    With ``f(x) = sum_i alpha_i^T phi_i(x) + b``, the default solves
 
     .. math::
 
-        \\min_{f \\in \\mathcal{H}} \\frac12 \\|f\\|_{\\mathcal{H}}^2
-        + \\frac{C}{n_l} \\sum_{(x, y) \\in L} \\max(0, 1 - y f(x))
-        + C^* \\, \\mathbb{E}_{x \\sim U}\\, u(f(x))
+        \min_{f \in \mathcal{H},\, b} \frac12 \|f - b\|_{\mathcal{H}}^2
+        + \frac{C}{n_l} \sum_{(x, y) \in L} \max(0, 1 - y f(x))
+        + C^* \, \mathbb{E}_{x \sim U}\, u(f(x))
+        + \gamma_M \frac{1}{|E|} \sum_{(a, c) \in E} (f(x_a) - f(x_c))^2
 
-    for the RBF kernel ``exp(-gamma ||x - x'||^2)``. Each iteration samples a batch of labeled
+        \text{s.t.} \quad \frac{1}{|P|} \sum_{x \in P} f(x)
+        = \frac{1}{n_l} \sum_{(x, y) \in L} y
+
+    where ``u`` is ``unlabeled_loss`` (symmetric hinge ``max(0, 1 - |r|)`` by default),
+    ``C* = 0.3 C`` (``C_star="auto"``), ``E`` the directed ``n_neighbors``-nearest-neighbour
+    graph of the labeled rows and the unlabeled pool, ``gamma_M = manifold_weight`` (30),
+    ``P`` the probe set (up to 2048 unlabeled rows) and ``b = intercept_`` (one per head). U is
+    the unlabeled pool (``unlabeled_pool`` rows drawn once), L the labeled rows (at most
+    ``unlabeled_pool`` of them drawn once). ``solver="tsgs3vm"`` solves the paper's
+
+    .. math::
+
+        \min_{f \in \mathcal{H}} \frac12 \|f\|_{\mathcal{H}}^2
+        + \frac{C}{n_l} \sum_{(x, y) \in L} \max(0, 1 - y f(x))
+        + C^* \, \mathbb{E}_{x \sim U}\, u(f(x)),
+        \qquad C^* = C \, n_l / n_u \ (\text{C\_star="auto"})
+
+    over all labeled and unlabeled rows, with no Laplacian term, no balance constraint, no
+    intercept, no C* warm-up, no averaging and no restarts (``manifold_weight``,
+    ``n_neighbors``, ``class_balance``, ``C_star_warmup``, ``unlabeled_pool``, ``average`` and
+    ``n_restarts`` are ignored). Both use the RBF kernel ``exp(-gamma ||x - x'||^2)``, the
+    budget (``n_components``, ``batch_size``, ``max_iter``), the step (``learning_rate``,
+    ``eta0``) and the stopping rule (``tol``) given; the paper's own budget is
+    ``n_components="sqrt", max_iter="one_pass", tol=None``.
+
+    Each iteration samples a batch of labeled
     points, a batch of unlabeled points and a fresh block of random Fourier features (three
-    sources of randomness), and adds one block of coefficients while shrinking the older ones
+    sources of randomness; the default adds a batch of graph edges), and adds one block of
+    coefficients while shrinking the older ones
     (Algorithm 1). The features of block ``i`` are a pure function of ``(seed_, i)`` in
     skstoch's counter-based generator, so prediction regenerates them bit for bit
     (Algorithm 2) and the model stores only ``alpha_`` (``max_iter * n_components`` numbers
@@ -149,8 +182,15 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         weighs ``C / n_labeled``. "auto" is ``10 * n_labeled``: every labeled row weighs 10,
         as in ``SVC(C=10)``; a float is used as given (``SVC(C=c)`` on n_l rows is
         ``C = c * n_l`` here).
+    solver : {"tsg_laplacian", "tsgs3vm"}, default="tsg_laplacian"
+        The objective (see above): "tsg_laplacian" (default) is TSGS3VM's objective plus the
+        Laplacian term, the balance constraint and the intercept, with the C* warm-up, pools,
+        optional averaging and restarts; "tsgs3vm" is the paper's objective and C* rule
+        exactly (``manifold_weight``, ``n_neighbors``, ``class_balance``, ``C_star_warmup``,
+        ``unlabeled_pool``, ``average`` and ``n_restarts`` are then ignored).
     C_star : float or {"auto", "equal", "paper"}, default="auto"
-        Weight of the expected unlabeled loss. "auto" is ``0.3 * C`` (the unlabeled term
+        Weight of the expected unlabeled loss. With ``solver="tsgs3vm"``, "auto" is the
+        paper's rule ``C * n_labeled / n_unlabeled``. Otherwise "auto" is ``0.3 * C`` (the unlabeled term
         weighs 0.3 of the labeled one: best on our benchmark among 0.3 C and C, and less prone
         to collapse); "equal" uses ``C``; "paper" is the paper's rule
         ``C * n_labeled / n_unlabeled``, which in practice turns the unlabeled term off
@@ -324,7 +364,10 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
     Notes
     -----
-    Differences from the paper: the class-balance constraint and the intercept
+    Differences from the paper (``solver="tsg_laplacian"``; ``solver="tsgs3vm"`` keeps only
+    the budget, step, stopping and gamma choices below): the Laplacian term
+    (``manifold_weight=30`` on a kNN graph, a fourth source of randomness); the class-balance
+    constraint and the intercept
     (``class_balance=True``; the paper has neither); ``C="auto"`` scales with the number of
     labels; the default ``C_star`` is 0.3 C (the paper's rule ``"paper"`` switches the
     unlabeled term off) ramped up over the first 30% of the iterations; the step is 0.02;
@@ -358,6 +401,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "solver": [StrOptions({"tsg_laplacian", "tsgs3vm"})],
         "C_star": [Interval(Real, 0, None, closed="left"), StrOptions({"auto", "equal", "paper"})],
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "cv"})],
         "unlabeled_loss": [StrOptions({"hinge", "squared_hinge", "ramp", "exp"})],
@@ -384,7 +428,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         "callback": [callable, None],
     }
 
-    def __init__(self, C="auto", *, C_star="auto", gamma="cv", unlabeled_loss="hinge",
+    def __init__(self, C="auto", *, solver="tsg_laplacian", C_star="auto", gamma="cv", unlabeled_loss="hinge",
                  ramp_s=-0.3, n_components=64, batch_size=256, max_iter=300,
                  learning_rate="constant", eta0="auto", power_t=0.5, theta=1.0,
                  store_random_features="auto", class_balance=True, C_star_warmup=0.3,
@@ -392,6 +436,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                  average=False, manifold_weight=30.0, n_neighbors=10, random_state=None,
                  verbose=0, callback=None):
         self.C = C
+        self.solver = solver
         self.C_star = C_star
         self.gamma = gamma
         self.unlabeled_loss = unlabeled_loss
@@ -520,10 +565,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         shape ``shape``, and eta0."""
         n_samples, n_features = shape
         C = 10.0 * n_l if self.C == "auto" else float(self.C)
+        paper = self.solver == "tsgs3vm"
         if n_u == 0:
             C_star = 0.0
         elif self.C_star == "auto":
-            C_star = 0.3 * C
+            C_star = C * n_l / n_u if paper else 0.3 * C
         elif self.C_star == "equal":
             C_star = C
         elif self.C_star == "paper":
@@ -545,12 +591,14 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             C=C, C_star=C_star, loss=self.unlabeled_loss, ramp_s=float(self.ramp_s),
             step_sizes=step_schedule(self.learning_rate, eta0, self.power_t, self.theta, T),
             batch_size=int(self.batch_size), n_components=m, kernel_gamma=gamma,
-            cache_features=cache, balance=self.class_balance, probe_size=_PROBE_SIZE,
-            tol=None if self.tol is None else float(self.tol),
-            record_every=int(self.record_every), warmup=float(self.C_star_warmup),
-            pool_size=self.unlabeled_pool, average=bool(self.average),
-            manifold_weight=float(self.manifold_weight), n_neighbors=int(self.n_neighbors),
-            n_restarts=int(self.n_restarts))
+            cache_features=cache, balance=False if paper else bool(self.class_balance),
+            probe_size=_PROBE_SIZE, tol=None if self.tol is None else float(self.tol),
+            record_every=int(self.record_every),
+            warmup=0.0 if paper else float(self.C_star_warmup),
+            pool_size=None if paper else self.unlabeled_pool,
+            average=False if paper else bool(self.average),
+            manifold_weight=0.0 if paper else float(self.manifold_weight),
+            n_neighbors=int(self.n_neighbors), n_restarts=1 if paper else int(self.n_restarts))
         return params, eta0
 
     # -- prediction ------------------------------------------------------------------------------

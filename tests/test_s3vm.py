@@ -1114,3 +1114,34 @@ def test_non_contiguous_fitted_arrays_still_predict(moons):
     expected = clf.decision_function(X[:20])
     clf.alpha_ = np.asfortranarray(clf.alpha_)
     np.testing.assert_array_equal(clf.decision_function(X[:20]), expected)
+
+
+# ----------------------------------------------------------------------------------------------
+# solver="tsgs3vm": the paper's objective and C* rule (issue 20)
+# ----------------------------------------------------------------------------------------------
+def test_solver_tsgs3vm_is_the_papers_objective(moons):
+    X, _, y_semi, _, _ = moons
+    kw = dict(gamma=5.0, max_iter=40, tol=None, random_state=0)
+    paper = S3VMClassifier(solver="tsgs3vm", **kw).fit(X, y_semi)
+    n_l = int((y_semi != -1).sum())
+    n_u = X.shape[0] - n_l
+    # the paper's C* rule, no intercept, no Laplacian term in the history
+    assert paper.C_star_ == pytest.approx(paper.C_ * n_l / n_u, rel=1e-15)
+    np.testing.assert_array_equal(paper.intercept_, 0.0)
+    assert "manifold_loss" not in paper.history_
+    # the same fit as the default solver with every addition switched off by hand
+    by_hand = S3VMClassifier(C_star="paper", manifold_weight=0.0, class_balance=False,
+                             C_star_warmup=0.0, unlabeled_pool=None, **kw).fit(X, y_semi)
+    np.testing.assert_array_equal(paper.alpha_, by_hand.alpha_)
+    # the additions are ignored under solver="tsgs3vm"
+    extras = S3VMClassifier(solver="tsgs3vm", manifold_weight=100.0, class_balance=True,
+                            C_star_warmup=0.5, unlabeled_pool=50, average=True, n_restarts=2,
+                            **kw).fit(X, y_semi)
+    np.testing.assert_array_equal(paper.alpha_, extras.alpha_)
+    # and the default is a different objective
+    default = S3VMClassifier(**kw).fit(X, y_semi)
+    assert default.C_star_ == pytest.approx(0.3 * default.C_)
+    assert "manifold_loss" in default.history_
+    assert default.get_params()["solver"] == "tsg_laplacian"
+    with pytest.raises(ValueError, match="solver"):
+        S3VMClassifier(solver="paper").fit(X, y_semi)
