@@ -32,6 +32,7 @@ if FAST:
 
 import matplotlib.pyplot as plt
 import numpy as np
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.datasets import make_circles, make_moons
 from sklearn.semi_supervised import LabelSpreading, SelfTrainingClassifier
 from sklearn.svm import SVC
@@ -67,15 +68,19 @@ models = {
     "S3VMClassifier (default)": lambda g: S3VMClassifier(gamma=g, random_state=0),
     "SVC (labeled only)": lambda g: SVC(C=10.0, gamma=g),
     "LabelSpreading (knn)": lambda g: LabelSpreading(kernel="knn", n_neighbors=7),
-    "SelfTraining(SVC)": lambda g: SelfTrainingClassifier(SVC(C=10.0, gamma=g, probability=True,
-                                                              random_state=0)),
+    # SVC probabilities by Platt scaling (what SVC(probability=True) did; deprecated in 1.9)
+    "SelfTraining(SVC)": lambda g: SelfTrainingClassifier(CalibratedClassifierCV(
+        SVC(C=10.0, gamma=g), ensemble=False, cv=3)),
 }
 
 
 def fit_model(name, model, X, y_semi, labeled):
     if name.startswith("SVC"):
         return model.fit(X[labeled], y_semi[labeled])
-    return model.fit(X, y_semi)
+    # LabelSpreading divides by zero-probability rows far from every label (a harmless nan
+    # it then replaces); keep its RuntimeWarning out of the output
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return model.fit(X, y_semi)
 
 
 fig, axes = plt.subplots(len(problems), len(models), figsize=(17, 6.5), squeeze=False)

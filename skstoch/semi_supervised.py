@@ -132,13 +132,13 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
     .. math::
 
-        \min_{f \in \mathcal{H},\, b} \frac12 \|f - b\|_{\mathcal{H}}^2
-        + \frac{C}{n_l} \sum_{(x, y) \in L} \max(0, 1 - y f(x))
-        + C^* \, \mathbb{E}_{x \sim U}\, u(f(x))
-        + \gamma_M \frac{1}{|E|} \sum_{(a, c) \in E} (f(x_a) - f(x_c))^2
+        \\min_{f \\in \\mathcal{H},\\, b} \\frac12 \\|f - b\\|_{\\mathcal{H}}^2
+        + \\frac{C}{n_l} \\sum_{(x, y) \\in L} \\max(0, 1 - y f(x))
+        + C^* \\, \\mathbb{E}_{x \\sim U}\\, u(f(x))
+        + \\gamma_M \\frac{1}{|E|} \\sum_{(a, c) \\in E} (f(x_a) - f(x_c))^2
 
-        \text{s.t.} \quad \frac{1}{|P|} \sum_{x \in P} f(x)
-        = \frac{1}{n_l} \sum_{(x, y) \in L} y
+        \\text{s.t.} \\quad \\frac{1}{|P|} \\sum_{x \\in P} f(x)
+        = \\frac{1}{n_l} \\sum_{(x, y) \\in L} y
 
     where ``u`` is ``unlabeled_loss`` (symmetric hinge ``max(0, 1 - |r|)`` by default),
     ``C* = 0.3 C`` (``C_star="auto"``), ``E`` the directed ``n_neighbors``-nearest-neighbour
@@ -149,10 +149,10 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
     .. math::
 
-        \min_{f \in \mathcal{H}} \frac12 \|f\|_{\mathcal{H}}^2
-        + \frac{C}{n_l} \sum_{(x, y) \in L} \max(0, 1 - y f(x))
-        + C^* \, \mathbb{E}_{x \sim U}\, u(f(x)),
-        \qquad C^* = C \, n_l / n_u \ (\text{C\_star="auto"})
+        \\min_{f \\in \\mathcal{H}} \\frac12 \\|f\\|_{\\mathcal{H}}^2
+        + \\frac{C}{n_l} \\sum_{(x, y) \\in L} \\max(0, 1 - y f(x))
+        + C^* \\, \\mathbb{E}_{x \\sim U}\\, u(f(x)),
+        \\qquad C^* = C \\, n_l / n_u
 
     over all labeled and unlabeled rows, with no Laplacian term, no balance constraint, no
     intercept, no C* warm-up, no averaging and no restarts (``manifold_weight``,
