@@ -83,6 +83,11 @@ def fit_model(name, model, X, y_semi, labeled):
         return model.fit(X, y_semi)
 
 
+def predict(model, X):
+    with np.errstate(divide="ignore", invalid="ignore"):   # LabelSpreading, as above
+        return model.predict(X)
+
+
 fig, axes = plt.subplots(len(problems), len(models), figsize=(17, 6.5), squeeze=False)
 for row, (pname, ((X, y), gamma)) in enumerate(problems.items()):
     y_semi, labeled = make_semisupervised(y, n_labeled=10, random_state=1)
@@ -91,9 +96,9 @@ for row, (pname, ((X, y), gamma)) in enumerate(problems.items()):
     grid = np.c_[xx.ravel(), yy.ravel()]
     for col, (mname, make) in enumerate(models.items()):
         model = fit_model(mname, make(gamma), X, y_semi, labeled)
-        acc = np.mean(model.predict(X) == y)
+        acc = np.mean(predict(model, X) == y)
         ax = axes[row, col]
-        ax.contourf(xx, yy, model.predict(grid).reshape(xx.shape), alpha=0.25, cmap="coolwarm")
+        ax.contourf(xx, yy, predict(model, grid).reshape(xx.shape), alpha=0.25, cmap="coolwarm")
         ax.scatter(X[~labeled, 0], X[~labeled, 1], c="lightgray", s=5)
         ax.scatter(X[labeled, 0], X[labeled, 1], c=y[labeled], cmap="coolwarm", s=60,
                    edgecolor="k")
@@ -116,7 +121,7 @@ for pname, ((X, y), gamma) in problems.items():
         y_semi, labeled = make_semisupervised(y, n_labeled=10, random_state=draw)
         for mname, make in models.items():
             model = fit_model(mname, make(gamma), X, y_semi, labeled)
-            draw_acc[pname][mname].append(np.mean(model.predict(Xt) == yt))
+            draw_acc[pname][mname].append(np.mean(predict(model, Xt) == yt))
 fig, axes = plt.subplots(1, len(problems), figsize=(12, 4), squeeze=False)
 for ax, (pname, accs) in zip(axes[0], draw_acc.items()):
     ax.boxplot([accs[m] for m in models], showmeans=True)
