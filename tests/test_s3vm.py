@@ -1145,3 +1145,30 @@ def test_solver_tsgs3vm_is_the_papers_objective(moons):
     assert default.get_params()["solver"] == "tsg_laplacian"
     with pytest.raises(ValueError, match="solver"):
         S3VMClassifier(solver="paper").fit(X, y_semi)
+
+
+def test_labeled_rows_share_the_pool_bound(moons, monkeypatch):
+    """Issue 18.8: with more labeled rows than ``unlabeled_pool`` the kNN graph, cached f and
+    objective use a bounded labeled subsample (the cost no longer grows with n_l)."""
+    import skstoch._solvers.tsg as tsg_module
+
+    X, y, _, Xt, yt = moons
+    y_semi, _ = make_semisupervised(y, n_labeled=400, random_state=0)
+    sizes = []
+    real = tsg_module.knn_graph
+
+    def spy(X_, rows, k):
+        sizes.append(rows.shape[0])
+        return real(X_, rows, k)
+
+    monkeypatch.setattr(tsg_module, "knn_graph", spy)
+    kw = dict(gamma=5.0, max_iter=40, unlabeled_pool=64, random_state=0)
+    clf = S3VMClassifier(**kw).fit(X, y_semi)
+    assert sizes == [64 + 64]
+    assert clf.score(Xt, yt) > 0.9
+    again = S3VMClassifier(**kw).fit(X, y_semi)
+    np.testing.assert_array_equal(clf.alpha_, again.alpha_)
+    # unbounded pool: every labeled row is a node
+    sizes.clear()
+    S3VMClassifier(gamma=5.0, max_iter=5, unlabeled_pool=None, random_state=0).fit(X, y_semi)
+    assert sizes == [X.shape[0]]
