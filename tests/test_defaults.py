@@ -77,7 +77,6 @@ KNOWN_FAILURES = {
     "ConstrainedLassoCV-diabetes": "the hidden ridge term alpha=1: R^2 0.379 against "
                                    "LassoCV's 0.487",
     "LMNNMetric-iris": "3-NN accuracy 0.947 against NCA's 0.960",
-    "S3VMClassifier-moons": "0.976 against LabelSpreading's 0.994 (mean of 3 draws)",
 }
 
 
