@@ -41,7 +41,7 @@ w_true[rng.choice(n_features, 20, replace=False)] = rng.randn(20)
 y = X @ w_true + 0.1 * rng.randn(n_samples)
 
 alpha, radius = 1.0, 0.5
-exact = ConstrainedLasso(alpha=alpha, radius=radius, solver="fista", tol=1e-12).fit(X, y)
+exact = ConstrainedLasso(l2_reg=alpha, radius=radius, solver="fista", tol=1e-12).fit(X, y)
 f_star = exact.history_["objective"][-1]
 
 
@@ -63,7 +63,7 @@ for solver in solvers:
     # Epro-SVRG needs one full gradient (n_samples) plus at least 8 steps per epoch
     for T in (budgets[budgets >= n_samples + n_samples // 16] if solver == "epro_svrg"
               else budgets):
-        model = ConstrainedLasso(alpha=alpha, radius=radius, solver=solver, max_iter=int(T),
+        model = ConstrainedLasso(l2_reg=alpha, radius=radius, solver=solver, max_iter=int(T),
                                  random_state=0, tol=0, track_objective=False)
         start = time.perf_counter()
         model.fit(X, y)
@@ -98,7 +98,7 @@ alpha_max = np.abs(Xc.T @ yc).max() / len(yc)
 alphas, coefs, _ = lasso_path(Xc, yc, alphas=np.geomspace(alpha_max, 1e-3 * alpha_max, 30))
 l1 = np.abs(coefs).sum(axis=0)
 radii = np.linspace(0, l1.max(), 25)
-model = ConstrainedLasso(alpha=0.0, solver="fista", tol=1e-10, warm_start=True)
+model = ConstrainedLasso(solver="fista", tol=1e-10, warm_start=True)
 path = []
 for r in radii:
     path.append(model.set_params(radius=r).fit(Xd, yd).coef_.copy())
