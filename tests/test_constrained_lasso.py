@@ -450,7 +450,7 @@ def test_coef_always_feasible(solver, sparse):
     X, y = make_problem(n=200, d=15, density=0.5)
     X = sp.csr_matrix(X) if sparse else X
     for radius in (0.0, 0.1, 2.0):
-        m = ConstrainedLasso(l2_reg=0.5, radius=radius, solver=solver, max_iter=800,
+        m = ConstrainedLasso(l2_reg=0.5, radius=radius, solver=solver, max_iter=800, tol=0,
                              random_state=0).fit(X, y)
         assert np.abs(m.coef_).sum() <= radius + 1e-12
         assert np.isfinite(m.intercept_)
@@ -513,7 +513,8 @@ def test_projection_counts_match_paper():
 @pytest.mark.parametrize("solver", ALL_SOLVERS)
 def test_dense_and_csr_agree(solver):
     X, y = make_problem(n=150, d=30, density=0.2)
-    kw = dict(l2_reg=0.5, radius=1.0, solver=solver, max_iter=3000, random_state=1)
+    kw = dict(l2_reg=0.5, radius=1.0, solver=solver, max_iter=3000, tol=0,
+              random_state=1)
     a = ConstrainedLasso(**kw).fit(X, y)
     b = ConstrainedLasso(**kw).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-9)
@@ -523,7 +524,8 @@ def test_dense_and_csr_agree(solver):
 @pytest.mark.parametrize("solver", STOCHASTIC)
 def test_reproducible_bitwise_and_pickle(solver):
     X, y = make_problem(n=100, d=10)
-    kw = dict(l2_reg=0.5, radius=1.0, solver=solver, max_iter=1000, random_state=42)
+    kw = dict(l2_reg=0.5, radius=1.0, solver=solver, max_iter=1000, tol=0,
+              random_state=42)
     a = ConstrainedLasso(**kw).fit(X, y)
     b = ConstrainedLasso(**kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
@@ -597,9 +599,37 @@ def test_fista_warm_start_at_the_solution_runs_no_iteration():
 
 def test_fista_warns_when_not_converged():
     X, y = make_problem(n=100, d=30)
-    with pytest.warns(ConvergenceWarning, match="Frank-Wolfe duality gap"):
+    with pytest.warns(ConvergenceWarning, match="relative duality gap"):
         ConstrainedLasso(l2_reg=0.0, radius=5.0, solver="fista", max_iter=5,
                          tol=1e-12).fit(X, y)
+
+
+@pytest.mark.parametrize("solver", ["fista"] + STOCHASTIC)
+def test_tol_is_the_relative_duality_gap_for_every_solver(solver):
+    """issue 21.1: one meaning of tol; a fit either reaches it (no warning, the last
+    relative_gap <= tol, and it bounds the true relative suboptimality) or warns with the
+    value reached."""
+    X, y = make_problem(n=300, d=10)
+    kw = dict(l2_reg=0.1, radius=1.0, solver=solver, random_state=0)
+    f_star = objective(X, y, exact(X, y, 0.1, 1.0).coef_, exact(X, y, 0.1, 1.0).intercept_,
+                       0.1)
+    yc = y - y.mean()
+    f_zero = 0.5 * np.mean(yc * yc)
+    loose = 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = ConstrainedLasso(tol=loose, max_iter=None if solver == "fista" else 300 * 300,
+                             **kw).fit(X, y)
+    rel = m.history_["relative_gap"][-1]
+    assert rel <= loose
+    sub = (objective(X, y, m.coef_, m.intercept_, 0.1) - f_star) / f_zero
+    assert -1e-12 <= sub <= rel + 1e-12
+    with pytest.warns(ConvergenceWarning, match=r"relative duality gap .* is ([0-9.e-]+), "
+                                                r"above tol=1e-14") as rec:
+        short = ConstrainedLasso(tol=1e-14, max_iter=5 if solver == "fista" else 600,
+                                 **kw).fit(X, y)
+    reported = float(str(rec[0].message).split(" is ")[1].split(",")[0])
+    assert reported == pytest.approx(short.history_["relative_gap"][-1], rel=1e-2)
 
 
 def test_auto_solver_choice():
@@ -786,21 +816,21 @@ def test_epro_sgd_more_budget_not_worse(design):
     assert three <= 1.1 * one, (one, three)
 
 
-def test_epoch_solvers_stop_when_objective_stalls():
-    """Round 7: with tol > 0 the epoch solvers stop once an epoch's projected output no
-    longer lowers the objective by more than tol (relative); the default budget of 10
-    passes used to run to its end on well-conditioned data."""
+@pytest.mark.parametrize("solver", STOCHASTIC)
+def test_stochastic_solvers_stop_early_at_the_relative_gap(solver):
+    """The budget is a cap: a fit stops at the first record whose relative_gap <= tol."""
     rng = np.random.RandomState(0)
     X = rng.randn(5000, 20)
     y = X[:, 0] - X[:, 1] + 0.5 * rng.randn(5000)
-    kw = dict(l2_reg=0.01, radius=1.0, solver="epro_sgd", random_state=0)
+    kw = dict(l2_reg=0.01, radius=1.0, solver=solver, random_state=0)
     full = ConstrainedLasso(tol=0, **kw).fit(X, y)
-    early = ConstrainedLasso(tol=1e-3, **kw).fit(X, y)
+    gaps = full.history_["relative_gap"]
+    tol = float(np.quantile(gaps, 0.5))     # a value reached before the end of the budget
+    early = ConstrainedLasso(tol=tol, **kw).fit(X, y)
     assert full.budget_used_ == 10 * 5000
     assert early.budget_used_ < full.budget_used_
-    f = early.history_["objective"]
-    assert f[-2] - f[-1] <= 1e-3 * abs(f[-1])
-    assert np.all(f[1:-1] - f[:-2] < 0) or len(f) == 2
+    g = early.history_["relative_gap"]
+    assert g[-1] <= tol and np.all(g[:-1] > tol)
 
 
 # --- defaults a user can trust (issue 19.1) ---------------------------------------------
@@ -841,3 +871,32 @@ def test_alpha_is_a_deprecated_name_of_l2_reg(Est):
         Est(alpha=0.3, l2_reg=0.1, **kw).fit(X, y)
     with pytest.raises(TypeError):
         Est(0.3)      # keyword-only: an old positional alpha is an error, not a radius
+
+
+# --- hostile cv and absurd integers (issue 18) ------------------------------------------
+
+@pytest.mark.parametrize("cv, match", [
+    ([(np.arange(50), np.arange(50, 81))], r"test indices must lie in \[0, 80\)"),
+    ([(np.arange(-1, 50), np.arange(50, 80))], r"train indices must lie in \[0, 80\)"),
+    ([(np.arange(50), np.array([], dtype=int))], "test set is empty"),
+    ([(np.arange(50.0), np.arange(50, 80))], "must be a 1-d array of integers"),
+    ([(np.ones(79, dtype=bool), np.zeros(80, dtype=bool))], "boolean train mask"),
+    ([np.arange(5)], r"cv must yield \(train, test\)"),
+    ([], "cv yielded no split"),
+])
+def test_cv_with_bad_indices_is_a_value_error(cv, match):
+    X, y = make_problem(n=80, d=5)
+    with pytest.raises(ValueError, match=match):
+        ConstrainedLassoCV(n_radii=2, cv=cv).fit(X, y)
+
+
+def test_cv_boolean_masks_and_absurd_n_radii():
+    X, y = make_problem(n=80, d=5)
+    mask = np.arange(80) < 60
+    a = ConstrainedLassoCV(n_radii=3, cv=[(mask, ~mask)]).fit(X, y)
+    b = ConstrainedLassoCV(n_radii=3, cv=[(np.arange(60), np.arange(60, 80))]).fit(X, y)
+    np.testing.assert_array_equal(a.mse_path_, b.mse_path_)
+    with pytest.raises(ValueError, match="n_radii"):
+        ConstrainedLassoCV(n_radii=2**62).fit(X, y)
+    with pytest.raises(ValueError, match="at most"):
+        ConstrainedLassoCV(radii=np.linspace(0, 1, 10_001)).fit(X, y)

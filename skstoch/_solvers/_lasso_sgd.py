@@ -16,7 +16,6 @@ from ._epoch_projection import epoch_projection
 from ._lasso_problem import scale_error, step_multiplier
 from ._projections import project_l1_ball
 from ._step_size import safe_sgd_step
-from ._stopping import ObjectiveStall
 
 EPOCH_SOLVERS = ("epro_sgd", "epro_orda", "epro_svrg")
 BASELINES = ("sgd", "oneproj")
@@ -107,6 +106,26 @@ class _Run:
     def objective(self, w):
         return self.problem.objective(w, self.b)
 
+    def criteria(self, w):
+        """objective, gap and relative_gap at the projected point (one more pass)."""
+        return self.problem.criteria(w, self.b)
+
+
+class _GapStop:
+    """The stopping rule of every ConstrainedLasso solver: the relative duality gap
+    (Frank-Wolfe gap / F(0), the ``relative_gap`` column) <= tol; keeps the last value."""
+
+    def __init__(self, tol):
+        self.tol = tol
+        self.value = math.inf
+
+    def __call__(self, record):
+        value = record.get("relative_gap")
+        if value is None:
+            return False
+        self.value = value
+        return self.tol is not None and value <= self.tol
+
 
 def solve_stochastic(problem, w0, params, seed, stream, monitor):
     """Run the stochastic solver ``params.solver`` from w0 (budget ``params.max_iter``
@@ -142,14 +161,16 @@ def _solve_epochs(run, penalty, w0, params, eta0, first, monitor):
             # derived T1 longer than that would run no epoch)
             first = max(8, min(int(SVRG_FIRST_EPOCH_FRACTION * n), params.max_iter - n))
         run_epoch, decay, extra = _svrg_epochs(run, penalty), 1.0, n
-    # round 7: the relative change of consecutive outputs (the loop's own rule) stays above
-    # 1e-4 under the SGD noise, so the default budget of 10 passes always ran to its end
-    stall = ObjectiveStall(tol) if tol is not None and params.track_objective else None
+    # the relative duality gap, as for 'fista' (the loop's own rule, the relative change of
+    # consecutive outputs, stays above 1e-4 under the SGD noise and says nothing about
+    # suboptimality); evaluated at every projection unless tol=0 and track_objective=False
+    stop = _GapStop(tol)
     return epoch_projection(
         w0, run_epoch, run.project, budget=params.max_iter, first_epoch_length=first,
-        eta0=eta0, step_decay=decay, monitor=monitor, objective=run.objective, tol=tol,
-        use_full_budget=params.use_full_budget, extra_per_epoch=extra, stop=stall,
-        record_iteration=True, objective_every_epoch=params.track_objective)
+        eta0=eta0, step_decay=decay, monitor=monitor, columns=run.criteria,
+        use_full_budget=params.use_full_budget, extra_per_epoch=extra, stop=stop,
+        record_iteration=True,
+        objective_every_epoch=params.track_objective or tol is not None)
 
 
 def _epro_sgd_epochs(run, penalty):
@@ -301,14 +322,12 @@ def _solve_baseline(run, penalty, w0, params, eta0, monitor):
                 run.counter, w_sum)
         return w, w_sum / (t0 + n_steps)
 
-    def objective(w_out):
-        return problem.objective(w_out, problem.optimal_intercept(w_out))
-
+    tol = params.tol if params.tol > 0 else None
     result = averaged_sgd(
         w, run_chunk, checkpoint_lengths(budget, 8), output=lambda avg: project_l1_ball(
             avg, radius), step_size=lambda t: eta0 / (1.0 + decay * (t - 1)),
-        monitor=monitor, objective=objective,
-        objective_every_checkpoint=params.track_objective)
+        monitor=monitor, columns=problem.criteria, stop=_GapStop(tol),
+        objective_every_checkpoint=params.track_objective or tol is not None)
     used = result.n_iter
     result.extra.update(n_projections=used if solver == "sgd" else 1,
                         n_epochs=result.extra["n_checkpoints"], budget_used=used,

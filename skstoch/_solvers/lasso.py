@@ -92,6 +92,13 @@ def solve(problem, params, monitor, state=None):
         grad = lsp.gradient(w, b)
         result.extra["gap"] = lsp.gap(w, grad)
         result.extra["radius"] = lsp.radius
+        # every solver's criterion: the relative duality gap at the returned point
+        result.criterion = lsp.relative_gap(result.extra["gap"])
+        result.criterion_name = "relative duality gap (Frank-Wolfe gap / F(0))"
+        if params.tol <= 0:
+            result.converged = True     # no target: the whole budget was asked for
+        elif params.solver != "fista":
+            result.converged = result.criterion <= params.tol
         if "lam" not in result.extra:     # fista: the multiplier at the solution
             result.extra["lam"] = lsp.multiplier(w, grad)
         result.intercept = b

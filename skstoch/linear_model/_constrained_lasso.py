@@ -107,13 +107,14 @@ class ConstrainedLasso(BaseLinearRegressor):
         None means 10000 with ``working_set=True`` (an iteration costs a mat-vec with the
         working set's Gram matrix) and 1000 without (two passes over X each).
     tol : float, default=1e-4
-        'fista' stops when the Frank-Wolfe duality gap (an upper bound on the
-        suboptimality) is <= ``tol * F(0)``.  The epoch solvers stop early when the relative
-        change of consecutive projected epoch outputs is <= ``tol`` or, with
-        ``track_objective=True``, when an epoch lowers the objective of the projected output
-        by no more than ``tol`` relative (round 7; measured on the dense 1,000,000 x 100
-        benchmark: Epro-SGD's defaults stop after 0.26 passes, 1.9 s, at 3.3e-5 relative
-        suboptimality, where the 10-pass default budget took 40 s); 0 disables both.
+        Every solver stops when the relative duality gap, the Frank-Wolfe gap divided by
+        F(0) (the objective at w = 0 with its optimal intercept, half the weighted variance
+        of y), is <= ``tol``: the ``relative_gap`` column of ``history_``, an upper bound on
+        ``(F(coef_) - F*) / F(0)``.  'fista' evaluates it every outer iteration (every 5
+        iterations without working sets), the stochastic solvers at every projection (every
+        checkpoint for the baselines; one more pass over X each).  A fit that ends its
+        budget (``max_iter``) above ``tol`` raises a ConvergenceWarning giving the value
+        reached.  ``tol=0`` runs the whole budget without that warning.
     eta0 : float or 'auto', default='auto'
         Step size.  Epoch solvers: the first epoch's step (halved per epoch by Epro-SGD,
         divided by sqrt(2) by Epro-ORDA).  Baselines: eta_t = eta0 / t (the paper's rule).
@@ -162,9 +163,10 @@ class ConstrainedLasso(BaseLinearRegressor):
     warm_start : bool, default=False
         Start from the previous ``coef_`` (projected onto the ball).
     track_objective : bool, default=True
-        Stochastic solvers: evaluate the objective (one pass over X) at every projection
-        (every checkpoint for the baselines) for ``history_``.  False evaluates it for the
-        last record only, which saves about log2(max_iter) passes.
+        Stochastic solvers with ``tol=0``: evaluate the objective and the gap (two passes
+        over X) at every projection (every checkpoint for the baselines) for ``history_``.
+        False evaluates them for the last record only, which saves about 2 log2(max_iter)
+        passes.  With ``tol > 0`` they are evaluated at every record (the stopping rule).
     verbose : int, default=0
     random_state : int, RandomState instance or None, default=None
         Seed of the sampling of the stochastic solvers.
@@ -206,8 +208,9 @@ class ConstrainedLasso(BaseLinearRegressor):
         baselines, the FISTA iterate; NaN where ``track_objective=False`` skipped it),
         ``step_size`` (the epoch's step; for 'fista' 1 / L, with working sets the last
         working set's, NaN before the first), ``time`` (seconds since the fit started),
-        and per solver ``epoch``, ``epoch_length``, ``n_gradients``, ``relative_change``
-        (of the recorded point), ``gap`` (Frank-Wolfe), ``working_set_size``.
+        ``gap`` (Frank-Wolfe) and ``relative_gap`` (the ``tol`` criterion), and per solver
+        ``epoch``, ``epoch_length``, ``n_gradients``, ``relative_change`` (of the recorded
+        point), ``working_set_size``.
     seed_ : int
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -324,11 +327,9 @@ class ConstrainedLasso(BaseLinearRegressor):
                 params.fit_intercept)
             params = dataclasses.replace(params, radius=radius)
         result = lasso.solve(problem, params, problem.monitor, problem.state)
-        if params.solver == "fista":
-            # the stochastic solvers run their budget (tol only stops them early)
-            problem.monitor.finish(converged=result.converged, criterion=result.criterion_name,
-                                   value=result.criterion, tol=result.extra["threshold"],
-                                   max_iter=params.max_iter)
+        problem.monitor.finish(converged=result.converged, criterion=result.criterion_name,
+                               value=result.criterion, tol=params.tol,
+                               max_iter=params.max_iter)
         return result
 
     def _fitted_extras(self, results, params):
@@ -365,6 +366,10 @@ def _checked_folds(splits, n_samples):
     indices within [0, n_samples) (or boolean masks of length n_samples), train and test
     non-empty.  An unchecked index would read past X in the kernels."""
     folds = []
+    try:
+        splits = list(splits)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"cv must yield (train, test) index pairs: {exc}") from None
     for k, split in enumerate(splits):
         try:
             train, test = split
