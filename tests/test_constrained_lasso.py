@@ -900,3 +900,21 @@ def test_cv_boolean_masks_and_absurd_n_radii():
         ConstrainedLassoCV(n_radii=2**62).fit(X, y)
     with pytest.raises(ValueError, match="at most"):
         ConstrainedLassoCV(radii=np.linspace(0, 1, 10_001)).fit(X, y)
+
+
+@pytest.mark.parametrize("paper, base, t1, eta0", [("epro_sgd_paper", "epro_sgd", 8, 0.3),
+                                                  ("epro_orda_paper", "epro_orda", 16, None)])
+def test_paper_solvers_are_the_published_settings_one_value_away(paper, base, t1, eta0):
+    """solver='epro_*_paper' is the base solver with the paper's T1, whole epochs only,
+    lam=0.03 and (Epro-SGD) eta0=0.3: bitwise the same fit as spelling them out."""
+    X, y = make_problem(n=300, d=10)
+    kw = dict(l2_reg=1.0, radius=0.5, max_iter=2000, tol=0, random_state=0)
+    a = ConstrainedLasso(solver=paper, **kw).fit(X, y)
+    spelled = dict(first_epoch_length=t1, use_full_budget=False, lam=0.03)
+    if eta0 is not None:
+        spelled["eta0"] = eta0
+    b = ConstrainedLasso(solver=base, **spelled, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.solver_ == paper and b.solver_ == base
+    assert a.history_["epoch_length"][0] == t1 and a.budget_used_ < 2000   # whole epochs
+    assert a.lam_ == 0.03
