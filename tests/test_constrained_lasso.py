@@ -918,3 +918,14 @@ def test_paper_solvers_are_the_published_settings_one_value_away(paper, base, t1
     assert a.solver_ == paper and b.solver_ == base
     assert a.history_["epoch_length"][0] == t1 and a.budget_used_ < 2000   # whole epochs
     assert a.lam_ == 0.03
+
+
+def test_auto_step_budget_below_n_still_runs_several_epochs():
+    """issue 20: with the automatic step the derived T1 (up to n) was capped only by the
+    budget, so a budget T <= n ran one epoch, one projection."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(4000, 10)
+    y = X[:, 0] + 0.1 * rng.randn(4000)
+    m = ConstrainedLasso(l2_reg=1e-3, radius=0.5, solver="epro_sgd", max_iter=2000, tol=0,
+                         random_state=0).fit(X, y)
+    assert m.n_projections_ >= 3 and m.history_["epoch_length"][0] <= 2000 // 7

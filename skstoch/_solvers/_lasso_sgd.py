@@ -62,8 +62,10 @@ def resolve_step(problem, solver, eta0, first_epoch_length, budget):
         n = problem.X.shape[0]
         travel = alpha * eta0
         t1 = n if travel * n <= 2.0 else math.ceil(2.0 / travel)
-        # and at most the budget: a derived T1 longer than max_iter would run no epoch
-        first_epoch_length = int(min(max(t1, 8), max(n, 8), max(budget, 8)))
+        # and at most a seventh of the budget, so that at least three epochs (three
+        # projections, the step halved twice) run: capped at the budget alone, a budget
+        # T <= n made the first epoch the whole run, one projection (issue 20)
+        first_epoch_length = int(min(max(t1, 8), max(n, 8), max(budget // 7, 8)))
     return eta0, first_epoch_length
 
 
