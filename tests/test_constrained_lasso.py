@@ -929,3 +929,20 @@ def test_auto_step_budget_below_n_still_runs_several_epochs():
     m = ConstrainedLasso(l2_reg=1e-3, radius=0.5, solver="epro_sgd", max_iter=2000, tol=0,
                          random_state=0).fit(X, y)
     assert m.n_projections_ >= 3 and m.history_["epoch_length"][0] <= 2000 // 7
+
+
+def test_epro_svrg_multiplier_search_recovers_from_a_wrong_early_bound():
+    """A short early epoch put the multiplier bracket's lower end above nu*, and every
+    later epoch stayed in that wrong bracket: a stall at 3.6e-4 relative gap whatever the
+    budget on this problem (issue 21.1).  Dropping the stale bound reaches tol=1e-4."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(5000, 50)
+    w = np.zeros(50)
+    w[:5] = rng.randn(5)
+    y = X @ w + 0.5 * rng.randn(5000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = ConstrainedLasso(solver="epro_svrg", max_iter=30 * 5000, tol=1e-4,
+                             random_state=0).fit(X, y)
+    assert m.history_["relative_gap"][-1] <= 1e-4
+    assert m.lam_ == pytest.approx(ConstrainedLasso(tol=1e-12).fit(X, y).lam_, rel=1e-3)
