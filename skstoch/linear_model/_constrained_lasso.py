@@ -90,9 +90,9 @@ class ConstrainedLasso(BaseLinearRegressor):
         Not an l1 weight: the l1 norm is bounded by ``radius``.
     alpha : float
         Deprecated name of ``l2_reg`` (FutureWarning); will be removed.
-    solver : {'auto', 'fista', 'epro_sgd', 'epro_orda', 'epro_svrg', 'sgd', 'oneproj', \
-            'epro_sgd_paper', 'epro_orda_paper'}
-        Default 'auto'.
+    solver : str, default='auto'
+        One of 'auto', 'fista', 'epro_sgd', 'epro_orda', 'epro_svrg', 'sgd', 'oneproj',
+        'epro_sgd_paper', 'epro_orda_paper'.
 
         - 'fista': exact accelerated projected gradient (machine precision reachable).
         - 'epro_sgd': Epro-SGD, paper Alg. 1 (one projection per doubling epoch).
