@@ -61,7 +61,7 @@ class FeatureMatrixOrdinalEmbedding(OrdinalEmbedding):
 ESTIMATORS = [
     # one constructor call per public estimator, added as estimators land
     skstoch.ConstrainedLasso(),
-    skstoch.ConstrainedLasso(solver="epro_sgd", max_iter=2000, random_state=0),
+    skstoch.ConstrainedLasso(solver="epro_sgd", max_iter=2000, tol=0, random_state=0),
     skstoch.ConstrainedLassoCV(n_radii=3, cv=3),
     FeatureMatrixOrdinalEmbedding(n_components=2, max_iter=5, tol=1e-3),
     skstoch.S3GDClassifier(n_anchors=10, max_iter=5, random_state=0),

@@ -72,10 +72,6 @@ KNOWN_FAILURES = {
     "S3GDClassifier-iris": "ConvergenceWarning on every one-vs-rest head",
     "CGVRRegressor-diabetes": "ConvergenceWarning (max |gradient| / alpha above tol)",
     "S3GDRegressor-diabetes": "ConvergenceWarning (relative improvement above tol)",
-    "ConstrainedLasso-diabetes": "alpha is a ridge strength and radius=0.5 whatever the scale: "
-                                 "R^2 0.006 against Lasso's 0.490",
-    "ConstrainedLassoCV-diabetes": "the hidden ridge term alpha=1: R^2 0.379 against "
-                                   "LassoCV's 0.487",
     "LMNNMetric-iris": "3-NN accuracy 0.947 against NCA's 0.960",
 }
 
