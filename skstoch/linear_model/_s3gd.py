@@ -19,7 +19,7 @@ from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLine
 _COMMON_CONSTRAINTS = {
     **STOCHASTIC_SOLVER_CONSTRAINTS,
     "penalty": [StrOptions({"l2", "l1", "elasticnet"}), None],
-    "alpha": [Interval(Real, 0, None, closed="left")],
+    "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "l1_ratio": [Interval(Real, 0, 1, closed="both")],
     "fit_intercept": ["boolean"],
     "solver": [StrOptions({"hybrid", "s3gd", "svrg", "sgd", "ssgd"})],
@@ -46,18 +46,19 @@ class _S3GDMixin:
     """The front end shared by the classifier and the regressor: resolves the parameters
     into :class:`skstoch._solvers.s3gd.S3GDParams` and calls the driver."""
 
-    def _penalty_coefs(self):
+    def _penalty_coefs(self, n_samples):
         """``(lam1, lam2)`` of the penalty ``lam1 ||w||_1 + lam2 / 2 ||w||^2``."""
-        if self.penalty is None or self.alpha == 0:
+        alpha = 1.0 / n_samples if isinstance(self.alpha, str) else float(self.alpha)
+        if self.penalty is None or alpha == 0:
             return 0.0, 0.0
         if self.penalty == "l2":
-            return 0.0, float(self.alpha)
+            return 0.0, alpha
         if self.penalty == "l1":
-            return float(self.alpha), 0.0
-        return float(self.alpha * self.l1_ratio), float(self.alpha * (1.0 - self.l1_ratio))
+            return alpha, 0.0
+        return alpha * self.l1_ratio, alpha * (1.0 - self.l1_ratio)
 
-    def _solver_params(self):
-        lam1, lam2 = self._penalty_coefs()
+    def _solver_params(self, n_samples):
+        lam1, lam2 = self._penalty_coefs(n_samples)
         names = ("fit_intercept", "solver", "max_iter", "tol", "anchor_epochs",
                  "warmup_epochs", "init_step", "eta0", "learning_rate", "batch_size",
                  "n_inner", "n_iter_no_change", "track_objective", "n_anchors", "n_neighbors",
@@ -67,10 +68,11 @@ class _S3GDMixin:
 
     def _prepare_fit(self, X, sample_weights, seed):
         """Row norms and the anchor graph (or strata), shared by every problem of the fit."""
-        return s3gd.prepare(X, sample_weights, seed, self._solver_params())
+        return s3gd.prepare(X, sample_weights, seed, self._solver_params(X.shape[0]))
 
     def _fit_problem(self, problem):
-        return s3gd.solve(problem, self._solver_params(), problem.monitor, problem.state)
+        params = self._solver_params(problem.dataset.n_samples)
+        return s3gd.solve(problem, params, problem.monitor, problem.state)
 
     def _fitted_extras(self, results, shared):
         steps = [r.extra["step_size"] for r in results]
@@ -84,10 +86,13 @@ class _S3GDMixin:
 _SOLVER_DOC = """
     penalty : {'l2', 'l1', 'elasticnet'} or None, default='l2'
         Regulariser, applied by its proximal operator after every step.
-    alpha : float, default=1e-4
+    alpha : float or 'auto', default='auto'
         Regularisation strength (``SGDClassifier`` convention: the penalty is
-        ``alpha * (l1_ratio * ||w||_1 + (1 - l1_ratio) / 2 * ||w||^2)``).  The paper's
-        Tikhonov ``lambda ||w||^2`` with ``lambda = 1e-3`` is ``alpha = 2e-3``.
+        ``alpha * (l1_ratio * ||w||_1 + (1 - l1_ratio) / 2 * ||w||^2)``).  ``'auto'`` is
+        ``1 / n_samples``: with ``penalty='l2'`` the penalty of scikit-learn's defaults
+        ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)`` (``C = 1 / (n_samples alpha)``,
+        Ridge's ``alpha`` is ``n_samples alpha``).  The paper's Tikhonov ``lambda ||w||^2``
+        with ``lambda = 1e-3`` is ``alpha = 2e-3``.
     l1_ratio : float, default=0.15
         Share of the l1 part for ``penalty='elasticnet'``.
     fit_intercept : bool, default=True
@@ -191,19 +196,23 @@ _SOLVER_DOC = """
     anchor_method : {'auto', 'kmeans', 'minibatch_kmeans', 'random'}, default='auto'
         Clustering for anchors (and strata of ``'ssgd'``).  ``'kmeans'``: KMeans on all
         samples (the paper); ``'auto'``: KMeans on a uniform subsample of
-        ``max(10,000, 20 n_anchors)`` samples, centres snapped to subsampled samples;
+        ``max(2,000, 20 n_anchors)`` samples (all of them when there are fewer), centres snapped to subsampled samples;
         ``'minibatch_kmeans'``: MiniBatchKMeans on all samples; ``'random'``: uniform samples.
     kmeans_max_iter : int, default=10
         Iterations (epochs for MiniBatchKMeans) of the clustering (paper: not reported).
-    max_iter : int, default=50
-        Maximum number of epochs (one epoch = ``n_samples`` sampled gradients).
+    max_iter : int, default=1000
+        Maximum number of epochs (one epoch = ``n_samples`` sampled gradients), as
+        ``SGDClassifier``; a fit that reaches it without meeting ``tol`` warns
+        (``ConvergenceWarning``).
     tol : float, default=1e-4
-        The fit stops after ``n_iter_no_change`` epochs whose objective improves on the best
-        so far by less than ``tol * max(1, |best|)``.  The objective is the exact one with
-        ``track_objective``; otherwise, in Prox-SVRG epochs, the exact objective at the
-        snapshot (computed by the full pass for free, one epoch behind), and in the other
-        epochs the epoch average of the mini-batch losses (noisy).  The anchor epochs of
-        ``'hybrid'`` do not count.
+        The stopping rule of ``SGDClassifier`` (``n_iter_no_change`` epochs without an
+        improvement larger than ``tol``), made relative for objectives above 1: the fit
+        stops after ``n_iter_no_change`` consecutive epochs whose ``history_["objective"]``
+        improves on the best so far by at most ``tol * max(1, |best|)``.  That objective
+        is the exact one with ``track_objective``; otherwise, in Prox-SVRG epochs, the
+        exact objective at the snapshot (computed by the full pass for free, one epoch
+        behind), and in the other epochs the epoch average of the mini-batch losses
+        (noisy).  The warm-up and anchor epochs of ``'hybrid'`` do not count.
     n_iter_no_change : int, default=5
     track_objective : bool, default=False
         Compute the exact objective after each epoch (one extra pass over the data) and stop
@@ -317,12 +326,12 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
+    def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha="auto",
                  l1_ratio=0.15, fit_intercept=True, solver="hybrid", anchor_epochs=0,
                  warmup_epochs=1, init_step="auto", eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto",
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
-                 anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
+                 anchor_method="auto", kmeans_max_iter=10, max_iter=1000, tol=1e-4,
                  n_iter_no_change=5, track_objective=False, class_weight=None,
                  warm_start=False, n_jobs=None, random_state=None, verbose=0, callback=None):
         self.loss = loss
@@ -397,12 +406,12 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
         "loss": [StrOptions({"squared_error"})],
     }
 
-    def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
+    def __init__(self, loss="squared_error", *, penalty="l2", alpha="auto", l1_ratio=0.15,
                  fit_intercept=True, solver="hybrid", anchor_epochs=0,
                  warmup_epochs=1, init_step="auto", eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto", n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
-                 kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
+                 kmeans_max_iter=10, max_iter=1000, tol=1e-4, n_iter_no_change=5,
                  track_objective=False, warm_start=False, random_state=None, verbose=0,
                  callback=None):
         self.loss = loss
