@@ -1,12 +1,15 @@
-"""S3GD: stratified semi-stochastic gradient descent by manifold propagation (paper 002).
+"""Linear models of the S3GD paper (002): by default Prox-SVRG after one SGD pass, the paper's
+S3GD with ``solver='s3gd'``.
 
 ``S3GDClassifier`` and ``S3GDRegressor`` minimise
 
     (1/n) sum_i s_i loss(y_i, x_i.w + b) + alpha (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2)
 
-with proximal mini-batch steps whose variance is reduced by a control variate built on an
-anchor-sample graph (Algorithms 1 and 2 of Mu, Liu & Fan).  The paper's baselines (plain
-mini-batch SGD, stratified SGD and Prox-SVRG) are available through ``solver``.
+(``s_i`` the sample times class weights rescaled to sum to n, ``b`` unpenalised).  The default
+``solver='hybrid'`` with ``anchor_epochs=0`` builds no anchor graph: one pass of per-sample
+SGD, then Prox-SVRG (Xiao & Zhang).  ``solver='s3gd'`` is Algorithm 1 of Mu, Liu & Fan
+(proximal mini-batch steps with the anchor-graph control variate, Algorithm 2); the paper's
+baselines (mini-batch SGD, stratified SGD, Prox-SVRG) are ``'sgd'``, ``'ssgd'``, ``'svrg'``.
 """
 from numbers import Integral, Real
 
@@ -260,15 +263,39 @@ _ATTRIBUTES_DOC = """
 
 
 class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
-    __doc__ = f"""Linear classifier trained by S3GD (semi-stochastic gradient by manifold
-    propagation, Mu, Liu & Fan, paper 002).
+    __doc__ = f"""Linear classifier trained by Prox-SVRG after one SGD pass (default), or by
+    the S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    Minimises ``(1/n) sum_i s_i loss(y_i, x_i.w + b) + penalty(w)`` with proximal mini-batch
-    steps ``w <- prox(w - eta (grad psi_I(w) - grad h_I(w~) + grad H(w~)))`` where ``h`` replaces
+    The default (``solver='hybrid'``, ``anchor_epochs=0``) is not S3GD: one pass of per-sample
+    SGD (``warmup_epochs``; on a well-conditioned problem one exact steepest-descent step
+    instead, ``init_step``), then Prox-SVRG with one full pass per epoch; it builds no anchor
+    graph.  Each binary problem (one per class, one-vs-rest, for more than two classes; all
+    heads share one anchor graph, threads with ``n_jobs``) minimises, with ``y_i`` in
+    {{-1, +1}},
+
+    ``F(w, b) = (1/n) sum_i s_i loss(y_i, x_i.w + b)
+    + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
+
+    where ``s_i`` is ``sample_weight`` times the ``class_weight`` of the sample's class,
+    rescaled so that the ``s_i`` sum to ``n``; ``l1_ratio`` is 0 for ``penalty='l2'``, 1
+    for ``'l1'``, and the penalty is 0 for ``penalty=None``; the intercept ``b`` is not
+    penalised; ``alpha='auto'`` is ``1 / n``.  Nothing else is added (the warm-up and the
+    solvers change the path, not the minimiser).
+
+    ``solver='s3gd'`` is the paper's Algorithm 1: proximal mini-batch steps
+    ``w <- prox(w - eta (grad psi_I(w) - grad h_I(w~) + grad H(w~)))`` where ``h`` replaces
     each sample's loss derivative at the snapshot ``w~`` by a weighted average of the
-    derivatives at its ``n_neighbors`` nearest anchors.  ``grad H`` costs O(m d) per outer loop
-    from the precomputed ``X^T M``.  More than two classes: one-vs-rest, all heads sharing one
-    anchor graph (threads with ``n_jobs``).
+    derivatives at its ``n_neighbors`` nearest anchors; ``grad H`` costs O(m d) per outer loop
+    from the precomputed ``X^T M``.  The paper's own settings are
+    ``S3GDClassifier(solver='s3gd', alpha=2e-3, batch_size=10, n_inner=20, n_anchors=100,
+    anchor_method='kmeans', kernel_eps=1e-4)`` with ``eta0`` the largest step of the grid
+    {{0.1, 1, 5, 10}} that passes its rule (47) (a tuning protocol over fits, run in the
+    gallery example, not by the estimator); on imbalanced data the paper's class-balanced
+    objective (eq. 46) is ``class_weight='balanced'``, ``alpha=1e-3`` and ``eta0`` twice the
+    paper's step (eq. 46 is twice our rescaled objective).  The paper appends a penalised
+    constant feature instead of ``b``: ``fit_intercept=False`` on ``X`` with a column of ones.
+    ``kernel_width='nearest'`` fixes the scale dependence of eq. (14) as printed
+    (``kernel_width='paper'``).
 
     Parameters
     ----------
@@ -279,7 +306,8 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         Width of the quadratic part of ``'smooth_hinge'``.
     {_SOLVER_DOC}
     class_weight : dict, 'balanced' or None, default=None
-        ``'balanced'`` is the paper's eq. (46) up to a factor 2.
+        Multiplies the sample weights by class (then all are rescaled to sum to ``n``).
+        ``'balanced'`` is the paper's eq. (46) divided by 2.
     n_jobs : int or None, default=None
         Threads for the one-vs-rest problems.
 
@@ -367,11 +395,21 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
 
 
 class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
-    __doc__ = f"""Linear regressor trained by S3GD (paper 002): ridge, lasso or elastic net.
+    __doc__ = f"""Ridge, lasso or elastic net trained by Prox-SVRG after one SGD pass
+    (default), or by the S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    Minimises ``(1/n) sum_i s_i (x_i.w + b - y_i)^2 / 2 + penalty(w)``.  The label enters the
-    loss derivative additively, so the anchor correction is label free and shared by all
-    outputs: ``grad H = (1/n) (X^T M) (Z w~ + b~) - (1/n) X^T (s y)``.
+    The default (``solver='hybrid'``, ``anchor_epochs=0``) is not S3GD: one pass of per-sample
+    SGD, then Prox-SVRG; it builds no anchor graph.  Each output minimises
+
+    ``F(w, b) = (1/n) sum_i s_i (x_i.w + b - y_i)^2 / 2
+    + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
+
+    with ``s_i`` the sample weights rescaled to sum to ``n``, ``l1_ratio`` 0 for
+    ``penalty='l2'`` and 1 for ``'l1'`` (no penalty for ``None``), ``b`` not penalised and
+    ``alpha='auto'`` equal to ``1 / n`` (``Ridge(alpha=1)``'s penalty).  The paper only
+    reports logistic experiments; ``solver='s3gd'`` applies its Algorithm 1 to this loss.
+    The label enters the loss derivative additively, so the anchor correction is label free
+    and shared by all outputs: ``grad H = (1/n) (X^T M) (Z w~ + b~) - (1/n) X^T (s y)``.
 
     Parameters
     ----------
