@@ -469,13 +469,15 @@ FAMILIES = {
         "LMNNMetric", "bench_lmnn.py", "user_guide/lmnn",
         "scikit-learn NeighborhoodComponentsAnalysis, metric-learn LMNN (own environment), "
         "Euclidean 3-NN",
-        headline=("lmnn_wine_noise_10splits", "lmnn_breast_cancer_noise_10splits",
+        headline=("lmnn_wine_noise_20splits", "lmnn_breast_cancer_noise_20splits",
+                  "lmnn_iris_noise_20splits", "lmnn_digits_noise_20splits",
                   "lmnn_digits_10splits", "lmnn_synthetic_5000x200", "lmnn_scale"),
         quick=(_QUICK + "bench_lmnn.py", _QUICK + "bench_lmnn.py --repeated"),
         full=(_PY + "bench_lmnn.py --only=wine", _PY + "bench_lmnn.py --only=breast",
               _PY + "bench_lmnn.py --only=digits",
               _PY + "bench_lmnn.py --only=synthetic --no-metric-learn",
-              _PY + "bench_lmnn.py --scale-only", _PY + "bench_lmnn.py --repeated")),
+              _PY + "bench_lmnn.py --scale-only", _PY + "bench_lmnn.py --repeated",
+              _PY + "bench_lmnn.py --repeated --splits=20 --only=noise")),
     "ordinal_embedding": Family(
         "OrdinalEmbedding", "bench_ordinal_embedding.py", "user_guide/ordinal_embedding",
         "cblearn STE, TSTE, GNMDS, CKL, SOE",

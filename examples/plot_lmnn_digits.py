@@ -157,8 +157,11 @@ fig2.tight_layout()
 from sklearn.model_selection import StratifiedShuffleSplit  # noqa: E402
 from sklearn.neighbors import NeighborhoodComponentsAnalysis  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import _reproduction  # noqa: E402  (examples/_reproduction.py)
+try:  # examples/_reproduction.py: sphinx-gallery runs examples from examples/ without __file__
+    import _reproduction  # noqa: E402
+except ImportError:  # run from another directory
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _reproduction  # noqa: E402
 
 X_all, y_all = load_digits(return_X_y=True)
 if FAST:

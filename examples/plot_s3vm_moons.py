@@ -257,8 +257,9 @@ protocol_draws = (f"moons and circles, n={N}, 10 labels, {N_DRAWS} label draws, 
                   "defaults (64 features x up to 300 iterations, batch 256, eta0=0.02)")
 tsg_final, fr_final = tsg_err[:, -1], fr_err[:, -1]
 tsg_wins = int(np.sum(tsg_final <= fr_final))
-bench = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / \
-    "s3vm_accuracy_summary.md"
+from _reproduction import ROOT  # noqa: E402  (the repository root; no __file__ in the gallery)
+
+bench = ROOT / "benchmarks" / "results" / "s3vm_accuracy_summary.md"
 bench_line = next((line for line in bench.read_text().splitlines()
                    if "target met on" in line), "") if bench.exists() else ""
 claims = [
