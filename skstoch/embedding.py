@@ -64,9 +64,11 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         ``'lbfgs'`` (not in the paper; the default): full-batch L-BFGS (scipy's L-BFGS-B
         without bounds) on the same compiled one-pass loss and gradient, one pass per
         iteration plus line-search passes, returning the lowest-objective iterate.  It is the
-        default because at the default budget it ends at a lower objective and a higher
-        held-out accuracy than ``'svrg_sbb'`` for STE, t-STE, GNMDS and CKL in comparable time
-        (see the user guide): an SVRG epoch costs three passes over the comparisons, and the
+        default because at the default budget (``n_components=2``) it ends at a lower
+        objective than ``'svrg_sbb'`` for all five losses, with the same held-out accuracy
+        within 0.01, in 1.1-3.1x less CPU time (``benchmarks/results/ordinal_embedding_defaults.md``;
+        at ``n_components=10`` the paper's solver generalizes slightly better on STE, GNMDS and
+        SOE): an SVRG epoch costs three passes over the comparisons, and the
         quasi-Newton direction makes more progress per pass on these small, smooth problems.
         ``epsilon``, ``eta0`` and ``batch_size`` are ignored by ``'lbfgs'``.
     epsilon : float or 'auto', default='auto'

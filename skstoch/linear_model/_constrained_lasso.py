@@ -141,8 +141,7 @@ class ConstrainedLasso(BaseLinearRegressor):
         estimated at the projected start: the smaller of ``-grad.w / ||w||_1`` and the
         multiplier implied by projecting an exact line-search step along -grad (the latter
         alone strictly inside the ball, e.g. at the start w = 0), at the cost of about two
-        passes over X per epoch.  (Before round 7 the first epoch ran with lam = 0, plain
-        ridge SGD, and more budget could give a worse result; see the user guide.)  A
+        passes over X per epoch.  A
         fixed lam far above the multiplier makes the averaged iterate land strictly inside
         the ball when the SGD noise keeps the raw iterate's l1 norm above the radius
         (sparse, high-dimensional data): the penalty is then always on and acts as a Lasso
