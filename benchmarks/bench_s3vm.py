@@ -183,7 +183,7 @@ def run_accuracy():
                 cases, repeat=1, warmup=0, baseline="SVC (labeled rows)",
                 notes=f"Standardised X; gamma={gamma:.4g} ('scale') for every kernel method "
                       "except the 'skstoch S3VM' case, which uses S3VMClassifier's own default "
-                      "gamma='cv' (labeled 3-fold CV over scale x 1/4, 1/2, 1, 2, 4 when >= 30 labels, "
+                      "gamma='cv' (labeled 3-fold CV over scale x 1/4, 1/2, 1, 2, 4 when >= 20 labels, "
                       "else 'scale'; 'C*=paper' keeps gamma='scale'), "
                       f"weight C={C} per labeled row (SVC's C; S3VM's default C='auto' = "
                       f"{C:g} n_l on the mean hinge); S3VM otherwise with its defaults. "
@@ -209,7 +209,7 @@ def write_summary(summary):
         "in its favour). `noise?`: yes when |diff| <= 2 se (the gap is not distinguishable "
         "from label-draw noise). Target (issue 7): diff >= -0.5. Kernel width: the peers and "
         "'skstoch S3VM C*=paper' use gamma='scale'; 'skstoch S3VM' uses the estimator's own "
-        "default gamma='cv' (labeled 3-fold CV over scale x 1/4, 1/2, 1, 2, 4 at >= 30 labels, i.e. the "
+        "default gamma='cv' (labeled 3-fold CV over scale x 1/4, 1/2, 1, 2, 4 at >= 20 labels, i.e. the "
         "50-label settings; 'scale' at 10 labels).", "",
         "| setting | case | S3VM | best peer | peer | diff +- se | noise? | target |",
         "|---|---|---|---|---|---|---|---|",

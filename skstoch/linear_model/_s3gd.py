@@ -164,11 +164,13 @@ _SOLVER_DOC = """
         of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
         ``'hybrid'`` (Xiao & Zhang's bound), with ``L_b`` the expected smoothness of
         mini-batches of ``batch_size`` samples drawn without replacement (Gower et al. 2019),
-        ``L_b = [n (b - 1) mean_i L_i + (n - b) max_i L_i] / (b (n - 1)) + alpha (1 - l1_ratio)``,
-        ``L_i = c s_i (||x_i||^2 + fit_intercept)`` and ``c`` the loss curvature bound (1/4 for
-        the log loss).  On unit-norm rows with the log loss this is 0.5 and 1.  A float is used
-        by every phase except the per-sample warm-up (``warmup_epochs``).  The paper picks the largest stable value of the grid
-        {0.1, 1, 5, 10} on normalised data.
+        ``L_b = [n (b - 1) L + (n - b) L_max] / (b (n - 1)) + alpha (1 - l1_ratio)``, where
+        ``L = min(c lambda_max(X'^T S X' / n), L_max)`` is the smoothness of the average loss
+        (``lambda_max`` estimated on a row subsample; ``X'`` is X with the scaled intercept
+        column), ``L_max = c max_i s_i ||x'_i||^2`` the per-sample bound and ``c`` the loss
+        curvature bound (1/4 for the log loss).  A float is used by every phase except the
+        per-sample warm-up (``warmup_epochs``).  The paper picks the largest stable value of
+        the grid {0.1, 1, 5, 10} on normalised data.
     learning_rate : {'constant', 'adaptive'}, default='constant'
         ``'constant'`` is the paper's choice.  ``'adaptive'`` (not in the paper, as
         ``SGDClassifier``): the step is divided by 5 each time ``n_iter_no_change`` epochs
