@@ -13,7 +13,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers import s3gd
+from .._solvers import _working_set, s3gd
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 
 _COMMON_CONSTRAINTS = {
@@ -22,7 +22,7 @@ _COMMON_CONSTRAINTS = {
     "alpha": [Interval(Real, 0, None, closed="left")],
     "l1_ratio": [Interval(Real, 0, 1, closed="both")],
     "fit_intercept": ["boolean"],
-    "solver": [StrOptions({"hybrid", "s3gd", "svrg", "sgd", "ssgd"})],
+    "solver": [StrOptions({"hybrid", "s3gd", "svrg", "sgd", "ssgd", "cd"})],
     "anchor_epochs": [Interval(Integral, 0, None, closed="left")],
     "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
     "init_step": [StrOptions({"line_search", "auto"}), None],
@@ -67,9 +67,13 @@ class _S3GDMixin:
 
     def _prepare_fit(self, X, sample_weights, seed):
         """Row norms and the anchor graph (or strata), shared by every problem of the fit."""
+        if self.solver == "cd":
+            return _working_set.prepare(seed)
         return s3gd.prepare(X, sample_weights, seed, self._solver_params())
 
     def _fit_problem(self, problem):
+        if self.solver == "cd":
+            return _working_set.solve(problem, self._solver_params(), problem.monitor)
         return s3gd.solve(problem, self._solver_params(), problem.monitor, problem.state)
 
     def _fitted_extras(self, results, shared):
