@@ -96,7 +96,7 @@ _SOLVER_DOC = """
         Share of the l1 part for ``penalty='elasticnet'``.
     fit_intercept : bool, default=True
         Fit an unpenalised intercept (the paper appends a penalised constant feature instead).
-    solver : {'hybrid', 's3gd', 'svrg', 'sgd', 'ssgd'}, default='hybrid'
+    solver : {'hybrid', 's3gd', 'svrg', 'sgd', 'ssgd', 'cd'}, default='hybrid'
         ``'s3gd'``: the paper's Algorithm 1 with the anchor-graph control variate throughout
         (converges to a noise floor above the optimum, Theorem 3.1).  ``'hybrid'`` (default,
         the paper's suggested remedy, not implemented there; with the default
@@ -105,7 +105,14 @@ _SOLVER_DOC = """
         optimum.  The paper's baselines: ``'svrg'`` Prox-SVRG (a full pass per outer loop of
         ``n_inner`` steps; the paper uses ``n_inner=50``), ``'sgd'`` plain proximal mini-batch
         SGD, ``'ssgd'`` stratified SGD (``batch_size`` k-means strata, one sample of each per
-        step).
+        step).  ``'cd'`` (not in the paper; for ``penalty='l1'``/``'elasticnet'``): working-set
+        coordinate descent as skglm's: each iteration computes the full gradient, picks the
+        support and the most violating features (``max(10, 2 nnz(w))``) and minimises the
+        objective on them by cyclic coordinate descent with Anderson extrapolation (exactly
+        for the squared error; proximal Newton steps with a backtracking line search for the
+        classification losses); it uses none of the step, anchor, batch and epoch
+        parameters, copies the working set's columns of dense X (at most X's size) or makes
+        one CSC copy of sparse X, and reaches the optimum to the precision ``tol`` asks.
     anchor_epochs : int, default=0
         ``solver='hybrid'`` only: epochs with the anchor correction (S3GD) before the switch
         to Prox-SVRG; 0 runs Prox-SVRG from the start and builds no anchor graph.  The default
@@ -208,6 +215,11 @@ _SOLVER_DOC = """
         snapshot (computed by the full pass for free, one epoch behind), and in the other
         epochs the epoch average of the mini-batch losses (noisy).  The anchor epochs of
         ``'hybrid'`` do not count.
+        ``solver='cd'``: the fit stops when the largest optimality violation (over the
+        features, the distance of the negative gradient of the smooth part to the l1
+        subdifferential; and the intercept's gradient), divided by its value at ``w = 0,
+        b = 0``, is at most ``tol`` (``history_['criterion']``); ``max_iter`` counts
+        working-set iterations.
     n_iter_no_change : int, default=5
     track_objective : bool, default=False
         Compute the exact objective after each epoch (one extra pass over the data) and stop
@@ -240,6 +252,10 @@ _ATTRIBUTES_DOC = """
         free, one epoch behind); ``'estimate'`` otherwise, the average of the epoch's (or the
         warm-up chunk's) sample losses, each at the iterate before its step, plus the
         penalty at the end (noisy, and above the objective while the fit improves).
+        ``solver='cd'``: one record per working-set iteration (``iteration`` 0 the start),
+        with the exact ``objective``, ``criterion`` (see ``tol``), ``working_set_size``,
+        ``sweeps`` (coordinate sweeps of the iteration) and ``step_size`` (the last Newton
+        step, 1.0 for the squared error).
     step_size_ : float or ndarray
         The resolved ``eta0`` of the first phase (one per problem when there are several).
     anchor_indices_ : ndarray of int
