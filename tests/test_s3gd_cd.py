@@ -161,3 +161,18 @@ def test_float32_input():
     b = S3GDRegressor(penalty="l1", alpha=0.05, solver="cd", tol=1e-10).fit(
         X.astype(np.float32), y)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-5)
+
+
+@pytest.mark.parametrize("penalty, l1_ratio, alpha, expected", [
+    ("l1", 0.15, 1e-2, "cd"), ("elasticnet", 0.5, 1e-2, "cd"),
+    ("elasticnet", 0.0, 1e-2, "hybrid"), ("l2", 0.15, 1e-2, "hybrid"),
+    ("l1", 0.15, 0.0, "hybrid"), (None, 0.15, 1e-2, "hybrid")])
+def test_auto_solver_is_cd_exactly_with_an_l1_part(penalty, l1_ratio, alpha, expected):
+    X, y, _, _ = _data(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = S3GDRegressor(penalty=penalty, l1_ratio=l1_ratio, alpha=alpha,
+                            random_state=0).fit(X, y)
+    assert est.solver == "auto"
+    ran_cd = "criterion" in est.history_ and set(est.history_["solver"]) == {"cd"}
+    assert ran_cd == (expected == "cd")
