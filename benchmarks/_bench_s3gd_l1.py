@@ -8,11 +8,12 @@ target of a reference optimum (an untimed skstoch cd fit at tol 1e-10) or takes 
 ``SKSTOCH_BENCH_BUDGET`` s (60); each fit is timed (wall and process CPU time), its objective
 computed here by one formula, and the time to the target is the shortest time among the
 fits that reached it.  ``F*`` is the lowest objective of all fits and the reference.
-skglm and celer run in the peer interpreter ``SKSTOCH_BENCH_PEER_PYTHON``
-(default ``/work/venv-bench/bin/python``), which times its own fits; skglm is fitted once
+skglm and celer run in a subprocess of the interpreter ``SKSTOCH_BENCH_PEER_PYTHON`` (default:
+this one, e.g. the ``.venv-bench`` of ``benchmarks/README.md``), which times its own fits; skglm is fitted once
 untimed first (numba compilation).
 
-Problems (``SKSTOCH_BENCH_QUICK=1`` or ``SKSTOCH_BENCH_L1_SMALL=1``: the small sizes):
+Problems (``SKSTOCH_BENCH_L1_SMALL=1``: the small sizes; ``SKSTOCH_BENCH_QUICK=1``: 5,000
+rows, 100 dense or 2,000 sparse features):
 
 * dense: Gaussian X, n x d = 100,000 x 500 (small 20,000 x 200), 10% of the features in the
   true model;
@@ -24,6 +25,7 @@ none), ``alpha = alpha_max / 20``; the logistic objective is
 """
 import json
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -34,8 +36,12 @@ import scipy.sparse as sp
 
 from _harness import QUICK, run_in_subprocess, stamp, write_results
 
-SMALL = QUICK or os.environ.get("SKSTOCH_BENCH_L1_SMALL", "0") not in ("", "0")
-PEER_PYTHON = os.environ.get("SKSTOCH_BENCH_PEER_PYTHON", "/work/venv-bench/bin/python")
+SMALL = os.environ.get("SKSTOCH_BENCH_L1_SMALL", "0") not in ("", "0")
+# (n, d) dense and (n, d, density) sparse: quick, small, full
+SIZES = ((5_000, 100), (5_000, 2_000, 0.002)) if QUICK else (
+    ((20_000, 200), (10_000, 4_000, 0.002)) if SMALL else
+    ((100_000, 500), (50_000, 20_000, 0.002)))
+PEER_PYTHON = os.environ.get("SKSTOCH_BENCH_PEER_PYTHON", sys.executable)
 TARGET = 1e-6
 TOLS = {
     "skstoch cd": [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
@@ -52,11 +58,11 @@ BUDGET = float(os.environ.get("SKSTOCH_BENCH_BUDGET", "60"))   # s: a slower fit
 def make_problem(kind, task, seed=0):
     rng = np.random.RandomState(seed)
     if kind == "dense":
-        n, d = (20_000, 200) if SMALL else (100_000, 500)
+        n, d = SIZES[0]
         X = rng.randn(n, d)
         k = d // 10
     else:
-        n, d, density = (10_000, 4_000, 0.002) if SMALL else (50_000, 20_000, 0.002)
+        n, d, density = SIZES[1]
         X = sp.random(n, d, density=density, format="csr", random_state=rng,
                       data_rvs=lambda size: rng.randn(size))
         k = 100
