@@ -30,7 +30,8 @@ anchor epoch first (``anchor_epochs=1``), the paper's constant-step S3GD (noise 
 decaying-step option.  A plot of
 suboptimality against time goes to ``results/s3gd_<problem>.png``.
 
-Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse] (both by default).  Results:
+Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse|l1] (dense and sparse by
+default; ``l1``: l1 models against skglm and celer, see ``_bench_s3gd_l1.py``).  Results:
 ``benchmarks/results/s3gd_<problem>.md`` / ``.json`` / ``.png``.  Environment:
 ``SKSTOCH_BENCH_SCALE`` shrinks n (and d for sparse), ``SKSTOCH_BENCH_BUDGET`` is the seconds
 per contender (120), ``SKSTOCH_BENCH_REPEAT`` the runs of the converging contenders (3),
@@ -370,4 +371,8 @@ def plot(payload, path, desc):
 
 if __name__ == "__main__":
     for name in (sys.argv[1:] or ["dense", "sparse"]):
-        run(name)
+        if name == "l1":   # l1 models against skglm, celer, scikit-learn (issue 21.1)
+            from _bench_s3gd_l1 import run as run_l1
+            run_l1()
+        else:
+            run(name)

@@ -69,6 +69,8 @@ ESTIMATORS = [
       for solver in ("hybrid", "s3gd", "svrg", "sgd", "ssgd")],
     *[skstoch.S3GDRegressor(solver=solver, random_state=0)
       for solver in ("hybrid", "s3gd", "svrg", "sgd", "ssgd")],
+    skstoch.S3GDClassifier(penalty="l1", alpha=1e-2, solver="cd", tol=1e-12),
+    skstoch.S3GDRegressor(penalty="l1", alpha=1e-2, solver="cd", tol=1e-12),
     skstoch.CGVRClassifier(max_iter=20, inner_iter=10, random_state=0),
     skstoch.CGVRRegressor(max_iter=20, inner_iter=10, random_state=0),
     # n_neighbors=1: some checks fit on 10 samples whose classes have 2-3 members
@@ -131,7 +133,8 @@ ADAPTED = {"FeatureMatrixOrdinalEmbedding": "OrdinalEmbedding"}
 
 
 # estimators whose exact solver passes a check that their stochastic solvers cannot
-EXACT_SOLVERS = {"ConstrainedLasso": {"auto", "fista"}}
+EXACT_SOLVERS = {"ConstrainedLasso": {"auto", "fista"}, "S3GDClassifier": {"cd"},
+                 "S3GDRegressor": {"cd"}}
 
 
 # scikit-learn 1.6 has no xfail_strict argument (see the module docstring)

@@ -134,6 +134,15 @@ def _cases():
     add("S3GDClassifier-s3gd-adaptive-options", lambda: skstoch.S3GDClassifier(
         solver="s3gd", learning_rate="adaptive", kernel_width="paper", anchor_method="random",
         track_objective=True, **s3gd), _classification)
+    # S3GD solver='cd' (working-set coordinate descent, issue 21.1)
+    for penalty in ("l1", "elasticnet"):
+        add(f"S3GDRegressor-cd-{penalty}", lambda p=penalty: skstoch.S3GDRegressor(
+            penalty=p, alpha=1e-2, solver="cd", random_state=0), _regression)
+        add(f"S3GDClassifier-cd-{penalty}", lambda p=penalty: skstoch.S3GDClassifier(
+            penalty=p, alpha=1e-2, solver="cd", random_state=0), _classification)
+    add("S3GDClassifier-cd-l1-multiclass-sparse", lambda: skstoch.S3GDClassifier(
+        penalty="l1", alpha=1e-2, solver="cd", random_state=0),
+        lambda: _classification(3, sparse=True))
     add("S3GDClassifier-hybrid-multiclass-sparse",
         lambda: skstoch.S3GDClassifier(class_weight="balanced", **s3gd),
         lambda: _classification(3, sparse=True))

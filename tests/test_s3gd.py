@@ -328,7 +328,8 @@ def test_dense_and_csr_agree(penalty):
     X, y = _cancer()
     X[np.abs(X) < 0.5] = 0.0
     kw = dict(penalty=penalty, alpha=1e-3, eta0=0.01, max_iter=4, tol=0, n_iter_no_change=100,
-              n_anchors=20, anchor_method="random", anchor_epochs=2, random_state=0)
+              n_anchors=20, anchor_method="random", anchor_epochs=2, random_state=0,
+              solver="hybrid")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         dense = S3GDClassifier(**kw).fit(X, y)
@@ -729,7 +730,8 @@ def test_warmup_pass_matches_numpy_reference(penalty, sparse, n, alpha):
     X[np.random.RandomState(5).rand(*X.shape) < 0.5] = 0.0
     sw = np.random.RandomState(4).uniform(0.5, 2.0, n)
     est = S3GDClassifier(penalty=penalty, alpha=alpha, l1_ratio=0.4, eta0=0.3, batch_size=5,
-                         max_iter=1, tol=0, warmup_epochs=1, init_step=None, random_state=7)
+                         max_iter=1, tol=0, warmup_epochs=1, init_step=None, random_state=7,
+                         solver="hybrid")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(sp.csr_matrix(X) if sparse else X, y, sample_weight=sw)

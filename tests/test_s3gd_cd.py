@@ -1,0 +1,178 @@
+"""S3GD ``solver='cd'`` (working-set coordinate descent, issue 21.1): the optimum is the one of
+scikit-learn's Lasso / ElasticNet / LogisticRegression at the corresponding scaling, with
+sample weights and the intercept, on dense and sparse X."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import ElasticNet, LogisticRegression
+
+from skstoch import S3GDClassifier, S3GDRegressor
+
+
+def _data(sparse, seed=0, n=150, d=40):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    if sparse:
+        X = sp.csr_matrix(np.where(rng.rand(n, d) < 0.3, X, 0.0))
+    w = np.zeros(d)
+    w[:6] = rng.randn(6) * 2
+    margin = np.asarray(X @ w).ravel()
+    y = margin + 0.5 * rng.randn(n) + 2.0
+    yc = (margin + 0.5 * rng.randn(n) > 0.3).astype(int)
+    sw = rng.uniform(0.2, 2.0, n)
+    return X, y, yc, sw
+
+
+def _penalty(w, alpha, l1_ratio):
+    return alpha * (l1_ratio * np.abs(w).sum() + 0.5 * (1 - l1_ratio) * w.dot(w))
+
+
+def _objective_reg(X, y, sw, coef, intercept, alpha, l1_ratio):
+    s = sw * len(sw) / sw.sum()
+    r = np.asarray(X @ coef).ravel() + intercept - y
+    return 0.5 * np.mean(s * r ** 2) + _penalty(coef, alpha, l1_ratio)
+
+
+def _objective_log(X, y, sw, coef, intercept, alpha, l1_ratio):
+    s = sw * len(sw) / sw.sum()
+    z = (2 * y - 1) * (np.asarray(X @ coef).ravel() + intercept)
+    return np.mean(s * np.logaddexp(0, -z)) + _penalty(coef, alpha, l1_ratio)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("penalty, l1_ratio", [("l1", 1.0), ("elasticnet", 0.4)])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_regression_matches_sklearn_elastic_net(sparse, penalty, l1_ratio, fit_intercept):
+    X, y, _, sw = _data(sparse)
+    alpha = 0.05
+    ref = ElasticNet(alpha=alpha, l1_ratio=l1_ratio, fit_intercept=fit_intercept, tol=1e-14,
+                     max_iter=100_000).fit(X, y, sample_weight=sw)
+    est = S3GDRegressor(penalty=penalty, alpha=alpha, l1_ratio=l1_ratio, solver="cd",
+                        fit_intercept=fit_intercept, tol=1e-9).fit(X, y, sample_weight=sw)
+    f_ref = _objective_reg(X, y, sw, ref.coef_, ref.intercept_, alpha, l1_ratio)
+    f = _objective_reg(X, y, sw, est.coef_, est.intercept_, alpha, l1_ratio)
+    assert f <= f_ref * (1 + 1e-6)
+    np.testing.assert_allclose(est.coef_, ref.coef_, atol=1e-5)
+    assert np.array_equal(est.coef_ == 0, ref.coef_ == 0)
+    # the recorded objective is the exact one at the returned point
+    assert est.history_["objective"][-1] == pytest.approx(f, rel=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_logistic_l1_matches_sklearn(sparse):
+    X, _, y, sw = _data(sparse, seed=1)
+    alpha = 0.02
+    # LogisticRegression minimises C sum_i s_i loss_i + ||w||_1; ours (1/sum s) sum s_i loss_i
+    # + alpha ||w||_1 (weights normalised to sum n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = LogisticRegression(penalty="l1", C=1.0 / (alpha * sw.sum()), solver="liblinear",
+                                 fit_intercept=False, tol=1e-12, max_iter=10_000)
+        ref.fit(X, y, sample_weight=sw)
+    est = S3GDClassifier(penalty="l1", alpha=alpha, solver="cd", fit_intercept=False,
+                         tol=1e-9).fit(X, y, sample_weight=sw)
+    f_ref = _objective_log(X, y, sw, ref.coef_.ravel(), 0.0, alpha, 1.0)
+    f = _objective_log(X, y, sw, est.coef_.ravel(), 0.0, alpha, 1.0)
+    assert f <= f_ref * (1 + 1e-6)
+    assert f >= f_ref * (1 - 1e-6)
+    np.testing.assert_allclose(est.coef_, ref.coef_, atol=1e-4)
+
+
+def _kkt(X, grad_coef, coef, alpha, l1_ratio):
+    g = grad_coef + alpha * (1 - l1_ratio) * coef
+    lam1 = alpha * l1_ratio
+    nz = coef != 0
+    v = np.maximum(np.abs(g) - lam1, 0.0)
+    v[nz] = np.abs(g[nz] + lam1 * np.sign(coef[nz]))
+    return v.max()
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("loss", ["log_loss", "squared_hinge", "smooth_hinge"])
+def test_classifier_reaches_optimality_with_intercept(sparse, loss):
+    """Elastic net with an intercept and weights: the optimality conditions hold (checked
+    with the loss derivatives computed here, independently of the solver)."""
+    X, _, y, sw = _data(sparse, seed=2)
+    alpha, l1_ratio = 0.02, 0.6
+    est = S3GDClassifier(loss=loss, penalty="elasticnet", alpha=alpha, l1_ratio=l1_ratio,
+                         solver="cd", tol=1e-9).fit(X, y, sample_weight=sw)
+    s = sw * len(sw) / sw.sum()
+    ys = 2.0 * y - 1
+    p = np.asarray(X @ est.coef_.ravel()).ravel() + est.intercept_[0]
+    z = ys * p
+    if loss == "log_loss":
+        dloss = -ys / (1 + np.exp(z))
+    elif loss == "squared_hinge":
+        dloss = -2 * ys * np.maximum(1 - z, 0)
+    else:   # smoothing 1: quadratic on (0, 1)
+        dloss = -ys * np.clip(1 - z, 0, 1)
+    r = s * dloss / len(y)
+    grad = np.asarray(X.T @ r).ravel()
+    scale = np.abs(np.asarray(X.T @ (s * np.where(loss == "log_loss", -ys / 2, -ys * (
+        2 if loss == "squared_hinge" else 1)) / len(y)))).max()
+    assert _kkt(X, grad, est.coef_.ravel(), alpha, l1_ratio) <= 1e-7 * scale
+    assert abs(r.sum()) <= 1e-7 * scale
+    assert 0 < np.count_nonzero(est.coef_) < X.shape[1]
+
+
+def test_tol_is_the_documented_criterion():
+    X, y, _, _ = _data(False)
+    for tol in (1e-2, 1e-6):
+        est = S3GDRegressor(penalty="l1", alpha=0.05, solver="cd", tol=tol).fit(X, y)
+        crit = est.history_["criterion"]
+        assert crit[-1] <= tol
+        assert np.all(crit[:-1] > tol)
+        assert est.n_iter_ == est.history_["iteration"][-1]
+
+
+def test_convergence_warning_when_max_iter_is_too_small():
+    X, y, _, _ = _data(False)
+    with pytest.warns(ConvergenceWarning, match="optimality violation"):
+        S3GDRegressor(penalty="l1", alpha=1e-3, solver="cd", tol=1e-12, max_iter=1).fit(X, y)
+
+
+def test_warm_start_at_the_optimum_stops_at_once():
+    X, y, _, _ = _data(True)
+    est = S3GDRegressor(penalty="l1", alpha=0.05, solver="cd", tol=1e-8, warm_start=True)
+    est.fit(X, y)
+    coef = est.coef_.copy()
+    est.fit(X, y)
+    assert est.n_iter_ == 0
+    np.testing.assert_array_equal(est.coef_, coef)
+
+
+def test_dense_and_sparse_agree_and_multiclass_runs():
+    X, y, yc, _ = _data(True, seed=3)
+    a = S3GDRegressor(penalty="l1", alpha=0.05, solver="cd", tol=1e-10).fit(X, y)
+    b = S3GDRegressor(penalty="l1", alpha=0.05, solver="cd", tol=1e-10).fit(X.toarray(), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-8)
+    y3 = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    clf = S3GDClassifier(penalty="l1", alpha=0.01, solver="cd").fit(X, y3)
+    assert clf.coef_.shape == (3, X.shape[1])
+    assert clf.score(X, y3) > 0.6
+
+
+def test_float32_input():
+    X, y, _, _ = _data(False)
+    a = S3GDRegressor(penalty="l1", alpha=0.05, solver="cd", tol=1e-10).fit(X, y)
+    b = S3GDRegressor(penalty="l1", alpha=0.05, solver="cd", tol=1e-10).fit(
+        X.astype(np.float32), y)
+    np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-5)
+
+
+@pytest.mark.parametrize("penalty, l1_ratio, alpha, expected", [
+    ("l1", 0.15, 1e-2, "cd"), ("elasticnet", 0.5, 1e-2, "cd"),
+    ("elasticnet", 0.0, 1e-2, "hybrid"), ("l2", 0.15, 1e-2, "hybrid"),
+    ("l1", 0.15, 0.0, "hybrid"), (None, 0.15, 1e-2, "hybrid")])
+def test_auto_solver_is_cd_exactly_with_an_l1_part(penalty, l1_ratio, alpha, expected):
+    X, y, _, _ = _data(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = S3GDRegressor(penalty=penalty, l1_ratio=l1_ratio, alpha=alpha,
+                            random_state=0).fit(X, y)
+    assert est.solver == "auto"
+    ran_cd = "criterion" in est.history_ and set(est.history_["solver"]) == {"cd"}
+    assert ran_cd == (expected == "cd")
