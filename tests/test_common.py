@@ -9,12 +9,19 @@ strictness to pytest's ``xfail_strict`` option, which ``pyproject.toml`` sets fo
 import inspect
 
 import numpy as np
+import pytest
 from sklearn.utils._available_if import available_if
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 import skstoch
 from skstoch import OrdinalEmbedding, S3VMClassifier
+
+# scikit-learn's checks cap max_iter (to 5 where the estimator has one) and fit on tiny data
+# for speed: a budget that runs out there is expected; tests/test_defaults.py checks that
+# the defaults converge without a warning
+pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+              pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")]
 
 
 class FeatureMatrixOrdinalEmbedding(OrdinalEmbedding):

@@ -885,6 +885,7 @@ if pytest is not None:
 
 if pytest is not None:
 
+    @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # max_iter=2
     def test_ordinal_transform_without_x():
         import skstoch
         from skstoch.datasets import make_triplets

@@ -96,6 +96,8 @@ def _separable(scale, n=80, d=3, seed=0):
     lambda: skstoch.S3VMClassifier(n_components=16, max_iter=20, random_state=0),
 ], ids=["CGVR", "S3GD", "S3VM"])
 @pytest.mark.parametrize("scale", [1.0, 1e4, 1e8])
+# every row is labelled here: S3VMClassifier says it then fits a supervised model (expected)
+@pytest.mark.filterwarnings("ignore:y contains no unlabeled samples:UserWarning")
 def test_classifiers_finite_on_separable_data_with_huge_margins(make, scale):
     X, y = _separable(scale)
     est = make()

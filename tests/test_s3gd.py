@@ -408,6 +408,7 @@ def test_smooth_hinge_and_squared_hinge_fit():
 
 
 # --------------------------------------------------------------------------- API behaviour
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # max_iter=5
 def test_multiclass_ovr_shares_graph_and_threads_are_deterministic():
     X, y = make_classification(300, 8, n_informative=5, n_classes=3, random_state=0)
     a = S3GDClassifier(random_state=0, n_jobs=1, max_iter=5).fit(X, y)
