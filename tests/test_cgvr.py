@@ -379,8 +379,8 @@ def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
     # standardised breast_cancer at small alpha: nearly separable, condition number ~1e5.
     # Batch curvature along p underestimates the true one, an epoch overshoots and is
     # rejected; the batch then grows (up to the deterministic full batch) until it converges.
-    # (At alpha=1e-5, max|grad| <= 1e-4 alpha lies below what the rounding of f lets a line
-    # search resolve, hence tol=1e-3 there; f is at the optimum either way.)
+    # (At alpha=1e-5, max|grad| <= 1e-9 lies below what the rounding of f lets a line
+    # search resolve, hence 1e-3 alpha there; f is at the optimum either way.)
     from sklearn.datasets import load_breast_cancer
     from sklearn.preprocessing import StandardScaler
     X, y = load_breast_cancer(return_X_y=True)
@@ -391,7 +391,7 @@ def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
     f_ref = objective(X, ys, sw, lr.coef_[0], lr.intercept_[0], alpha, "log_loss")
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)   # the default tol is reached
-        clf = CGVRClassifier(alpha=alpha, tol=tol, random_state=0).fit(X, y)
+        clf = CGVRClassifier(alpha=alpha, tol=tol * alpha, random_state=0).fit(X, y)
     f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
     assert f_ours - f_ref <= 1e-8 * f_ref
     assert clf.history_["batch"][-1] > int(np.sqrt(n))   # the batch did grow
@@ -455,7 +455,7 @@ def test_class_weight_equals_sample_weight(clf_data):
 def test_full_batch_cg_baseline_reaches_optimum(clf_data, solver):
     X, y = clf_data
     n, alpha = X.shape[0], 1e-3
-    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-4, max_iter=300).fit(X, y)
+    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-7, max_iter=300).fit(X, y)
     lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000).fit(X, y)
     ys, sw = signed(y), np.ones(n)
     f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
@@ -552,7 +552,7 @@ def test_multiclass_shapes_and_proba():
 
 def test_history_verbose_callback_and_warning(clf_data, capsys):
     X, y = clf_data
-    with pytest.warns(ConvergenceWarning, match="max \\|gradient\\| / alpha"):
+    with pytest.warns(ConvergenceWarning, match="max \\|gradient\\|"):
         clf = CGVRClassifier(max_iter=2, tol=1e-12, verbose=1, random_state=0).fit(X, y)
     assert "CGVRClassifier" in capsys.readouterr().out
     h = clf.history_
@@ -567,13 +567,13 @@ def test_history_verbose_callback_and_warning(clf_data, capsys):
 
 def test_warm_start_continues_from_previous_solution(clf_data):
     X, y = clf_data
-    clf = CGVRClassifier(alpha=1e-3, tol=1e-3, warm_start=True, random_state=0).fit(X, y)
+    clf = CGVRClassifier(alpha=1e-3, tol=1e-6, warm_start=True, random_state=0).fit(X, y)
     first = clf.n_iter_
     coef = clf.coef_.copy()
     clf.fit(X, y)
     assert first > 2 and clf.n_iter_ == 0
     np.testing.assert_array_equal(clf.coef_, coef)
-    clf.set_params(tol=1e-5).fit(X, y)
+    clf.set_params(tol=1e-8).fit(X, y)
     assert 0 < clf.n_iter_ < first
 
 
@@ -634,3 +634,24 @@ def test_example_runs_in_fast_mode(path, monkeypatch):
     monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
     pytest.importorskip("matplotlib")
     runpy.run_path(str(path), run_name="__main__")
+
+
+def test_tol_is_absolute_max_gradient(clf_data):
+    # issue 19.2: tol bounds max |grad f| of the mean objective, as LogisticRegression's gtol
+    X, y = clf_data
+    tol = 1e-3
+    clf = CGVRClassifier(alpha=1e-2, tol=tol, random_state=0).fit(X, y)
+    grad_max = clf.history_["grad_max"]
+    assert grad_max[-1] <= tol < grad_max[-2]
+
+
+def test_default_alpha_is_logistic_regression_default(clf_data):
+    # issue 19.1: alpha='auto' is 1/n_samples, LogisticRegression(C=1)'s penalty
+    X, y = clf_data
+    X, y = X[:500], y[:500]
+    clf = CGVRClassifier(tol=1e-8, random_state=0).fit(X, y)
+    lr = LogisticRegression(tol=1e-10, max_iter=10000).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, lr.coef_, rtol=1e-5, atol=1e-6)
+    reg = CGVRRegressor(tol=1e-8, random_state=0).fit(X, X[:, 0] + y)
+    ridge = Ridge().fit(X, X[:, 0] + y)
+    np.testing.assert_allclose(reg.coef_, ridge.coef_, rtol=1e-5, atol=1e-6)

@@ -63,14 +63,10 @@ ROWS += [
 # {row id: reason} rows known to fail today; strict, so a fixed row must leave the list
 KNOWN_FAILURES = {
     # measured on main before issue 19's fixes (17 of 24 rows)
-    "CGVRClassifier-breast_cancer": "alpha=1e-4 regularizes less than LogisticRegression's "
-                                    "C=1: 0.968 against 0.979",
-    "CGVRClassifier-digits": "alpha=1e-4 against LogisticRegression's C=1: 0.959 against 0.969",
     "S3GDClassifier-breast_cancer": "ConvergenceWarning (relative improvement above tol)",
     "S3GDClassifier-digits": "ConvergenceWarning on every one-vs-rest head",
     "S3GDClassifier-wine": "ConvergenceWarning on every one-vs-rest head",
     "S3GDClassifier-iris": "ConvergenceWarning on every one-vs-rest head",
-    "CGVRRegressor-diabetes": "ConvergenceWarning (max |gradient| / alpha above tol)",
     "S3GDRegressor-diabetes": "ConvergenceWarning (relative improvement above tol)",
     "ConstrainedLasso-diabetes": "alpha is a ridge strength and radius=0.5 whatever the scale: "
                                  "R^2 0.006 against Lasso's 0.490",

@@ -14,7 +14,7 @@ from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLine
 def _cgvr_constraints():
     return {
         **STOCHASTIC_SOLVER_CONSTRAINTS,
-        "alpha": [Interval(Real, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "solver": [StrOptions(set(cgvr.SOLVERS))],
         "beta": [StrOptions(set(cgvr.BETA_RULES))],
         "line_search": [StrOptions(set(cgvr.LINE_SEARCHES))],
@@ -49,7 +49,7 @@ class _CGVRMixin:
             raise ValueError(
                 f"The line search needs 0 < c1 < c2 < 1; got c1={self.c1!r} and c2={self.c2!r}."
             )
-        if self.solver in ("cgvr", "cg") and self.alpha == 0 and self.loss == "hinge":
+        if self.solver in ("cgvr", "cg") and not self.alpha != 0 and self.loss == "hinge":
             raise ValueError(
                 "loss='hinge' with alpha=0 has no minimiser along most directions; "
                 "use alpha > 0."
@@ -60,8 +60,9 @@ class _CGVRMixin:
         n_samples = X.shape[0]
         batch_size = (max(1, int(np.sqrt(n_samples))) if self.batch_size == "sqrt"
                       else int(self.batch_size))
+        alpha = 1.0 / n_samples if self.alpha == "auto" else float(self.alpha)
         return cgvr.CGVRParams(
-            loss=self.loss, alpha=float(self.alpha), solver=self.solver, beta=self.beta,
+            loss=self.loss, alpha=alpha, solver=self.solver, beta=self.beta,
             line_search=self.line_search, inner_iter=int(self.inner_iter),
             batch_size=batch_size, c1=float(self.c1), c2=float(self.c2),
             step_init=float(self.step_init),
@@ -78,10 +79,13 @@ class _CGVRMixin:
 
 # Parameters documented once for both estimators (substituted into their docstrings below).
 _SOLVER_PARAMETERS_DOC = """\
-    alpha : float, default=1e-4
+    alpha : float or 'auto', default='auto'
         Strength of the L2 penalty ``(alpha/2) ||w||^2`` (must be >= 0; CG line searches need
-        ``alpha > 0`` for the hinge loss). scikit-learn's ``C`` is ``1 / (n_samples * alpha)``;
-        the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50) is ``alpha / 2``.
+        ``alpha > 0`` for the hinge loss). ``'auto'`` is ``1 / n_samples``: the penalty of
+        scikit-learn's defaults, ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)``.
+        scikit-learn's ``C`` is ``1 / (n_samples * alpha)`` and Ridge's ``alpha`` is
+        ``n_samples * alpha``; the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50)
+        is ``alpha / 2``.
     solver : {'cgvr', 'cg', 'svrg', 'minibatch_svrg'}, default='cgvr'
         ``'cgvr'``: Algorithm 3 of the paper. The paper's baselines: ``'cg'`` full-batch
         nonlinear CG with the same strong-Wolfe line search (one outer iteration = one CG step);
@@ -142,9 +146,11 @@ _SOLVER_PARAMETERS_DOC = """\
     max_iter : int, default=100
         Maximal number of outer iterations (paper: a fixed T = 25).
     tol : float, default=1e-4
-        Stop when ``max |grad f(w_k)| <= tol * alpha`` (checked at every full gradient; alpha
-        is replaced by 1 when it is 0). For ``C = 1 / (n alpha)`` this is exactly the stopping
-        rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol."""
+        Stop when ``max_j |grad f(w_k)_j| <= tol`` (the ``grad_max`` column of ``history_``,
+        checked at every full gradient), with f the objective above (a mean over the
+        samples). This is the stopping rule of
+        :class:`~sklearn.linear_model.LogisticRegression` (lbfgs: ``gtol=tol`` on the same
+        mean objective) with the same tol."""
 
 # The solver's fitted attributes, documented once for both estimators (``%(heads)s``: what
 # one problem is, a one-vs-rest head or a target).
@@ -265,7 +271,7 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, loss="log_loss", *, alpha=1e-4, solver="cgvr", beta="PR+",
+    def __init__(self, loss="log_loss", *, alpha="auto", solver="cgvr", beta="PR+",
                  line_search="vr", inner_iter=50, batch_size="sqrt", c1=1e-4, c2=0.1,
                  step_init=1.0, step_max=None, ls_max_iter=20, zoom_max_iter=20, restart="h",
                  w_selection="last", init="zeros", eta0=1e-3, fit_intercept=True,
@@ -385,7 +391,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         "loss": [StrOptions({"squared_error"})],
     }
 
-    def __init__(self, loss="squared_error", *, alpha=1e-4, solver="cgvr", beta="PR+",
+    def __init__(self, loss="squared_error", *, alpha="auto", solver="cgvr", beta="PR+",
                  line_search="vr", inner_iter=50, batch_size="sqrt", c1=1e-4, c2=0.1,
                  step_init=1.0, step_max=None, ls_max_iter=20, zoom_max_iter=20, restart="h",
                  w_selection="last", init="zeros", eta0=1e-3, fit_intercept=True,
