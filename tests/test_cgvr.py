@@ -655,3 +655,24 @@ def test_default_alpha_is_logistic_regression_default(clf_data):
     reg = CGVRRegressor(tol=1e-8, random_state=0).fit(X, X[:, 0] + y)
     ridge = Ridge().fit(X, X[:, 0] + y)
     np.testing.assert_allclose(reg.coef_, ridge.coef_, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_integer_parameters_bounded_and_batch_clamped():
+    # issue 18.2: a huge batch_size is clamped to n before anything is allocated (the same
+    # fit as batch_size=n); integer budgets that reach C ints are bounded
+    import tracemalloc
+    X, y = make_classification(60, 5, random_state=0)
+    kw = dict(alpha=1e-2, max_iter=3, inner_iter=3, random_state=0)
+    ref = CGVRClassifier(batch_size=60, **kw).fit(X, y)
+    for solver in ("cgvr", "minibatch_svrg"):
+        tracemalloc.start()
+        clf = CGVRClassifier(batch_size=10**15, solver=solver, **kw).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 10**7
+    clf = CGVRClassifier(batch_size=10**15, **kw).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)
+    for name in ("ls_max_iter", "zoom_max_iter", "inner_iter"):
+        with pytest.raises(ValueError, match=name):
+            CGVRClassifier(**{name: 2**40}).fit(X, y)

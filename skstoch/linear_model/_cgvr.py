@@ -11,6 +11,10 @@ from .._solvers import cgvr
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 
 
+MAX_INNER_ITER = 10**6
+MAX_LS_ITER = 10**4
+
+
 def _cgvr_constraints():
     return {
         **STOCHASTIC_SOLVER_CONSTRAINTS,
@@ -18,14 +22,16 @@ def _cgvr_constraints():
         "solver": [StrOptions(set(cgvr.SOLVERS))],
         "beta": [StrOptions(set(cgvr.BETA_RULES))],
         "line_search": [StrOptions(set(cgvr.LINE_SEARCHES))],
-        "inner_iter": [Interval(Integral, 1, None, closed="left")],
+        # integers that reach the kernels are bounded (C int budgets, the inner_iter-sized
+        # step table); batch_size is clamped to n_samples before anything is allocated
+        "inner_iter": [Interval(Integral, 1, MAX_INNER_ITER, closed="both")],
         "batch_size": [StrOptions({"sqrt"}), Interval(Integral, 1, None, closed="left")],
         "c1": [Interval(Real, 0, 1, closed="neither")],
         "c2": [Interval(Real, 0, 1, closed="neither")],
         "step_init": [Interval(Real, 0, None, closed="neither")],
         "step_max": [Interval(Real, 0, None, closed="neither"), None],
-        "ls_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "zoom_max_iter": [Interval(Integral, 0, None, closed="left")],
+        "ls_max_iter": [Interval(Integral, 1, MAX_LS_ITER, closed="both")],
+        "zoom_max_iter": [Interval(Integral, 0, MAX_LS_ITER, closed="both")],
         "restart": [StrOptions({"h", "full"})],
         "w_selection": [StrOptions({"last", "random"})],
         "init": [StrOptions({"zeros", "uniform"})],
@@ -59,7 +65,7 @@ class _CGVRMixin:
         """The resolved parameters, shared by every head of the fit."""
         n_samples = X.shape[0]
         batch_size = (max(1, int(np.sqrt(n_samples))) if self.batch_size == "sqrt"
-                      else int(self.batch_size))
+                      else min(int(self.batch_size), n_samples))
         alpha = 1.0 / n_samples if self.alpha == "auto" else float(self.alpha)
         return cgvr.CGVRParams(
             loss=self.loss, alpha=alpha, solver=self.solver, beta=self.beta,
@@ -106,10 +112,11 @@ _SOLVER_PARAMETERS_DOC = """\
         O(batch) cost per evaluation. ``'full'`` searches on ``f`` itself (one extra pass over X
         per inner step).
     inner_iter : int, default=50
-        Inner iterations ``m`` per outer iteration (paper: 50).
+        Inner iterations ``m`` per outer iteration (paper: 50; at most 10**6).
     batch_size : 'sqrt' or int, default='sqrt'
         Mini-batch size; ``'sqrt'`` is ``int(sqrt(n_samples))`` as in the paper. Batches are
-        drawn uniformly with replacement.
+        drawn uniformly with replacement. Clamped to ``n_samples`` (for ``solver='cgvr'``
+        a batch of ``n_samples`` rows is the deterministic full batch, every row once).
     c1, c2 : float, default=1e-4, 0.1
         Strong-Wolfe constants, ``0 < c1 < c2 < 1`` (paper values).
     step_init : float, default=1.0
@@ -117,7 +124,8 @@ _SOLVER_PARAMETERS_DOC = """\
     step_max : float or None, default=None
         Largest step; the bracketing phase doubles the step up to it. None: unbounded (paper).
     ls_max_iter, zoom_max_iter : int, default=20, 20
-        Budgets of the bracketing and zoom phases (paper: 20 each; zoom bisects). When a budget
+        Budgets of the bracketing and zoom phases (paper: 20 each; zoom bisects; at most
+        10**4). When a budget
         runs out the step with the lowest line-search objective seen is taken (0 if none).
     restart : {'h', 'full'}, default='h'
         Direction at the start of each outer iteration: ``'h'`` is ``-g_m`` of the previous
