@@ -543,7 +543,7 @@ def test_multiclass_shapes_and_proba():
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_allclose(clf.predict_log_proba(X), np.log(proba))
-    assert isinstance(clf.history_, list) and len(clf.history_) == 3
+    assert isinstance(clf.history_, dict)    # one multinomial problem
     assert clf.score(X, y) > 0.7
     svm = CGVRClassifier("squared_hinge", alpha=1e-2, random_state=0).fit(X, y)
     with pytest.raises(AttributeError, match="predict_proba"):
@@ -676,3 +676,53 @@ def test_integer_parameters_bounded_and_batch_clamped():
     for name in ("ls_max_iter", "zoom_max_iter", "inner_iter"):
         with pytest.raises(ValueError, match=name):
             CGVRClassifier(**{name: 2**40}).fit(X, y)
+
+
+def _multinomial_objective(X, y, coef, intercept, alpha):
+    Z = X @ coef.T + intercept
+    m = Z.max(axis=1, keepdims=True)
+    lse = (m + np.log(np.exp(Z - m).sum(axis=1, keepdims=True)))[:, 0]
+    return np.mean(lse - Z[np.arange(len(y)), y]) + 0.5 * alpha * np.sum(coef ** 2)
+
+
+@pytest.mark.parametrize("solver, sparse", [("cgvr", False), ("cgvr", True), ("cg", False)])
+def test_multinomial_reaches_logistic_regression_optimum(solver, sparse):
+    # issue 21.2: one objective over all classes, LogisticRegression's (multinomial)
+    X, y = make_classification(300, 6, n_informative=4, n_classes=4, random_state=0)
+    n, alpha = X.shape[0], 1e-2
+    lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000).fit(X, y)
+    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-9, max_iter=500, random_state=0)
+    clf.fit(sp.csr_matrix(X) if sparse else X, y)
+    assert clf.coef_.shape == (4, 6) and clf.intercept_.shape == (4,)
+    f_ours = _multinomial_objective(X, y, clf.coef_, clf.intercept_, alpha)
+    f_ref = _multinomial_objective(X, y, lr.coef_, lr.intercept_, alpha)
+    assert f_ours - f_ref <= 1e-8 * f_ref
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba, lr.predict_proba(X), atol=1e-6)
+    np.testing.assert_array_equal(clf.predict(X), np.argmax(proba, axis=1))
+
+
+def test_one_vs_rest_still_available():
+    from sklearn.multiclass import OneVsRestClassifier
+    X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
+    kw = dict(alpha=1e-2, tol=1e-8, random_state=0)
+    ovr = OneVsRestClassifier(CGVRClassifier(**kw)).fit(X, y)
+    head = CGVRClassifier(**kw).fit(X, y == 1)
+    np.testing.assert_allclose(ovr.estimators_[1].coef_, head.coef_)
+    # the squared hinge stays one-vs-rest inside the estimator
+    svm = CGVRClassifier("squared_hinge", **kw).fit(X, y)
+    assert isinstance(svm.history_, list) and len(svm.history_) == 3
+    mn = CGVRClassifier(**kw).fit(X, y)
+    assert isinstance(mn.history_, dict) and len(mn.solver_state_) == 1
+
+
+def test_multinomial_warm_start_and_reproducible():
+    X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=1)
+    kw = dict(alpha=1e-2, tol=1e-6, random_state=0)
+    a = CGVRClassifier(**kw).fit(X, y)
+    b = CGVRClassifier(**kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    warm = CGVRClassifier(warm_start=True, **kw).fit(X, y)
+    warm.fit(X, y)
+    assert warm.n_iter_ == 0

@@ -5,9 +5,11 @@ regression, with the paper's baselines (full-batch CG, SVRG and mini-batch SVRG)
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from .._solvers import cgvr
+from .._solvers import cgvr, cgvr_multinomial
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 
 
@@ -191,8 +193,15 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     weights times class weights) with Algorithm 3 of Jin et al. (2019): an SVRG outer loop (a
     full gradient ``u_k`` at the snapshot ``w_k``) around nonlinear conjugate-gradient inner
     steps along variance-reduced mini-batch gradients, each with a strong-Wolfe line search
-    computed on margins (O(batch) per evaluation). More than two classes are handled
-    one-vs-rest, in parallel threads with ``n_jobs``.
+    computed on margins (O(batch) per evaluation). With more than two classes the log loss
+    is multinomial, one objective over all classes as scikit-learn's LogisticRegression::
+
+        (1/n) sum_i s_i [log sum_k exp(x_i . w_k + b_k) - (x_i . w_{y_i} + b_{y_i})]
+        + (alpha/2) sum_k ||w_k||^2
+
+    (``predict_proba`` is its softmax); the other losses are fitted one-vs-rest, in
+    parallel threads with ``n_jobs``. A one-vs-rest log loss is
+    ``sklearn.multiclass.OneVsRestClassifier(CGVRClassifier())``.
 
     Read more in the :ref:`User Guide <cgvr>`.
 
@@ -207,7 +216,8 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the sample weights per class.
     n_jobs : int or None, default=None
-        Threads for the one-vs-rest heads (the kernels release the GIL).
+        Threads for the one-vs-rest heads (the kernels release the GIL); the multinomial
+        fit is one problem.
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -335,6 +345,51 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         self._validate_params()
         self._check_cgvr_params()
         return super().fit(X, y, sample_weight=sample_weight)
+
+    def _multinomial(self, n_classes):
+        return self.loss == "log_loss" and n_classes > 2
+
+    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
+        """One multinomial problem for the log loss with more than two classes (the
+        one-vs-rest targets are the columns of the one-hot matrix); one-vs-rest heads
+        otherwise."""
+        n_classes = len(targets)
+        if not self._multinomial(n_classes):
+            return super()._run_problems(X, targets, sample_weights, coef_init,
+                                         intercept_init)
+        seed = self._draw_seed()
+        params = self._prepare_fit(X, sample_weights, seed)
+        y = np.argmax(np.column_stack(targets), axis=1)
+        previous = getattr(self, "solver_state_", None)
+        state = (previous[0] if self.warm_start and previous is not None
+                 and len(previous) == 1 else None)
+        warm = self.warm_start and hasattr(self, "coef_")
+        monitor = self._make_monitor(self._solver_name())
+        result = cgvr_multinomial.solve(
+            X, y, sample_weights[0], n_classes, params, monitor, seed,
+            coef_init=coef_init if warm else None,
+            intercept_init=intercept_init if warm else None, state=state)
+        return {"coef_": result.x, "intercept_": np.asarray(result.intercept, dtype=float),
+                "n_iter_": int(result.n_iter), "history_": monitor.history(), "seed_": seed,
+                "solver_state_": [result.state]}
+
+    @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
+    def predict_proba(self, X):
+        """Class probabilities: the sigmoid for two classes, the softmax of the
+        multinomial model for more (``loss='log_loss'`` only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return super().predict_proba(X)
+        return cgvr_multinomial.softmax(self.decision_function(X))
 
 
 class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
