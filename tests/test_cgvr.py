@@ -726,3 +726,40 @@ def test_multinomial_warm_start_and_reproducible():
     warm = CGVRClassifier(warm_start=True, **kw).fit(X, y)
     warm.fit(X, y)
     assert warm.n_iter_ == 0
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_threads_inside_one_fit_are_bitwise_identical(sparse):
+    # issue 21.3: the full passes run over fixed row blocks (a function of n only) in
+    # threads and are reduced in block order: the same bits for every n_jobs
+    from skstoch._fast._cgvr import n_blocks
+    X, y = make_classification(3 * 8192, 8, random_state=0)
+    assert n_blocks(X.shape[0]) == 3
+    X = sp.csr_matrix(X) if sparse else X
+    kw = dict(max_iter=3, inner_iter=5, tol=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fits = [CGVRClassifier(n_jobs=j, **kw).fit(X, y) for j in (1, 2, 3)]
+        regs = [CGVRRegressor(n_jobs=j, **kw).fit(X, y * 1.0) for j in (1, 2)]
+    for clf in fits[1:]:
+        np.testing.assert_array_equal(clf.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(clf.intercept_, fits[0].intercept_)
+        np.testing.assert_array_equal(clf.history_["objective"], fits[0].history_["objective"])
+    np.testing.assert_array_equal(regs[1].coef_, regs[0].coef_)
+
+
+def test_block_pass_matches_sequential_sum():
+    # the blocked objective/gradient is the same function (to rounding) as a plain pass
+    from skstoch._fast._loss import LogLoss
+    from skstoch.utils import make_dataset
+    X, y = make_classification(2 * 8192 + 5, 6, random_state=1)
+    ys = np.where(y == 1, 1.0, -1.0)
+    tables = _cgvr.HeadTables(make_dataset(X), ys, np.ones(len(y)), LogLoss(), 0.1, 0.0, True)
+    assert tables.n_blocks == 2
+    x = np.linspace(-1, 1, 7)
+    grad, dl = np.empty(7), np.empty(len(y))
+    f = tables.objective_gradient(x, grad, dl)
+    z = X @ x[:6] + x[6]
+    np.testing.assert_allclose(f, np.mean(np.logaddexp(0, -ys * z)) + 0.05 * x[:6] @ x[:6],
+                               rtol=1e-12)
+    np.testing.assert_allclose(grad[:6], X.T @ dl / len(y) + 0.1 * x[:6], rtol=1e-10)

@@ -14,6 +14,7 @@ records one history entry per outer iteration (entry 0 is the start).  The warm-
 (restart gradient ``h``, batch size, step cap) comes in as ``state`` and goes out as
 ``SolverResult.state``.
 """
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,8 +41,9 @@ CRITERION = "max |gradient|"
 class CGVRParams:
     """Resolved parameters of one fit (see the estimators for their meaning).
 
-    ``batch_size`` is a number of rows (``'sqrt'`` resolved) and ``step_max`` a float
-    (``inf`` for no cap).
+    ``batch_size`` is a number of rows (``'sqrt'`` resolved), ``step_max`` a float
+    (``inf`` for no cap) and ``n_threads`` the threads of the full passes (the fixed row
+    blocks of ``_cgvr.n_blocks`` run in parallel; the result does not depend on it).
     """
 
     loss: str
@@ -66,6 +68,7 @@ class CGVRParams:
     safeguard: bool
     max_iter: int
     tol: float
+    n_threads: int = 1
 
 
 def solve(problem, params, monitor, state=None):
@@ -93,7 +96,16 @@ def solve(problem, params, monitor, state=None):
     x = _start(problem, params, warm=state is not None)
     loop = {"cgvr": _cgvr_loop, "cg": _cg_loop, "svrg": _svrg_loop,
             "minibatch_svrg": _svrg_loop}[params.solver]
-    result = loop(run, x)
+    n_threads = min(params.n_threads, run.tables.n_blocks)
+    if n_threads > 1:
+        with ThreadPoolExecutor(n_threads) as executor:
+            run.tables.set_executor(executor)
+            try:
+                result = loop(run, x)
+            finally:
+                run.tables.set_executor(None)
+    else:
+        result = loop(run, x)
     criterion = result.criterion
     monitor.finish(converged=result.converged, criterion=CRITERION, value=criterion,
                    tol=params.tol, max_iter=params.max_iter)

@@ -5,6 +5,7 @@ regression, with the paper's baselines (full-batch CG, SVRG and mini-batch SVRG)
 from numbers import Integral, Real
 
 import numpy as np
+from joblib import effective_n_jobs
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -79,7 +80,8 @@ class _CGVRMixin:
             restart=self.restart, w_selection=self.w_selection, init=self.init,
             eta0=float(self.eta0), fit_intercept=bool(self.fit_intercept),
             regularize_intercept=bool(self.regularize_intercept),
-            safeguard=bool(self.safeguard), max_iter=int(self.max_iter), tol=float(self.tol))
+            safeguard=bool(self.safeguard), max_iter=int(self.max_iter), tol=float(self.tol),
+            n_threads=int(effective_n_jobs(self.n_jobs)))
 
     def _fit_problem(self, problem):
         return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
@@ -216,8 +218,11 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the sample weights per class.
     n_jobs : int or None, default=None
-        Threads for the one-vs-rest heads (the kernels release the GIL); the multinomial
-        fit is one problem.
+        Threads inside one fit and across the one-vs-rest heads (the kernels release the
+        GIL): the full passes over X (objective, gradient, snapshot) run over fixed row
+        blocks in parallel, reduced in block order, so the fitted attributes are bitwise
+        the same for every ``n_jobs``. None means 1, -1 all processors. The multinomial
+        fit's passes use NumPy/BLAS (whose threads BLAS controls).
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -408,6 +413,11 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     loss : {'squared_error'}, default='squared_error'
         The only loss of the regressor.
 %(solver_parameters)s
+    n_jobs : int or None, default=None
+        Threads inside one fit and across targets (the kernels release the GIL): the full
+        passes over X run over fixed row blocks in parallel, reduced in block order, so the
+        fitted attributes are bitwise the same for every ``n_jobs``. None means 1, -1 all
+        processors.
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -452,6 +462,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     _parameter_constraints = {
         **_cgvr_constraints(),
         "loss": [StrOptions({"squared_error"})],
+        "n_jobs": [Integral, None],
     }
 
     def __init__(self, loss="squared_error", *, alpha="auto", solver="cgvr", beta="PR+",
@@ -459,7 +470,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
                  step_init=1.0, step_max=None, ls_max_iter=20, zoom_max_iter=20, restart="h",
                  w_selection="last", init="zeros", eta0=1e-3, fit_intercept=True,
                  regularize_intercept=False, safeguard=True, max_iter=100, tol=1e-4,
-                 warm_start=False,
+                 n_jobs=None, warm_start=False,
                  verbose=0, random_state=None, callback=None):
         self.loss = loss
         self.alpha = alpha
@@ -483,6 +494,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         self.safeguard = safeguard
         self.max_iter = max_iter
         self.tol = tol
+        self.n_jobs = n_jobs
         self.warm_start = warm_start
         self.verbose = verbose
         self.random_state = random_state
