@@ -763,3 +763,16 @@ def test_block_pass_matches_sequential_sum():
     np.testing.assert_allclose(f, np.mean(np.logaddexp(0, -ys * z)) + 0.05 * x[:6] @ x[:6],
                                rtol=1e-12)
     np.testing.assert_allclose(grad[:6], X.T @ dl / len(y) + 0.1 * x[:6], rtol=1e-10)
+
+
+def test_paper_solver_is_batch_line_search_without_safeguard(clf_data):
+    # issue 20.1: Algorithm 3 as published is one parameter value away
+    X, y = clf_data
+    kw = dict(alpha=1e-3, max_iter=4, tol=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        paper = CGVRClassifier(solver="cgvr_paper", **kw).fit(X, y)
+        same = CGVRClassifier(line_search="batch", safeguard=False, **kw).fit(X, y)
+        ours = CGVRClassifier(**kw).fit(X, y)
+    np.testing.assert_array_equal(paper.coef_, same.coef_)
+    assert not np.array_equal(paper.coef_, ours.coef_)

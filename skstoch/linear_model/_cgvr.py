@@ -22,7 +22,7 @@ def _cgvr_constraints():
     return {
         **STOCHASTIC_SOLVER_CONSTRAINTS,
         "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "solver": [StrOptions(set(cgvr.SOLVERS))],
+        "solver": [StrOptions(set(cgvr.SOLVERS) | {cgvr.PAPER_SOLVER})],
         "beta": [StrOptions(set(cgvr.BETA_RULES))],
         "line_search": [StrOptions(set(cgvr.LINE_SEARCHES))],
         # integers that reach the kernels are bounded (C int budgets, the inner_iter-sized
@@ -58,7 +58,8 @@ class _CGVRMixin:
             raise ValueError(
                 f"The line search needs 0 < c1 < c2 < 1; got c1={self.c1!r} and c2={self.c2!r}."
             )
-        if self.solver in ("cgvr", "cg") and not self.alpha != 0 and self.loss == "hinge":
+        if (self.solver in ("cgvr", "cg", cgvr.PAPER_SOLVER) and not self.alpha != 0
+                and self.loss == "hinge"):
             raise ValueError(
                 "loss='hinge' with alpha=0 has no minimiser along most directions; "
                 "use alpha > 0."
@@ -70,9 +71,11 @@ class _CGVRMixin:
         batch_size = (max(1, int(np.sqrt(n_samples))) if self.batch_size == "sqrt"
                       else min(int(self.batch_size), n_samples))
         alpha = 1.0 / n_samples if self.alpha == "auto" else float(self.alpha)
+        paper = self.solver == cgvr.PAPER_SOLVER
         return cgvr.CGVRParams(
-            loss=self.loss, alpha=alpha, solver=self.solver, beta=self.beta,
-            line_search=self.line_search, inner_iter=int(self.inner_iter),
+            loss=self.loss, alpha=alpha, solver="cgvr" if paper else self.solver,
+            beta=self.beta, line_search="batch" if paper else self.line_search,
+            inner_iter=int(self.inner_iter),
             batch_size=batch_size, c1=float(self.c1), c2=float(self.c2),
             step_init=float(self.step_init),
             step_max=np.inf if self.step_max is None else float(self.step_max),
@@ -80,7 +83,8 @@ class _CGVRMixin:
             restart=self.restart, w_selection=self.w_selection, init=self.init,
             eta0=float(self.eta0), fit_intercept=bool(self.fit_intercept),
             regularize_intercept=bool(self.regularize_intercept),
-            safeguard=bool(self.safeguard), max_iter=int(self.max_iter), tol=float(self.tol),
+            safeguard=bool(self.safeguard) and not paper, max_iter=int(self.max_iter),
+            tol=float(self.tol),
             n_threads=int(effective_n_jobs(self.n_jobs)))
 
     def _fit_problem(self, problem):
@@ -96,9 +100,18 @@ _SOLVER_PARAMETERS_DOC = """\
         scikit-learn's ``C`` is ``1 / (n_samples * alpha)`` and Ridge's ``alpha`` is
         ``n_samples * alpha``; the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50)
         is ``alpha / 2``.
-    solver : {'cgvr', 'cg', 'svrg', 'minibatch_svrg'}, default='cgvr'
-        ``'cgvr'``: Algorithm 3 of the paper. The paper's baselines: ``'cg'`` full-batch
-        nonlinear CG with the same strong-Wolfe line search (one outer iteration = one CG step);
+    solver : {'cgvr', 'cgvr_paper', 'cg', 'svrg', 'minibatch_svrg'}, default='cgvr'
+        ``'cgvr'``: Algorithm 3 of the paper with our two additions, the line search on the
+        variance-reduced batch objective (``line_search='vr'``) and the ``safeguard``.
+        ``'cgvr_paper'``: Algorithm 3 exactly as published (line search on the mini-batch
+        objective ``f_S``, no safeguard; ``line_search`` and ``safeguard`` are then
+        ignored); it stalls near a noise floor (about 1e-3 relative suboptimality on
+        a9a-like data, see the example). The paper's other choices (PR+, Option I, restart
+        from ``h_k``, ``m = 50``, batch ``sqrt(n)``) are the defaults; its ``w_0 ~ U[0, 1)``,
+        penalised intercept and fixed T = 25 are ``init='uniform'``,
+        ``regularize_intercept=True``, ``max_iter=25, tol=0``. The paper's baselines:
+        ``'cg'`` full-batch nonlinear CG with the same strong-Wolfe line search (one outer
+        iteration = one CG step);
         ``'svrg'`` SVRG with a fixed step ``eta0`` and single-sample inner steps (Alg. 1,
         Option I); ``'minibatch_svrg'`` the same with ``batch_size`` samples per step (what the
         authors' "SLBFGS" code actually runs, see the user guide).
