@@ -3,21 +3,24 @@
 CGVR: insensitivity to m, convergence vs SVRG and CG, AUC vs LIBLINEAR
 ======================================================================
 
-Reproduces, on synthetic data shaped like the paper's datasets, the three experiments of
-Jin et al. (2019), "Stochastic conjugate gradient algorithm with variance reduction":
+Reproduces, on synthetic data shaped like the paper's datasets, the experiments of
+Jin et al. (2019), "Stochastic conjugate gradient algorithm with variance reduction", on
+the paper's four models (ridge on +-1 labels, logistic, hinge, squared hinge):
 
-* Fig. 1: the final objective after T outer iterations hardly depends on the inner length m;
+* Fig. 1: the final objective after T = 25 outer iterations hardly depends on the inner
+  length m;
 * Fig. 2: convergence of CGVR against SVRG (fixed step), mini-batch SVRG (what the
   authors' "SLBFGS" code runs), full-batch CG and SGD, as suboptimality against effective
-  passes and against time (the paper plots the objective per outer iteration, which hides the
-  different costs of an "iteration");
+  passes (the paper plots the objective per outer iteration, which hides the different
+  costs of an "iteration");
 * Fig. 4: test AUC of CGVR (squared hinge) against LIBLINEAR through
   :class:`~sklearn.svm.LinearSVC`, with the correctly matched ``C = 1 / (n alpha)`` (the paper
   used ``C = 1/(2 lambda)``, which omits n).
 
-We also show the paper's own line search on the mini-batch objective
-(``line_search='batch'``), which stalls at a noise floor, next to our default
-(``line_search='vr'``).
+Every claim is tested on the paper's algorithm as published, ``solver='cgvr_paper'``
+(line search on the mini-batch objective, no safeguard, ``w_0 ~ U[0, 1)``), and our default
+(``solver='cgvr'``: line search on the variance-reduced batch objective plus the safeguard)
+is a separate row. The claims and verdicts are recorded at the end.
 """
 # %%
 import os
@@ -52,133 +55,259 @@ def dataset(n, d, seed=0):
     return MinMaxScaler((-1, 1)).fit_transform(X), y
 
 
-def log_objective(X, y, w, b):
+MODELS = {"ridge": "squared_error", "logistic": "log_loss", "hinge": "hinge",
+          "sqhinge": "squared_hinge"}
+# the paper's protocol (Sec. IV-C/D): T = 25, m = 50, batch sqrt(n), w_0 ~ U[0, 1)
+PAPER = dict(solver="cgvr_paper", init="uniform")
+OURS = dict(solver="cgvr")
+
+
+def objective(loss, X, y, w, b):
+    """The objective every solver here minimises (mean loss + (ALPHA/2) ||w||^2)."""
     ys = np.where(y == 1, 1.0, -1.0)
-    return np.mean(np.logaddexp(0, -ys * (X @ w + b))) + 0.5 * ALPHA * w @ w
+    m = ys * (X @ w + b)
+    if loss == "log_loss":
+        values = np.logaddexp(0, -m)
+    elif loss == "hinge":
+        values = np.maximum(0, 1 - m)
+    elif loss == "squared_hinge":
+        values = np.maximum(0, 1 - m) ** 2
+    else:
+        values = 0.5 * (X @ w + b - ys) ** 2
+    return np.mean(values) + 0.5 * ALPHA * w @ w
+
+
+def reference_objective(loss, X, y):
+    """f* from a tight fit (exact for the smooth models; the best found for the hinge)."""
+    if loss == "log_loss":
+        lr = LogisticRegression(C=1 / (len(y) * ALPHA), tol=1e-12, max_iter=10000).fit(X, y)
+        return objective(loss, X, y, lr.coef_[0], lr.intercept_[0])
+    ref = CGVRClassifier(loss, alpha=ALPHA, tol=1e-10, max_iter=20 if FAST else 300,
+                         random_state=0).fit(X, y)
+    return objective(loss, X, y, ref.coef_[0], ref.intercept_[0])
+
+
+def gap(values, f_star):
+    return np.maximum(np.asarray(values) - f_star, 1e-16) / abs(f_star)
 
 
 # shapes of a9a (d=123), ijcnn1 (d=22), covtype (d=54)
 SHAPES = {"a9a-like": (32561, 123), "ijcnn1-like": (49990, 22), "covtype-like": (100000, 54)}
 if FAST:
     SHAPES = {"a9a-like": (3000, 123)}
+T = 5 if FAST else 25
 
 # %%
-# Fig. 1: final objective and time after T = 25 outer iterations against m
-# ------------------------------------------------------------------------
+# Fig. 1: final objective after T outer iterations against m, four models
+# ----------------------------------------------------------------------
 X, y = dataset(*SHAPES["a9a-like"])
 n = X.shape[0]
-lr = LogisticRegression(C=1 / (n * ALPHA), tol=1e-12, max_iter=10000).fit(X, y)
-f_star = log_objective(X, y, lr.coef_[0], lr.intercept_[0])
-ms = [5, 10, 50] if FAST else [5, 10, 50, 100, 150]
-T = 5 if FAST else 25
+ms = [5, 50] if FAST else [5, 10, 50, 100, 150]
+f_stars = {}
 fig1 = {}
-for label, kw in [("CGVR (vr line search)", dict()),
-                  ("CGVR (paper: batch line search)", dict(line_search="batch",
-                                                           safeguard=False)),
-                  ("SVRG eta=1e-3", dict(solver="svrg", eta0=1e-3)),
-                  ("mini-batch SVRG eta=1e-3", dict(solver="minibatch_svrg", eta0=1e-3))]:
-    gaps, times = [], []
-    for m in ms:
-        t0 = time.perf_counter()
-        clf = CGVRClassifier(alpha=ALPHA, inner_iter=m, max_iter=T, tol=0, random_state=0,
-                             **kw).fit(X, y)
-        times.append(time.perf_counter() - t0)
-        gaps.append(max(clf.history_["objective"][-1] - f_star, 1e-16) / f_star)
-    fig1[label] = (gaps, times)
+for model, loss in MODELS.items():
+    f_stars[model] = reference_objective(loss, X, y)
+    for label, kw in [("CGVR (paper)", PAPER), ("CGVR (ours)", OURS),
+                      ("SVRG eta=1e-3", dict(solver="svrg", eta0=1e-3, init="uniform")),
+                      ("mini-batch SVRG eta=1e-3",
+                       dict(solver="minibatch_svrg", eta0=1e-3, init="uniform"))]:
+        gaps = []
+        for m in ms:
+            clf = CGVRClassifier(loss, alpha=ALPHA, inner_iter=m, max_iter=T, tol=0,
+                                 random_state=0, **kw).fit(X, y)
+            f_stars[model] = min(f_stars[model], np.min(clf.history_["objective"]))
+            gaps.append(clf.history_["objective"][-1])
+        fig1[model, label] = gaps
+fig1 = {key: gap(values, f_stars[key[0]]) for key, values in fig1.items()}
 
-fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-for label, (gaps, times) in fig1.items():
-    axes[0].semilogy(ms, gaps, "o-", label=label)
-    axes[1].plot(ms, times, "o-", label=label)
-axes[0].set(xlabel="inner iterations m", ylabel="relative suboptimality after T",
-            title="Fig. 1: log loss, a9a-like")
-axes[1].set(xlabel="inner iterations m", ylabel="fit time (s)")
+fig, axes = plt.subplots(1, len(MODELS), figsize=(14, 3.8), sharey=True)
+for ax, model in zip(axes, MODELS):
+    for (mod, label), gaps in fig1.items():
+        if mod == model:
+            ax.semilogy(ms, gaps, "o-", label=label)
+    ax.set(xlabel="inner iterations m", title=f"Fig. 1: {model}, a9a-like, T={T}")
+axes[0].set_ylabel("relative suboptimality after T")
 axes[0].legend(fontsize=7)
 fig.tight_layout()
+for model in MODELS:
+    print(f"Fig. 1 {model}: " + "; ".join(
+        f"{label} " + " ".join(f"{v:.1e}" for v in fig1[model, label])
+        for label in ("CGVR (paper)", "CGVR (ours)")))
 
 # %%
-# Fig. 2: suboptimality against effective passes and time
-# --------------------------------------------------------
+# Fig. 2: suboptimality against effective passes, four models
+# ------------------------------------------------------------
 # Effective passes count rows read / n (a full gradient is one pass). SGD is scikit-learn's
-# SGDClassifier (one pass per epoch) with the same objective.
-fig, axes = plt.subplots(len(SHAPES), 2, figsize=(10, 3.5 * len(SHAPES)), squeeze=False)
+# SGDClassifier (one pass per epoch) with the same objective (the authors' code ran
+# full-batch gradient descent with momentum under that name).
+fig, axes = plt.subplots(len(SHAPES), len(MODELS), figsize=(14, 3.5 * len(SHAPES)),
+                         squeeze=False)
+final = {}      # (shape, model, method) -> suboptimality after T outer iterations
 for row, (name, shape) in enumerate(SHAPES.items()):
     X, y = dataset(*shape)
     n = X.shape[0]
-    lr = LogisticRegression(C=1 / (n * ALPHA), tol=1e-12, max_iter=10000).fit(X, y)
-    f_star = log_objective(X, y, lr.coef_[0], lr.intercept_[0])
-    runs = {
-        "CGVR (ours, vr)": dict(),
-        "CGVR (paper, batch)": dict(line_search="batch", safeguard=False),
-        "full-batch CG": dict(solver="cg", max_iter=100 if not FAST else 20),
-        "SVRG eta=1e-3": dict(solver="svrg", eta0=1e-3, inner_iter=2 * n),
-        "mini-batch SVRG eta=1e-3": dict(solver="minibatch_svrg", eta0=1e-3),
-    }
-    for label, kw in runs.items():
-        kw = {"max_iter": 8 if FAST else 25, **kw}
-        clf = CGVRClassifier(alpha=ALPHA, tol=0, random_state=0, **kw).fit(X, y)
-        h = clf.history_
-        gap = np.maximum(h["objective"] - f_star, 1e-16) / f_star
-        axes[row, 0].semilogy(h["passes"], gap, label=label)
-        axes[row, 1].semilogy(h["time"], gap, label=label)
-    sgd_gap, sgd_t = [], []
-    sgd = SGDClassifier(loss="log_loss", alpha=ALPHA, learning_rate="optimal", tol=None,
-                        max_iter=1, warm_start=True, random_state=0)
-    t0 = time.perf_counter()
-    for epoch in range(8 if FAST else 25):
-        sgd.partial_fit(X, y, classes=np.array([0, 1])) if epoch else sgd.fit(X, y)
-        sgd_t.append(time.perf_counter() - t0)
-        sgd_gap.append(max(log_objective(X, y, sgd.coef_[0], sgd.intercept_[0]) - f_star,
-                           1e-16) / f_star)
-    axes[row, 0].semilogy(np.arange(1, len(sgd_gap) + 1), sgd_gap, label="SGD (sklearn)")
-    axes[row, 1].semilogy(sgd_t, sgd_gap, label="SGD (sklearn)")
-    axes[row, 0].set(xlabel="effective passes", ylabel="relative suboptimality", title=name)
-    axes[row, 1].set(xlabel="time (s)", title=name)
+    for col, (model, loss) in enumerate(MODELS.items()):
+        # (the a9a-like data of Fig. 1 again: its f* is known)
+        f_star = f_stars[model] if name == "a9a-like" else reference_objective(loss, X, y)
+        runs = {
+            "CGVR (paper)": PAPER,
+            "CGVR (ours)": OURS,
+            "full-batch CG": dict(solver="cg", init="uniform"),
+            "SVRG eta=1e-3": dict(solver="svrg", eta0=1e-3, inner_iter=2 * n, init="uniform"),
+            "mini-batch SVRG eta=1e-3": dict(solver="minibatch_svrg", eta0=1e-3,
+                                             init="uniform"),
+        }
+        curves = {}
+        for label, kw in runs.items():
+            clf = CGVRClassifier(loss, alpha=ALPHA, tol=0, max_iter=T, random_state=0,
+                                 **kw).fit(X, y)
+            curves[label] = (clf.history_["passes"], clf.history_["objective"])
+            f_star = min(f_star, np.min(clf.history_["objective"]))
+        sgd = SGDClassifier(loss=loss, alpha=ALPHA, learning_rate="optimal", tol=None,
+                            max_iter=1, warm_start=True, random_state=0)
+        sgd_f = []
+        for epoch in range(T):
+            sgd.partial_fit(X, y, classes=np.array([0, 1])) if epoch else sgd.fit(X, y)
+            sgd_f.append(objective(loss, X, y, sgd.coef_[0], sgd.intercept_[0]))
+        curves["SGD (sklearn)"] = (np.arange(1, T + 1), np.array(sgd_f))
+        f_star = min(f_star, np.min(sgd_f))
+        for label, (passes, values) in curves.items():
+            g = gap(values, f_star)
+            final[name, model, label] = float(g[-1])
+            axes[row, col].semilogy(passes, g, label=label)
+        axes[row, col].set(xlabel="effective passes", title=f"{name}, {model}")
+    axes[row, 0].set_ylabel("relative suboptimality")
 axes[0, 0].legend(fontsize=7)
 fig.tight_layout()
 
 # %%
 # Fig. 4: test AUC of CGVR (squared hinge) and LIBLINEAR at matched C
 # -------------------------------------------------------------------
-# alpha grid of the paper, hold-out validation (1/5 of the training part), test 1/3.
-names, auc_cgvr, auc_lib, t_cgvr, t_lib = [], [], [], [], []
+# alpha grid of the paper, hold-out validation (1/5 of the training part), test 1/3; the
+# paper's penalised intercept (``regularize_intercept=True``, as LIBLINEAR).
+METHODS = {
+    "CGVR paper": lambda a: CGVRClassifier("squared_hinge", alpha=a, regularize_intercept=True,
+                                           max_iter=25, tol=0, random_state=0, **PAPER),
+    "CGVR ours": lambda a: CGVRClassifier("squared_hinge", alpha=a, regularize_intercept=True,
+                                          random_state=0),
+    "LinearSVC": lambda a: LinearSVC(C=1 / (n_fit * a)),
+}
+names = []
+auc = {key: [] for key in METHODS}
+fit_time = {key: [] for key in METHODS}
 for name, shape in SHAPES.items():
     X, y = dataset(*shape, seed=1)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=1 / 3, random_state=0)
     X_fit, X_val, y_fit, y_val = train_test_split(X_tr, y_tr, test_size=0.2, random_state=0)
-    best = {}
-    for alpha in [1e-1, 5e-2, 1e-2, 8e-3, 5e-3]:
-        for key, est in [("cgvr", CGVRClassifier("squared_hinge", alpha=alpha,
-                                                 regularize_intercept=True, random_state=0)),
-                         ("lib", LinearSVC(C=1 / (len(y_fit) * alpha)))]:
-            est.fit(X_fit, y_fit)
-            auc = roc_auc_score(y_val, est.decision_function(X_val))
-            if auc > best.get(key, (-1, None))[0]:
-                best[key] = (auc, alpha)
-    t0 = time.perf_counter()
-    cg = CGVRClassifier("squared_hinge", alpha=best["cgvr"][1], regularize_intercept=True,
-                        random_state=0).fit(X_tr, y_tr)
-    t_cgvr.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    lib = LinearSVC(C=1 / (len(y_tr) * best["lib"][1])).fit(X_tr, y_tr)
-    t_lib.append(time.perf_counter() - t0)
     names.append(name)
-    auc_cgvr.append(roc_auc_score(y_te, cg.decision_function(X_te)))
-    auc_lib.append(roc_auc_score(y_te, lib.decision_function(X_te)))
-    print(f"{name}: test AUC CGVR {auc_cgvr[-1]:.4f} ({t_cgvr[-1]:.2f} s), "
-          f"LinearSVC {auc_lib[-1]:.4f} ({t_lib[-1]:.2f} s)")
+    for key, make in METHODS.items():
+        n_fit = len(y_fit)
+        scores = [(roc_auc_score(y_val, make(a).fit(X_fit, y_fit).decision_function(X_val)), a)
+                  for a in ([1e-2] if FAST else [1e-1, 5e-2, 1e-2, 8e-3, 5e-3])]
+        best_alpha = max(scores)[1]
+        n_fit = len(y_tr)
+        t0 = time.perf_counter()
+        est = make(best_alpha).fit(X_tr, y_tr)
+        fit_time[key].append(time.perf_counter() - t0)
+        auc[key].append(roc_auc_score(y_te, est.decision_function(X_te)))
+    print(f"{name}: test AUC " + ", ".join(
+        f"{key} {auc[key][-1]:.4f} ({fit_time[key][-1]:.2f} s)" for key in METHODS))
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 4))
 pos = np.arange(len(names))
-axes[0].bar(pos - 0.2, auc_cgvr, 0.4, label="CGVR squared hinge")
-axes[0].bar(pos + 0.2, auc_lib, 0.4, label="LinearSVC (LIBLINEAR)")
+width = 0.8 / len(METHODS)
+for i, key in enumerate(METHODS):
+    axes[0].bar(pos + (i - 1) * width, auc[key], width, label=key)
+    axes[1].bar(pos + (i - 1) * width, fit_time[key], width, label=key)
 axes[0].set(xticks=pos, xticklabels=names, ylabel="test AUC", ylim=(0.5, 1.0),
-            title="Fig. 4: AUC at matched C")
-axes[1].bar(pos - 0.2, t_cgvr, 0.4, label="CGVR squared hinge")
-axes[1].bar(pos + 0.2, t_lib, 0.4, label="LinearSVC (LIBLINEAR)")
+            title="Fig. 4: squared hinge, AUC at matched C")
 axes[1].set(xticks=pos, xticklabels=names, ylabel="fit time (s)")
 axes[0].legend(fontsize=7)
 fig.tight_layout()
+
+# %%
+# Claims and verdicts
+# -------------------
+# Rules, fixed before looking at the numbers: Fig. 1 "near-minimal f with m = 5 and
+# insensitive to m" holds for a model when the suboptimality after T is <= 1e-3 at m = 5 and
+# varies by at most 10x over m. Fig. 2 "CGVR fastest on almost all four models": CGVR has
+# the lowest suboptimality after T outer iterations (the paper's x-axis) on at least 3 of
+# the 4 models of a dataset. Fig. 4 "AUC comparable to LIBLINEAR": within 0.005.
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # examples/_reproduction.py
+from _reproduction import claim, record  # noqa: E402
+
+
+def fig1_holds(label):
+    ok = {m: fig1[m, label][0] <= 1e-3 and fig1[m, label].max() <= 10 * fig1[m, label].min()
+          for m in MODELS}
+    return ok, ", ".join(f"{m}: m=5 {fig1[m, label][0]:.1e}, spread "
+                         f"{fig1[m, label].max() / fig1[m, label].min():.1f}x" for m in MODELS)
+
+
+def verdict(n_ok, n_all):
+    return "reproduced" if n_ok == n_all else ("partly" if n_ok else "refuted")
+
+
+def fig2_wins(label):
+    wins = {}
+    for name in SHAPES:
+        methods = {k[2] for k in final if k[0] == name}
+        wins[name] = sum(
+            final[name, model, label] <= min(final[name, model, other]
+                                             for other in methods if "CGVR" not in other)
+            and (label == "CGVR (ours)" or final[name, model, label]
+                 <= final[name, model, "CGVR (ours)"]) for model in MODELS)
+    return wins
+
+
+proto1 = (f"a9a-like {SHAPES['a9a-like']}, alpha={ALPHA} (paper lambda/2 convention of its "
+          f"code), T={T}, m in {ms}, batch sqrt(n), w_0 ~ U[0,1) for the paper's method and "
+          "the SVRG baselines, seed 0; f* from a tight fit (best found for the hinge)")
+claims = []
+for label, algorithm in (("CGVR (paper)", "paper"), ("CGVR (ours)", "ours")):
+    ok, numbers = fig1_holds(label)
+    claims.append(claim(
+        "Fig. 1: CGVR reaches a near-minimal objective already with m = 5 and is insensitive "
+        "to m, on the four models", protocol=proto1, ours=numbers,
+        verdict=verdict(sum(ok.values()), len(ok)),
+        why="holds for " + (", ".join(m for m, v in ok.items() if v) or "no model")
+            + " (rule: <= 1e-3 at m=5 and <= 10x spread over m)", algorithm=algorithm))
+for label, algorithm in (("CGVR (paper)", "paper"), ("CGVR (ours)", "ours")):
+    wins = fig2_wins(label)
+    claims.append(claim(
+        "Fig. 2: CGVR has the fastest convergence on almost all four models (against CG, "
+        "SVRG, SLBFGS, SGD)",
+        protocol=f"{', '.join(f'{k} {v}' for k, v in SHAPES.items())}, alpha={ALPHA}, "
+                 f"T={T}, m=50, SVRG/mini-batch SVRG eta=1e-3, SGD = scikit-learn "
+                 "SGDClassifier (the authors' code ran momentum GD), seed 0",
+        ours="; ".join(f"{name}: best on {w}/4 models (final gaps "
+                       + ", ".join(f"{m} {final[name, m, label]:.1e}" for m in MODELS) + ")"
+                       for name, w in wins.items()),
+        verdict=verdict(sum(w >= 3 for w in wins.values()), len(wins)),
+        why="rule: lowest suboptimality after T outer iterations on >= 3 of 4 models",
+        algorithm=algorithm))
+for key, algorithm in (("CGVR paper", "paper"), ("CGVR ours", "ours")):
+    diffs = [a - b for a, b in zip(auc[key], auc["LinearSVC"])]
+    claims.append(claim(
+        "Fig. 4: CGVR (squared hinge) reaches a test AUC comparable to LIBLINEAR",
+        protocol="squared hinge, penalised intercept, alpha grid {0.1, 0.05, 0.01, 0.008, "
+                 "0.005} chosen on 1/5 of the training part, test 1/3, LinearSVC at "
+                 "C = 1/(n alpha)",
+        ours=", ".join(f"{name}: {auc[key][i]:.4f} vs {auc['LinearSVC'][i]:.4f}"
+                       for i, name in enumerate(names)),
+        verdict=verdict(sum(abs(d) <= 0.005 for d in diffs), len(diffs)),
+        why="rule: within 0.005 AUC", algorithm=algorithm))
+claims.append(claim(
+    "Fig. 3: CGVR's AUC beats SGD, SVRG, SLBFGS and CG on six datasets",
+    protocol="not run", ours="", verdict="not attempted",
+    why="the AUC grid of every baseline on every model was not run in this example"))
+record("Jin, Zhang, Huang & Geng, Stochastic conjugate gradient algorithm with variance "
+       "reduction, IEEE TNNLS 30(5), 2019", "plot_cgvr_convergence.py", claims, fast=FAST)
+for c in claims:
+    print(f"[{c['algorithm']}] {c['verdict']}: {c['claim'][:60]} -- {c['ours'][:150]}")
 
 if matplotlib.get_backend().lower() != "agg":
     plt.show()

@@ -379,8 +379,8 @@ def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
     # standardised breast_cancer at small alpha: nearly separable, condition number ~1e5.
     # Batch curvature along p underestimates the true one, an epoch overshoots and is
     # rejected; the batch then grows (up to the deterministic full batch) until it converges.
-    # (At alpha=1e-5, max|grad| <= 1e-4 alpha lies below what the rounding of f lets a line
-    # search resolve, hence tol=1e-3 there; f is at the optimum either way.)
+    # (At alpha=1e-5, max|grad| <= 1e-9 lies below what the rounding of f lets a line
+    # search resolve, hence 1e-3 alpha there; f is at the optimum either way.)
     from sklearn.datasets import load_breast_cancer
     from sklearn.preprocessing import StandardScaler
     X, y = load_breast_cancer(return_X_y=True)
@@ -391,7 +391,7 @@ def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
     f_ref = objective(X, ys, sw, lr.coef_[0], lr.intercept_[0], alpha, "log_loss")
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)   # the default tol is reached
-        clf = CGVRClassifier(alpha=alpha, tol=tol, random_state=0).fit(X, y)
+        clf = CGVRClassifier(alpha=alpha, tol=tol * alpha, random_state=0).fit(X, y)
     f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
     assert f_ours - f_ref <= 1e-8 * f_ref
     assert clf.history_["batch"][-1] > int(np.sqrt(n))   # the batch did grow
@@ -455,7 +455,7 @@ def test_class_weight_equals_sample_weight(clf_data):
 def test_full_batch_cg_baseline_reaches_optimum(clf_data, solver):
     X, y = clf_data
     n, alpha = X.shape[0], 1e-3
-    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-4, max_iter=300).fit(X, y)
+    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-7, max_iter=300).fit(X, y)
     lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000).fit(X, y)
     ys, sw = signed(y), np.ones(n)
     f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
@@ -543,7 +543,7 @@ def test_multiclass_shapes_and_proba():
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_allclose(clf.predict_log_proba(X), np.log(proba))
-    assert isinstance(clf.history_, list) and len(clf.history_) == 3
+    assert isinstance(clf.history_, dict)    # one multinomial problem
     assert clf.score(X, y) > 0.7
     svm = CGVRClassifier("squared_hinge", alpha=1e-2, random_state=0).fit(X, y)
     with pytest.raises(AttributeError, match="predict_proba"):
@@ -552,7 +552,7 @@ def test_multiclass_shapes_and_proba():
 
 def test_history_verbose_callback_and_warning(clf_data, capsys):
     X, y = clf_data
-    with pytest.warns(ConvergenceWarning, match="max \\|gradient\\| / alpha"):
+    with pytest.warns(ConvergenceWarning, match="max \\|gradient\\|"):
         clf = CGVRClassifier(max_iter=2, tol=1e-12, verbose=1, random_state=0).fit(X, y)
     assert "CGVRClassifier" in capsys.readouterr().out
     h = clf.history_
@@ -567,13 +567,13 @@ def test_history_verbose_callback_and_warning(clf_data, capsys):
 
 def test_warm_start_continues_from_previous_solution(clf_data):
     X, y = clf_data
-    clf = CGVRClassifier(alpha=1e-3, tol=1e-3, warm_start=True, random_state=0).fit(X, y)
+    clf = CGVRClassifier(alpha=1e-3, tol=1e-6, warm_start=True, random_state=0).fit(X, y)
     first = clf.n_iter_
     coef = clf.coef_.copy()
     clf.fit(X, y)
     assert first > 2 and clf.n_iter_ == 0
     np.testing.assert_array_equal(clf.coef_, coef)
-    clf.set_params(tol=1e-5).fit(X, y)
+    clf.set_params(tol=1e-8).fit(X, y)
     assert 0 < clf.n_iter_ < first
 
 
@@ -634,3 +634,145 @@ def test_example_runs_in_fast_mode(path, monkeypatch):
     monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
     pytest.importorskip("matplotlib")
     runpy.run_path(str(path), run_name="__main__")
+
+
+def test_tol_is_absolute_max_gradient(clf_data):
+    # issue 19.2: tol bounds max |grad f| of the mean objective, as LogisticRegression's gtol
+    X, y = clf_data
+    tol = 1e-3
+    clf = CGVRClassifier(alpha=1e-2, tol=tol, random_state=0).fit(X, y)
+    grad_max = clf.history_["grad_max"]
+    assert grad_max[-1] <= tol < grad_max[-2]
+
+
+def test_default_alpha_is_logistic_regression_default(clf_data):
+    # issue 19.1: alpha='auto' is 1/n_samples, LogisticRegression(C=1)'s penalty
+    X, y = clf_data
+    X, y = X[:500], y[:500]
+    clf = CGVRClassifier(tol=1e-8, random_state=0).fit(X, y)
+    lr = LogisticRegression(tol=1e-10, max_iter=10000).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, lr.coef_, rtol=1e-5, atol=1e-6)
+    reg = CGVRRegressor(tol=1e-8, random_state=0).fit(X, X[:, 0] + y)
+    ridge = Ridge().fit(X, X[:, 0] + y)
+    np.testing.assert_allclose(reg.coef_, ridge.coef_, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_integer_parameters_bounded_and_batch_clamped():
+    # issue 18.2: a huge batch_size is clamped to n before anything is allocated (the same
+    # fit as batch_size=n); integer budgets that reach C ints are bounded
+    import tracemalloc
+    X, y = make_classification(60, 5, random_state=0)
+    kw = dict(alpha=1e-2, max_iter=3, inner_iter=3, random_state=0)
+    ref = CGVRClassifier(batch_size=60, **kw).fit(X, y)
+    for solver in ("cgvr", "minibatch_svrg"):
+        tracemalloc.start()
+        clf = CGVRClassifier(batch_size=10**15, solver=solver, **kw).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 10**7
+    clf = CGVRClassifier(batch_size=10**15, **kw).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)
+    for name in ("ls_max_iter", "zoom_max_iter", "inner_iter"):
+        with pytest.raises(ValueError, match=name):
+            CGVRClassifier(**{name: 2**40}).fit(X, y)
+
+
+def _multinomial_objective(X, y, coef, intercept, alpha):
+    Z = X @ coef.T + intercept
+    m = Z.max(axis=1, keepdims=True)
+    lse = (m + np.log(np.exp(Z - m).sum(axis=1, keepdims=True)))[:, 0]
+    return np.mean(lse - Z[np.arange(len(y)), y]) + 0.5 * alpha * np.sum(coef ** 2)
+
+
+@pytest.mark.parametrize("solver, sparse", [("cgvr", False), ("cgvr", True), ("cg", False)])
+def test_multinomial_reaches_logistic_regression_optimum(solver, sparse):
+    # issue 21.2: one objective over all classes, LogisticRegression's (multinomial)
+    X, y = make_classification(300, 6, n_informative=4, n_classes=4, random_state=0)
+    n, alpha = X.shape[0], 1e-2
+    lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000).fit(X, y)
+    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-9, max_iter=500, random_state=0)
+    clf.fit(sp.csr_matrix(X) if sparse else X, y)
+    assert clf.coef_.shape == (4, 6) and clf.intercept_.shape == (4,)
+    f_ours = _multinomial_objective(X, y, clf.coef_, clf.intercept_, alpha)
+    f_ref = _multinomial_objective(X, y, lr.coef_, lr.intercept_, alpha)
+    assert f_ours - f_ref <= 1e-8 * f_ref
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba, lr.predict_proba(X), atol=1e-6)
+    np.testing.assert_array_equal(clf.predict(X), np.argmax(proba, axis=1))
+
+
+def test_one_vs_rest_still_available():
+    from sklearn.multiclass import OneVsRestClassifier
+    X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
+    kw = dict(alpha=1e-2, tol=1e-8, random_state=0)
+    ovr = OneVsRestClassifier(CGVRClassifier(**kw)).fit(X, y)
+    head = CGVRClassifier(**kw).fit(X, y == 1)
+    np.testing.assert_allclose(ovr.estimators_[1].coef_, head.coef_)
+    # the squared hinge stays one-vs-rest inside the estimator
+    svm = CGVRClassifier("squared_hinge", **kw).fit(X, y)
+    assert isinstance(svm.history_, list) and len(svm.history_) == 3
+    mn = CGVRClassifier(**kw).fit(X, y)
+    assert isinstance(mn.history_, dict) and len(mn.solver_state_) == 1
+
+
+def test_multinomial_warm_start_and_reproducible():
+    X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=1)
+    kw = dict(alpha=1e-2, tol=1e-6, random_state=0)
+    a = CGVRClassifier(**kw).fit(X, y)
+    b = CGVRClassifier(**kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    warm = CGVRClassifier(warm_start=True, **kw).fit(X, y)
+    warm.fit(X, y)
+    assert warm.n_iter_ == 0
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_threads_inside_one_fit_are_bitwise_identical(sparse):
+    # issue 21.3: the full passes run over fixed row blocks (a function of n only) in
+    # threads and are reduced in block order: the same bits for every n_jobs
+    from skstoch._fast._cgvr import n_blocks
+    X, y = make_classification(3 * 8192, 8, random_state=0)
+    assert n_blocks(X.shape[0]) == 3
+    X = sp.csr_matrix(X) if sparse else X
+    kw = dict(max_iter=3, inner_iter=5, tol=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fits = [CGVRClassifier(n_jobs=j, **kw).fit(X, y) for j in (1, 2, 3)]
+        regs = [CGVRRegressor(n_jobs=j, **kw).fit(X, y * 1.0) for j in (1, 2)]
+    for clf in fits[1:]:
+        np.testing.assert_array_equal(clf.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(clf.intercept_, fits[0].intercept_)
+        np.testing.assert_array_equal(clf.history_["objective"], fits[0].history_["objective"])
+    np.testing.assert_array_equal(regs[1].coef_, regs[0].coef_)
+
+
+def test_block_pass_matches_sequential_sum():
+    # the blocked objective/gradient is the same function (to rounding) as a plain pass
+    from skstoch._fast._loss import LogLoss
+    from skstoch.utils import make_dataset
+    X, y = make_classification(2 * 8192 + 5, 6, random_state=1)
+    ys = np.where(y == 1, 1.0, -1.0)
+    tables = _cgvr.HeadTables(make_dataset(X), ys, np.ones(len(y)), LogLoss(), 0.1, 0.0, True)
+    assert tables.n_blocks == 2
+    x = np.linspace(-1, 1, 7)
+    grad, dl = np.empty(7), np.empty(len(y))
+    f = tables.objective_gradient(x, grad, dl)
+    z = X @ x[:6] + x[6]
+    np.testing.assert_allclose(f, np.mean(np.logaddexp(0, -ys * z)) + 0.05 * x[:6] @ x[:6],
+                               rtol=1e-12)
+    np.testing.assert_allclose(grad[:6], X.T @ dl / len(y) + 0.1 * x[:6], rtol=1e-10)
+
+
+def test_paper_solver_is_batch_line_search_without_safeguard(clf_data):
+    # issue 20.1: Algorithm 3 as published is one parameter value away
+    X, y = clf_data
+    kw = dict(alpha=1e-3, max_iter=4, tol=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        paper = CGVRClassifier(solver="cgvr_paper", **kw).fit(X, y)
+        same = CGVRClassifier(line_search="batch", safeguard=False, **kw).fit(X, y)
+        ours = CGVRClassifier(**kw).fit(X, y)
+    np.testing.assert_array_equal(paper.coef_, same.coef_)
+    assert not np.array_equal(paper.coef_, ours.coef_)

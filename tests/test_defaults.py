@@ -62,15 +62,11 @@ ROWS += [
 
 # {row id: reason} rows known to fail today; strict, so a fixed row must leave the list
 KNOWN_FAILURES = {
-    # measured on main before issue 19's fixes (17 of 24 rows)
-    "CGVRClassifier-breast_cancer": "alpha=1e-4 regularizes less than LogisticRegression's "
-                                    "C=1: 0.968 against 0.979",
-    "CGVRClassifier-digits": "alpha=1e-4 against LogisticRegression's C=1: 0.959 against 0.969",
+    # 17 of 24 rows failed before issue 19's fixes; these are left
     "S3GDClassifier-digits": "one-vs-rest against multinomial LogisticRegression: 0.958 "
                              "against 0.969 (OvR LogisticRegression itself scores 0.964)",
     "S3GDClassifier-iris": "one-vs-rest against multinomial LogisticRegression: 0.927 "
                            "against 0.960 (OvR LogisticRegression itself scores 0.933)",
-    "CGVRRegressor-diabetes": "ConvergenceWarning (max |gradient| / alpha above tol)",
     "LMNNMetric-iris": "3-NN accuracy 0.947 against NCA's 0.960",
 }
 

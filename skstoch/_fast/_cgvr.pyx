@@ -87,6 +87,14 @@ cdef class HeadTables:
     cdef double alpha, alpha_b
     cdef bint fit_intercept
     cdef uint64_t seed, stream
+    # full passes over fixed row blocks (see n_blocks), reduced in block order
+    cdef readonly Py_ssize_t n_blocks
+    cdef double[:, ::1] parts     # per block: the loss part of the gradient (length d + 1)
+    cdef double[:, ::1] sums      # per block: sum s_i loss_i and the intercept gradient
+    cdef object executor
+    cdef const double* cur_x      # arrays of the pass in progress (read by _block)
+    cdef double* cur_dl
+    cdef double* cur_z
 
     def __init__(self, RowDataset ds, const double[::1] y, const double[::1] sample_weight,
                  MarginLoss loss, double alpha, double alpha_b, bint fit_intercept,
@@ -99,6 +107,16 @@ cdef class HeadTables:
         self.ds, self.y, self.sw, self.loss = ds, y, sample_weight, loss
         self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
         self.seed, self.stream = seed, stream
+        self.n_blocks = n_blocks(n)
+        self.parts = np.zeros((self.n_blocks, ds.rows.n_features + 1))
+        self.sums = np.zeros((self.n_blocks, 2))
+        self.executor = None
+
+    def set_executor(self, executor):
+        """Run the blocks of the full passes in ``executor`` (a ``ThreadPoolExecutor``; None:
+        in the calling thread).  The blocks and their reduction order do not depend on it,
+        so the results are bitwise the same."""
+        self.executor = executor
 
     @property
     def full_weights(self):
@@ -118,11 +136,34 @@ cdef class HeadTables:
         if z is not None:
             _check_length("z", z.shape[0], n)
         cdef double obj
-        cdef double* zp = &z[0] if z is not None else NULL
+        cdef Py_ssize_t k
+        self.cur_x, self.cur_dl = &x[0], &dl[0]
+        self.cur_z = &z[0] if z is not None else NULL
+        if self.executor is None or self.n_blocks == 1:
+            with nogil:
+                for k in range(self.n_blocks):
+                    self._block(k)
+        else:
+            for _ in self.executor.map(self._run_block, range(self.n_blocks)):
+                pass
         with nogil:
-            obj = full_pass(&self.ds.rows, &self.y[0], &self.sw[0], self.loss, &x[0],
-                            self.alpha, self.alpha_b, self.fit_intercept, &grad[0], &dl[0], zp)
+            obj = reduce_blocks(&self.parts[0, 0], &self.sums[0, 0], self.n_blocks, n,
+                                D - 1, &x[0], self.alpha, self.alpha_b, self.fit_intercept,
+                                &grad[0])
         return obj
+
+    def _run_block(self, Py_ssize_t k):
+        with nogil:
+            self._block(k)
+
+    cdef void _block(self, Py_ssize_t k) noexcept nogil:
+        cdef Py_ssize_t n = self.ds.rows.n_samples, j
+        cdef Py_ssize_t start = k * n // self.n_blocks, end = (k + 1) * n // self.n_blocks
+        cdef double* part = &self.parts[k, 0]
+        for j in range(self.ds.rows.n_features + 1):
+            part[j] = 0.0
+        block_pass(&self.ds.rows, start, end, &self.y[0], &self.sw[0], self.loss, self.cur_x,
+                   part, self.cur_dl, self.cur_z, &self.sums[k, 0])
 
 
 cdef struct wolfe_t:
@@ -185,18 +226,31 @@ cdef inline double reg_dot(const double* a, const double* b, Py_ssize_t d, doubl
     return alpha * dense_dot(a, b, d) + alpha_b * a[d] * b[d]
 
 
-cdef inline double full_pass(const rows_t* X, const double* y, const double* sw, MarginLoss loss,
-                             const double* x, double alpha, double alpha_b, bint fit_intercept,
-                             double* grad, double* dl, double* z) noexcept nogil:
-    """One pass over X: return f(x); write grad f(x), dl_i = loss'(z_i, y_i) and z_i = X_i x."""
-    cdef Py_ssize_t n = X.n_samples, d = X.n_features, i, j
+# Rows per block of a full pass, and the most blocks: the partition depends on n only
+# (never on the thread count), so a pass gives bitwise the same result for any n_jobs.
+# Below 2 * BLOCK_ROWS rows there is one block (the sequential pass).
+cdef enum:
+    BLOCK_ROWS = 8192
+    MAX_BLOCKS = 16
+
+
+cpdef Py_ssize_t n_blocks(Py_ssize_t n):
+    """Number of fixed row blocks of a full pass over n rows."""
+    cdef Py_ssize_t k = n // BLOCK_ROWS
+    return 1 if k < 2 else (MAX_BLOCKS if k > MAX_BLOCKS else k)
+
+
+cdef inline void block_pass(const rows_t* X, Py_ssize_t start, Py_ssize_t end, const double* y,
+                            const double* sw, MarginLoss loss, const double* x, double* part,
+                            double* dl, double* z, double* sums) noexcept nogil:
+    """Rows start..end-1 of a full pass: part += sum s_i loss'_i X_i / n (part zeroed by the
+    caller), sums = (sum s_i loss_i, sum s_i loss'_i / n); dl_i = loss'(z_i, y_i), z_i = X_i x."""
+    cdef Py_ssize_t d = X.n_features, i
     cdef const double* data
     cdef const int32_t* indices
     cdef int nnz
-    cdef double zi, total = 0.0, gb = 0.0, di, inv_n = 1.0 / n
-    for j in range(d + 1):
-        grad[j] = 0.0
-    for i in range(n):
+    cdef double zi, total = 0.0, gb = 0.0, di, inv_n = 1.0 / X.n_samples
+    for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
         zi = row_dot(data, indices, nnz, x) + x[d]
         total += sw[i] * loss.loss(zi, y[i])
@@ -206,15 +260,33 @@ cdef inline double full_pass(const rows_t* X, const double* y, const double* sw,
             z[i] = zi
         di *= sw[i] * inv_n
         if di != 0.0:
-            row_axpy(di, data, indices, nnz, grad)
+            row_axpy(di, data, indices, nnz, part)
             gb += di
+    sums[0] = total
+    sums[1] = gb
+
+
+cdef inline double reduce_blocks(const double* parts, const double* sums, Py_ssize_t n_blk,
+                                 Py_ssize_t n, Py_ssize_t d, const double* x, double alpha,
+                                 double alpha_b, bint fit_intercept,
+                                 double* grad) noexcept nogil:
+    """Sum the blocks in block order, add the penalty: return f(x) and write grad f(x)."""
+    cdef Py_ssize_t j, k
+    cdef double total = 0.0, gb = 0.0
+    for j in range(d + 1):
+        grad[j] = 0.0
+    for k in range(n_blk):
+        for j in range(d):
+            grad[j] += parts[k * (d + 1) + j]
+        total += sums[2 * k]
+        gb += sums[2 * k + 1]
     for j in range(d):
         grad[j] += alpha * x[j]
     if fit_intercept:
         grad[d] = gb + alpha_b * x[d]
     else:
         grad[d] = 0.0
-    return total * inv_n + 0.5 * reg_dot(x, x, d, alpha, alpha_b)
+    return total * (1.0 / n) + 0.5 * reg_dot(x, x, d, alpha, alpha_b)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,11 +9,12 @@ single-output head of :class:`~skstoch.CGVRClassifier` / :class:`~skstoch.CGVRRe
 * ``"svrg"`` / ``"minibatch_svrg"``: the same outer loop around fixed-step SVRG inner steps;
 * ``"cg"``: full-batch nonlinear CG, one CG step per outer iteration.
 
-Every solver stops when ``max |grad f| <= tol * alpha`` (alpha replaced by 1 when 0) and
+Every solver stops when ``max |grad f| <= tol`` (as scikit-learn's lbfgs ``gtol``) and
 records one history entry per outer iteration (entry 0 is the start).  The warm-start state
 (restart gradient ``h``, batch size, step cap) comes in as ``state`` and goes out as
 ``SolverResult.state``.
 """
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,15 +34,19 @@ LOSSES = {
 BETA_RULES = tuple(_cgvr.BETA_RULES)
 LINE_SEARCHES = tuple(_cgvr.LINE_SEARCHES)
 SOLVERS = ("cgvr", "cg", "svrg", "minibatch_svrg")
-CRITERION = "max |gradient| / alpha"
+# the estimators' solver='cgvr_paper': Algorithm 3 as published, i.e. 'cgvr' with the line
+# search on the mini-batch objective (Eqs. 11-12) and no safeguard
+PAPER_SOLVER = "cgvr_paper"
+CRITERION = "max |gradient|"
 
 
 @dataclass(frozen=True)
 class CGVRParams:
     """Resolved parameters of one fit (see the estimators for their meaning).
 
-    ``batch_size`` is a number of rows (``'sqrt'`` resolved) and ``step_max`` a float
-    (``inf`` for no cap).
+    ``batch_size`` is a number of rows (``'sqrt'`` resolved), ``step_max`` a float
+    (``inf`` for no cap) and ``n_threads`` the threads of the full passes (the fixed row
+    blocks of ``_cgvr.n_blocks`` run in parallel; the result does not depend on it).
     """
 
     loss: str
@@ -66,6 +71,7 @@ class CGVRParams:
     safeguard: bool
     max_iter: int
     tol: float
+    n_threads: int = 1
 
 
 def solve(problem, params, monitor, state=None):
@@ -93,8 +99,17 @@ def solve(problem, params, monitor, state=None):
     x = _start(problem, params, warm=state is not None)
     loop = {"cgvr": _cgvr_loop, "cg": _cg_loop, "svrg": _svrg_loop,
             "minibatch_svrg": _svrg_loop}[params.solver]
-    result = loop(run, x)
-    criterion = result.criterion / run.scale
+    n_threads = min(params.n_threads, run.tables.n_blocks)
+    if n_threads > 1:
+        with ThreadPoolExecutor(n_threads) as executor:
+            run.tables.set_executor(executor)
+            try:
+                result = loop(run, x)
+            finally:
+                run.tables.set_executor(None)
+    else:
+        result = loop(run, x)
+    criterion = result.criterion
     monitor.finish(converged=result.converged, criterion=CRITERION, value=criterion,
                    tol=params.tol, max_iter=params.max_iter)
     d = run.d
@@ -126,8 +141,7 @@ class _Run:
             params.inner_iter, params.beta, params.line_search, params.c1, params.c2,
             params.step_init, params.ls_max_iter, params.zoom_max_iter,
             params.w_selection == "random")
-        self.scale = params.alpha if params.alpha > 0 else 1.0
-        self.tol = params.tol * self.scale
+        self.tol = params.tol
         # margins X x, kept up to date for the line searches on f itself
         full = params.solver == "cg" or (params.solver == "cgvr" and params.line_search == "full")
         self.z = np.empty(self.n) if full else None
@@ -149,7 +163,7 @@ class _Run:
         return objective, (u, dl0)
 
     def gradient_max(self, objective, snapshot):
-        """The stopping criterion max |grad f| (converged when <= tol * alpha)."""
+        """The stopping criterion max |grad f| (converged when <= tol)."""
         self.crit = float(np.max(np.abs(snapshot[0])))
         return self.crit
 

@@ -5,27 +5,36 @@ regression, with the paper's baselines (full-batch CG, SVRG and mini-batch SVRG)
 from numbers import Integral, Real
 
 import numpy as np
+from joblib import effective_n_jobs
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
-from .._solvers import cgvr
+from .._solvers import cgvr, cgvr_multinomial
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
+
+
+MAX_INNER_ITER = 10**6
+MAX_LS_ITER = 10**4
 
 
 def _cgvr_constraints():
     return {
         **STOCHASTIC_SOLVER_CONSTRAINTS,
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "solver": [StrOptions(set(cgvr.SOLVERS))],
+        "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "solver": [StrOptions(set(cgvr.SOLVERS) | {cgvr.PAPER_SOLVER})],
         "beta": [StrOptions(set(cgvr.BETA_RULES))],
         "line_search": [StrOptions(set(cgvr.LINE_SEARCHES))],
-        "inner_iter": [Interval(Integral, 1, None, closed="left")],
+        # integers that reach the kernels are bounded (C int budgets, the inner_iter-sized
+        # step table); batch_size is clamped to n_samples before anything is allocated
+        "inner_iter": [Interval(Integral, 1, MAX_INNER_ITER, closed="both")],
         "batch_size": [StrOptions({"sqrt"}), Interval(Integral, 1, None, closed="left")],
         "c1": [Interval(Real, 0, 1, closed="neither")],
         "c2": [Interval(Real, 0, 1, closed="neither")],
         "step_init": [Interval(Real, 0, None, closed="neither")],
         "step_max": [Interval(Real, 0, None, closed="neither"), None],
-        "ls_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "zoom_max_iter": [Interval(Integral, 0, None, closed="left")],
+        "ls_max_iter": [Interval(Integral, 1, MAX_LS_ITER, closed="both")],
+        "zoom_max_iter": [Interval(Integral, 0, MAX_LS_ITER, closed="both")],
         "restart": [StrOptions({"h", "full"})],
         "w_selection": [StrOptions({"last", "random"})],
         "init": [StrOptions({"zeros", "uniform"})],
@@ -49,7 +58,8 @@ class _CGVRMixin:
             raise ValueError(
                 f"The line search needs 0 < c1 < c2 < 1; got c1={self.c1!r} and c2={self.c2!r}."
             )
-        if self.solver in ("cgvr", "cg") and self.alpha == 0 and self.loss == "hinge":
+        if (self.solver in ("cgvr", "cg", cgvr.PAPER_SOLVER) and not self.alpha != 0
+                and self.loss == "hinge"):
             raise ValueError(
                 "loss='hinge' with alpha=0 has no minimiser along most directions; "
                 "use alpha > 0."
@@ -59,10 +69,13 @@ class _CGVRMixin:
         """The resolved parameters, shared by every head of the fit."""
         n_samples = X.shape[0]
         batch_size = (max(1, int(np.sqrt(n_samples))) if self.batch_size == "sqrt"
-                      else int(self.batch_size))
+                      else min(int(self.batch_size), n_samples))
+        alpha = 1.0 / n_samples if self.alpha == "auto" else float(self.alpha)
+        paper = self.solver == cgvr.PAPER_SOLVER
         return cgvr.CGVRParams(
-            loss=self.loss, alpha=float(self.alpha), solver=self.solver, beta=self.beta,
-            line_search=self.line_search, inner_iter=int(self.inner_iter),
+            loss=self.loss, alpha=alpha, solver="cgvr" if paper else self.solver,
+            beta=self.beta, line_search="batch" if paper else self.line_search,
+            inner_iter=int(self.inner_iter),
             batch_size=batch_size, c1=float(self.c1), c2=float(self.c2),
             step_init=float(self.step_init),
             step_max=np.inf if self.step_max is None else float(self.step_max),
@@ -70,7 +83,9 @@ class _CGVRMixin:
             restart=self.restart, w_selection=self.w_selection, init=self.init,
             eta0=float(self.eta0), fit_intercept=bool(self.fit_intercept),
             regularize_intercept=bool(self.regularize_intercept),
-            safeguard=bool(self.safeguard), max_iter=int(self.max_iter), tol=float(self.tol))
+            safeguard=bool(self.safeguard) and not paper, max_iter=int(self.max_iter),
+            tol=float(self.tol),
+            n_threads=int(effective_n_jobs(self.n_jobs)))
 
     def _fit_problem(self, problem):
         return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
@@ -78,13 +93,25 @@ class _CGVRMixin:
 
 # Parameters documented once for both estimators (substituted into their docstrings below).
 _SOLVER_PARAMETERS_DOC = """\
-    alpha : float, default=1e-4
+    alpha : float or 'auto', default='auto'
         Strength of the L2 penalty ``(alpha/2) ||w||^2`` (must be >= 0; CG line searches need
-        ``alpha > 0`` for the hinge loss). scikit-learn's ``C`` is ``1 / (n_samples * alpha)``;
-        the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50) is ``alpha / 2``.
-    solver : {'cgvr', 'cg', 'svrg', 'minibatch_svrg'}, default='cgvr'
-        ``'cgvr'``: Algorithm 3 of the paper. The paper's baselines: ``'cg'`` full-batch
-        nonlinear CG with the same strong-Wolfe line search (one outer iteration = one CG step);
+        ``alpha > 0`` for the hinge loss). ``'auto'`` is ``1 / n_samples``: the penalty of
+        scikit-learn's defaults, ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)``.
+        scikit-learn's ``C`` is ``1 / (n_samples * alpha)`` and Ridge's ``alpha`` is
+        ``n_samples * alpha``; the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50)
+        is ``alpha / 2``.
+    solver : {'cgvr', 'cgvr_paper', 'cg', 'svrg', 'minibatch_svrg'}, default='cgvr'
+        ``'cgvr'``: Algorithm 3 of the paper with our two additions, the line search on the
+        variance-reduced batch objective (``line_search='vr'``) and the ``safeguard``.
+        ``'cgvr_paper'``: Algorithm 3 exactly as published (line search on the mini-batch
+        objective ``f_S``, no safeguard; ``line_search`` and ``safeguard`` are then
+        ignored); it stalls near a noise floor (about 1e-3 relative suboptimality on
+        a9a-like data, see the example). The paper's other choices (PR+, Option I, restart
+        from ``h_k``, ``m = 50``, batch ``sqrt(n)``) are the defaults; its ``w_0 ~ U[0, 1)``,
+        penalised intercept and fixed T = 25 are ``init='uniform'``,
+        ``regularize_intercept=True``, ``max_iter=25, tol=0``. The paper's baselines:
+        ``'cg'`` full-batch nonlinear CG with the same strong-Wolfe line search (one outer
+        iteration = one CG step);
         ``'svrg'`` SVRG with a fixed step ``eta0`` and single-sample inner steps (Alg. 1,
         Option I); ``'minibatch_svrg'`` the same with ``batch_size`` samples per step (what the
         authors' "SLBFGS" code actually runs, see the user guide).
@@ -102,10 +129,11 @@ _SOLVER_PARAMETERS_DOC = """\
         O(batch) cost per evaluation. ``'full'`` searches on ``f`` itself (one extra pass over X
         per inner step).
     inner_iter : int, default=50
-        Inner iterations ``m`` per outer iteration (paper: 50).
+        Inner iterations ``m`` per outer iteration (paper: 50; at most 10**6).
     batch_size : 'sqrt' or int, default='sqrt'
         Mini-batch size; ``'sqrt'`` is ``int(sqrt(n_samples))`` as in the paper. Batches are
-        drawn uniformly with replacement.
+        drawn uniformly with replacement. Clamped to ``n_samples`` (for ``solver='cgvr'``
+        a batch of ``n_samples`` rows is the deterministic full batch, every row once).
     c1, c2 : float, default=1e-4, 0.1
         Strong-Wolfe constants, ``0 < c1 < c2 < 1`` (paper values).
     step_init : float, default=1.0
@@ -113,7 +141,8 @@ _SOLVER_PARAMETERS_DOC = """\
     step_max : float or None, default=None
         Largest step; the bracketing phase doubles the step up to it. None: unbounded (paper).
     ls_max_iter, zoom_max_iter : int, default=20, 20
-        Budgets of the bracketing and zoom phases (paper: 20 each; zoom bisects). When a budget
+        Budgets of the bracketing and zoom phases (paper: 20 each; zoom bisects; at most
+        10**4). When a budget
         runs out the step with the lowest line-search objective seen is taken (0 if none).
     restart : {'h', 'full'}, default='h'
         Direction at the start of each outer iteration: ``'h'`` is ``-g_m`` of the previous
@@ -142,9 +171,11 @@ _SOLVER_PARAMETERS_DOC = """\
     max_iter : int, default=100
         Maximal number of outer iterations (paper: a fixed T = 25).
     tol : float, default=1e-4
-        Stop when ``max |grad f(w_k)| <= tol * alpha`` (checked at every full gradient; alpha
-        is replaced by 1 when it is 0). For ``C = 1 / (n alpha)`` this is exactly the stopping
-        rule of :class:`~sklearn.linear_model.LogisticRegression` (lbfgs) with the same tol."""
+        Stop when ``max_j |grad f(w_k)_j| <= tol`` (the ``grad_max`` column of ``history_``,
+        checked at every full gradient), with f the objective above (a mean over the
+        samples). This is the stopping rule of
+        :class:`~sklearn.linear_model.LogisticRegression` (lbfgs: ``gtol=tol`` on the same
+        mean objective) with the same tol."""
 
 # The solver's fitted attributes, documented once for both estimators (``%(heads)s``: what
 # one problem is, a one-vs-rest head or a target).
@@ -177,8 +208,15 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     weights times class weights) with Algorithm 3 of Jin et al. (2019): an SVRG outer loop (a
     full gradient ``u_k`` at the snapshot ``w_k``) around nonlinear conjugate-gradient inner
     steps along variance-reduced mini-batch gradients, each with a strong-Wolfe line search
-    computed on margins (O(batch) per evaluation). More than two classes are handled
-    one-vs-rest, in parallel threads with ``n_jobs``.
+    computed on margins (O(batch) per evaluation). With more than two classes the log loss
+    is multinomial, one objective over all classes as scikit-learn's LogisticRegression::
+
+        (1/n) sum_i s_i [log sum_k exp(x_i . w_k + b_k) - (x_i . w_{y_i} + b_{y_i})]
+        + (alpha/2) sum_k ||w_k||^2
+
+    (``predict_proba`` is its softmax); the other losses are fitted one-vs-rest, in
+    parallel threads with ``n_jobs``. A one-vs-rest log loss is
+    ``sklearn.multiclass.OneVsRestClassifier(CGVRClassifier())``.
 
     Read more in the :ref:`User Guide <cgvr>`.
 
@@ -193,7 +231,11 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the sample weights per class.
     n_jobs : int or None, default=None
-        Threads for the one-vs-rest heads (the kernels release the GIL).
+        Threads inside one fit and across the one-vs-rest heads (the kernels release the
+        GIL): the full passes over X (objective, gradient, snapshot) run over fixed row
+        blocks in parallel, reduced in block order, so the fitted attributes are bitwise
+        the same for every ``n_jobs``. None means 1, -1 all processors. The multinomial
+        fit's passes use NumPy/BLAS (whose threads BLAS controls).
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -241,21 +283,21 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     >>> from sklearn.datasets import make_classification
     >>> from skstoch import CGVRClassifier
     >>> X, y = make_classification(n_samples=500, random_state=0)
-    >>> clf = CGVRClassifier(alpha=1e-3, random_state=0).fit(X, y)
+    >>> clf = CGVRClassifier(random_state=0).fit(X, y)
     >>> print(f"{clf.score(X, y):.3f}")
-    0.826
+    0.828
 
-    The fit reaches the regularized optimum: LogisticRegression with the matching
-    ``C = 1 / (n_samples * alpha)`` finds the same coefficients (and the same accuracy, so
-    0.826 is the model's limit on this data, not the solver's).
+    The defaults fit the model of ``LogisticRegression()`` (``alpha='auto'`` is its C=1)
+    and stop at its ``tol``; with a tight ``tol`` the fit reaches the same coefficients.
 
     >>> import numpy as np
     >>> from sklearn.linear_model import LogisticRegression
-    >>> exact = LogisticRegression(C=1 / (500 * 1e-3), tol=1e-10).fit(X, y)
-    >>> bool(np.allclose(clf.coef_, exact.coef_, atol=1e-4))
+    >>> exact = LogisticRegression(tol=1e-10).fit(X, y)
+    >>> tight = CGVRClassifier(tol=1e-8, random_state=0).fit(X, y)
+    >>> bool(np.allclose(tight.coef_, exact.coef_, atol=1e-6))
     True
     >>> print(f"{exact.score(X, y):.3f}")
-    0.826
+    0.828
     """
 
     _parameter_constraints = {
@@ -265,7 +307,7 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, loss="log_loss", *, alpha=1e-4, solver="cgvr", beta="PR+",
+    def __init__(self, loss="log_loss", *, alpha="auto", solver="cgvr", beta="PR+",
                  line_search="vr", inner_iter=50, batch_size="sqrt", c1=1e-4, c2=0.1,
                  step_init=1.0, step_max=None, ls_max_iter=20, zoom_max_iter=20, restart="h",
                  w_selection="last", init="zeros", eta0=1e-3, fit_intercept=True,
@@ -322,6 +364,51 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         self._check_cgvr_params()
         return super().fit(X, y, sample_weight=sample_weight)
 
+    def _multinomial(self, n_classes):
+        return self.loss == "log_loss" and n_classes > 2
+
+    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
+        """One multinomial problem for the log loss with more than two classes (the
+        one-vs-rest targets are the columns of the one-hot matrix); one-vs-rest heads
+        otherwise."""
+        n_classes = len(targets)
+        if not self._multinomial(n_classes):
+            return super()._run_problems(X, targets, sample_weights, coef_init,
+                                         intercept_init)
+        seed = self._draw_seed()
+        params = self._prepare_fit(X, sample_weights, seed)
+        y = np.argmax(np.column_stack(targets), axis=1)
+        previous = getattr(self, "solver_state_", None)
+        state = (previous[0] if self.warm_start and previous is not None
+                 and len(previous) == 1 else None)
+        warm = self.warm_start and hasattr(self, "coef_")
+        monitor = self._make_monitor(self._solver_name())
+        result = cgvr_multinomial.solve(
+            X, y, sample_weights[0], n_classes, params, monitor, seed,
+            coef_init=coef_init if warm else None,
+            intercept_init=intercept_init if warm else None, state=state)
+        return {"coef_": result.x, "intercept_": np.asarray(result.intercept, dtype=float),
+                "n_iter_": int(result.n_iter), "history_": monitor.history(), "seed_": seed,
+                "solver_state_": [result.state]}
+
+    @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
+    def predict_proba(self, X):
+        """Class probabilities: the sigmoid for two classes, the softmax of the
+        multinomial model for more (``loss='log_loss'`` only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        if len(self.classes_) == 2:
+            return super().predict_proba(X)
+        return cgvr_multinomial.softmax(self.decision_function(X))
+
 
 class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     """Ridge regression trained by stochastic conjugate gradient with variance reduction (CGVR).
@@ -339,6 +426,11 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     loss : {'squared_error'}, default='squared_error'
         The only loss of the regressor.
 %(solver_parameters)s
+    n_jobs : int or None, default=None
+        Threads inside one fit and across targets (the kernels release the GIL): the full
+        passes over X run over fixed row blocks in parallel, reduced in block order, so the
+        fitted attributes are bitwise the same for every ``n_jobs``. None means 1, -1 all
+        processors.
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -383,14 +475,15 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     _parameter_constraints = {
         **_cgvr_constraints(),
         "loss": [StrOptions({"squared_error"})],
+        "n_jobs": [Integral, None],
     }
 
-    def __init__(self, loss="squared_error", *, alpha=1e-4, solver="cgvr", beta="PR+",
+    def __init__(self, loss="squared_error", *, alpha="auto", solver="cgvr", beta="PR+",
                  line_search="vr", inner_iter=50, batch_size="sqrt", c1=1e-4, c2=0.1,
                  step_init=1.0, step_max=None, ls_max_iter=20, zoom_max_iter=20, restart="h",
                  w_selection="last", init="zeros", eta0=1e-3, fit_intercept=True,
                  regularize_intercept=False, safeguard=True, max_iter=100, tol=1e-4,
-                 warm_start=False,
+                 n_jobs=None, warm_start=False,
                  verbose=0, random_state=None, callback=None):
         self.loss = loss
         self.alpha = alpha
@@ -414,6 +507,7 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         self.safeguard = safeguard
         self.max_iter = max_iter
         self.tol = tol
+        self.n_jobs = n_jobs
         self.warm_start = warm_start
         self.verbose = verbose
         self.random_state = random_state

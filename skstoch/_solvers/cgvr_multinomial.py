@@ -1,0 +1,417 @@
+"""Driver of CGVR for the multinomial log loss (one objective over all K classes, as
+scikit-learn's LogisticRegression), used by :class:`~skstoch.CGVRClassifier` when
+``loss='log_loss'`` and there are more than two classes.
+
+``solve`` minimises over ``W`` (K, d) and ``b`` (K,)::
+
+    f(W, b) = (1/n) sum_i s_i [log sum_k exp(z_ik) - z_{i y_i}] + (alpha/2) ||W||_F^2
+              (+ (alpha/2) ||b||^2),      z_ik = X_i . W_k + b_k
+
+with the same algorithms as the binary driver (``skstoch._solvers.cgvr``): Algorithm 3 of
+Jin et al. (SVRG outer loop, nonlinear CG inner steps along variance-reduced mini-batch
+gradients with a strong-Wolfe line search on the batch margins ``Z_S + a Q_S``), full-batch
+CG and the fixed-step SVRG baselines, with the same safeguard, stopping rule
+(``max |grad f| <= tol``) and history columns.  The iterate is the (K, d + 1) matrix
+``[W | b]``.  The inner loop is vectorised NumPy over the batch (O(|S| (d + K)) per step);
+mini-batches come from NumPy's Philox generator keyed by (seed, stream), so a fit is
+reproducible for a given ``random_state``.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from ._monitor import check_finite_iterate
+from ._result import SolverResult
+from ._svrg import svrg
+
+CRITERION = "max |gradient|"
+STATS = ("restarts", "skipped_steps", "line_search_evals")
+
+
+def _softmax_lse(Z):
+    """Row-wise softmax of Z and log-sum-exp (stable)."""
+    m = Z.max(axis=1, keepdims=True)
+    E = np.exp(Z - m)
+    s = E.sum(axis=1, keepdims=True)
+    return E / s, (m + np.log(s))[:, 0]
+
+
+def softmax(Z):
+    """Row-wise softmax (the multinomial model's probabilities)."""
+    return _softmax_lse(np.asarray(Z, dtype=np.float64))[0]
+
+
+class _Problem:
+    """Rows, one-hot targets, weights and penalties of a multinomial fit."""
+
+    def __init__(self, X, y, sample_weight, n_classes, alpha, alpha_b, fit_intercept):
+        self.X = X
+        self.n, self.d = X.shape
+        self.K = n_classes
+        self.y = y
+        self.Y = np.zeros((self.n, n_classes))
+        self.Y[np.arange(self.n), y] = 1.0
+        self.sw = np.asarray(sample_weight, dtype=np.float64)
+        self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
+
+    def margins(self, x, rows=None):
+        Xr = self.X if rows is None else self.X[rows]
+        return np.asarray(Xr @ x[:, :-1].T) + x[:, -1]
+
+    def reg_dot(self, a, b):
+        out = self.alpha * float(np.vdot(a[:, :-1], b[:, :-1]))
+        return out + self.alpha_b * float(a[:, -1] @ b[:, -1])
+
+    def reg_grad(self, x):
+        g = self.alpha * x
+        g[:, -1] = self.alpha_b * x[:, -1]
+        return g
+
+    def scatter(self, R, rows=None):
+        """[R^T X_rows | sum R] with the intercept column zeroed without an intercept."""
+        Xr = self.X if rows is None else self.X[rows]
+        G = np.empty((self.K, self.d + 1))
+        G[:, :-1] = np.asarray(Xr.T @ R).T if sp.issparse(Xr) else R.T @ Xr
+        G[:, -1] = R.sum(axis=0) if self.fit_intercept else 0.0
+        return G
+
+    def objective_gradient(self, x):
+        """f(x), grad f(x) and the softmax probabilities P (n, K) at x."""
+        Z = self.margins(x)
+        P, lse = _softmax_lse(Z)
+        loss = float(self.sw @ (lse - Z[np.arange(self.n), self.y])) / self.n
+        R = (P - self.Y) * (self.sw / self.n)[:, None]
+        G = self.scatter(R) + self.reg_grad(x)
+        return loss + 0.5 * self.reg_dot(x, x), G, P
+
+
+class _Line:
+    """phi(a) = sum_S s_k [lse(Z_k + a Q_k) - (Z + a Q)_{k y_k}] + a r0 + a^2 rpp / 2 + a lin."""
+
+    def __init__(self, Z, Q, Y, s, r0, rpp, lin):
+        self.Z, self.Q, self.Y, self.s = Z, Q, Y, s
+        self.r0, self.rpp, self.lin = r0, rpp, lin
+        self.qy = (Q * Y).sum(axis=1)
+        self.n_evals = 0
+
+    def __call__(self, a):
+        self.n_evals += 1
+        Za = self.Z + a * self.Q
+        P, lse = _softmax_lse(Za)
+        zy = (Za * self.Y).sum(axis=1)
+        value = float(self.s @ (lse - zy)) + a * (self.r0 + 0.5 * a * self.rpp + self.lin)
+        deriv = float(self.s @ ((P * self.Q).sum(axis=1) - self.qy))
+        return value, deriv + self.r0 + a * self.rpp + self.lin
+
+
+def strong_wolfe(phi, phi0, dphi0, c1, c2, a_init, max_iter, zoom_iter, a_max):
+    """The binary kernel's strong-Wolfe search (Nocedal & Wright Alg. 3.5 and 3.6 with the
+    paper's midpoint zoom); returns (step, failed): the lowest phi seen when the budget runs
+    out (0 if none decreased phi)."""
+    a_prev, f_prev = 0.0, phi0
+    a = min(a_init, a_max)
+    best_a, best_f = 0.0, phi0
+    for i in range(max_iter):
+        fa, da = phi(a)
+        if fa < best_f:
+            best_a, best_f = a, fa
+        if not np.isfinite(fa) or fa > phi0 + c1 * a * dphi0 or (i > 0 and fa >= f_prev):
+            lo, f_lo, hi = a_prev, f_prev, a
+            break
+        if abs(da) <= -c2 * dphi0:
+            return a, False
+        if da >= 0:
+            lo, f_lo, hi = a, fa, a_prev
+            break
+        if a >= a_max:
+            return a, False
+        a_prev, f_prev = a, fa
+        a = min(2.0 * a, a_max)
+    else:
+        return best_a, True
+    for _ in range(zoom_iter):
+        mid = 0.5 * (lo + hi)
+        fm, dm = phi(mid)
+        if fm < best_f:
+            best_a, best_f = mid, fm
+        if not np.isfinite(fm) or fm > phi0 + c1 * mid * dphi0 or fm >= f_lo:
+            hi = mid
+        else:
+            if abs(dm) <= -c2 * dphi0:
+                return mid, False
+            if dm * (hi - lo) >= 0:
+                hi = lo
+            lo, f_lo = mid, fm
+    return best_a, True
+
+
+def _beta(rule, g_new, g, p):
+    """beta of the CG rules from the flat gradients (0 on a vanishing or non-finite
+    denominator; PR+ clipped at 0)."""
+    yv = g_new - g
+    if rule == "FR":
+        num, den = np.vdot(g_new, g_new), np.vdot(g, g)
+    elif rule in ("PR", "PR+"):
+        num, den = np.vdot(g_new, yv), np.vdot(g, g)
+    elif rule == "HS":
+        num, den = np.vdot(g_new, yv), np.vdot(p, yv)
+    elif rule == "DY":
+        num, den = np.vdot(g_new, g_new), np.vdot(p, yv)
+    else:
+        return 0.0
+    if not abs(den) > 1e-300 or not np.isfinite(num / den):
+        return 0.0
+    beta = float(num / den)
+    return max(beta, 0.0) if rule == "PR+" else beta
+
+
+def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
+          intercept_init=None, state=None):
+    """Fit the multinomial model.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+    y : ndarray of int of shape (n_samples,)
+        Encoded classes 0..K-1.
+    sample_weight : ndarray of shape (n_samples,)
+    n_classes : int
+    params : skstoch._solvers.cgvr.CGVRParams
+    monitor : FitMonitor
+    seed : int
+    coef_init, intercept_init : ndarray or None
+        Warm start (K, d) and (K,).
+    state : dict or None
+        The previous fit's ``SolverResult.state``.
+
+    Returns
+    -------
+    SolverResult
+        ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts.
+    """
+    alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept else 0.0
+    prob = _Problem(X, y, sample_weight, n_classes, params.alpha, alpha_b,
+                    params.fit_intercept)
+    K, d = n_classes, prob.d
+    run = _Run(prob, params, monitor, state, seed)
+    x = np.zeros((K, d + 1))
+    if coef_init is not None:
+        x[:, :d] = coef_init
+        if params.fit_intercept:
+            x[:, d] = intercept_init
+    elif params.init == "uniform":
+        x[:] = run.rng.random((K, d + 1))
+        if not params.fit_intercept:
+            x[:, d] = 0.0
+    loop = _cg_loop if params.solver == "cg" else _outer_loop
+    result = loop(run, x)
+    monitor.finish(converged=result.converged, criterion=CRITERION, value=result.criterion,
+                   tol=params.tol, max_iter=params.max_iter)
+    xf = result.x
+    return SolverResult(
+        x=xf[:, :d].copy(),
+        intercept=xf[:, d].copy() if params.fit_intercept else np.zeros(K),
+        n_iter=result.n_iter, converged=result.converged, criterion=result.criterion,
+        criterion_name=CRITERION, state={"h": run.h, "batch": run.batch, "cap": run.cap},
+        extra={"stats": dict(run.stats), "passes": run.passes})
+
+
+class _Run:
+    """Counters, adaptive settings and the hooks of the shared SVRG outer loop."""
+
+    def __init__(self, prob, params, monitor, state, seed):
+        self.prob, self.params, self.monitor = prob, params, monitor
+        self.n = prob.n
+        self.rng = np.random.Generator(np.random.Philox(key=[seed, 2**32 + 7]))
+        self.stats = dict.fromkeys(STATS, 0)
+        self.rejected = 0
+        self.passes = 0.0
+        self.step_size = 0.0
+        self.crit = np.inf
+        shape = (prob.K, prob.d + 1)
+        if state is not None and np.shape(state.get("h")) == shape:
+            self.h = state["h"]
+            self.batch = min(max(params.batch_size, state["batch"]),
+                             max(params.batch_size, self.n))
+            self.cap = min(params.step_max, state["cap"])
+        else:
+            self.h, self.batch, self.cap = None, params.batch_size, params.step_max
+
+    def full_gradient(self, x):
+        objective, G, P = self.prob.objective_gradient(x)
+        self.passes += 1.0
+        if self.h is None:
+            self.h = G.copy()
+        return objective, (G, P)
+
+    def gradient_max(self, objective, snapshot):
+        self.crit = float(np.max(np.abs(snapshot[0])))
+        return self.crit
+
+    def record(self, k, x, objective, snapshot=None, step=None):
+        w = x[:, :-1]
+        if k == 0:
+            return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
+                                       step_size=0.0, passes=self.passes, x=w)
+        s = self.stats
+        return self.monitor.record(
+            iteration=k, objective=objective, grad_max=self.crit, step_size=self.step_size,
+            passes=self.passes, restarts=s["restarts"], skipped_steps=s["skipped_steps"],
+            line_search_evals=s["line_search_evals"], rejected_epochs=self.rejected,
+            step_cap=self.cap, batch=self.batch, x=w)
+
+    def rows(self):
+        """A mini-batch (uniform with replacement), or None for the full batch."""
+        if self.batch >= self.n:
+            return None
+        return self.rng.integers(0, self.n, size=self.batch)
+
+
+def _outer_loop(run, x):
+    """Algorithm 3 (``solver='cgvr'``) or the fixed-step SVRG baselines, in the shared SVRG
+    outer loop; with ``safeguard`` a CGVR epoch that does not decrease f is discarded."""
+    params, prob = run.params, run.prob
+    cgvr = params.solver == "cgvr"
+    steps = np.zeros(params.inner_iter)
+    g_out = [None]
+
+    def inner_loop(x, x0, snapshot, step, epoch):
+        G0, P0 = snapshot
+        base = G0 - prob.reg_grad(x0)
+        if not cgvr:
+            return _svrg_inner(run, x, base, P0, step)
+        g = (run.h if params.restart == "h" else G0).copy()
+        x, g = _cg_inner(run, x, base, P0, g, steps)
+        g_out[0] = g
+        run.step_size = float(np.mean(steps))
+        if not params.safeguard:
+            check_finite_iterate(x, run.monitor.solver_name, f"outer iteration {epoch + 1}")
+        return x
+
+    def accept(objective, previous):
+        if not cgvr:
+            return True
+        if params.safeguard and not objective <= previous + 1e-14 * abs(previous):
+            run.rejected += 1
+            if run.batch < run.n:
+                run.batch = min(2 * run.batch, run.n)
+            else:
+                big = float(np.max(steps))
+                run.cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(run.cap, 1.0)
+            return False
+        run.h = g_out[0]
+        return True
+
+    return svrg(x, run.full_gradient, inner_loop, step_size="fixed", eta0=params.eta0,
+                inner_iter=params.inner_iter, max_iter=params.max_iter, tol=params.tol,
+                monitor=run.monitor, stop=run.gradient_max, accept=accept, record=run.record)
+
+
+def _batch(run, rows, P0):
+    """Targets, weights s_k / |S| and snapshot probabilities of the rows (None: all)."""
+    prob = run.prob
+    if rows is None:
+        return prob.Y, prob.sw / prob.n, P0
+    return prob.Y[rows], prob.sw[rows] / len(rows), P0[rows]
+
+
+def _cg_inner(run, x, base, P0, g, steps):
+    """m CG steps along variance-reduced gradients (Algorithm 3's inner loop)."""
+    params, prob = run.params, run.prob
+    mode = params.line_search
+    p = -g
+    tau = run.rng.integers(params.inner_iter) if params.w_selection == "random" else -1
+    x_sel = None
+    for t in range(params.inner_iter):
+        if t == tau:
+            x_sel = x.copy()
+        rows = run.rows()
+        YS, sS, P0S = _batch(run, rows, P0)
+        ZS, QS = prob.margins(x, rows), prob.margins(p, rows)
+        line = _open_line(run, x, p, base, rows, ZS, QS, YS, sS, P0S, mode)
+        phi0, dphi0 = line(0.0)
+        if not dphi0 < 0:
+            run.stats["restarts"] += 1
+            p = -g
+            QS = prob.margins(p, rows)
+            line = _open_line(run, x, p, base, rows, ZS, QS, YS, sS, P0S, mode)
+            phi0, dphi0 = line(0.0)
+        a = 0.0
+        if dphi0 < 0:
+            a, _ = strong_wolfe(line, phi0, dphi0, params.c1, params.c2, params.step_init,
+                                params.ls_max_iter, params.zoom_max_iter, run.cap)
+        run.stats["line_search_evals"] += line.n_evals
+        if a == 0.0:
+            run.stats["skipped_steps"] += 1
+        steps[t] = a
+        x = x + a * p
+        PS, _ = _softmax_lse(ZS + a * QS)
+        g_new = base + prob.reg_grad(x) + prob.scatter((PS - P0S) * sS[:, None], rows)
+        beta = 0.0 if params.beta == "none" else _beta(params.beta, g_new, g, p)
+        p = -g_new + beta * p
+        g = g_new
+        if not np.vdot(p, g) < 0:
+            run.stats["restarts"] += 1
+            p = -g
+        run.passes += (2 * (prob.n if rows is None else len(rows))) / prob.n
+    return (x_sel if x_sel is not None else x), g
+
+
+def _open_line(run, x, p, base, rows, ZS, QS, YS, sS, P0S, mode):
+    """The line-search objective along p: f_S ('batch'), f_S plus the SVRG correction
+    ('vr': its gradient is the VR gradient) or f itself ('full')."""
+    prob = run.prob
+    r0, rpp = prob.reg_dot(x, p), prob.reg_dot(p, p)
+    if mode == "full":
+        run.passes += 2.0
+        return _Line(prob.margins(x), prob.margins(p), prob.Y, prob.sw / prob.n, r0, rpp, 0.0)
+    lin = 0.0
+    if mode == "vr":
+        lin = float(np.vdot(base, p)) - float(np.vdot((P0S - YS) * sS[:, None], QS))
+    return _Line(ZS, QS, YS, sS, r0, rpp, lin)
+
+
+def _svrg_inner(run, x, base, P0, step):
+    """m fixed steps x <- x - step g_VR(x) (one row for 'svrg', a batch otherwise)."""
+    params, prob = run.params, run.prob
+    batch = 1 if params.solver == "svrg" else run.batch
+    for _ in range(params.inner_iter):
+        rows = run.rng.integers(0, prob.n, size=batch)
+        YS, sS, P0S = _batch(run, rows, P0)
+        PS, _ = _softmax_lse(prob.margins(x, rows))
+        x = x - step * (base + prob.reg_grad(x) + prob.scatter((PS - P0S) * sS[:, None], rows))
+    check_finite_iterate(x, run.monitor.solver_name, "an outer iteration")
+    run.passes += params.inner_iter * batch / prob.n
+    run.step_size = step
+    return x
+
+
+def _cg_loop(run, x):
+    """Full-batch nonlinear CG: one strong-Wolfe step on f per outer iteration."""
+    params, prob = run.params, run.prob
+    objective, (G, _) = run.full_gradient(x)
+    p, k = None, 0
+    while True:
+        crit = run.gradient_max(objective, (G,))
+        if run.record(k, x, objective) or crit <= params.tol or k == params.max_iter:
+            break
+        if p is None or not np.vdot(G, p) < 0:
+            p = -G
+        line = _Line(prob.margins(x), prob.margins(p), prob.Y, prob.sw / prob.n,
+                     prob.reg_dot(x, p), prob.reg_dot(p, p), 0.0)
+        phi0, dphi0 = line(0.0)
+        a = 0.0
+        if dphi0 < 0:
+            a, _ = strong_wolfe(line, phi0, dphi0, params.c1, params.c2, params.step_init,
+                                params.ls_max_iter, params.zoom_max_iter, params.step_max)
+        run.stats["line_search_evals"] += line.n_evals
+        if a == 0.0:
+            run.stats["skipped_steps"] += 1
+        x = x + a * p
+        run.passes += 1.0
+        run.step_size = a
+        check_finite_iterate(x, run.monitor.solver_name, f"outer iteration {k + 1}")
+        k += 1
+        G_old = G
+        objective, (G, _) = run.full_gradient(x)
+        p = -G + _beta(params.beta, G, G_old, p) * p
+    return SolverResult(x=x, n_iter=k, converged=crit <= params.tol, criterion=crit)
