@@ -463,7 +463,9 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     For each fold, the radii are fitted in increasing order, each fit warm-started at the
     previous solution (feasible for the larger ball), and the weighted validation MSE is
     recorded; the radius with the lowest mean MSE is refitted on all the data.  This is the
-    constrained-form analogue of :class:`sklearn.linear_model.LassoCV`.
+    constrained-form analogue of :class:`sklearn.linear_model.LassoCV`.  With a 2-d ``y`` of
+    n_targets columns, every output is an independent problem with its own path and its own
+    chosen radius; the fitted attributes then gain a leading n_targets axis.
 
     Read more in the :doc:`User Guide </user_guide/constrained_lasso>`.
 
@@ -489,9 +491,6 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
 
     Attributes
     ----------
-    With a 2-d ``y`` of n_targets columns, every output is an independent problem with
-    its own path and its own chosen radius; the attributes gain a leading n_targets axis.
-
     radius_ : float or ndarray of shape (n_targets,)
         The chosen radius.
     radii_ : ndarray of shape (n_radii,) or (n_targets, n_radii)
