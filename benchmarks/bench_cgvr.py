@@ -293,6 +293,14 @@ def plot_trace(data, path):
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["dense", "sparse"]
+    if "multinomial" in which or "threads" in which:   # printed reports (user guide, CGVR)
+        if "multinomial" in which:
+            from _bench_cgvr_multinomial import main as multinomial
+            multinomial()
+        if "threads" in which:
+            from _bench_cgvr_threads import main as threads
+            threads()
+        sys.exit(0)
     if "replot" in which:     # redraw the committed trace JSONs without refitting
         import json
         for tag in ("dense", "sparse"):

@@ -2,7 +2,7 @@
 n_jobs=1 and n_jobs=2 on a 200k x 100 dense problem, alternated, three repetitions each, and
 a check that both give bitwise the same coefficients.
 
-    PYTHONPATH=. python benchmarks/bench_cgvr_threads.py
+    PYTHONPATH=. python benchmarks/bench_cgvr.py threads
 
 The full passes (objective, gradient, snapshot: about 60% of a fit here) run over fixed row
 blocks in threads; the inner loop stays sequential, so the ceiling with 2 threads is about

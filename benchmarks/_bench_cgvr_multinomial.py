@@ -2,7 +2,7 @@
 10-class 100k x 50 dense problem, both with their defaults (C=1 / alpha='auto', tol=1e-4),
 timed in one process, with the relative objective gap to a tight lbfgs fit (tol=1e-10).
 
-    PYTHONPATH=. python benchmarks/bench_cgvr_multinomial.py
+    PYTHONPATH=. python benchmarks/bench_cgvr.py multinomial
 """
 import os
 import time
