@@ -21,10 +21,11 @@ from sklearn.utils import compute_class_weight
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ._solvers import FitMonitor
-from .utils import AtomicFitMixin, make_dataset, reject_string_input, seed_from_random_state
+from .utils import (AtomicFitMixin, make_dataset, reject_string_input, seed_from_random_state,
+                    validate_data)
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -240,6 +241,21 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         fitted["classes_"] = classes
         self.__dict__.update(fitted)
         return self
+
+    def decision_function(self, X):
+        """Signed distance to the hyperplane(s) (scikit-learn's, after our input checks).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        return super().decision_function(X)
 
     @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
     def predict_proba(self, X):

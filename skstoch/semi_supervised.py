@@ -14,11 +14,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._solvers import FitMonitor, row_loss_step, step_schedule, tsg
 from ._solvers._tsg_gamma_cv import select_gamma
-from .utils import AtomicFitMixin, seed_from_random_state
+from .utils import AtomicFitMixin, seed_from_random_state, validate_data
 
 # random features cached automatically when they take less than this many bytes
 _AUTO_CACHE_BYTES = 256 * 2**20

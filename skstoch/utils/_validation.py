@@ -1,7 +1,8 @@
 """Validation helpers shared by the estimators (on top of scikit-learn's ``validate_data``)."""
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["reject_string_input"]
+__all__ = ["canonical_csr", "check_sparse_integrity", "reject_string_input", "validate_data"]
 
 
 def reject_string_input(X, name="X"):
@@ -32,3 +33,142 @@ def reject_string_input(X, name="X"):
             f"convert it explicitly (for example {name}.astype(float), or encode categories "
             f"with sklearn.preprocessing.OneHotEncoder)."
         )
+
+
+def _as_index_array(a, what, name):
+    a = np.asarray(a)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise ValueError(f"{name} is a corrupted sparse matrix: its {what} must be a 1-D integer "
+                         f"array, got dtype {a.dtype} with {a.ndim} dimension(s).")
+    return a
+
+
+def _check_range(a, upper, what, name):
+    if a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if lo < 0 or hi >= upper:
+            raise ValueError(f"{name} is a corrupted sparse matrix: its {what} must lie in "
+                             f"[0, {upper}), but range from {lo} to {hi}.")
+
+
+def _check_compressed(indptr, indices, data_len, n_major, n_minor, name):
+    indptr = _as_index_array(indptr, "indptr", name)
+    indices = _as_index_array(indices, "indices", name)
+    nnz = indices.shape[0]
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(f"{name} is a corrupted sparse matrix: indptr has {indptr.shape[0]} "
+                         f"entries, its shape needs {n_major + 1}.")
+    if int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
+        raise ValueError(f"{name} is a corrupted sparse matrix: indptr must start at 0 and end "
+                         f"at the number of stored entries ({nnz}), got {int(indptr[0])} and "
+                         f"{int(indptr[-1])}.")
+    if n_major and np.any(indptr[1:] < indptr[:-1]):
+        raise ValueError(f"{name} is a corrupted sparse matrix: indptr is not non-decreasing.")
+    if data_len != nnz:
+        raise ValueError(f"{name} is a corrupted sparse matrix: data has {data_len} entries "
+                         f"but indices has {nnz}.")
+    _check_range(indices, n_minor, "indices", name)
+
+
+def check_sparse_integrity(X, name="X"):
+    """Check the stored arrays of a sparse matrix against its shape in O(nnz).
+
+    scipy trusts ``indptr``/``indices`` once a matrix is built (a user may edit them, and the
+    cached ``has_canonical_format`` flag is not updated), and our kernels and scipy's C
+    routines index with them unchecked: a bad index is a crash, not an exception.  Checked:
+    CSR/CSC (``indptr`` of length n_major + 1, starting at 0, non-decreasing, ending at the
+    number of stored entries; ``indices`` in [0, n_minor); ``data`` as long as ``indices``),
+    COO (coordinates within the shape, as many as values) and BSR (the same on blocks).
+    Other formats are converted by scipy in Python; check the converted matrix.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and what is inconsistent.
+    """
+    fmt = getattr(X, "format", None)
+    shape = tuple(int(s) for s in X.shape)
+    if len(shape) != 2 or min(shape) < 0:
+        raise ValueError(f"{name} must be a 2-D sparse matrix, got shape {X.shape}.")
+    n_rows, n_cols = shape
+    if fmt in ("csr", "csc"):
+        n_major, n_minor = (n_rows, n_cols) if fmt == "csr" else (n_cols, n_rows)
+        _check_compressed(X.indptr, X.indices, np.asarray(X.data).reshape(-1).shape[0],
+                          n_major, n_minor, name)
+    elif fmt == "bsr":
+        r, c = X.blocksize
+        data = np.asarray(X.data)
+        if (r <= 0 or c <= 0 or n_rows % r or n_cols % c or data.ndim != 3
+                or data.shape[1:] != (r, c)):
+            raise ValueError(f"{name} is a corrupted sparse matrix: its blocks "
+                             f"{data.shape[1:]} do not tile its shape {shape}.")
+        _check_compressed(X.indptr, X.indices, data.shape[0], n_rows // r, n_cols // c, name)
+    elif fmt == "coo":
+        row = _as_index_array(X.row, "row indices", name)
+        col = _as_index_array(X.col, "column indices", name)
+        n = np.asarray(X.data).reshape(-1).shape[0]
+        if row.shape[0] != n or col.shape[0] != n:
+            raise ValueError(f"{name} is a corrupted sparse matrix: {row.shape[0]} row and "
+                             f"{col.shape[0]} column indices for {n} values.")
+        _check_range(row, n_rows, "row indices", name)
+        _check_range(col, n_cols, "column indices", name)
+
+
+def _csr_is_canonical(X):
+    """Sorted column indices without duplicates in every row (computed, not the cached flag)."""
+    indices, indptr = X.indices, X.indptr
+    nnz = indices.shape[0]
+    if nnz < 2:
+        return True
+    same_row = np.ones(nnz - 1, dtype=bool)
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < nnz)]
+    same_row[starts - 1] = False
+    return bool(np.all(np.diff(indices)[same_row] > 0))
+
+
+def canonical_csr(X, name="X"):
+    """``X`` checked (:func:`check_sparse_integrity`) and in canonical CSR form.
+
+    Unsorted or duplicate entries are sorted and summed on a copy (the caller's matrix is
+    never modified), so a non-canonical matrix fits exactly as its canonical form; a canonical
+    CSR is returned as is.
+    """
+    check_sparse_integrity(X, name)
+    if X.format != "csr":
+        X = X.tocsr()
+        check_sparse_integrity(X, name)
+    if _csr_is_canonical(X):
+        return X
+    X = X.copy()
+    # the cached flags may be stale (arrays edited after construction): force the work
+    X.has_sorted_indices = False
+    X.has_canonical_format = False
+    X.sum_duplicates()
+    return X
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data`` behind our input policy.
+
+    Before scikit-learn (or scipy) touches ``X``: strings are rejected
+    (:func:`reject_string_input`) and a sparse ``X`` is checked in O(nnz)
+    (:func:`check_sparse_integrity`).  A sparse result is returned as canonical CSR
+    (:func:`canonical_csr`; a copy only when the input was not canonical).
+    """
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+
+    checked = not isinstance(X, str) and X is not None
+    if checked:
+        reject_string_input(X)
+        if sp.issparse(X):
+            check_sparse_integrity(X)
+    out = _sk_validate_data(estimator, X, y, **kwargs)
+    if not checked:
+        return out
+    if isinstance(out, tuple):
+        Xv = out[0]
+        if sp.issparse(Xv):
+            return (canonical_csr(Xv),) + tuple(out[1:])
+        return out
+    return canonical_csr(out) if sp.issparse(out) else out

@@ -1,0 +1,143 @@
+"""Hostile sparse input and input policy (issue 18.1, 18.5, 18.6).
+
+Every case runs in a forked child under an address-space cap and a wall-clock limit
+(tests/_isolation.py), so a crash or a hang is a failure naming the case.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from _isolation import describe, run_isolated
+from test_fuzz import SPECS, _base, make_estimator
+
+SPARSE = sorted(n for n, spec in SPECS.items() if spec[1] in ("clf", "reg", "semi"))
+FEATURES = sorted(n for n, spec in SPECS.items() if spec[1] != "ordinal")
+
+
+def _data(name, seed=0, sparsity=0.5):
+    task = SPECS[name][1]
+    X, y = _base("clf" if task == "metric" else task, np.random.default_rng(seed))
+    X[np.abs(X) < sparsity] = 0.0
+    return X, y
+
+
+def _corrupt(X, kind):
+    """A CSR/CSC of X whose stored arrays were edited after construction (scipy's cached
+    format flags still claim a canonical matrix)."""
+    A = sp.csc_matrix(X) if kind.startswith("csc") else sp.csr_matrix(X)
+    A.has_canonical_format = True
+    n_minor = A.shape[0] if A.format == "csc" else A.shape[1]
+    if kind.endswith("index_at_bound"):
+        A.indices[3] = n_minor
+    elif kind.endswith("index_far"):
+        A.indices[3] = 10 ** 6
+    elif kind.endswith("index_negative"):
+        A.indices[3] = -1
+    elif kind == "indptr_short":
+        A.indptr = A.indptr[:-1].copy()
+    elif kind == "indptr_decreasing":
+        A.indptr[5], A.indptr[6] = A.indptr[6], A.indptr[5] - 1
+    elif kind == "indptr_first_nonzero":
+        A.indptr[0] = 1
+    elif kind == "indptr_last_beyond_nnz":
+        A.indptr[-1] += 5
+    elif kind == "data_short":
+        A.data = A.data[:-1].copy()
+    elif kind == "indices_long":
+        A.indices = np.append(A.indices, 0).astype(A.indices.dtype)
+    else:  # pragma: no cover
+        raise AssertionError(kind)
+    return A
+
+
+CORRUPTIONS = ["index_at_bound", "index_far", "index_negative", "indptr_short",
+               "indptr_decreasing", "indptr_first_nonzero", "indptr_last_beyond_nnz",
+               "data_short", "indices_long", "csc_index_at_bound", "csc_index_negative"]
+
+
+_WARMED = set()
+
+
+def warm_up(name):
+    """Fit ``name`` once in this process, so the lazy imports of its first fit are paid here
+    and not again in every forked child."""
+    if name not in _WARMED:
+        X, y = _data(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _first_method(make_estimator(name).fit(X, y))(X)
+            if name in SPARSE:
+                _first_method(make_estimator(name).fit(sp.csr_matrix(X), y))(sp.csr_matrix(X))
+        _WARMED.add(name)
+
+
+def _first_method(est):
+    for meth in ("decision_function", "transform", "predict"):
+        if hasattr(est, meth):
+            return getattr(est, meth)
+    raise AssertionError(type(est).__name__)  # pragma: no cover
+
+
+@pytest.mark.parametrize("stage", ["fit", "predict"])
+@pytest.mark.parametrize("kind", CORRUPTIONS)
+@pytest.mark.parametrize("name", FEATURES)
+def test_corrupted_sparse_is_a_value_error(name, kind, stage):
+    warm_up(name)
+    X, y = _data(name)
+    bad = _corrupt(X, kind)
+    saved = (bad.data.copy(), bad.indices.copy(), bad.indptr.copy())
+
+    def case():
+        est = make_estimator(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if stage == "fit":
+                est.fit(bad, y)
+            else:
+                est.fit(X, y)
+                _first_method(est)(bad)
+        return "accepted"
+
+    result = run_isolated(case)
+    assert result["status"] == "raised", f"{name} {stage} {kind}: {describe(result)}"
+    assert result["exc_type"] == "ValueError", f"{name} {stage} {kind}: {describe(result)}"
+    assert "sparse" in result["message"] or "LMNN" in name, result["message"]
+    for before, after in zip(saved, (bad.data, bad.indices, bad.indptr)):
+        assert np.array_equal(before, after)
+
+
+def _non_canonical(X):
+    """X as CSR with every value split in two duplicates, columns in decreasing order in each
+    row, and scipy's cached flag wrongly saying canonical."""
+    A = sp.csr_matrix(X)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+    idx = np.concatenate([A.indices, A.indices])
+    vals = np.concatenate([0.75 * A.data, 0.25 * A.data])
+    r = np.concatenate([rows, rows])
+    order = np.lexsort((-idx, r))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=A.shape[0]))])
+    B = sp.csr_matrix((vals[order], idx[order], indptr), shape=A.shape)
+    B.has_canonical_format = True
+    return B
+
+
+@pytest.mark.parametrize("name", SPARSE)
+def test_non_canonical_sparse_fits_as_its_canonical_form(name):
+    X, y = _data(name, sparsity=0.3)
+    B = _non_canonical(X)
+    C = B.copy()
+    C.has_sorted_indices = False
+    C.has_canonical_format = False
+    C.sum_duplicates()
+    saved = (B.data.copy(), B.indices.copy())
+    outs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for M in (B, C):
+            est = make_estimator(name).fit(M, y)
+            outs.append((_first_method(est)(X), _first_method(est)(M)))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    assert np.array_equal(saved[0], B.data) and np.array_equal(saved[1], B.indices)
