@@ -21,11 +21,12 @@ from sklearn.utils import compute_class_weight
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ._solvers import FitMonitor
-from .utils import (AtomicFitMixin, make_dataset, reject_string_input, seed_from_random_state,
-                    validate_data)
+from .utils._validation import rescale_sample_weight
+from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, reject_string_input,
+                    seed_from_random_state, validate_data)
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -69,8 +70,10 @@ def normalize_sample_weight(sample_weight):
     The objectives are written ``(1/n) sum_i s_i loss_i + penalty``; with weights summing to n
     this is the weighted mean ``sum_i s_i loss_i / sum_i s_i``, so an integer weight is the same
     as repeating the sample and only the relative weights matter (as in scikit-learn's
-    ElasticNet).  Unit weights are unchanged.
+    ElasticNet).  Unit weights are unchanged; weights of extreme scale (uniform 1e-320) are
+    first divided by their maximum, so that their sum neither underflows nor overflows.
     """
+    sample_weight = rescale_sample_weight(sample_weight)
     total = sample_weight.sum()
     if not total > 0:
         raise ValueError("sample_weight (times class_weight) must have a positive sum; "
@@ -226,8 +229,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
                 f"but the data contains only one class: {classes[0]!r}."
             )
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                             ensure_non_negative=True)
+        sample_weight = check_sample_weight(sample_weight, X)
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
             weights = compute_class_weight(class_weight, classes=classes, y=y)
@@ -326,9 +328,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         y = ravel_column_vector(np.asarray(y, dtype=np.float64))
         single = y.ndim == 1
         Y = y.reshape(-1, 1) if single else y
-        sample_weight = normalize_sample_weight(
-            _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        )
+        sample_weight = normalize_sample_weight(check_sample_weight(sample_weight, X))
         targets = [np.ascontiguousarray(Y[:, k]) for k in range(Y.shape[1])]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,

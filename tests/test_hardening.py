@@ -141,3 +141,84 @@ def test_non_canonical_sparse_fits_as_its_canonical_form(name):
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
     assert np.array_equal(saved[0], B.data) and np.array_equal(saved[1], B.indices)
+
+
+WEIGHTED = sorted(n for n, spec in SPECS.items() if spec[1] in ("clf", "reg"))
+REGRESSORS = sorted(n for n, spec in SPECS.items() if spec[1] == "reg")
+MAX_RUNTIME_WARNINGS = 5
+
+
+@pytest.mark.parametrize("where", ["fit_X", "predict_X", "sample_weight", "y"])
+@pytest.mark.parametrize("name", FEATURES)
+def test_numeric_strings_are_rejected(name, where):
+    if where == "sample_weight" and name not in WEIGHTED:
+        pytest.skip("no sample_weight")
+    if where == "y" and name not in REGRESSORS:
+        pytest.skip("string labels are valid classes")
+    warm_up(name)
+    X, y = _data(name)
+
+    def case():
+        est = make_estimator(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if where == "fit_X":
+                est.fit(X.astype(str), y)
+            elif where == "sample_weight":
+                est.fit(X, y, sample_weight=np.ones(len(y)).astype(str))
+            elif where == "y":
+                est.fit(X, y.astype(str))
+            else:
+                _first_method(est.fit(X, y))(X.astype(str))
+
+    result = run_isolated(case)
+    assert result["status"] == "raised", f"{name} {where}: {describe(result)}"
+    assert result["exc_type"] in ("ValueError", "TypeError"), describe(result)
+    assert "string" in result["message"], result["message"]
+
+
+@pytest.mark.parametrize("scale", [1e-320, 1e-200, 1e250])
+@pytest.mark.parametrize("name", WEIGHTED)
+def test_uniform_weights_of_any_scale_fit_as_unit_weights(name, scale):
+    warm_up(name)
+    X, y = _data(name)
+
+    def case():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=UserWarning)
+            a = make_estimator(name).fit(X, y, sample_weight=np.full(len(y), scale))
+            b = make_estimator(name).fit(X, y)
+        return _first_method(a)(X), _first_method(b)(X)
+
+    result = run_isolated(case)
+    assert result["status"] == "ok", f"{name}: {describe(result)}"
+    np.testing.assert_array_equal(*result["value"])
+    assert result["runtime_warnings"] <= MAX_RUNTIME_WARNINGS
+
+
+@pytest.mark.parametrize("where", ["fit", "predict", "y"])
+@pytest.mark.parametrize("name", FEATURES)
+def test_huge_finite_inputs_give_finite_outputs_or_a_clear_error(name, where):
+    if where == "y" and name not in REGRESSORS:
+        pytest.skip("labels")
+    warm_up(name)
+    X, y = _data(name)
+
+    def case():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", category=UserWarning)
+            if where == "fit":
+                est = make_estimator(name).fit(X * 1e300, y)
+                return _first_method(est)(X * 1e300)
+            if where == "y":
+                return _first_method(make_estimator(name).fit(X, y * 1e300))(X)
+            return _first_method(make_estimator(name).fit(X, y))(X * 1e300)
+
+    result = run_isolated(case)
+    assert result["status"] in ("ok", "raised"), f"{name} {where}: {describe(result)}"
+    if result["status"] == "raised":
+        assert result["exc_type"] in ("ValueError", "TypeError", "DivergenceError"), \
+            describe(result)
+    else:
+        assert np.all(np.isfinite(result["value"])), f"{name} {where}: non-finite output"
+    assert result["runtime_warnings"] <= MAX_RUNTIME_WARNINGS, result["runtime_warnings"]

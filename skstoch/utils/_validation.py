@@ -2,7 +2,8 @@
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["canonical_csr", "check_sparse_integrity", "reject_string_input", "validate_data"]
+__all__ = ["canonical_csr", "check_sample_weight", "check_sparse_integrity",
+           "reject_string_input", "rescale_sample_weight", "validate_data"]
 
 
 def reject_string_input(X, name="X"):
@@ -159,6 +160,8 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
     from sklearn.utils.validation import validate_data as _sk_validate_data
 
     checked = not isinstance(X, str) and X is not None
+    if kwargs.get("y_numeric") and not isinstance(y, str) and y is not None:
+        reject_string_input(y, "y")
     if checked:
         reject_string_input(X)
         if sp.issparse(X):
@@ -172,3 +175,32 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
             return (canonical_csr(Xv),) + tuple(out[1:])
         return out
     return canonical_csr(out) if sp.issparse(out) else out
+
+
+# Weights whose largest value lies outside this range are rescaled by it (see below).
+_WEIGHT_SAFE_RANGE = (1e-100, 1e100)
+
+
+def rescale_sample_weight(sample_weight):
+    """Non-negative weights divided by their maximum when their scale is extreme.
+
+    Only relative weights matter to the objectives (weighted means), but sums of weights
+    such as 1e-320 (subnormal) or 1e300 underflow or overflow: uniform weights of any positive
+    scale must fit as unit weights.  Weights of ordinary scale are returned unchanged (bitwise).
+    """
+    if sample_weight.size:
+        top = float(sample_weight.max())
+        if top > 0 and not (_WEIGHT_SAFE_RANGE[0] <= top <= _WEIGHT_SAFE_RANGE[1]):
+            return sample_weight / top
+    return sample_weight
+
+
+def check_sample_weight(sample_weight, X, name="sample_weight"):
+    """``sample_weight`` validated as non-negative float64 of X's length (strings rejected),
+    rescaled by :func:`rescale_sample_weight`."""
+    from sklearn.utils.validation import _check_sample_weight
+
+    if sample_weight is not None and not isinstance(sample_weight, (int, float)):
+        reject_string_input(sample_weight, name)
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    return rescale_sample_weight(sw)
