@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._comparisons import check_comparisons
 from ._solvers.ordinal import OrdinalParams, OrdinalProblem, satisfied, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
+from .utils import check_allocation
 
 __all__ = ["OrdinalEmbedding"]
 
@@ -238,6 +239,9 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self : OrdinalEmbedding
         """
         Q, width, n_obj = check_comparisons(X, y, n_objects=n_objects)
+        # the embedding, its gradient and the solver's copies (a few dozen for L-BFGS)
+        check_allocation(8 * 32 * n_obj * self.n_components,
+                         f"n_components={self.n_components} for n_objects={n_obj}")
         params = self._solver_params(Q.shape[0], self._draw_seed())
         init = self._check_init(self.init if init is None else init, n_obj)
         monitor = self._make_monitor(f"OrdinalEmbedding(loss={self.loss!r}, "

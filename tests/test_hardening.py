@@ -222,3 +222,40 @@ def test_huge_finite_inputs_give_finite_outputs_or_a_clear_error(name, where):
     else:
         assert np.all(np.isfinite(result["value"])), f"{name} {where}: non-finite output"
     assert result["runtime_warnings"] <= MAX_RUNTIME_WARNINGS, result["runtime_warnings"]
+
+
+def test_check_allocation_names_the_input_and_size():
+    from skstoch.utils import check_allocation
+
+    check_allocation(1024, "n_components=1")
+    with pytest.raises(ValueError, match=r"n_components=2\*\*60 implies allocating .*EiB|PiB"):
+        check_allocation(8 * 2 ** 60, "n_components=2**60")
+
+
+@pytest.mark.parametrize("case", ["ordinal_large_index", "ordinal_n_components",
+                                  "s3vm_n_components", "lmnn_batch_size", "lasso_cv_n_radii"])
+def test_user_controlled_sizes_are_guarded(case):
+    import skstoch
+
+    rng = np.random.default_rng(0)
+    X, y = _base("clf", rng)
+
+    def run():
+        if case == "ordinal_large_index":
+            skstoch.OrdinalEmbedding(max_iter=2).fit(np.array([[0, 1, 2 * 10 ** 9]]))
+        elif case == "ordinal_n_components":
+            skstoch.OrdinalEmbedding(n_components=2 ** 40, max_iter=2).fit(
+                np.array([[0, 1, 2], [1, 2, 0]]))
+        elif case == "s3vm_n_components":
+            yy = y.copy()
+            yy[::3] = -1
+            skstoch.S3VMClassifier(n_components=2 ** 40, max_iter=5).fit(X, yy)
+        elif case == "lmnn_batch_size":
+            skstoch.LMNNMetric(batch_size=2 ** 62, max_iter=2).fit(X, y)
+        else:
+            skstoch.ConstrainedLassoCV(n_radii=2 ** 40, cv=2).fit(X, X[:, 0])
+
+    result = run_isolated(run, timeout=30)
+    assert result["status"] == "raised", f"{case}: {describe(result)}"
+    assert result["exc_type"] == "ValueError", describe(result)
+    assert "implies allocating" in result["message"], result["message"]

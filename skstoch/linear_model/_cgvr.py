@@ -24,8 +24,9 @@ def _cgvr_constraints():
         "c2": [Interval(Real, 0, 1, closed="neither")],
         "step_init": [Interval(Real, 0, None, closed="neither")],
         "step_max": [Interval(Real, 0, None, closed="neither"), None],
-        "ls_max_iter": [Interval(Integral, 1, None, closed="left")],
-        "zoom_max_iter": [Interval(Integral, 0, None, closed="left")],
+        # C ints in the kernel
+        "ls_max_iter": [Interval(Integral, 1, 2**31 - 1, closed="both")],
+        "zoom_max_iter": [Interval(Integral, 0, 2**31 - 1, closed="both")],
         "restart": [StrOptions({"h", "full"})],
         "w_selection": [StrOptions({"last", "random"})],
         "init": [StrOptions({"zeros", "uniform"})],

@@ -2,8 +2,9 @@
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["canonical_csr", "check_sample_weight", "check_sparse_integrity",
-           "reject_string_input", "rescale_sample_weight", "validate_data"]
+__all__ = ["available_memory", "canonical_csr", "check_allocation", "check_sample_weight",
+           "check_sparse_integrity", "reject_string_input", "rescale_sample_weight",
+           "validate_data"]
 
 
 def reject_string_input(X, name="X"):
@@ -204,3 +205,63 @@ def check_sample_weight(sample_weight, X, name="sample_weight"):
         reject_string_input(sample_weight, name)
     sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
     return rescale_sample_weight(sw)
+
+
+def available_memory():
+    """Bytes this process can still allocate, as far as the system says (an estimate).
+
+    The smaller of the memory the kernel reports available (``MemAvailable``, else the
+    physical memory) and what the address-space limit (``RLIMIT_AS``) leaves.  None when
+    nothing is known (the guard is then off).
+    """
+    import os
+
+    budget = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    budget = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    if budget is None:
+        try:
+            budget = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):
+            budget = None
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * resource.getpagesize()
+            left = max(limit - used, 0)
+            budget = left if budget is None else min(budget, left)
+    except (ImportError, OSError, ValueError):
+        pass
+    return budget
+
+
+def _human(n_bytes):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n_bytes < 1024 or unit == "PiB":
+            return f"{n_bytes:.3g} {unit}"
+        n_bytes /= 1024
+    return f"{n_bytes:.3g} EiB"  # pragma: no cover
+
+
+def check_allocation(n_bytes, what):
+    """Raise ``ValueError`` before allocating ``n_bytes`` the machine cannot provide.
+
+    Call with Python integers (no overflow) before any array whose size a user controls
+    (a parameter, the largest index of an input, a sparse shape).  ``what`` names the input or
+    parameter and its value, e.g. ``"n_components=2147483648"``.
+    """
+    n_bytes = int(n_bytes)
+    budget = available_memory()
+    if budget is not None and n_bytes > budget:
+        raise ValueError(f"{what} implies allocating {_human(n_bytes)}, more memory than this "
+                         f"machine can provide (about {_human(budget)} available); use a "
+                         f"smaller value.")
