@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from _isolation import describe, run_isolated
-from test_fuzz import SPECS, _base, make_estimator
+from test_fuzz import CORRUPTIONS, SPECS, _base, corrupt_sparse, make_estimator
 
 SPARSE = sorted(n for n, spec in SPECS.items() if spec[1] in ("clf", "reg", "semi"))
 FEATURES = sorted(n for n, spec in SPECS.items() if spec[1] != "ordinal")
@@ -21,40 +21,6 @@ def _data(name, seed=0, sparsity=0.5):
     X, y = _base("clf" if task == "metric" else task, np.random.default_rng(seed))
     X[np.abs(X) < sparsity] = 0.0
     return X, y
-
-
-def _corrupt(X, kind):
-    """A CSR/CSC of X whose stored arrays were edited after construction (scipy's cached
-    format flags still claim a canonical matrix)."""
-    A = sp.csc_matrix(X) if kind.startswith("csc") else sp.csr_matrix(X)
-    A.has_canonical_format = True
-    n_minor = A.shape[0] if A.format == "csc" else A.shape[1]
-    if kind.endswith("index_at_bound"):
-        A.indices[3] = n_minor
-    elif kind.endswith("index_far"):
-        A.indices[3] = 10 ** 6
-    elif kind.endswith("index_negative"):
-        A.indices[3] = -1
-    elif kind == "indptr_short":
-        A.indptr = A.indptr[:-1].copy()
-    elif kind == "indptr_decreasing":
-        A.indptr[5], A.indptr[6] = A.indptr[6], A.indptr[5] - 1
-    elif kind == "indptr_first_nonzero":
-        A.indptr[0] = 1
-    elif kind == "indptr_last_beyond_nnz":
-        A.indptr[-1] += 5
-    elif kind == "data_short":
-        A.data = A.data[:-1].copy()
-    elif kind == "indices_long":
-        A.indices = np.append(A.indices, 0).astype(A.indices.dtype)
-    else:  # pragma: no cover
-        raise AssertionError(kind)
-    return A
-
-
-CORRUPTIONS = ["index_at_bound", "index_far", "index_negative", "indptr_short",
-               "indptr_decreasing", "indptr_first_nonzero", "indptr_last_beyond_nnz",
-               "data_short", "indices_long", "csc_index_at_bound", "csc_index_negative"]
 
 
 _WARMED = set()
@@ -86,7 +52,7 @@ def _first_method(est):
 def test_corrupted_sparse_is_a_value_error(name, kind, stage):
     warm_up(name)
     X, y = _data(name)
-    bad = _corrupt(X, kind)
+    bad = corrupt_sparse(X, kind)
     saved = (bad.data.copy(), bad.indices.copy(), bad.indptr.copy())
 
     def case():
@@ -259,3 +225,22 @@ def test_user_controlled_sizes_are_guarded(case):
     assert result["status"] == "raised", f"{case}: {describe(result)}"
     assert result["exc_type"] == "ValueError", describe(result)
     assert "implies allocating" in result["message"], result["message"]
+
+
+@pytest.mark.parametrize("split", ["test_beyond_n", "test_negative", "test_empty",
+                                   "train_float"])
+def test_user_cv_with_bad_indices_is_a_value_error(split):
+    import skstoch
+
+    X, y = _base("reg", np.random.default_rng(0))
+    train, test = np.arange(20), np.arange(20, 30)
+    if split == "test_beyond_n":
+        test = np.arange(20, 35)
+    elif split == "test_negative":
+        test = np.array([-1, 25])
+    elif split == "test_empty":
+        test = np.array([], dtype=int)
+    else:
+        train = np.array([0.5, 1.0])
+    with pytest.raises(ValueError, match="cv gave"):
+        skstoch.ConstrainedLassoCV(n_radii=3, cv=[(train, test)], max_iter=50).fit(X, y)

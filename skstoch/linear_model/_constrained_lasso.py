@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
-from ..utils import check_allocation, check_sample_weight, validate_data
+from ..utils import check_allocation, check_fold, check_sample_weight, validate_data
 
 SOLVERS = ("auto",) + lasso.SOLVERS
 
@@ -494,7 +494,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
                 raise ValueError(
                     f"radii must be a non-empty array of finite nonnegative floats, "
                     f"got {self.radii!r}.")
-        folds = list(check_cv(self.cv).split(X, y))
+        folds = [check_fold(train, test, X.shape[0])
+                 for train, test in check_cv(self.cv).split(X, y)]
         if radii is None:   # the path and its mse table
             check_allocation(8 * self.n_radii * (len(folds) + 2), f"n_radii={self.n_radii}")
         targets = [y] if y.ndim == 1 else [np.ascontiguousarray(y[:, k])
