@@ -81,6 +81,27 @@ def normalize_sample_weight(sample_weight):
     return sample_weight * (sample_weight.shape[0] / total)
 
 
+def check_fitted_shapes(est, coef_shape, reference="n_features_in_"):
+    """Raise ``ValueError`` unless ``coef_`` / ``intercept_`` have the shapes the input and
+    ``reference`` imply (a tampered or foreign fitted state must not reach a kernel).
+    ``coef_shape`` is ``(n_heads, n_features)``, ``n_heads`` 0 for a 1-D ``coef_`` and a
+    scalar ``intercept_``, -1 when ``reference`` is itself inconsistent."""
+    coef_shape_now = tuple(np.shape(est.coef_))       # coef_ may be sparse (sparsify)
+    intercept_shape = tuple(np.shape(est.intercept_))
+    n_heads, n_features = coef_shape
+    if n_heads == 0:
+        ok = coef_shape_now == (n_features,) and intercept_shape == ()
+    else:
+        ok = (n_heads > 0 and coef_shape_now == (n_heads, n_features)
+              and intercept_shape == (n_heads,))
+    if not ok:
+        raise ValueError(
+            f"{type(est).__name__}'s fitted attributes are inconsistent (coef_ "
+            f"{coef_shape_now}, intercept_ {intercept_shape}, {reference} and X with "
+            f"{n_features} features): "
+            f"they were changed after fit or come from another version; fit again.")
+
+
 class _LinearProblem:
     """One binary or single-output problem handed to ``_fit_problem``.
 
@@ -257,6 +278,10 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", reset=False)
+        classes = np.asarray(self.classes_)
+        n_heads = 1 if classes.ndim == 1 and classes.shape[0] == 2 else (
+            classes.shape[0] if classes.ndim == 1 and classes.shape[0] > 2 else -1)
+        check_fitted_shapes(self, (n_heads, X.shape[1]), "classes_")
         return super().decision_function(X)
 
     @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
@@ -353,7 +378,9 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
-        return X @ np.asarray(self.coef_).T + self.intercept_
+        coef = np.asarray(self.coef_)
+        check_fitted_shapes(self, (coef.shape[0] if coef.ndim == 2 else 0, X.shape[1]))
+        return X @ coef.T + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -267,3 +267,45 @@ def test_user_cv_with_bad_indices_is_a_value_error(split):
         train = np.array([0.5, 1.0])
     with pytest.raises(ValueError, match="cv gave"):
         skstoch.ConstrainedLassoCV(n_radii=3, cv=[(train, test)], max_iter=50).fit(X, y)
+
+
+# S3VMClassifier (classes_, alpha_) is left to its family's session: see issue 18.4
+TAMPER_CHECKED = sorted(n for n, spec in SPECS.items()
+                        if spec[1] in ("clf", "reg") or n == "LMNNMetric")
+
+
+@pytest.mark.parametrize("name", TAMPER_CHECKED)
+def test_tampered_fitted_state_is_a_clear_error(name):
+    """Every fitted array truncated (first axis, last axis) or replaced by a scalar: each
+    method either works or raises ValueError/TypeError (issue 18.4)."""
+    warm_up(name)
+    X, y = _data(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make_estimator(name).fit(X, y)
+    methods = [m for m in SPECS[name][2] if hasattr(est, m)]
+    attrs = [k for k, v in vars(est).items() if k.endswith("_") and not k.startswith("_")
+             and isinstance(v, np.ndarray) and v.size > 1]
+
+    def case():
+        out = []
+        for attr in attrs:
+            for how in ("first_axis", "last_axis", "scalar"):
+                v = getattr(est, attr)
+                setattr(est, attr, v[:-1] if how == "first_axis" else v[..., :-1]
+                        if how == "last_axis" else v.ravel()[:1].reshape(()))
+                for meth in methods:
+                    try:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            (est.score(X, y) if meth == "score" else getattr(est, meth)(X))
+                    except (ValueError, TypeError):
+                        pass
+                    except Exception as exc:  # noqa: BLE001 - the failure reported
+                        out.append(f"{attr} {how} {meth}: {type(exc).__name__}: {exc}")
+                setattr(est, attr, v)
+        return out
+
+    result = run_isolated(case)
+    assert result["status"] == "ok", f"{name}: {describe(result)}"
+    assert result["value"] == [], "\n".join(result["value"])
