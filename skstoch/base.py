@@ -24,9 +24,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._solvers import FitMonitor
+from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, seed_from_random_state,
+                    validate_data)
 from .utils._validation import rescale_sample_weight
-from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, reject_string_input,
-                    seed_from_random_state, validate_data)
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -237,7 +237,6 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         self
         """
         self._validate_params()
-        reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
         check_classification_targets(y)
@@ -347,7 +346,6 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         self
         """
         self._validate_params()
-        reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", multi_output=True, y_numeric=True)
         y = ravel_column_vector(np.asarray(y, dtype=np.float64))
