@@ -104,7 +104,7 @@ def reference_problem(kind, scale):
     A = l1_pen + 2 * ALPHA
     enet = ElasticNet(alpha=A, l1_ratio=l1_pen / A, tol=1e-10, max_iter=100000).fit(X, y)
     radius = float(np.abs(enet.coef_).sum())
-    ref = ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista", tol=1e-13,
+    ref = ConstrainedLasso(l2_reg=ALPHA, radius=radius, solver="fista", tol=1e-13,
                            max_iter=100000).fit(X, y)
 
     def F(coef, intercept=None):
@@ -324,7 +324,7 @@ def run_kind(kind, args):
             cases.append(Case(
                 f"skstoch epro_sgd {passes:g} passes", "skstoch",
                 fit=with_cpu_time(lambda p=passes: ConstrainedLasso(
-                    alpha=ALPHA, radius=radius, solver="epro_sgd", max_iter=int(p * n),
+                    l2_reg=ALPHA, radius=radius, solver="epro_sgd", max_iter=int(p * n),
                     tol=0, random_state=0, track_objective=False).fit(X, y)),
                 evaluate=evaluate))
         # 'epro_svrg' (beyond the paper): the budget counts each epoch's full gradient as n
@@ -335,7 +335,7 @@ def run_kind(kind, args):
             cases.append(Case(
                 f"skstoch epro_svrg {passes:g} passes", "skstoch",
                 fit=with_cpu_time(lambda p=passes: ConstrainedLasso(
-                    alpha=ALPHA, radius=radius, solver="epro_svrg", max_iter=int(p * n),
+                    l2_reg=ALPHA, radius=radius, solver="epro_svrg", max_iter=int(p * n),
                     first_epoch_length=max(8, int((p - 1) * n)) if p < 1.2 else None,
                     tol=0, random_state=0, track_objective=False).fit(X, y)),
                 evaluate=evaluate))
@@ -345,7 +345,7 @@ def run_kind(kind, args):
             cases.append(Case(
                 f"skstoch {solver} defaults (max_iter=None, tol=1e-4)", "skstoch",
                 fit=with_cpu_time(lambda s=solver: ConstrainedLasso(
-                    alpha=ALPHA, radius=radius, solver=s, random_state=0).fit(X, y)),
+                    l2_reg=ALPHA, radius=radius, solver=s, random_state=0).fit(X, y)),
                 evaluate=evaluate))
         if stochastic_only:
             return run_stochastic_only(kind, args, cases, n, d, radius, f_star)
@@ -356,13 +356,13 @@ def run_kind(kind, args):
                 cases.append(Case(
                     f"skstoch epro_orda {passes:g} passes", "skstoch",
                     fit=with_cpu_time(lambda p=passes: ConstrainedLasso(
-                        alpha=ALPHA, radius=radius, solver="epro_orda", max_iter=int(p * n),
+                        l2_reg=ALPHA, radius=radius, solver="epro_orda", max_iter=int(p * n),
                         tol=0, random_state=0, track_objective=False).fit(X, y)),
                     evaluate=evaluate))
         for tol in (1e-3, 1e-6):
             cases.append(Case(f"skstoch fista tol={tol:g}", "skstoch",
                               fit=with_cpu_time(lambda t=tol: ConstrainedLasso(
-                                  alpha=ALPHA, radius=radius, solver="fista",
+                                  l2_reg=ALPHA, radius=radius, solver="fista",
                                   tol=t).fit(X, y)),
                               evaluate=evaluate))
         # each peer at several tolerances, so that its time to a target is its fastest
@@ -503,11 +503,11 @@ def run_baselines(args):
             cases.append(Case(
                 f"skstoch {solver} {passes:g} passes", "skstoch",
                 fit=lambda s=solver, p=passes: ConstrainedLasso(
-                    alpha=ALPHA, radius=radius, solver=s, max_iter=int(p * n), tol=0,
+                    l2_reg=ALPHA, radius=radius, solver=s, max_iter=int(p * n), tol=0,
                     random_state=0, track_objective=False).fit(X, y),
                 evaluate=evaluate))
     cases.append(Case("skstoch fista tol=1e-06", "skstoch",
-                      fit=lambda: ConstrainedLasso(alpha=ALPHA, radius=radius, solver="fista",
+                      fit=lambda: ConstrainedLasso(l2_reg=ALPHA, radius=radius, solver="fista",
                                                    tol=1e-6).fit(X, y),
                       evaluate=evaluate))
     desc = (f"sparse {n} x {d} (density {X.nnz / (n * d):.4f}), alpha={ALPHA}, "
@@ -535,7 +535,7 @@ def run_trace(args):
         kw = {}
         if args.solver == "epro_svrg" and passes < 1.2:
             kw["first_epoch_length"] = max(8, int((passes - 1) * n))
-        model = ConstrainedLasso(alpha=ALPHA, radius=radius, solver=args.solver,
+        model = ConstrainedLasso(l2_reg=ALPHA, radius=radius, solver=args.solver,
                                  max_iter=budget, tol=0, random_state=args.seed,
                                  track_objective=True, **kw).fit(X, y)
         per_epoch = [(float(f) - f_star) / f_star

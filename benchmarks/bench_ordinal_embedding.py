@@ -12,6 +12,7 @@ Modes (from the repository root, peers from the bench environment)::
     PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py large ste         # 20,000 objects
     PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py plot              # speed-up chart
     PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py table1 [TRIALS] [LOSSES]
+    PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py defaults [SEEDS]  # default solver
     (ulimit -v N; PYTHONPATH=. python benchmarks/bench_ordinal_embedding.py cblearn_probe ste)
 
 ``LOSSES`` is a comma-separated subset of ste,tste,gnmds,ckl,soe.  The scales write
@@ -19,6 +20,10 @@ Modes (from the repository root, peers from the bench environment)::
 ``results/ordinal_embedding_speedup.png`` from them; ``table1`` runs paper 000's Table I
 protocol (time and gradient evaluations to test error 0.15 for every solver, lazy and dense
 inner update; see :func:`table1`) into ``results/ordinal_embedding_table1.md/.json``;
+``defaults`` compares the default solver ('lbfgs') with the paper's ('svrg_sbb') at the
+default budget (every other parameter at its default) on ``make_triplets()`` data, the
+protocol of ``tests/test_defaults.py``, in one run: objective, held-out accuracy, CPU time,
+iterations and warnings, into ``results/ordinal_embedding_defaults.md/.json``;
 ``cblearn_probe`` runs cblearn at the large scale under an address-space limit and prints where
 it stops (its n x n matrices do not fit: the reason the large scale has no cblearn row).
 
@@ -608,7 +613,61 @@ def table1(trials=5, losses=None):
     print(md)
 
 
+def defaults(seeds=3):
+    """Default solver vs SVRG-SBB at the default budget, same data, one run (see above)."""
+    rows = []
+    load0 = os.getloadavg()
+    for seed in range(seeds):
+        T = make_triplets(random_state=seed)    # 100 objects in R^10, 10,000 triplets
+        train, test = T[:8000], T[8000:]
+        for n_components in (2, 10):
+            for loss in ("ste", "tste", "gnmds", "ckl", "soe"):
+                for solver in ("lbfgs", "svrg_sbb"):
+                    est = OrdinalEmbedding(n_components, loss=loss, solver=solver,
+                                           random_state=0)
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        c0, w0 = time.process_time(), time.perf_counter()
+                        est.fit(train, n_objects=100)
+                        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+                    rows.append({"seed": seed, "n_components": n_components, "loss": loss,
+                                 "solver": solver, "objective": float(est.objective_),
+                                 "test_accuracy": float(est.score(test)), "cpu_s": cpu,
+                                 "wall_s": wall, "n_iter": int(est.n_iter_),
+                                 "warnings": len(caught)})
+    agg = {}
+    for r in rows:
+        agg.setdefault((r["n_components"], r["loss"], r["solver"]), []).append(r)
+    lines = ["| p | loss | solver | objective | test accuracy | CPU s | iterations | warnings |",
+             "|---|---|---|---|---|---|---|---|"]
+    for (p, loss, solver), rs in agg.items():
+        mean = lambda k: np.mean([r[k] for r in rs])   # noqa: E731
+        lines.append(f"| {p} | {loss} | {solver} | {mean('objective'):.4f} | "
+                     f"{mean('test_accuracy'):.4f} | {mean('cpu_s'):.3f} | "
+                     f"{mean('n_iter'):.0f} | {sum(r['warnings'] for r in rs)} |")
+    payload = stamp({
+        "name": "ordinal_embedding_defaults",
+        "title": "OrdinalEmbedding: default solver (lbfgs) vs svrg_sbb at the default budget",
+        "problem": ("make_triplets(random_state=seed): 100 objects in R^10, first 8,000 "
+                    "triplets to train, last 2,000 to test; every parameter at its default "
+                    "but n_components (2, the default, and 10, the data's) and solver; "
+                    f"means over {seeds} data seeds"),
+        "loadavg_start": [round(v, 2) for v in load0],
+        "loadavg_end": [round(v, 2) for v in os.getloadavg()],
+        "rows": rows,
+    })
+    md = "\n".join([f"# {payload['title']}", "", payload["problem"], "",
+                    f"Load average at start / end: {payload['loadavg_start'][0]} / "
+                    f"{payload['loadavg_end'][0]} (shared 2-core machine: CPU times are "
+                    f"comparable only within this run)", ""] + lines) + "\n"
+    write_results(payload["name"], payload, md)
+    print(md)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "defaults":
+        defaults(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+        sys.exit()
     if len(sys.argv) > 1 and sys.argv[1] == "cblearn_probe":
         cblearn_probe(*sys.argv[2:3])
         sys.exit()

@@ -217,17 +217,17 @@ def contenders(alpha, n, sparse_input):
     s3 = dict(alpha=alpha, fit_intercept=False, random_state=0, tol=0, n_iter_no_change=10**6,
               max_iter=epochs)
     cases = [
-        ("S3GD init_step=None (SGD warm-up pass, then Prox-SVRG; default of rounds 6-10)",
+        ("Prox-SVRG (S3GDClassifier) init_step=None (SGD warm-up pass, then Prox-SVRG; default of rounds 6-10)",
          "skstoch", lambda cb: S3GDClassifier(callback=cb, init_step=None, **s3),
          skstoch_trace),
-        ("S3GD init_step='auto' (line-search start instead of the warm-up when "
+        ("Prox-SVRG (S3GDClassifier) init_step='auto' (line-search start instead of the warm-up when "
          "c lambda_max <= alpha)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, init_step="auto", **s3), skstoch_trace),
-        ("S3GD init_step='line_search' (always; then Prox-SVRG, no warm-up)", "skstoch",
+        ("Prox-SVRG (S3GDClassifier) init_step='line_search' (always; then Prox-SVRG, no warm-up)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, init_step="line_search", **s3), skstoch_trace),
-        ("S3GD warmup_epochs=0 (Prox-SVRG from 0, round-3 default)", "skstoch",
+        ("Prox-SVRG (S3GDClassifier) warmup_epochs=0 (from 0, round-3 default)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, warmup_epochs=0, **s3), skstoch_trace),
-        ("S3GD hybrid, anchor_epochs=1 (one S3GD epoch)", "skstoch",
+        ("S3GD epoch then Prox-SVRG (S3GDClassifier anchor_epochs=1)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, anchor_epochs=1, **s3), skstoch_trace),
         ("S3GD paper (solver='s3gd', constant step)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, solver="s3gd", **s3), skstoch_trace),

@@ -19,8 +19,11 @@ Part 3 (diagnostics): per dataset, how many rows lie inside the margin of an SVC
 all labels (the low-density assumption S3VM relies on) and the 7-NN purity (what the knn graph
 of LabelSpreading relies on). Results: results/s3vm_diagnostics.md.
 
-Run: PYTHONPATH=. python benchmarks/bench_s3vm.py [accuracy] [scaling] [diagnostics] (all three
-by default).  Quick mode (``SKSTOCH_BENCH_QUICK=1``): moons and digits 3v8 only, 3 label draws,
+Part 4 (scale_labeled, issue 18.8; only when named): half-labeled synthetic data up to 2M x 20
+and a 30 x 200,000 CSR. Results: results/s3vm_scale_labeled.md/.json.
+
+Run: PYTHONPATH=. python benchmarks/bench_s3vm.py [accuracy] [scaling] [diagnostics]
+[scale_labeled] (the first three by default).  Quick mode (``SKSTOCH_BENCH_QUICK=1``): moons and digits 3v8 only, 3 label draws,
 n up to 10^4 in the scaling part, files in a temporary folder.
 """
 import sys
@@ -295,6 +298,53 @@ def run_scaling():
     )
 
 
+def run_scale_labeled():
+    """Issue 18.8: cost against n when half the rows are labeled (was quadratic in the labeled
+    rows: the kNN graph covered every one) and on wide sparse X (was O(m d) per feature
+    block). One fit per case; wall and CPU time, tracemalloc peak during that fit."""
+    import scipy.sparse as sp
+
+    sizes = [10_000, 100_000] if QUICK else [100_000, 400_000, 2_000_000]
+    rng = np.random.default_rng(0)
+    rows = []
+    lines = ["# s3vm_scale_labeled", "",
+             "Synthetic X ~ N(0, I) of 20 columns, y = [x0 + x1^2 / 2 > 0.5], half the rows "
+             "labeled at random; S3VMClassifier defaults with gamma='scale' (one fit) and the "
+             "default gamma='cv' (16 fits); then 30 x 200,000 CSR (40 entries per row, 20 "
+             "labeled rows) with the defaults. One run each; time.perf_counter / "
+             "time.process_time; tracemalloc peak during the fit.", "",
+             "| case | wall s | CPU s | peak traced MB | n_iter_ |", "|---|---|---|---|---|"]
+
+    def one(label, make, X, ys):
+        tracemalloc.start()
+        wall, cpu = time.perf_counter(), time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = make().fit(X, ys)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        rows.append({"case": label, "wall_s": wall, "cpu_s": cpu, "peak_traced_MB": peak,
+                     "n_iter": int(model.n_iter_)})
+        lines.append(f"| {label} | {wall:.1f} | {cpu:.1f} | {peak:.0f} | {model.n_iter_} |")
+        print(lines[-1], flush=True)
+
+    for n in sizes:
+        X = rng.standard_normal((n, 20))
+        y = (X[:, 0] + 0.5 * X[:, 1] ** 2 > 0.5).astype(int)
+        ys = np.where(rng.random(n) < 0.5, -1, y)
+        one(f"n={n}, half labeled, gamma='scale'",
+            lambda: S3VMClassifier(gamma="scale", random_state=0), X, ys)
+        one(f"n={n}, half labeled, defaults (gamma='cv')",
+            lambda: S3VMClassifier(random_state=0), X, ys)
+    X = sp.random(30, 200_000, density=40 / 200_000, format="csr", random_state=0)
+    ys = np.where(np.arange(30) < 20, np.arange(30) % 2, -1)
+    one("30 x 200,000 CSR, 20 labels, defaults", lambda: S3VMClassifier(random_state=0), X, ys)
+    payload = stamp({"name": "s3vm_scale_labeled", "problem": lines[2], "rows": rows})
+    lines += ["", f"Run on {payload['date_utc']} with `{payload['command']}`."]
+    write_results(payload["name"], payload, "\n".join(lines) + "\n")
+
+
 def run_diagnostics():
     """Why a kernel S3VM can lose to a knn graph: the low-density assumption in the RBF metric.
 
@@ -337,3 +387,5 @@ if __name__ == "__main__":
         run_accuracy()
     if "scaling" in parts:
         run_scaling()
+    if "scale_labeled" in parts:   # not in the default set: minutes at 2M rows
+        run_scale_labeled()

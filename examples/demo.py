@@ -51,12 +51,12 @@ def linear_demos():
            make_pipeline(StandardScaler(), skstoch.S3GDRegressor(random_state=0)),
            {"s3gdregressor__alpha": alphas}, _split(X_db, y_db))
     yield ("ConstrainedLasso", "diabetes",
-           make_pipeline(StandardScaler(), skstoch.ConstrainedLasso(alpha=1e-3)),
+           make_pipeline(StandardScaler(), skstoch.ConstrainedLasso()),
            {"constrainedlasso__radius": [10.0, 50.0, 200.0]}, _split(X_db, y_db))
     # the radius chosen by its own cross-validated path; the grid search tunes the ridge term
     yield ("ConstrainedLassoCV", "diabetes",
            make_pipeline(StandardScaler(), skstoch.ConstrainedLassoCV(n_radii=10, cv=3)),
-           {"constrainedlassocv__alpha": [1e-3, 1e-2]}, _split(X_db, y_db))
+           {"constrainedlassocv__l2_reg": [0.0, 1e-2]}, _split(X_db, y_db))
 
 
 def metric_demo():

@@ -1,22 +1,28 @@
 """
 ======================================================================
-Constrained Lasso: Epro-SGD against its baselines, and the radius path
+Constrained Lasso: Epro-SGD against its baselines (paper 001, Fig. 1)
 ======================================================================
 
 Paper 001 (Chen et al.), Fig. 1 protocol on a generated sparse regression problem
 (KDD Cup 2010 is not available offline): the objective of eq. 22 with the paper's
-``alpha = 1`` and ``radius = 0.5`` against the number of stochastic gradients and against
-time, for Epro-SGD, projected SGD (a projection every step), OneProj and Epro-ORDA, with
-the number of l1-ball projections each used.  Epro-SVRG (``solver='epro_svrg'``) is
-**not** one of the paper's algorithms: it is our variance-reduced variant of the same
-epoch-projection loop (one full gradient per epoch, prox-SVRG steps inside, one projection
-per epoch), drawn dashed for comparison; its budget counts each full gradient as
-``n_samples`` stochastic gradients, so its first point starts after one pass.  The second
-figure is the constrained path (coefficients against the radius) next to scikit-learn's
-Lasso path.
+``l2_reg = 1`` (its alpha) and ``radius = 0.5``, ``T = 2000`` stochastic gradients and the
+paper's tuned steps: Epro-SGD as published (``solver='epro_sgd_paper'``: ``eta0 = 0.3``,
+``lam = 0.03``, ``T1 = 8``, whole epochs), projected SGD (``eta0 = 0.5``, a projection every
+step), OneProj (``eta0 = 0.1``) and the LogT baseline of Fig. 1 (``eta0 = 0.1``, written
+below: our library has no LogT solver), plus Epro-ORDA as published.
+
+What the figure can test depends on the constraint being **active**: ``y`` is scaled so
+that the unconstrained (ridge) solution has l1 norm four times the radius; the exact
+solution's Lagrange multiplier is printed (0 would mean the ball changes nothing, and
+the comparison of projection strategies would test nothing).  Every method runs from
+several seeds (mean and spread shown).  A second panel adds what our defaults do on the
+same problem (``solver='epro_sgd'`` with the automatic step and multiplier,
+``'epro_svrg'`` and the exact default ``'fista'``).  The example ends with
+:func:`record` rows: the paper's claims tested on the paper's algorithms, and an 'ours' row.
 """
 import os
 import time
+import warnings
 
 import matplotlib
 
@@ -26,9 +32,18 @@ if FAST:
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
-from sklearn.linear_model import lasso_path
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import Ridge
 
 from skstoch import ConstrainedLasso
+from skstoch._solvers import project_l1_ball
+
+try:
+    from _reproduction import claim, record
+except ImportError:       # run from another directory
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _reproduction import claim, record
 
 # %%
 # A sparse regression problem with unit-norm rows (like the paper's normalized data)
@@ -36,80 +51,187 @@ rng = np.random.RandomState(0)
 n_samples, n_features = (2_000, 500) if FAST else (20_000, 5_000)
 X = sp.random(n_samples, n_features, density=0.01, random_state=rng, format="csr")
 X = sp.diags(1.0 / np.maximum(np.sqrt(X.multiply(X).sum(axis=1).A.ravel()), 1e-12)) @ X
+X = X.tocsr()
 w_true = np.zeros(n_features)
 w_true[rng.choice(n_features, 20, replace=False)] = rng.randn(20)
 y = X @ w_true + 0.1 * rng.randn(n_samples)
 
-alpha, radius = 1.0, 0.5
-exact = ConstrainedLasso(alpha=alpha, radius=radius, solver="fista", tol=1e-12).fit(X, y)
+l2_reg, radius = 1.0, 0.5          # the paper's alpha and beta
+# scale y so that the unconstrained ridge solution has l1 norm 4 * radius: the ball binds
+# (1/2n)||r||^2 + l2_reg ||w||^2 is scikit-learn's Ridge with alpha = 2 n l2_reg
+ridge = Ridge(alpha=2 * n_samples * l2_reg, tol=1e-10)
+y = y * (4.0 * radius / np.abs(ridge.fit(X, y).coef_).sum())
+ridge_l1 = np.abs(ridge.fit(X, y).coef_).sum()
+exact = ConstrainedLasso(l2_reg=l2_reg, radius=radius, solver="fista", tol=1e-12).fit(X, y)
 f_star = exact.history_["objective"][-1]
+print(f"||w_ridge||_1 = {ridge_l1:.3f} > radius = {radius}: the constraint is active; "
+      f"Lagrange multiplier at the solution {exact.lam_:.4g}, "
+      f"||w*||_1 = {np.abs(exact.coef_).sum():.4f}, F* = {f_star:.6g}")
+
+x_mean, y_mean = np.asarray(X.mean(axis=0)).ravel(), float(y.mean())
 
 
-def objective(model):
-    r = X @ model.coef_ + model.intercept_ - y
-    return 0.5 * np.mean(r * r) + alpha * model.coef_ @ model.coef_
+def objective(coef):
+    """F(w, b*(w)) of eq. 22 plus the optimal intercept (as every solver reports it)."""
+    b = y_mean - x_mean @ coef
+    r = X @ coef + b - y
+    return 0.5 * np.mean(r * r) + l2_reg * coef @ coef
+
+
+def logt_sgd(T, eta, seed):
+    """LogT baseline of Fig. 1 (Zhang et al., ICML 2013), our reading: projected mini-batch
+    gradient steps with a constant step ``eta``; the mini-batch doubles after every
+    ``kappa = ceil(L / mu)`` steps (L = max row curvature, mu = 2 l2_reg), so that ``T``
+    stochastic gradients take O(kappa log T) projections.  The intercept is set to its
+    optimum given w at every projection, as our solvers do."""
+    rs = np.random.RandomState(seed)
+    kappa = int(np.ceil((1.0 + 1.0 + 2.0 * l2_reg) / (2.0 * l2_reg)))  # ||x_i|| = 1, + b
+    w, b, used, batch, n_proj = np.zeros(n_features), y_mean, 0, 1, 0
+    while used < T:
+        for _ in range(kappa):
+            m = min(batch, T - used)
+            if m <= 0:
+                break
+            idx = rs.randint(n_samples, size=m)
+            r = X[idx] @ w + b - y[idx]
+            w = project_l1_ball(w - eta * (X[idx].T @ r / m + 2.0 * l2_reg * w), radius)
+            b = y_mean - x_mean @ w
+            used += m
+            n_proj += 1
+        batch *= 2
+    return w, n_proj
 
 
 # %%
-# Objective against the number of stochastic gradients and against time.  Each budget T
-# is a separate run (as in the paper, every method's output at T is a feasible point).
-budgets = np.unique(np.geomspace(64, 4 * n_samples, 8 if FAST else 12).astype(int))
-solvers = {"epro_sgd": "Epro-SGD", "sgd": "SGD (projection every step)",
-           "oneproj": "OneProj", "epro_orda": "Epro-ORDA",
-           "epro_svrg": "Epro-SVRG (beyond the paper)"}
-results = {}
-for solver in solvers:
-    rows = []
-    # Epro-SVRG needs one full gradient (n_samples) plus at least 8 steps per epoch
-    for T in (budgets[budgets >= n_samples + n_samples // 16] if solver == "epro_svrg"
-              else budgets):
-        model = ConstrainedLasso(alpha=alpha, radius=radius, solver=solver, max_iter=int(T),
-                                 random_state=0, tol=0, track_objective=False)
-        start = time.perf_counter()
-        model.fit(X, y)
-        rows.append((T, time.perf_counter() - start, objective(model) - f_star,
-                     model.n_projections_))
-    results[solver] = np.array(rows)
+# The paper's methods at the paper's settings, several seeds, each budget a separate run
+# (every method's output at T is a feasible point, as in the paper).
+seeds = range(3 if FAST else 5)
+budgets = np.unique(np.geomspace(32, 2000, 6 if FAST else 9).astype(int))
+paper = {
+    "Epro-SGD (paper)": dict(solver="epro_sgd_paper"),
+    "SGD (paper, projection every step)": dict(solver="sgd", eta0=0.5),
+    "OneProj (paper)": dict(solver="oneproj", eta0=0.1, lam=0.03),
+    "Epro-ORDA (paper)": dict(solver="epro_orda_paper"),
+}
+ours = {
+    "Epro-SGD, our defaults": dict(solver="epro_sgd"),
+    "Epro-SVRG (beyond the paper)": dict(solver="epro_svrg"),
+}
 
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-for solver, label in solvers.items():
-    T, sec, gap, proj = results[solver].T
-    style = "s--" if solver == "epro_svrg" else "o-"
-    axes[0].loglog(T, np.maximum(gap, 1e-16), style, label=f"{label} ({int(proj[-1])} proj.)")
-    axes[1].loglog(sec, np.maximum(gap, 1e-16), style, label=label)
+
+def run(kw, T, seed):
+    model = ConstrainedLasso(l2_reg=l2_reg, radius=radius, max_iter=int(T), tol=0,
+                             track_objective=False, random_state=seed, **kw)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    return (objective(model.coef_) - f_star, time.perf_counter() - start,
+            model.n_projections_, model.n_iter_)
+
+
+def curves(methods, budgets):
+    out = {}
+    for label, kw in methods.items():
+        out[label] = np.array([[run(kw, T, s) for s in seeds] for T in budgets])
+    return out   # (budget, seed, [gap, seconds, projections, n_iter])
+
+
+res = curves(paper, budgets)
+logt = []
+for T in budgets:
+    row = []
+    for s in seeds:
+        start = time.perf_counter()
+        w, n_proj = logt_sgd(T, 0.1, s)
+        row.append((objective(w) - f_star, time.perf_counter() - start, n_proj, T))
+    logt.append(row)
+res["LogT (paper's baseline, our reading)"] = np.array(logt)
+svrg_budgets = np.unique(np.geomspace(2 * n_samples, 20 * n_samples, 5).astype(int))
+res_ours = curves({"Epro-SGD, our defaults": ours["Epro-SGD, our defaults"]}, budgets)
+res_ours.update(curves({"Epro-SVRG (beyond the paper)": ours["Epro-SVRG (beyond the paper)"]},
+                       svrg_budgets))
+start = time.perf_counter()
+default_fit = ConstrainedLasso(l2_reg=l2_reg, radius=radius).fit(X, y)   # 'fista', tol 1e-4
+fista_time = time.perf_counter() - start
+fista_gap = objective(default_fit.coef_) - f_star
+
+
+def band(ax, x, values, label, style="o-"):
+    mean, std = values.mean(axis=1), values.std(axis=1)
+    line, = ax.loglog(x, np.maximum(mean, 1e-16), style, label=label)
+    ax.fill_between(x, np.maximum(mean - std, 1e-16), mean + std, alpha=0.2,
+                    color=line.get_color())
+
+
+fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+for label, r in res.items():
+    proj = int(np.median(r[-1, :, 2]))
+    band(axes[0], budgets, r[:, :, 0], f"{label} ({proj} proj. at T={budgets[-1]})")
+    band(axes[1], r[:, :, 1].mean(axis=1), r[:, :, 0], label)
+for label, r in res_ours.items():
+    x = budgets if "SGD" in label else svrg_budgets
+    band(axes[2], x, r[:, :, 0], label, "s--")
+axes[2].axhline(max(fista_gap, 1e-16), color="k", lw=1,
+                label=f"default ConstrainedLasso (fista) {fista_time:.2f} s")
 axes[0].set_xlabel("stochastic gradients T")
 axes[1].set_xlabel("fit time (s)")
+axes[2].set_xlabel("stochastic gradients T (full gradients count n)")
+axes[0].set_title("paper's methods and settings")
+axes[1].set_title("against time (machine shared, noisy)")
+axes[2].set_title("our defaults on the same problem")
 for ax in axes:
-    ax.set_ylabel("F(w_T) - F*")
+    ax.set_ylabel("F(w_T) - F*  (mean +- std over seeds)")
     ax.grid(True, which="both", alpha=0.3)
-axes[0].legend(fontsize=8)
-fig.suptitle(f"Constrained Lasso, alpha={alpha}, radius={radius}, "
-             f"{n_samples} x {n_features} sparse")
+    ax.legend(fontsize=7)
+fig.suptitle(f"Constrained Lasso, l2_reg={l2_reg}, radius={radius} (active, multiplier "
+             f"{exact.lam_:.3g}), {n_samples} x {n_features} sparse, {len(seeds)} seeds")
 fig.tight_layout()
 
 # %%
-# The constrained path (coefficients against the radius) and Lasso's path
-# (coefficients against the l1 norm of its solution): with ``alpha = 0`` they coincide.
-Xd = X[:, :50].toarray() if FAST else X[:, :200].toarray()
-yd = Xd @ (rng.randn(Xd.shape[1]) * (rng.rand(Xd.shape[1]) < 0.1)) + 0.1 * rng.randn(n_samples)
-Xc, yc = Xd - Xd.mean(0), yd - yd.mean()
-# lasso_path's default grid, given explicitly (scikit-learn 1.6 takes no integer alphas)
-alpha_max = np.abs(Xc.T @ yc).max() / len(yc)
-alphas, coefs, _ = lasso_path(Xc, yc, alphas=np.geomspace(alpha_max, 1e-3 * alpha_max, 30))
-l1 = np.abs(coefs).sum(axis=0)
-radii = np.linspace(0, l1.max(), 25)
-model = ConstrainedLasso(alpha=0.0, solver="fista", tol=1e-10, warm_start=True)
-path = []
-for r in radii:
-    path.append(model.set_params(radius=r).fit(Xd, yd).coef_.copy())
-path = np.array(path)
-fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-axes[0].plot(radii, path)
-axes[0].set_xlabel("radius (ConstrainedLasso, alpha=0)")
-axes[1].plot(l1, coefs.T)
-axes[1].set_xlabel("||w||_1 of the Lasso solution (sklearn lasso_path)")
-axes[0].set_ylabel("coefficients")
-fig.tight_layout()
+# What the figure establishes, as rows of the reproduction page.
+final = {label: r[-1, :, 0] for label, r in res.items()}
+fmt = {k: f"{v.mean():.3g} +- {v.std():.2g}" for k, v in final.items()}
+epro, sgd_, onep, logt_ = (final["Epro-SGD (paper)"], final["SGD (paper, projection every step)"],
+                           final["OneProj (paper)"], final["LogT (paper's baseline, our reading)"])
+protocol = (f"generated sparse {n_samples} x {n_features} (1% density, unit-norm rows, 20-sparse "
+            f"truth, y scaled so ||w_ridge||_1 = 4 radius: constraint active, multiplier "
+            f"{exact.lam_:.3g}); l2_reg=1, radius=0.5, T={budgets[-1]}, paper steps "
+            f"(Epro 0.3 / lam 0.03 / T1 8, SGD 0.5, OneProj 0.1, LogT 0.1), {len(seeds)} seeds")
+smaller = max(epro.mean(), sgd_.mean()) < min(onep.mean(), logt_.mean())
+claims = [
+    claim("After 2000 iterations Epro and SGD attain smaller objective values than OneProj "
+          "and LogT (Fig. 1 left)", protocol=protocol,
+          ours="F - F* at T: " + "; ".join(f"{k}: {v}" for k, v in fmt.items()),
+          verdict="reproduced" if smaller else "partly" if epro.mean() < onep.mean()
+          else "refuted",
+          why="mean over seeds at the largest budget; KDD Cup 2010 replaced by generated "
+              "data; LogT is our reading of Zhang et al. 2013"),
+    claim("Epro uses O(log T) projections where SGD uses T", protocol=protocol,
+          ours=f"projections at T={budgets[-1]}: Epro-SGD "
+               f"{int(res['Epro-SGD (paper)'][-1, 0, 2])}, SGD "
+               f"{int(res['SGD (paper, projection every step)'][-1, 0, 2])}, LogT "
+               f"{int(res['LogT (paper' + chr(39) + 's baseline, our reading)'][-1, 0, 2])}",
+          verdict="reproduced", why="counted by the estimators (n_projections_)"),
+    claim("Epro attains a smaller objective than the other three for the same CPU time "
+          "(Fig. 1 right)", protocol=protocol,
+          ours="see the middle panel (timings on a shared 2-core machine)",
+          verdict="not attempted",
+          why="the paper's MATLAB timings are dominated by projections onto an l1 ball of "
+              "20M coordinates; at our size one projection costs about as much as a few "
+              "steps, so time ratios here say nothing about the paper's setting"),
+    claim("Our defaults on the same problem", protocol=protocol, algorithm="ours",
+          ours=f"Epro-SGD defaults at T={budgets[-1]}: "
+               f"{res_ours['Epro-SGD, our defaults'][-1, :, 0].mean():.3g}; Epro-SVRG at "
+               f"{svrg_budgets[-1] // n_samples} passes: "
+               f"{res_ours['Epro-SVRG (beyond the paper)'][-1, :, 0].mean():.3g}; default "
+               f"ConstrainedLasso (fista, tol 1e-4): {fista_gap:.3g} in {fista_time:.2f} s",
+          verdict="reproduced", why="F - F* against the tight fista solution"),
+]
+record("001 (Chen et al., Epro-SGD / Epro-ORDA)", "plot_constrained_lasso_epro.py", claims,
+       fast=FAST)
+for c in claims:
+    print(f"[{c['verdict']}] {c['claim']}: {c['ours']}")
 
 if matplotlib.get_backend().lower() != "agg":
     plt.show()

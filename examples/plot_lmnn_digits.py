@@ -6,11 +6,14 @@ The protocol of Fig. 2 of Chen et al. (paper 001), on scikit-learn's digits inst
 (not available offline): the LMNN objective (Eq. 21) against iterations and against time for
 Epro-SGD, Epro-ORDA, projected SGD (one projection per iteration) and OneProj (one projection
 at the end), with the number of projections each solver performs.  A second figure shows the
-learned metric's 2-D projection next to PCA's.
+learned metric's 2-D projection next to PCA's; a third, held-out 3-NN accuracy over several
+splits: the paper's recipe gives metrics below Euclidean 3-NN on digits, our defaults and
+NCA do not.  The last cell records each claim with its verdict.
 
 Set ``SKSTOCH_EXAMPLE_FAST=1`` for a quick run on a subsample.
 """
 import os
+import sys
 import time
 
 import matplotlib
@@ -20,6 +23,7 @@ if FAST:
     matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from sklearn.decomposition import PCA  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
@@ -142,6 +146,144 @@ for ax, (name, Z) in zip(axes, [("PCA", pca.transform(X_test)),
     ax.scatter(Z[:, 0], Z[:, 1], c=y_test, cmap="tab10", s=12)
     ax.set_title(name)
 fig2.tight_layout()
+
+# %%
+# Accuracy, honestly.  The paper reports no accuracy (its Fig. 2 is the objective only), and
+# a lower objective on the paper's recipe (random triplets, the objective-tuned steps above)
+# need not give a better k-NN metric: on standardized digits Euclidean 3-NN is already very
+# strong (98.2% in the issue's full-data measurement, where the paper-recipe metrics gave 92 to
+# 97%).  We refit each solver with its tuned settings, our defaults (k-NN triplets) and NCA on
+# ``n_splits`` stratified splits and compare held-out 3-NN accuracy with Euclidean 3-NN.
+from sklearn.model_selection import StratifiedShuffleSplit  # noqa: E402
+from sklearn.neighbors import NeighborhoodComponentsAnalysis  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _reproduction  # noqa: E402  (examples/_reproduction.py)
+
+X_all, y_all = load_digits(return_X_y=True)
+if FAST:
+    X_all, y_all = X_all[:400], y_all[:400]
+n_splits = 2 if FAST else 5
+methods = {"Euclidean": None, "NCA": "nca", "defaults": "ours",
+           **{name: name for name in solvers}}
+accuracy = {name: [] for name in methods}
+splits = StratifiedShuffleSplit(n_splits, test_size=0.25, random_state=0).split(X_all, y_all)
+with threadpool_limits(limits=1):
+    for train, test in splits:
+        sc = StandardScaler().fit(X_all[train])
+        Xtr, Xte = sc.transform(X_all[train]), sc.transform(X_all[test])
+        ytr, yte = y_all[train], y_all[test]
+        for name, kind in methods.items():
+            if kind is None:
+                model = None
+            elif kind == "nca":
+                model = NeighborhoodComponentsAnalysis(random_state=0).fit(Xtr, ytr)
+            elif kind == "ours":
+                model = LMNNMetric(random_state=0).fit(Xtr, ytr)
+            else:
+                f, lam = tuned[name]
+                model = LMNNMetric(solver=name.split()[0], max_iter=max_iter,
+                                   eta0=f * auto_eta0, lam=lam, **common,
+                                   **solvers[name]).fit(Xtr, ytr)
+            Ztr, Zte = (Xtr, Xte) if model is None else (model.transform(Xtr),
+                                                         model.transform(Xte))
+            accuracy[name].append(KNeighborsClassifier(3).fit(Ztr, ytr).score(Zte, yte))
+mean = {name: float(np.mean(a)) for name, a in accuracy.items()}
+std = {name: float(np.std(a, ddof=1)) for name, a in accuracy.items()}
+fig3, ax = plt.subplots(figsize=(8, 4))
+names = list(methods)
+ax.bar(names, [mean[n] for n in names], yerr=[std[n] for n in names], capsize=3,
+       color=["grey", "tab:green", "tab:blue"] + ["tab:orange"] * len(solvers))
+ax.axhline(mean["Euclidean"], color="grey", ls="--", lw=1)
+ax.set(ylim=(min(mean.values()) - 0.05, 1.0), ylabel="held-out 3-NN accuracy",
+       title=f"digits, mean +- std over {n_splits} splits (orange: the paper's recipe)")
+ax.tick_params(axis="x", rotation=30)
+fig3.tight_layout()
+for name in names:
+    print(f"{name:15s} 3-NN accuracy {mean[name]:.4f} +- {std[name]:.4f}")
+
+# %%
+# The paper's claims as we tested them (written to ``doc/reproduction/`` in full mode).
+h_sgd = fits["epro_sgd"].history_
+target = float(h_sgd["objective"][-1])
+
+
+def cpu_to_reach(name, value):
+    """CPU seconds at the first record whose objective is <= value (None: never)."""
+    hit = np.flatnonzero(fits[name].history_["objective"] <= value)
+    return float(cpu[name][hit[0]]) if hit.size else None
+
+
+reach = {name: cpu_to_reach(name, target) for name in solvers}
+others = {n: t for n, t in reach.items() if n != "epro_sgd"}
+faster = all(t is None or t > reach["epro_sgd"] for t in others.values())
+
+
+best_objective = min(float(fits[n].history_["objective"].min()) for n in solvers)
+
+
+def gap_after(name, n_grad=1024):
+    """Relative gap to the best objective any solver reached, at the first record after
+    n_grad stochastic gradients (the last record if the run is shorter)."""
+    h = fits[name].history_
+    at = min(int(np.searchsorted(h["n_gradients"], n_grad)), len(h["objective"]) - 1)
+    return float((h["objective"][at] - best_objective) / abs(best_objective))
+
+
+gap = {name: gap_after(name) for name in solvers}
+if max_iter < 2048:
+    converged_verdict = "not attempted"
+elif gap["epro_sgd"] < 0.01 and all(gap[n] >= 0.01 for n in solvers if "epro" not in n):
+    converged_verdict = "reproduced"
+else:
+    converged_verdict = "refuted"
+protocol = (f"digits {'subsample 400' if FAST else '1797'} x 64 standardized, 75/25 split; "
+            f"paper's random recipe (k=3 partners, 3 impostors), batch 16, T={max_iter}, "
+            "use_full_budget=False, per-solver eta0 and lam tuned on the training objective")
+claims = [
+    _reproduction.claim(
+        "Epro needs only O(log T) projections (SGD one per iteration, OneProj one)",
+        protocol=protocol,
+        ours={n: int(fits[n].n_projections_) for n in solvers},
+        verdict="reproduced" if fits["epro_sgd"].n_projections_ <= np.log2(max_iter)
+        else "refuted",
+        why="projection counts of the fits"),
+    _reproduction.claim(
+        "Epro reaches its objective in less computation time than the other solvers "
+        "(Fig. 2 right)",
+        protocol=protocol + "; CPU seconds, one BLAS thread",
+        ours={"objective_epro_sgd": target,
+              "cpu_s_to_reach": {n: reach[n] for n in solvers}},
+        verdict="reproduced" if faster else "partly",
+        why="CPU time at the first record at or below Epro-SGD's final objective (None: "
+            "never reached); d=64 makes the baselines' projections cheap"),
+    _reproduction.claim(
+        "Epro converges after 1024 iterations, the other algorithms need more",
+        protocol=protocol,
+        ours={"best_objective_any_solver": best_objective,
+              "relative_gap_after_1024": gap},
+        verdict=converged_verdict,
+        why="relative gap to the best objective reached by any solver, at the first record "
+            "after 1024 stochastic gradients (< 1% counts as converged); not attempted when "
+            "the budget is below 2048 (fast mode)"),
+    _reproduction.claim(
+        "Sanity check (not a paper number): the paper's method (Epro-SGD on the paper's "
+        "recipe) gives 3-NN accuracy >= Euclidean",
+        protocol=protocol + f"; mean over {n_splits} stratified splits",
+        ours={n: round(mean[n], 4) for n in ["Euclidean", "NCA", *solvers]},
+        verdict="reproduced" if mean["epro_sgd"] >= mean["Euclidean"] else "refuted",
+        why="held-out 3-NN accuracy of Epro-SGD (the other solvers' numbers beside it); the "
+            "paper reports no accuracy"),
+    _reproduction.claim(
+        "Our defaults (k-NN triplets, automatic step and budget) give 3-NN accuracy "
+        ">= Euclidean",
+        protocol="same splits, LMNNMetric(random_state=0)",
+        ours={n: round(mean[n], 4) for n in ["Euclidean", "NCA", "defaults"]},
+        verdict="reproduced" if mean["defaults"] >= mean["Euclidean"] else "refuted",
+        why="held-out 3-NN accuracy", algorithm="ours"),
+]
+print(_reproduction.record("001 (Chen et al., Epro-SGD), section 5.2 LMNN",
+                           "plot_lmnn_digits.py", claims, fast=FAST))
 
 if matplotlib.get_backend().lower() != "agg":
     plt.show()

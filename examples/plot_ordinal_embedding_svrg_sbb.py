@@ -13,16 +13,20 @@ with :class:`skstoch.OrdinalEmbedding`:
   mini-batch sizes, for the four losses of the paper, and full-batch L-BFGS (skstoch's
   default solver, not in the paper);
 * Table I as a figure: the CPU time (and the row operations) SVRG-SBB needs to reach test
-  error 0.15 against the mini-batch size, next to fixed-step SVRG, with skstoch's lazy inner
-  update and with the paper's dense one (``inner_update='dense'``);
+  error 0.15 against the mini-batch size, next to fixed-step SVRG at the reference-code (or
+  probed) step and at a tuned step, with skstoch's lazy inner update and with the paper's
+  dense one (``inner_update='dense'``);
 * the SBB step size per epoch (Fig. 1);
-* a 2-D "city map" embedded from 2,000 triplets next to classical MDS on the true distances
-  (Fig. 3 analogue).
+* a 2-D "city map" embedded from 2,000 triplets by the paper's method (``solver='svrg_sbb'``)
+  and by skstoch's default (L-BFGS), next to classical MDS on the true distances (Fig. 3
+  analogue);
+* a record of each claim with our numbers and a verdict (``examples/_reproduction.py``).
 
 Set ``SKSTOCH_EXAMPLE_FAST=1`` for a quick, smaller run.
 """
 # %%
 import os
+import sys
 import time
 import warnings
 
@@ -38,6 +42,14 @@ from sklearn.exceptions import ConvergenceWarning
 
 from skstoch import OrdinalEmbedding
 from skstoch.datasets import make_triplets
+
+import skstoch  # noqa: E402
+
+# examples/_reproduction.py, next to this file (sphinx-gallery runs examples without __file__)
+_file = globals().get("__file__")
+sys.path.insert(0, os.path.dirname(os.path.abspath(_file)) if _file else
+                os.path.join(os.path.dirname(os.path.dirname(skstoch.__file__)), "examples"))
+from _reproduction import claim, record  # noqa: E402
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -104,8 +116,10 @@ fig.tight_layout()
 # We plot the median over random initialisations of the process CPU time for SVRG-SBB with
 # each batch size ``b``, next to fixed-step SVRG with ``b = 1`` (the paper's "ncvx SVRG") at
 # the authors' reference-code step where it is known (STE 5e-4, t-STE 0.05) and otherwise at
-# the probed step.  Every SVRG run is done twice: ``inner_update='lazy'`` (skstoch's default:
-# each inner step costs O(b p)) and ``inner_update='dense'`` (the paper's code: the
+# the probed step, and at a tuned step: the best of a grid of multiples of the probed step
+# (the paper tuned its baselines' steps; the grid and the factor chosen are printed).  Every
+# SVRG run is done twice: ``inner_update='lazy'`` (skstoch's default: each inner step costs
+# O(b p)) and ``inner_update='dense'`` (the paper's code: the
 # full-gradient term is subtracted from all n rows at every inner step, O(n p)).  Both give
 # the same iterates; only the cost differs.
 #
@@ -118,6 +132,7 @@ thresholds = {loss: (0.20 if loss == "ckl" else 0.15) for loss in losses}
 trials = 1 if FAST else 3
 ref_step = {"ste": 5e-4, "tste": 0.05}     # reference-code steps (paper note, settings table)
 modes = ["lazy", "dense"]
+grid = [0.5, 1.0, 2.0] if FAST else [0.25, 0.5, 1.0, 2.0, 4.0]
 
 
 def time_to_threshold(loss, solver, batch_size, seed, inner_update, **params):
@@ -156,6 +171,18 @@ for loss in losses:
             params = (dict(eta0=ref_step[loss], epsilon=0.0) if loss in ref_step else {})
             results.setdefault((loss, mode, "svrg"), []).append(
                 time_to_threshold(loss, "svrg", 1, seed, mode, **params))
+            probed = OrdinalEmbedding(dim, loss=loss, solver="svrg", batch_size=1, max_iter=1,
+                                      tol=0.0, random_state=seed).fit(T_train).eta0_
+            for factor in grid:
+                results.setdefault((loss, mode, ("svrg", factor)), []).append(
+                    time_to_threshold(loss, "svrg", 1, seed, mode, eta0=factor * probed,
+                                      epsilon=0.0))
+
+
+def tuned_factor(loss):
+    """The grid factor with the fewest median passes to the threshold (ties: CPU time)."""
+    return min(grid, key=lambda f: (median(loss, "lazy", ("svrg", f), 2),
+                                    median(loss, "lazy", ("svrg", f), 0)))
 
 
 def median(loss, mode, key, column):
@@ -174,6 +201,10 @@ for c, loss in enumerate(losses):
             if np.isfinite(svrg):
                 ax.axhline(svrg, color=color, ls="--", lw=1,
                            label=f"fixed-step SVRG b=1, {mode}")
+            tuned = median(loss, mode, ("svrg", tuned_factor(loss)), column)
+            if np.isfinite(tuned):
+                ax.axhline(tuned, color=color, ls=":", lw=1.5,
+                           label=f"tuned fixed-step SVRG b=1, {mode}")
         ax.set(xscale="log", yscale="log", xlabel="batch size b", ylabel=ylabel)
         if r == 0:
             step = "ref-code step" if loss in ref_step else "probed step"
@@ -186,25 +217,38 @@ axes[0, 0].legend(handles.values(), handles.keys(), fontsize=7)
 fig.tight_layout()
 
 print(f"median over {trials} initialisations; ratios = fixed-step SVRG (b=1) / best SBB b")
+speedup = {}   # (loss, mode, 'untuned' | 'tuned') -> SVRG rows / best SBB rows
+batch_gain = {}   # (loss, mode) -> rows at b=1 / rows at the best b
 for loss in losses:
+    factor = tuned_factor(loss)
     for mode in modes:
         cpu = {b: median(loss, mode, b, 0) for b in batch_sizes}
         rows = {b: median(loss, mode, b, 1) for b in batch_sizes}
         best_b = min(batch_sizes, key=cpu.get)
         best_rows = min(rows.values())
+        speedup[loss, mode, "untuned"] = median(loss, mode, "svrg", 1) / best_rows
+        speedup[loss, mode, "tuned"] = median(loss, mode, ("svrg", factor), 1) / best_rows
+        batch_gain[loss, mode] = rows[1] / best_rows
         print(f"{loss:6s} {mode:5s}: best b={best_b:3d}  b=1/best {cpu[1] / cpu[best_b]:4.1f}x  "
               f"b={batch_sizes[-1]}/best {cpu[batch_sizes[-1]] / cpu[best_b]:4.1f}x  "
               f"SVRG/best {median(loss, mode, 'svrg', 0) / cpu[best_b]:5.1f}x CPU, "
-              f"{median(loss, mode, 'svrg', 1) / best_rows:5.1f}x row operations "
+              f"{speedup[loss, mode, 'untuned']:5.1f}x row operations; tuned SVRG "
+              f"(x{factor} probed step) {speedup[loss, mode, 'tuned']:5.1f}x row operations "
               f"(paper: >= 4x)")
 
 # %%
 # Step size per epoch (Fig. 1)
 # ----------------------------
 # ``epsilon=0`` is SBB0 (plain BB with an absolute value); a positive epsilon bounds the step.
+# ``epsilon=0.01`` is the paper's absolute form; ``'auto'`` is skstoch's default.
 fig, ax = plt.subplots(figsize=(5, 3.5))
+spread = {}   # epsilon -> max / min step over the second half of the epochs
 for eps in [0.0, "auto", 1e-2]:
     _, est = run("ste", "svrg_sbb", batch_size=10, epsilon=eps)
+    steps = est.history_["step_size"]
+    steps = steps[np.isfinite(steps)]
+    tail = steps[len(steps) // 2:]
+    spread[eps] = float(tail.max() / tail.min())
     ax.semilogy(est.history_["epoch"], est.history_["step_size"] * n_train,
                 label=f"epsilon={eps}")
 ax.set(xlabel="epoch", ylabel="m * step size", title="SBB step size (STE)")
@@ -217,7 +261,9 @@ fig.tight_layout()
 rng = np.random.RandomState(1)
 cities = rng.uniform(0, 10, size=(21, 2))
 T_map = make_triplets(embedding=cities, n_triplets=2000, random_state=rng)
-emb = OrdinalEmbedding(2, loss="gnmds", max_iter=200, random_state=0).fit(T_map)
+emb = OrdinalEmbedding(2, loss="gnmds", solver="svrg_sbb", epsilon=0.01, max_iter=200,
+                       random_state=0).fit(T_map)         # the paper's method
+emb_default = OrdinalEmbedding(2, loss="gnmds", random_state=0).fit(T_map)   # L-BFGS
 
 D2 = np.sum((cities[:, None] - cities[None]) ** 2, axis=-1)
 J = np.eye(21) - 1.0 / 21
@@ -225,16 +271,107 @@ w, V = np.linalg.eigh(-0.5 * J @ D2 @ J)
 mds = V[:, -2:] * np.sqrt(w[-2:])
 _, mds_aligned, disparity_mds = procrustes(cities, mds)
 ref, oe_aligned, disparity_oe = procrustes(cities, emb.embedding_)
-print(f"Procrustes disparity: classical MDS {disparity_mds:.2e}, ordinal embedding "
-      f"{disparity_oe:.3f}; triplets satisfied {emb.score(T_map):.3f}")
+_, default_aligned, disparity_default = procrustes(cities, emb_default.embedding_)
+print(f"Procrustes disparity: classical MDS {disparity_mds:.2e}, SVRG-SBB {disparity_oe:.3f} "
+      f"(triplets satisfied {emb.score(T_map):.3f}), L-BFGS default {disparity_default:.3f} "
+      f"({emb_default.score(T_map):.3f})")
 
 fig, ax = plt.subplots(figsize=(4.5, 4.5))
 ax.scatter(*ref.T, c="k", label="true positions")
 ax.scatter(*mds_aligned.T, marker="x", label="classical MDS (distances)")
-ax.scatter(*oe_aligned.T, marker="+", s=80, label="ordinal embedding (triplets)")
+ax.scatter(*oe_aligned.T, marker="+", s=80, label="SVRG-SBB, paper (triplets)")
+ax.scatter(*default_aligned.T, marker="1", s=80, label="L-BFGS, default (triplets)")
 ax.legend(fontsize=8)
 ax.set_title("Procrustes-aligned 2-D embeddings")
 fig.tight_layout()
+
+# %%
+# What this run says about the paper's claims
+# -------------------------------------------
+# Verdicts follow from the numbers above (the row-operation counts, the paper's cost model,
+# are free of the machine's load); the full-mode record is rendered on the "Reproducing the
+# papers" page.
+
+
+def ratios_text(kind, mode="dense"):
+    return ", ".join(f"{loss} {speedup[loss, mode, kind]:.1f}x"
+                     if np.isfinite(speedup[loss, mode, kind])
+                     else f"{loss}: SVRG never reached the threshold" for loss in losses)
+
+
+def verdict(values, threshold):
+    hits = [v >= threshold for v in values]
+    return "reproduced" if all(hits) else ("refuted" if not any(hits) else "partly")
+
+
+protocol = (f"{n_objects} objects ~ N(0, I/20) in R^{dim}, {n_train} noise-free training and "
+            f"{n_train} test triplets; losses {', '.join(losses)}; median of {trials} "
+            f"initialisation(s); time to test error {thresholds[losses[0]]} "
+            f"(CKL 0.20) counted in row operations of the paper's dense code; SBB batch sizes "
+            f"{batch_sizes}; fixed-step SVRG b=1")
+tuned_values = [speedup[loss, "dense", "tuned"] for loss in losses]
+tuned_lazy = [speedup[loss, "lazy", "tuned"] for loss in losses]
+untuned_values = [speedup[loss, "dense", "untuned"] for loss in losses]
+gains = [batch_gain[loss, "dense"] for loss in losses]
+lazy_gains = [batch_gain[loss, "lazy"] for loss in losses]
+claims = [
+    claim("Table I: mini-batch SVRG-SBB is at least 4x faster than SVRG for all four models",
+          protocol=protocol + " at the reference-code step (STE, t-STE) or the probed step",
+          ours=f"SVRG / best SBB: {ratios_text('untuned')}",
+          verdict=verdict(untuned_values, 4.0),
+          why="holds only where the fixed step is far from the best one (STE's reference "
+              "step 5e-4); the SBB step's gain is step selection, not speed per pass"),
+    claim("Table I, against a tuned fixed step: SVRG-SBB at least 4x faster than SVRG",
+          protocol=protocol + f" at the best of {grid} x the probed step; dense (the "
+                              f"paper's code) and lazy (every inner step O(b p)) updates",
+          ours=f"tuned SVRG / best SBB, dense: {ratios_text('tuned')}; lazy: "
+               f"{ratios_text('tuned', 'lazy')}",
+          verdict=(verdict(tuned_values, 4.0) if min(tuned_lazy) >= 4.0 else
+                   "partly" if min(tuned_values) >= 4.0 else "refuted"),
+          why="in the paper's dense code the gain is the mini-batch's (fewer O(n p) dense "
+              "updates); with equal-cost inner steps a tuned fixed step ties or beats the SBB "
+              "step (ratio below 1 means tuned SVRG is faster)"),
+    claim("Table I: mini-batches (b > 1) speed SVRG-SBB up over b = 1",
+          protocol=protocol + ", dense inner update (the paper's code)",
+          ours="rows at b=1 / best b: " + ", ".join(
+              f"{loss} {g:.1f}x" for loss, g in zip(losses, gains)),
+          verdict=verdict(gains, 1.5),
+          why="the dense update costs O(n p) per inner step, and b > 1 cuts the steps by b"),
+    claim("With skstoch's lazy inner update, the batch size no longer matters",
+          protocol=protocol + ", lazy inner update (skstoch's default)",
+          ours="rows at b=1 / best b: " + ", ".join(
+              f"{loss} {g:.1f}x" for loss, g in zip(losses, lazy_gains)),
+          verdict="reproduced" if max(lazy_gains) < 1.5 else "refuted",
+          why="an inner step costs O(b p): the mini-batch gain was the dense update's cost",
+          algorithm="ours"),
+    claim("Fig. 1: the SBB-epsilon step stabilises after a few epochs, SBB0 varies widely",
+          protocol=f"STE, b=10, {epochs} epochs; max/min step over the second half",
+          ours=", ".join(f"epsilon={e}: {v:.2f}" for e, v in spread.items()),
+          verdict=("reproduced" if spread[1e-2] <= 2.0 and spread[0.0] >= 4.0 else
+                   "partly" if spread[1e-2] <= 2.0 else "refuted"),
+          why="epsilon > 0 bounds the step by 1/(m epsilon); whether SBB0 varies widely "
+              "depends on the problem (its ratio is shown)"),
+    claim("Fig. 3 analogue: SVRG-SBB recovers a 2-D map from triplets",
+          protocol="21 random 'cities' in [0, 10]^2, 2,000 triplets, GNMDS, svrg_sbb with "
+                   "epsilon=0.01, Procrustes disparity to the true positions (the paper's "
+                   "map is from real data; ours is synthetic)",
+          ours=f"disparity {disparity_oe:.3f} (classical MDS on distances "
+               f"{disparity_mds:.1e}); triplets satisfied {emb.score(T_map):.3f}",
+          verdict="partly" if disparity_oe < 0.05 else "refuted",
+          why="synthetic analogue of the figure, not the paper's data"),
+    claim("skstoch's default (L-BFGS) recovers the same map",
+          protocol="as the previous row, OrdinalEmbedding(loss='gnmds') defaults",
+          ours=f"disparity {disparity_default:.3f}; triplets satisfied "
+               f"{emb_default.score(T_map):.3f}",
+          verdict="reproduced" if disparity_default < 0.05 else "refuted",
+          why="compares our default with the paper's method on the same data",
+          algorithm="ours"),
+]
+path = record("Ma et al., Fast Stochastic Ordinal Embedding with Variance Reduction and "
+              "Adaptive Step Size, IEEE TKDE 2019", "plot_ordinal_embedding_svrg_sbb.py",
+              claims, fast=FAST)
+for c in claims:
+    print(f"[{c['verdict']}] ({c['algorithm']}) {c['claim']}: {c['ours']}")
 
 if matplotlib.get_backend().lower() != "agg":
     plt.show()

@@ -96,7 +96,7 @@ X = StandardScaler().fit_transform(X)
 y = (y - y.mean()) / y.std()
 radii = np.linspace(0.05, 1.5, 6 if FAST else 15)
 coefs = np.array([
-    ConstrainedLasso(alpha=0.0, radius=r, random_state=0).fit(X, y).coef_ for r in radii
+    ConstrainedLasso(radius=r, random_state=0).fit(X, y).coef_ for r in radii
 ])
 fig, ax = plt.subplots(figsize=(5, 3.5))
 ax.plot(radii, coefs, marker=".")

@@ -4,21 +4,24 @@ S3GD: objective versus time, anchor count and gradient quality
 ================================================================
 
 Reproduces the protocol of the S3GD paper (Mu, Liu & Fan) on data that ships with
-scikit-learn or is generated: L2 logistic regression (``alpha = 2e-3``, the paper's
-``lambda = 1e-3``), rows standardised and scaled to unit norm, mini-batches of 10, and
+scikit-learn or is generated (the paper's nine datasets are not bundled): L2 logistic
+regression with the paper's ``lambda = 1e-3`` and its penalised constant feature (a column
+of ones, ``fit_intercept=False``), rows standardised and scaled to unit norm, mini-batches
+of 10, 100 anchors, k_in = 20 for S3GD and 50 for Prox-SVRG, and the class-balanced
+objective (eq. 46, ``class_weight='balanced'``) on the two imbalanced sets.
 
-1. the training objective against CPU time for plain SGD, stratified SGD, Prox-SVRG and S3GD
-   (the paper's Fig. 4 protocol) on a covtype-like and an ijcnn-like generated problem and on
-   ``breast_cancer`` and ``digits`` (largest class against the rest);
-2. the sweep over the number of anchors (Fig. 7/8): final suboptimality and fit time;
-3. the Pearson correlation between the stochastic gradient and the exact gradient along the
-   run (Fig. 6), for SGD and S3GD;
-4. the paper's step-size rule (47): the largest step of the grid {0.1, 1, 5, 10} whose
-   average objective over the last iterations is within 1% of the optimum, per method;
-5. the inner-loop length k_in = 20 against 50 for S3GD and Prox-SVRG (Fig. 9), training
-   and held-out objective.
+1. the paper's step rule (47) run for every method: the largest step of the grid
+   {0.1, 1, 5, 10} whose averaged objective is within 1% of the optimum;
+2. the training objective against CPU time (the paper's Fig. 4) for SGD, stratified SGD,
+   Prox-SVRG, SCV and S3GD, each with its own rule-(47) step, over several seeds (median and
+   min-max band), with our default estimator beside them, and a verdict on the paper's
+   "S3GD is best on 6 of 9 datasets";
+3. the sweep over the number of anchors (Fig. 7/8);
+4. the Pearson correlation between the stochastic gradient and the exact gradient (Fig. 6);
+5. the inner-loop length k_in = 20 against 50 (Fig. 9).
 
-Set ``SKSTOCH_EXAMPLE_FAST=1`` for a much smaller run.
+It ends by recording the claims with our verdicts (``examples/_reproduction.py``).  Set
+``SKSTOCH_EXAMPLE_FAST=1`` for a much smaller run.
 """
 import os
 import time
@@ -35,91 +38,255 @@ from scipy.special import expit  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_digits, make_classification  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.preprocessing import StandardScaler, normalize  # noqa: E402
-
 from sklearn.model_selection import train_test_split  # noqa: E402
+from sklearn.preprocessing import StandardScaler, normalize  # noqa: E402
+from sklearn.utils.class_weight import compute_sample_weight  # noqa: E402
 
 from skstoch import S3GDClassifier  # noqa: E402
 from skstoch._solvers._anchor_graph import build_anchor_graph  # noqa: E402
 
+try:
+    from _reproduction import claim, record
+except ImportError:  # run from another directory (sphinx-gallery runs it from examples/)
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _reproduction import claim, record
+
 warnings.simplefilter("ignore", ConvergenceWarning)
-ALPHA = 2e-3
+LAMBDA = 1e-3                       # the paper's Tikhonov weight: penalty lambda ||w||^2
 N_BIG = 1_500 if FAST else 20_000
 EPOCHS = 3 if FAST else 15
+SEEDS = [0, 1] if FAST else [0, 1, 2, 3, 4]
+BUDGET = 0.15 if FAST else 1.5      # seconds of CPU time per run in section 2
+GRID = [0.1, 1.0, 5.0, 10.0]        # the paper's step grid
+ITERS, LAST = (3_000, 600) if FAST else (20_000, 2_500)   # rule (47): 40,000 / 5,000 in the paper
 
 
 def prepare(X):
-    return normalize(StandardScaler().fit_transform(X))
+    X = normalize(StandardScaler().fit_transform(X))
+    return np.hstack([X, np.ones((X.shape[0], 1))])   # the paper's constant feature
 
 
 def datasets():
+    """(name, X, y, balanced): eq. (46) class weights on the imbalanced sets."""
     X, y = make_classification(N_BIG, 54, n_informative=20, n_redundant=10,
                                n_clusters_per_class=4, flip_y=0.05, random_state=0)
-    yield "covtype-like", prepare(X), y
+    yield "covtype-like", prepare(X), y, False
     X, y = make_classification(N_BIG, 22, n_informative=10, weights=[0.9], flip_y=0.02,
                                random_state=1)
-    yield "ijcnn-like", prepare(X), y
+    yield "ijcnn-like (1:9)", prepare(X), y, True
     X, y = load_breast_cancer(return_X_y=True)
-    yield "breast_cancer", prepare(X), y
+    yield "breast_cancer", prepare(X), y, False
     X, y = load_digits(return_X_y=True)
     largest = np.bincount(y).argmax()
-    yield "digits (largest class vs rest)", prepare(X), (y == largest).astype(int)
+    yield "digits (largest class vs rest)", prepare(X), (y == largest).astype(int), True
 
 
-def optimum(X, y):
-    lr = LogisticRegression(C=1 / (ALPHA * X.shape[0]), tol=1e-10, max_iter=10_000).fit(X, y)
-    z = (2 * y - 1) * (X @ lr.coef_[0] + lr.intercept_[0])
-    return np.mean(np.logaddexp(0, -z)) + 0.5 * ALPHA * lr.coef_[0] @ lr.coef_[0]
+def protocol(balanced):
+    """Our parameters for the paper's objective: without class weights ``F = mean loss +
+    lambda ||w||^2`` is ``alpha = 2 lambda`` and the same step; with eq. (46), whose
+    weights sum to 2n, our rescaled objective is half the paper's: ``alpha = lambda`` and
+    our step is twice the paper's (``step_factor``)."""
+    if balanced:
+        return dict(alpha=LAMBDA, class_weight="balanced", fit_intercept=False), 2.0
+    return dict(alpha=2 * LAMBDA, fit_intercept=False), 1.0
+
+
+def weights(y, balanced):
+    return compute_sample_weight("balanced", y) if balanced else np.ones(len(y))
+
+
+def objective(X, y, s, alpha, w):
+    z = (2.0 * y - 1) * (X @ w)
+    return float(np.mean(s * np.logaddexp(0, -z)) + 0.5 * alpha * w @ w)
+
+
+def optimum(X, y, balanced):
+    kw, _ = protocol(balanced)
+    s = weights(y, balanced)
+    lr = LogisticRegression(C=1 / (kw["alpha"] * X.shape[0]), fit_intercept=False, tol=1e-10,
+                            max_iter=10_000).fit(X, y, sample_weight=s)
+    return objective(X, y, s, kw["alpha"], lr.coef_[0])
+
+
+def scv_fit(X, y, balanced, eta, iters, seed, budget=np.inf, record_every=None):
+    """SCV (Wang et al. 2013), built from numpy: mini-batch gradient with the control variate
+    of the second-order Taylor expansion of the logistic loss at margin 0,
+    ``h_i'(w) = x_i (x_i.w / 4 - y_i / 2)``, whose mean needs only the weighted first and
+    second moments of the data (O(d^2) per step).  Returns the objective records and times."""
+    kw, factor = protocol(balanced)
+    alpha, eta = kw["alpha"], eta * factor
+    s, ys = weights(y, balanced), 2.0 * y - 1
+    n, d = X.shape
+    t0 = time.process_time()
+    mean_y = X.T @ (s * ys) / n
+    second = (X.T * s) @ X / n
+    rng = np.random.RandomState(seed)
+    w = np.zeros(d)
+    record_every = record_every or max(1, n // 10)
+    objs, times = [], []
+    for it in range(1, iters + 1):
+        idx = rng.randint(0, n, 10)
+        Xi, si, yi = X[idx], s[idx], ys[idx]
+        m = Xi @ w
+        g = Xi.T @ (si * (-yi * expit(-yi * m) - (m / 4 - yi / 2))) / 10
+        g += second @ w / 4 - mean_y / 2
+        w = (w - eta * g) / (1 + eta * alpha)
+        if not np.all(np.isfinite(w)) or np.abs(w).max() > 1e6:
+            return objs + [np.inf], times + [time.process_time() - t0]
+        if it % record_every == 0:
+            times.append(time.process_time() - t0)
+            objs.append(objective(X, y, s, alpha, w))
+            if times[-1] > budget:
+                break
+    return objs, times
+
+
+METHODS = {"sgd": dict(solver="sgd"), "ssgd": dict(solver="ssgd"),
+           "svrg (k_in=50)": dict(solver="svrg", n_inner=50),
+           "scv": None, "s3gd": dict(solver="s3gd", n_inner=20, anchor_method="kmeans")}
+
+
+def run_method(label, X, y, balanced, eta, epochs, seed, budget=np.inf):
+    """(objectives, CPU times) of one run with the paper's step ``eta`` (per epoch of n
+    samples, exact objective; the clock includes the setup such as the anchor graph)."""
+    if METHODS[label] is None:
+        iters = int(np.ceil(epochs * X.shape[0] / 10))
+        return scv_fit(X, y, balanced, eta, iters, seed, budget, record_every=None)
+    kw, factor = protocol(balanced)
+    start = time.process_time()
+    times = []
+
+    def clock(record):
+        times.append(time.process_time() - start)
+        return times[-1] > budget
+
+    clf = S3GDClassifier(eta0=eta * factor, max_iter=epochs, tol=0, n_iter_no_change=10**6,
+                         track_objective=True, random_state=seed, callback=clock,
+                         **kw, **METHODS[label])
+    with np.errstate(all="ignore"):
+        clf.fit(X, y)
+    return list(clf.history_["objective"]), times
 
 
 # %%
-# 1. Objective against CPU time
-# -----------------------------
-# The step is 1 for every method (the paper's grid on unit-norm rows); SVRG uses the paper's
-# 50 inner steps.  The x axis includes the setup before the first epoch (S3GD's anchor graph:
-# k-means, 100 anchors).
-# ``hybrid (default)`` is the estimator's default (``warmup_epochs=1, anchor_epochs=0``):
-# one pass of plain per-sample SGD (the warm-up, with its own ``1 / (mu t)`` step, recorded
-# after 1/16, 1/8, 1/4, 1/2 and all of the pass), then Prox-SVRG with one full pass per
-# epoch; it builds no anchor graph.  Prox-SVRG is the paper's suggested remedy for S3GD's
-# noise floor: unlike the constant-step ``sgd``, ``ssgd`` and ``s3gd`` curves, which stall
-# above the optimum, it keeps going down.  ``anchor_epochs=1`` would insert one S3GD epoch
-# between the warm-up and Prox-SVRG.
-SOLVERS = {"sgd": dict(solver="sgd"), "ssgd": dict(solver="ssgd"),
-           "svrg (paper, k_in=50)": dict(solver="svrg", n_inner=50),
-           "s3gd": dict(solver="s3gd"), "hybrid (default)": dict(solver="hybrid")}
+# 1. The step-size rule (47), for every method
+# --------------------------------------------
+# For each method, the largest step ``eta`` of the grid {0.1, 1, 5, 10} (in the paper's units)
+# whose objective averaged over the last iterations is at most ``(1 + 0.01) F*`` (eq. 47);
+# the paper runs 40,000 iterations (mini-batch steps) and averages over the last 5,000; we run
+# 20,000 and average the per-epoch objectives covering the last 2,500 (3,000 and 600 in fast
+# mode); a run that diverges is unstable.  When no step passes, the smallest is kept.
 data = list(datasets())
-fig, axes = plt.subplots(1, len(data), figsize=(4 * len(data), 3.5))
-for ax, (name, X, y) in zip(axes, data):
-    fstar = optimum(X, y)
-    for label, kw in SOLVERS.items():
-        t0 = time.perf_counter()
-        clf = S3GDClassifier(alpha=ALPHA, eta0=1.0, max_iter=EPOCHS, tol=0,
-                             n_iter_no_change=10**6, track_objective=True, random_state=0,
-                             **kw).fit(X, y)
-        total = time.perf_counter() - t0
-        h = clf.history_
-        setup = total - h["time"][-1]          # anchors / strata before the first epoch
-        ax.semilogy(setup + h["time"], np.maximum(h["objective"] - fstar, 1e-12), label=label)
-    ax.set_title(name, fontsize=9)
-    ax.set_xlabel("wall time (s)")
-axes[0].set_ylabel("F(w) - F*")
-axes[0].legend(fontsize=7)
+fig, axes = plt.subplots(1, len(data), figsize=(4 * len(data), 3.4))
+STEPS = {}
+for ax, (name, X, y, balanced) in zip(axes, data):
+    fstar = optimum(X, y, balanced)
+    epochs = int(np.ceil(ITERS * 10 / X.shape[0]))
+    tail = max(1, int(np.ceil(LAST * 10 / X.shape[0])))
+    for label in METHODS:
+        avg = []
+        for eta in GRID:
+            try:
+                objs, _ = run_method(label, X, y, balanced, eta, epochs, seed=0)
+                f = float(np.mean(objs[-tail:]))
+            except FloatingPointError:        # diverged (DivergenceError)
+                f = np.inf
+            avg.append((f - fstar) / fstar if np.isfinite(f) else np.inf)
+        stable = [eta for eta, r in zip(GRID, avg) if r <= 0.01]
+        STEPS[name, label] = max(stable) if stable else None
+        print(f"rule (47), {name}, {label}: averaged (F - F*)/F* = "
+              + ", ".join(f"{r:.1e}" for r in avg) + f" -> eta* = {STEPS[name, label]}")
+        ax.loglog(GRID, np.where(np.isfinite(avg), np.maximum(avg, 1e-12), 10.0), "o-",
+                  label=f"{label} (eta*={STEPS[name, label]})")
+    ax.axhline(0.01, color="grey", lw=0.8, ls="--")
+    ax.set_title(f"{name}: rule (47)", fontsize=9)
+    ax.set_xlabel("step eta (paper units)")
+    ax.legend(fontsize=6)
+axes[0].set_ylabel("averaged (F - F*) / F*  (10 = diverged)")
 fig.tight_layout()
+
+
+def step_of(name, label):
+    return STEPS[name, label] if STEPS[name, label] is not None else GRID[0]
+
+
+# %%
+# 2. Objective against CPU time, each method with its rule-(47) step
+# -------------------------------------------------------------------
+# Every run gets the same CPU-time budget (callback stop); the curves are the median over
+# the seeds of ``F(w) - F*`` with the min-max band.  SCV runs in numpy (the others in
+# Cython), so its times are pessimistic; its objective per epoch is fair.
+# ``ours (defaults)`` is ``S3GDClassifier`` with the protocol's objective and otherwise
+# default parameters (``solver='hybrid'``: one SGD pass then Prox-SVRG, automatic step).
+# "Best" on a dataset is the lowest median objective at the end of the budget among the
+# paper's five methods.
+fig, axes = plt.subplots(1, len(data), figsize=(4 * len(data), 3.5))
+BEST, FINAL = {}, {}
+GRID_T = np.linspace(0, BUDGET, 60)[1:]
+for ax, (name, X, y, balanced) in zip(axes, data):
+    fstar = optimum(X, y, balanced)
+    labels = list(METHODS) + ["ours (defaults)"]
+    for label in labels:
+        curves = []
+        for seed in SEEDS:
+            if label == "ours (defaults)":
+                kw, _ = protocol(balanced)
+                start, times = time.process_time(), []
+                clf = S3GDClassifier(track_objective=True, random_state=seed,
+                                     callback=lambda r: times.append(
+                                         time.process_time() - start) and False, **kw)
+                clf.fit(X, y)
+                objs = list(clf.history_["objective"])
+            else:
+                try:
+                    objs, times = run_method(label, X, y, balanced, step_of(name, label),
+                                             10**4, seed, BUDGET)
+                except FloatingPointError:
+                    objs, times = [np.inf], [BUDGET]
+            gap = np.maximum(np.asarray(objs, float) - fstar, 1e-12)
+            # the objective reached by each time of the grid (step function of the records)
+            pos = np.searchsorted(np.asarray(times), GRID_T, side="right") - 1
+            # before the first record the iterate is w = 0, where F = log 2 (weights sum to n)
+            curves.append(np.where(pos >= 0, gap[np.maximum(pos, 0)], np.log(2) - fstar))
+        curves = np.array(curves)
+        line, = ax.semilogy(GRID_T, np.median(curves, axis=0), label=label,
+                            ls="--" if label == "ours (defaults)" else "-")
+        ax.fill_between(GRID_T, curves.min(axis=0), curves.max(axis=0),
+                        color=line.get_color(), alpha=0.2)
+        FINAL[name, label] = float(np.median(curves[:, -1]))
+    paper_methods = {lab: FINAL[name, lab] for lab in METHODS}
+    BEST[name] = min(paper_methods, key=paper_methods.get)
+    print(f"{name}: median F - F* at {BUDGET} s: "
+          + ", ".join(f"{lab} {FINAL[name, lab]:.1e}" for lab in labels)
+          + f"; best paper method: {BEST[name]}")
+    ax.set_title(name, fontsize=9)
+    ax.set_xlabel("CPU time (s)")
+axes[0].set_ylabel("F(w) - F*  (median, min-max over seeds)")
+axes[0].legend(fontsize=6)
+fig.tight_layout()
+s3gd_best = [name for name in BEST if BEST[name] == "s3gd"]
+ours_best = [name for name, *_ in data
+             if FINAL[name, "ours (defaults)"] <= min(FINAL[name, lab] for lab in METHODS)]
+ALPHA = 2 * LAMBDA     # the unweighted sets below
+STEP_S3GD = step_of(data[0][0], "s3gd")
+STEP_SVRG = step_of(data[0][0], "svrg (k_in=50)")
 
 # %%
 # 2. Number of anchors
 # --------------------
 # Final suboptimality after a fixed number of epochs and fit time against m (paper Fig. 7/8).
-name, X, y = data[0]
-fstar = optimum(X, y)
+name, X, y, _ = data[0]
+fstar = optimum(X, y, False)
 ms = [10, 50] if FAST else [10, 30, 100, 300]
 gaps, times = [], []
 for m in ms:
     t0 = time.perf_counter()
     clf = S3GDClassifier(alpha=ALPHA, solver="s3gd", eta0=1.0, n_anchors=m, max_iter=EPOCHS,
                          tol=0, n_iter_no_change=10**6, track_objective=True,
-                         random_state=0).fit(X, y)
+                         fit_intercept=False, n_inner=20, random_state=0).fit(X, y)
     times.append(time.perf_counter() - t0)
     gaps.append(clf.history_["objective"][-1] - fstar)
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(8, 3.2))
@@ -135,14 +302,13 @@ fig.tight_layout()
 # %%
 # 3. Gradient correlation along the run
 # -------------------------------------
+# Unweighted objective here (the paper's Fig. 6 runs the plain objective at eta = 0.1).
 # At the iterates of an S3GD run (callback), with the snapshot at the start of each epoch,
 # the Pearson correlation of the mini-batch gradient (SGD) and of the semi-stochastic gradient
 # (S3GD) with the exact gradient, averaged over 20 random mini-batches.
-name, X, y = data[3]
+name, Xb, y, _ = data[3]
 ys = 2.0 * y - 1
-graph = build_anchor_graph(np.hstack([X, np.ones((len(y), 1))]), n_anchors=100,
-                           random_state=0)
-Xb = np.hstack([X, np.ones((len(y), 1))])
+graph = build_anchor_graph(Xb, n_anchors=100, random_state=0)
 Z = Xb[graph.anchor_indices]
 iterates = []
 S3GDClassifier(alpha=ALPHA, solver="s3gd", eta0=0.1, max_iter=EPOCHS * 2, tol=0,
@@ -175,66 +341,13 @@ ax.legend()
 fig.tight_layout()
 
 # %%
-# 4. The step-size rule (47)
-# --------------------------
-# The paper reports, for each method, the largest step ``eta`` of the grid {0.1, 1, 5, 10}
-# that is stable in the sense of its eq. (47): the objective averaged over the last 5,000
-# iterations (mini-batch steps) is at most ``(1 + 0.01) F*``, after 40,000 iterations; to keep
-# the example under a minute we run 20,000 iterations and average over the last 2,500.
-# Here the objective is evaluated at the end of each epoch (``track_objective``), so the
-# average is over the epochs that cover the last 2,500 iterations (at least one); a run that
-# diverges counts as unstable.  To keep the example short the covtype-like problem is
-# subsampled to 5,000 rows (2,000 rows and 5,000 iterations in fast mode).  Below: the
-# averaged relative suboptimality against the step, the 1% line, and the selected step per
-# method (printed).
-GRID = [0.1, 1.0, 5.0, 10.0]
-RULE_METHODS = {"sgd": dict(solver="sgd"), "ssgd": dict(solver="ssgd"),
-                "svrg (k_in=50)": dict(solver="svrg", n_inner=50),
-                "s3gd": dict(solver="s3gd")}
-N_RULE = 2_000 if FAST else 5_000
-ITERS, LAST = (5_000, 1_000) if FAST else (20_000, 2_500)
-rule_data = [("covtype-like (%d rows)" % N_RULE, data[0][1][:N_RULE], data[0][2][:N_RULE]),
-             data[2]]                # and breast_cancer
-fig, axes = plt.subplots(1, len(rule_data), figsize=(5 * len(rule_data), 3.4))
-for ax, (name, X, y) in zip(axes, rule_data):
-    fstar = optimum(X, y)
-    epochs = int(np.ceil(ITERS * 10 / X.shape[0]))         # 10 samples per iteration
-    tail = max(1, int(np.ceil(LAST * 10 / X.shape[0])))     # epochs of the last iterations
-    for label, kw in RULE_METHODS.items():
-        avg = []
-        for eta in GRID:
-            try:
-                with np.errstate(all="ignore"):
-                    clf = S3GDClassifier(alpha=ALPHA, eta0=eta, max_iter=epochs, tol=0,
-                                         n_iter_no_change=10**6, track_objective=True,
-                                         random_state=0, **kw).fit(X, y)
-                f = float(np.mean(clf.history_["objective"][-tail:]))
-            except FloatingPointError:        # diverged (DivergenceError)
-                f = np.inf
-            avg.append((f - fstar) / fstar if np.isfinite(f) else np.inf)
-        avg = np.array(avg)
-        stable = [eta for eta, r in zip(GRID, avg) if r <= 0.01]
-        chosen = max(stable) if stable else None
-        print(f"rule (47), {name}, {label}: averaged (F - F*)/F* = "
-              + ", ".join(f"{r:.1e}" for r in avg) + f" -> eta* = {chosen}")
-        ax.loglog(GRID, np.where(np.isfinite(avg), np.maximum(avg, 1e-12), 10.0), "o-",
-                  label=f"{label} (eta*={chosen})")
-    ax.axhline(0.01, color="grey", lw=0.8, ls="--")
-    ax.set_title(f"{name}: rule (47)", fontsize=9)
-    ax.set_xlabel("step eta")
-axes[0].set_ylabel("averaged (F - F*) / F*  (10 = diverged)")
-for ax in axes:
-    ax.legend(fontsize=7)
-fig.tight_layout()
-
-# %%
 # 5. Inner-loop length k_in = 20 against 50 (Fig. 9)
 # --------------------------------------------------
 # The paper uses k_in = 20 for S3GD and 50 for SVRG and reports similar curves for both
 # lengths (held-out objective on CIFAR10).  Here on the covtype-like problem (20,000 rows in full mode)
-# split 75/25: training and held-out objective after each epoch, step 1 for both methods.
-name, X, y = data[0]
-X, y = X[:20_000], y[:20_000]
+# split 75/25: training and held-out objective after each epoch, each method with its
+# rule-(47) step from section 1.
+name, X, y, _ = data[0]
 Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0)
 
 
@@ -247,13 +360,13 @@ fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
 for solver in ("s3gd", "svrg"):
     for k_in, style in ((20, "-"), (50, "--")):
         snaps = []
-        clf = S3GDClassifier(alpha=ALPHA, solver=solver, eta0=1.0, n_inner=k_in,
+        eta = STEP_S3GD if solver == "s3gd" else STEP_SVRG
+        clf = S3GDClassifier(alpha=ALPHA, solver=solver, eta0=eta, n_inner=k_in,
                              max_iter=EPOCHS, tol=0, n_iter_no_change=10**6, random_state=0,
+                             fit_intercept=False,
                              callback=lambda r: snaps.append(r["x"].copy()) and False)
         clf.fit(Xtr, ytr)
-        # the callback's x is w; the intercept is only known at the end: evaluate the
-        # curves without it except for the final point (it moves little after epoch 1)
-        b = clf.intercept_[0]
+        b = 0.0          # the constant feature is a column of X
         tr = [logistic_objective(Xtr, ytr, w, b) for w in snaps]
         te = [logistic_objective(Xte, yte, w, b) for w in snaps]
         ep = np.arange(1, len(snaps) + 1)
@@ -266,6 +379,56 @@ for a in (a1, a2):
     a.set_xlabel("epoch")
 a1.legend(fontsize=7)
 fig.tight_layout()
+
+# %%
+# Verdicts
+# --------
+n_sets = len(data)
+stable_steps = {label: [STEPS[name, label] for name, *_ in data] for label in METHODS}
+others = [max(STEPS[n, lab] or 0 for lab in ("sgd", "ssgd", "scv")) for n, *_ in data]
+n_at_least = sum((STEPS[n, "s3gd"] or 0) >= o for (n, *_), o in zip(data, others))
+n_above = sum((STEPS[n, "s3gd"] or 0) > o for (n, *_), o in zip(data, others))
+ours_tol = [name for name, *_ in data if FINAL[name, "ours (defaults)"] <= 1e-4]
+record(
+    "Mu, Liu & Fan, Stochastic Gradient Made Stable: A Manifold Propagation Approach for "
+    "Large-Scale Optimization (S3GD, paper 002)",
+    "plot_s3gd_convergence.py",
+    [
+        claim("S3GD is the best method on 6 of the 9 datasets (Fig. 4, objective vs CPU time)",
+              protocol=f"{n_sets} datasets we can run ({', '.join(n for n, *_ in data)}; the "
+                       "paper's nine are not bundled), logistic + lambda=1e-3, constant feature, "
+                       "eq. (46) weights on the imbalanced sets, p=10, m=100, k_in 20/50, each "
+                       f"method at its rule-(47) step, {len(SEEDS)} seeds, {BUDGET} s CPU each; "
+                       "best = lowest median objective at the end of the budget",
+              ours=f"S3GD best on {len(s3gd_best)}/{n_sets}; best per dataset: "
+                   + ", ".join(f"{k}: {v}" for k, v in BEST.items()),
+              verdict=("reproduced" if 3 * len(s3gd_best) >= 2 * n_sets
+                       else "partly" if s3gd_best else "refuted"),
+              why="measured on bundled/generated stand-ins, not the paper's datasets"),
+        claim("SVRG and S3GD are the most stable methods: they tolerate the largest steps "
+              "(Fig. 2, rule 47)",
+              protocol=f"rule (47) on the grid {GRID}, {ITERS} iterations, last {LAST} averaged",
+              ours="; ".join(f"{label}: {steps}" for label, steps in stable_steps.items()),
+              verdict=("reproduced" if n_at_least == n_sets and 2 * n_above >= n_sets
+                       else "partly" if n_at_least else "refuted"),
+              why=f"S3GD's largest step passing (47) is at least that of SGD, SSGD and SCV "
+                  f"on {n_at_least}/{n_sets} datasets, larger on {n_above}/{n_sets} (None: "
+                  "no step of the grid passes; counted as 0)"),
+        claim("Our default (one SGD pass, then Prox-SVRG, automatic step, stop at tol=1e-4) "
+              "needs no step tuning and converges within the budget",
+              protocol="same objective and budget as the Fig. 4 row; default parameters "
+                       "otherwise (no rule-(47) search)",
+              ours="median F - F* at the end: " + ", ".join(
+                  f"{n}: {FINAL[n, 'ours (defaults)']:.1e}" for n, *_ in data)
+                   + f"; below 1e-4 on {len(ours_tol)}/{n_sets}; lowest of all six curves on "
+                   f"{len(ours_best)}/{n_sets} (it stops at tol, the tuned Prox-SVRG runs on)",
+              verdict=("reproduced" if len(ours_tol) == n_sets
+                       else "partly" if ours_tol else "refuted"),
+              why="a separate row: our default is not the paper's algorithm",
+              algorithm="ours"),
+    ],
+    fast=FAST,
+)
 
 if matplotlib.get_backend().lower() != "agg":
     plt.show()

@@ -1,24 +1,35 @@
-"""Ordinal embedding from triplet / quadruplet comparisons (paper 000: SVRG with a stabilized
-Barzilai-Borwein step, mini-batches)."""
+"""Ordinal embedding from triplet / quadruplet comparisons: full-batch L-BFGS by default, the
+paper's mini-batch SVRG with a stabilized Barzilai-Borwein step (paper 000) as
+``solver='svrg_sbb'``."""
+import os
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                          _fit_context)
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._set_output import _wrap_data_with_container
 from sklearn.utils.validation import check_is_fitted
 
 from ._comparisons import check_comparisons
 from ._solvers.ordinal import OrdinalParams, OrdinalProblem, satisfied, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
-from .utils import check_allocation
 
 __all__ = ["OrdinalEmbedding"]
 
 
-class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
-                       auto_wrap_output_keys=None):
-    """Embedding of objects from ordinal comparisons, fitted by mini-batch SVRG with a
-    stabilized Barzilai-Borwein step (SVRG-SBB, Ma et al., TKDE 2019) or by full-batch L-BFGS.
+# (n_objects, n_components) float64 arrays a fit keeps alive at once, by solver: iterate,
+# gradient, best and previous iterates, snapshot; L-BFGS-B adds its 10 correction pairs and
+# work arrays (scipy's wa of 2mn + 5n + 11m^2 + 8m doubles, m = 10).
+_INT32_MAX = 2**31 - 1   # bound of the integers that reach the kernels' loop counters
+_ARRAYS_PER_FIT = {"lbfgs": 32, "svrg_sbb": 10, "svrg": 10, "sgd": 8, "gd": 8}
+
+
+class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSolverMixin,
+                       BaseEstimator, auto_wrap_output_keys=None):
+    """Embedding of objects from ordinal comparisons, fitted by default by full-batch L-BFGS;
+    ``solver='svrg_sbb'`` runs the paper's mini-batch SVRG with a stabilized Barzilai-Borwein
+    step (SVRG-SBB, Ma et al., TKDE 2019, Algorithm 1) as published.
 
     Given comparisons "object i is closer to j than to k" (triplets) or "pair (i, j) is closer
     than pair (l, k)" (quadruplets), find points ``x_1, ..., x_n`` in ``R^p`` minimising the
@@ -43,21 +54,27 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         - ``'soe'``: ``max(0, sqrt(a) + margin - sqrt(c))^2`` (soft ordinal embedding, not in
           the paper; the same objective as cblearn's ``SOE``).
     solver : {'lbfgs', 'svrg_sbb', 'svrg', 'sgd', 'gd'}, default='lbfgs'
-        ``'svrg_sbb'``: Algorithm 1 of the paper (mini-batch SVRG, stabilized BB step from the
-        second epoch on); ``'svrg'``: the same with the fixed step ``eta0``; ``'sgd'``:
-        mini-batch SGD with step ``eta0 / (1 + 0.01 epoch)``; ``'gd'``: full-batch gradient
-        descent with the fixed step ``eta0``.  The last three are the paper's baselines.
+        ``'svrg_sbb'``: Algorithm 1 of the paper as published, errata fixed (mini-batch
+        SVRG, stabilized BB step from the second epoch on, the last snapshot returned); with
+        ``epsilon=0.01`` also the paper's absolute stabilizer (the paper gives no value; its
+        reference code uses 1e-5 to 2.5e-2).  ``'svrg'``: the same with the fixed step
+        ``eta0``; ``'sgd'``: mini-batch SGD with step ``eta0 / (1 + 0.01 epoch)``; ``'gd'``:
+        full-batch gradient descent with the fixed step ``eta0``.  The last three are the
+        paper's baselines.
         ``'lbfgs'`` (not in the paper; the default): full-batch L-BFGS (scipy's L-BFGS-B
         without bounds) on the same compiled one-pass loss and gradient, one pass per
-        iteration plus line-search passes.  It is the default because it reached cblearn's
-        test error faster than ``'svrg_sbb'`` in our benchmark at every scale we measured
+        iteration plus line-search passes, returning the lowest-objective iterate.  It is the
+        default because at the default budget it ends at a lower objective and a higher
+        held-out accuracy than ``'svrg_sbb'`` for STE, t-STE, GNMDS and CKL in comparable time
         (see the user guide): an SVRG epoch costs three passes over the comparisons, and the
         quasi-Newton direction makes more progress per pass on these small, smooth problems.
         ``epsilon``, ``eta0`` and ``batch_size`` are ignored by ``'lbfgs'``.
     epsilon : float or 'auto', default='auto'
         Stabilizer of the SBB step (eq. 14): ``eta = |dx|^2 / (m (|<dx, dg>| + epsilon
-        |dx|^2))``, which bounds the step by ``1 / (m epsilon)``.  ``0`` is the paper's SBB0
-        (allowed; it can blow up on non-convex problems).  ``'auto'`` (not in the paper) uses
+        |dx|^2))``, which bounds the step by ``1 / (m epsilon)``.  A float is the paper's
+        absolute ``epsilon`` (``0.01``: a value inside the reference code's range); ``0`` is
+        its SBB0 (allowed; it can blow up on non-convex problems).  ``'auto'`` (not in the
+        paper, which leaves ``epsilon`` to the user) sets it once, before the first epoch, to
         ``0.05 * kappa0``, where ``kappa0 = |<dx, dg>| / |dx|^2`` is the curvature probed along
         the first gradient: the step then never exceeds 20 times the BB step ``1 / (m kappa0)``
         at the start, whatever the number of objects and comparisons (an absolute epsilon that
@@ -84,11 +101,17 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         the gradient); for ``'gd'`` the step of each full-gradient iteration.  ``None``
         probes the curvature along the first gradient (one extra full-gradient pass) and uses
         the SBB formula on it, divided by ``m`` except for ``'gd'``.
-    max_iter : int, default=100
+    max_iter : int, default=300
         Maximum number of epochs (iterations for ``'gd'`` and ``'lbfgs'``).
     tol : float, default=1e-5
-        Stop when the relative change of the embedding between two epochs,
-        ``|X_new - X_old| / |X_old|``, is at most ``tol``.
+        Stop when the best training objective improved by at most ``tol`` over the last
+        ``n_iter_no_change`` epochs (iterations): ``(b[t - n_iter_no_change] - b[t]) /
+        max(|b[t - n_iter_no_change]|, 1) <= tol``, where ``b[t]`` is the lowest objective
+        recorded up to epoch ``t`` (:attr:`history_` column ``improvement``), for every
+        solver.  The objective, not the embedding, is tested because for t-STE, CKL and GNMDS
+        the embedding keeps drifting along directions that barely change the objective.
+    n_iter_no_change : int, default=5
+        Window of the ``tol`` test, in epochs (iterations for ``'gd'`` and ``'lbfgs'``).
     margin : float, default=None
         Margin of ``'gnmds'`` (``None``: 1, the paper's value) and ``'soe'`` (``None``: 0.1,
         cblearn's default).  Ignored by the other losses.
@@ -112,9 +135,10 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
     Attributes
     ----------
     embedding_ : ndarray of shape (n_objects, n_components)
-        The fitted points, centred (a translation changes no distance): the iterate with the
-        lowest training objective among the epoch snapshots and the last iterate (the paper
-        returns the last snapshot; SBB steps are not monotone, so an epoch can end higher).
+        The fitted points, centred (a translation changes no distance): for ``'lbfgs'`` the
+        iterate with the lowest training objective among those recorded and the last one;
+        for the paper's solvers the last iterate, as the paper (SBB steps are not
+        monotone, so an epoch can end higher than an earlier snapshot).
     n_objects_ : int
         Number of embedded objects.
     n_features_in_ : int
@@ -133,10 +157,11 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
           and ``'lbfgs'``, by a loss pass for ``'sgd'`` and at the last iterate);
         - ``time``: seconds since the start of the fit;
         - ``step_size`` (not ``'lbfgs'``): the step of the epoch that starts there, NaN at
-          the last iterate; ``'lbfgs'`` has none, because scipy's L-BFGS-B does not report
-          its accepted line-search step;
-        - ``grad_norm`` (``'svrg_sbb'``, ``'svrg'``, ``'gd'``): norm of the full gradient,
-          NaN at the last iterate.
+          the last record (the returned fit starts no epoch); ``'lbfgs'`` has none, because
+          scipy's L-BFGS-B does not report its accepted line-search step;
+        - ``grad_norm`` (``'svrg_sbb'``, ``'svrg'``, ``'gd'``): norm of the full gradient;
+        - ``improvement``: the stopping criterion that ``tol`` bounds (infinite until
+          ``n_iter_no_change + 1`` records exist).
 
         When the callback stops the fit, its record is the last one.
     objective_ : float
@@ -184,20 +209,21 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         "loss": [StrOptions({"ste", "tste", "gnmds", "ckl", "soe"})],
         "solver": [StrOptions({"svrg_sbb", "svrg", "sgd", "gd", "lbfgs"})],
         "epsilon": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "inner_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "batch_size": [Interval(Integral, 1, _INT32_MAX, closed="both")],
+        "inner_iter": [Interval(Integral, 1, _INT32_MAX, closed="both"), None],
         "inner_update": [StrOptions({"lazy", "dense"})],
         "eta0": [Interval(Real, 0, None, closed="neither"), None],
         "margin": [Interval(Real, 0, None, closed="neither"), None],
         "alpha": [Interval(Real, 0, None, closed="neither"), None],
         "mu": [Interval(Real, 0, None, closed="left")],
         "init": [StrOptions({"random"}), "array-like"],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, n_components=2, *, loss="ste", solver="lbfgs", epsilon="auto",
                  batch_size=10, inner_iter=None, inner_update="lazy", eta0=None,
-                 max_iter=100, tol=1e-5, margin=None, alpha=None, mu=0.05, init="random",
-                 random_state=None, verbose=0, callback=None):
+                 max_iter=300, tol=1e-5, n_iter_no_change=5, margin=None, alpha=None,
+                 mu=0.05, init="random", random_state=None, verbose=0, callback=None):
         self.n_components = n_components
         self.loss = loss
         self.solver = solver
@@ -208,6 +234,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self.eta0 = eta0
         self.max_iter = max_iter
         self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.margin = margin
         self.alpha = alpha
         self.mu = mu
@@ -239,9 +266,7 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self : OrdinalEmbedding
         """
         Q, width, n_obj = check_comparisons(X, y, n_objects=n_objects)
-        # the embedding, its gradient and the solver's copies (a few dozen for L-BFGS)
-        check_allocation(8 * 32 * n_obj * self.n_components,
-                         f"n_components={self.n_components} for n_objects={n_obj}")
+        self._check_memory(n_obj, inferred=n_objects is None)
         params = self._solver_params(Q.shape[0], self._draw_seed())
         init = self._check_init(self.init if init is None else init, n_obj)
         monitor = self._make_monitor(f"OrdinalEmbedding(loss={self.loss!r}, "
@@ -260,6 +285,27 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         self.seed_ = params.seed
         return self
 
+    def _check_memory(self, n_objects, inferred):
+        """Raise before allocating when the fit would need more than the machine's memory.
+
+        ``n_objects`` comes from the largest index of ``X`` unless given, so one mistyped
+        index can ask for terabytes; the estimate counts the ``(n_objects, n_components)``
+        arrays the solver keeps and the mini-batch buffers."""
+        p = int(self.n_components)
+        n_bytes = 8 * (n_objects * p * _ARRAYS_PER_FIT[self.solver] + n_objects
+                       + 2 * int(self.batch_size) * p)
+        available = _physical_memory()
+        if available is None or n_bytes <= available:
+            return
+        source = (f"the largest object index in X ({n_objects - 1}) implies n_objects="
+                  f"{n_objects}" if inferred else f"n_objects={n_objects}")
+        raise ValueError(
+            f"OrdinalEmbedding(solver={self.solver!r}) would need about {n_bytes / 2**30:.3g} "
+            f"GiB ({n_bytes} bytes) but this machine has {available / 2**30:.3g} GiB: "
+            f"{source}, n_components={p}, batch_size={int(self.batch_size)}. Object indices "
+            f"must be 0-based and contiguous (relabel them, e.g. with np.unique(X, "
+            f"return_inverse=True)).")
+
     def _solver_params(self, n_comparisons, seed):
         """The parameters resolved for the driver (defaults that depend on the data)."""
         return OrdinalParams(
@@ -268,7 +314,8 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
             max_iter=self.max_iter, tol=self.tol, seed=seed, eta0=self.eta0,
             epsilon=self.epsilon, batch_size=int(self.batch_size),
             inner_iter=n_comparisons if self.inner_iter is None else int(self.inner_iter),
-            dense_update=self.inner_update == "dense")
+            dense_update=self.inner_update == "dense",
+            n_iter_no_change=int(self.n_iter_no_change))
 
     def _loss_parameter(self):
         """t-STE's alpha, GNMDS's or SOE's margin, CKL's mu (None for STE)."""
@@ -304,16 +351,57 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
 
         Returns
         -------
-        embedding : ndarray of shape (n_objects, n_components)
-            A copy of :attr:`embedding_`.
+        embedding : ndarray or DataFrame of shape (n_objects, n_components)
+            A copy of :attr:`embedding_` (a DataFrame indexed by object after
+            ``set_output(transform="pandas")``, columns :meth:`get_feature_names_out`).
         """
+        return _wrap_data_with_container("transform", self._fitted_embedding().copy(), None,
+                                         self)
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit to the comparisons and return the embedding.
+
+        Parameters
+        ----------
+        X, y : see :meth:`fit`.
+        **fit_params : dict
+            ``n_objects`` and ``init`` of :meth:`fit`.
+
+        Returns
+        -------
+        embedding : ndarray of shape (n_objects, n_components)
+        """
+        return self.fit(X, y, **fit_params).transform(X)
+
+    @property
+    def _n_features_out(self):
+        """Number of output columns, for ``get_feature_names_out``."""
+        return self.embedding_.shape[1]
+
+    def _fitted_embedding(self):
+        """:attr:`embedding_` after checking it against the other fitted attributes (the
+        kernels read it without bounds checks: a truncated or replaced array must raise)."""
         check_is_fitted(self)
-        return self.embedding_.copy()
+        E = self.embedding_
+        if not isinstance(E, np.ndarray) or E.ndim != 2 or E.dtype != np.float64:
+            raise ValueError(
+                f"embedding_ must be a 2-D float64 array of shape (n_objects_, n_components), "
+                f"got {type(E).__name__} {getattr(E, 'dtype', '')} of shape "
+                f"{np.shape(E)}; the fitted attributes were modified: refit the estimator")
+        n = self.n_objects_
+        if (not isinstance(n, Integral) or isinstance(n, bool) or n != E.shape[0]
+                or E.shape[1] < 1):
+            raise ValueError(f"embedding_ has shape {E.shape} but n_objects_ is {n!r}; the "
+                             f"fitted attributes were modified: refit the estimator")
+        if not np.all(np.isfinite(E)):
+            raise ValueError("embedding_ contains NaN or infinity; the fitted attributes were "
+                             "modified: refit the estimator")
+        return np.ascontiguousarray(E)
 
     def _satisfied(self, X, y=None):
-        check_is_fitted(self)
-        Q, _, _ = check_comparisons(X, y, n_objects=self.n_objects_, allow_degenerate=True)
-        return satisfied(Q, self.embedding_)
+        E = self._fitted_embedding()
+        Q, _, _ = check_comparisons(X, y, n_objects=E.shape[0], allow_degenerate=True)
+        return satisfied(Q, E)
 
     def predict(self, X):
         """Answer comparisons with the embedding.
@@ -350,9 +438,37 @@ class OrdinalEmbedding(TransformerMixin, StochasticSolverMixin, BaseEstimator,
         out, count = self._satisfied(X, y)
         return count / out.shape[0]
 
+    def get_feature_names_out(self, input_features=None):
+        """Names of the embedding's columns: ``ordinalembedding0``, ``ordinalembedding1``, ...
+
+        Parameters
+        ----------
+        input_features : ignored
+            The input is comparisons, whose columns are not features.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str, shape (n_components,)
+        """
+        self._fitted_embedding()
+        return super().get_feature_names_out()
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False
         tags.input_tags.two_d_array = True
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
+
+
+# transform wraps its own output (set_output): its rows are the objects, not the rows of X,
+# so scikit-learn's automatic wrapper (which copies X's index) cannot be used.
+OrdinalEmbedding._sklearn_auto_wrap_output_keys = {"transform"}
+
+
+def _physical_memory():
+    """Bytes of physical memory, or None where the platform does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None

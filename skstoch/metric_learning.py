@@ -29,6 +29,9 @@ _AUTO_RANDOM_DRAWS = 16000
 # and for the 'random' recipe (the paper's 3).
 _AUTO_IMPOSTORS_KNN = 10
 _AUTO_IMPOSTORS_RANDOM = 3
+# Upper bound of the step counts (max_iter, first_epoch_length) that reach the kernels as C
+# integers (2**40 steps would run for weeks; far larger ones overflowed a C long).
+_MAX_STEPS = 2 ** 40
 
 
 
@@ -77,14 +80,17 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         recipe used is ``triplet_strategy_``.
     n_neighbors : int, default=3
         Target neighbours per point ('knn') or random same-class partners per point
-        ('random'; the paper used 2).  Each class needs ``n_neighbors + 1`` members for
-        'knn' and 2 members for 'random'.
+        ('random', drawn with repetition; the paper used 2).  Every class needs at least 2
+        members.  The fit uses ``min(n_neighbors, m - 1)`` per point, m the size of the
+        smallest class (a class of m points offers each of them m - 1 neighbours); the
+        value used is ``n_neighbors_``.
     n_impostors : int or 'auto', default='auto'
         Impostors per target pair.  'auto' gives 10 for the 'knn' recipe (the nearest
         differently-labelled points: with 3 the hinge saw too few of the impostors that
         actually invade the margin, and validation accuracy was lower on every benchmark
         problem, by up to 1.6 points on breast cancer with noise; see the user guide) and
-        the paper's 3 for the 'random' recipe.  The value used is ``n_impostors_``.
+        the paper's 3 for the 'random' recipe, at most the size of the smallest set of
+        differently-labelled points.  The value used is ``n_impostors_``.
     c : float, default=0.5
         Trade-off between the hinge (push) term and the prior (pull) term, in [0, 1].
     mu1 : float, default=1e-4
@@ -108,11 +114,13 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Triplets per stochastic gradient (the paper used 1).  With ``max_iter='auto'`` the
         budget is set in triplet draws, so a larger batch means proportionally fewer steps
         (16 validated as well as 8 at the same number of draws, with fewer Lanczos checks,
-        epochs and searches: 20 to 35% less CPU time).
+        epochs and searches: 20 to 35% less CPU time).  At most the number of triplets
+        of a table (points x ``n_neighbors_`` x ``n_impostors_``; ``search_size // 4``
+        anchors for sampled searches): a larger value is clamped to it.
     max_iter : int or 'auto', default='auto'
-        Budget T of stochastic gradient calls.  Epro runs epochs 8, 16, 32, ... (16, 32,
-        ... for ORDA) only while they fit completely (paper's rule), so it uses between
-        T/2 and T calls unless ``use_full_budget``; 'sgd' and 'oneproj' use T.  'auto'
+        Budget T of stochastic gradient calls (at most 2**40).  Epro runs epochs 8, 16,
+        32, ... (16, 32, ... for ORDA) only while they fit completely (paper's rule), so it
+        uses between T/2 and T calls unless ``use_full_budget``; 'sgd' and 'oneproj' use T.  'auto'
         sets the number of triplet draws (steps x ``batch_size``): for the 'knn' recipe
         about 12 per target pair, ``12 n_anchors n_neighbors`` clipped to [4,000, 128,000]
         (chosen by validation on training splits: small problems such as wine need a few
@@ -121,7 +129,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         better), and 16,000 for the 'random' recipe (longer runs there lost accuracy; see
         the user guide); ``max_iter_ = ceil(draws / batch_size)``.
     first_epoch_length : int, default=None
-        T1; None gives the paper's 8 ('epro_sgd') or 16 ('epro_orda').
+        T1; None gives the paper's 8 ('epro_sgd') or 16 ('epro_orda').  At most 2**40.
     use_full_budget : bool, default=True
         Add the iterations left over by the doubling rule to the last Epro epoch (False is
         the paper's rule).
@@ -137,7 +145,11 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Algorithm 2 writes it, or at the extrapolated point u_t = (1 - theta_t) x_t +
         theta_t z_t as in the original ORDA (Chen, Lin & Pena 2012).
     tol : float, default=1e-6
-        Stop when the relative change of the projected A between two epochs is <= tol.
+        Stop when ``history_["relative_change"]`` is <= tol: the relative change
+        ``||A_k - A_{k-1}||_F / max(||A_{k-1}||_F, 1e-12)`` of the matrix recorded at two
+        consecutive epoch ends (Epro: the projected epoch output; 'sgd' / 'oneproj': the (projected)
+        running average at the checkpoint).  Otherwise the fit runs its budget ``max_iter``
+        (the epoch schedule's guarantee is for the whole budget) without a warning.
     random_state : int, RandomState instance or None, default=None
         Seeds the triplet draws and the kernels' counter-based generator.
     verbose : int, default=0
@@ -166,8 +178,12 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Projections onto ``A >= epsilon I`` performed by the solver (one per epoch for
         Epro, one per iteration for 'sgd', one for 'oneproj').
     n_epochs_ : int
+    n_neighbors_ : int
+        Target neighbours (or partners) per point used (``n_neighbors``, clamped to the
+        smallest class size minus one).
     n_impostors_ : int
-        Impostors per target pair used (``n_impostors``, or its value under 'auto').
+        Impostors per target pair used (``n_impostors``, or its value under 'auto', at
+        most the smallest number of differently-labelled points).
     triplet_strategy_ : str
         The triplet recipe used ('knn' or 'random').
     eta0_ : float
@@ -202,6 +218,15 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     (the paper: 1 triplet, 4000 iterations); the per-iteration
     constraint check uses a warm-started Lanczos estimate of lambda_min, which is an upper
     bound, so a violation it misses is repaired by the next epoch-end projection.
+
+    Wide data (``n_features >= n_samples``): every difference of training points lies in
+    the span of the centred data (dimension r <= n_samples - 1), so the metric is learned
+    as an r x r matrix B on the data expressed in an orthonormal basis U of that span and
+    lifted to ``A = U (B - epsilon I) U' + epsilon I`` (the optimum of Eq. 21 when
+    ``mu2 = 0``: the directions outside the span get the smallest allowed eigenvalue).
+    The cost is then O(n d r) instead of O(d^3) per epoch; the off-diagonal l1 term
+    applies to B in the basis U, and ``history_``/``objective_`` are Eq. (21) of that
+    r-dimensional problem.  ``metric_`` and ``prior_matrix_`` are still d x d.
 
     References
     ----------
@@ -240,12 +265,12 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "lam": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "first_epoch_length": [Interval(Integral, 1, None, closed="left"), None],
+        "first_epoch_length": [Interval(Integral, 1, _MAX_STEPS, closed="both"), None],
         "use_full_budget": ["boolean"],
         "search_size": [Interval(Integral, 16, None, closed="left"), None],
         "orda_gradient_point": [StrOptions({"x", "u"})],
         **STOCHASTIC_SOLVER_CONSTRAINTS,
-        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "max_iter": [Interval(Integral, 1, _MAX_STEPS, closed="both"), StrOptions({"auto"})],
     }
 
     def __init__(self, n_components=None, *, solver="epro_sgd", triplet_strategy="auto",
@@ -302,8 +327,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
                 f"n_components={self.n_components} must be <= n_features={X.shape[1]}."
             )
         classes, y_enc = np.unique(y, return_inverse=True)
-        strategy = self._check_classes(classes, np.bincount(y_enc), X.shape[0])
-        params = self._resolve_params(X.shape, strategy, self._draw_seed())
+        counts = np.bincount(y_enc)
+        strategy = self._check_classes(classes, counts, X.shape[0])
+        params = self._resolve_params(X.shape, strategy, counts, self._draw_seed())
         monitor = self._make_monitor(f"LMNNMetric(solver={self.solver!r})")
         result = solve(LMNNProblem(X, y_enc), params, monitor)
         if params.solver in EPRO_SOLVERS:
@@ -313,6 +339,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         extra = result.extra
         self.classes_ = classes
         self.triplet_strategy_ = strategy
+        self.n_neighbors_ = params.n_neighbors
         self.n_impostors_ = params.n_impostors
         self.max_iter_ = params.max_iter
         self.seed_ = params.seed
@@ -335,22 +362,20 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
                 f"LMNNMetric needs samples of at least 2 classes, got 1 class "
                 f"({classes[0]}): there are no impostors to push away."
             )
+        if counts.min() < 2:
+            raise ValueError(
+                f"Class {classes[np.argmin(counts)]} has 1 member: every class needs at "
+                "least 2 members to form a target pair (a point and a same-class neighbour)."
+            )
         strategy = self.triplet_strategy
         if strategy == "auto":
             exhaustive = self.search_size is None or n_samples <= self.search_size
             strategy = "knn" if exhaustive else "random"
-        need = self.n_neighbors + 1 if strategy == "knn" else 2
-        if counts.min() < need:
-            raise ValueError(
-                f"Class {classes[np.argmin(counts)]} has {counts.min()} member(s), but "
-                f"triplet_strategy={strategy!r} with n_neighbors="
-                f"{self.n_neighbors} needs at least {need} members per class "
-                f"(lower n_neighbors or use triplet_strategy='random')."
-            )
         return strategy
 
-    def _resolve_params(self, shape, strategy, seed):
-        """The driver's parameters, with the 'auto' values resolved."""
+    def _resolve_params(self, shape, strategy, counts, seed):
+        """The driver's parameters, with the 'auto' values resolved and the sizes that
+        reach the kernels clamped to the data (``counts``: members per class)."""
         n_samples, n_features = shape
         # the kernel's five batch x d work arrays
         check_allocation(5 * 8 * self.batch_size * n_features, f"batch_size={self.batch_size}")
@@ -358,25 +383,32 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             n_impostors = _AUTO_IMPOSTORS_KNN if strategy == "knn" else _AUTO_IMPOSTORS_RANDOM
         else:
             n_impostors = int(self.n_impostors)
+        # no more target neighbours than the smallest class has other members, no more
+        # impostors than the smallest complement of a class
+        n_neighbors = min(int(self.n_neighbors), int(counts.min()) - 1)
+        n_impostors = min(n_impostors, n_samples - int(counts.max()))
+        batch_size = min(int(self.batch_size),
+                         _smallest_table(n_samples, self.search_size, strategy, n_neighbors,
+                                         n_impostors))
         if self.max_iter != "auto":
             max_iter = int(self.max_iter)
         elif strategy == "random":
             # the draws rule was validated for the k-NN recipe only; with random triplets
             # longer runs drift to the (degenerate) optimum: at n=100,000 x 100, 16,000
             # steps of 8 gave 49.4% 3-NN accuracy against 56.8% with 2,000 (Euclidean 49.6%)
-            max_iter = -(-_AUTO_RANDOM_DRAWS // self.batch_size)
+            max_iter = -(-_AUTO_RANDOM_DRAWS // batch_size)
         else:
             n_anchors = n_samples if self.search_size is None else min(n_samples,
                                                                       self.search_size)
-            draws = int(np.clip(_AUTO_DRAWS * n_anchors * self.n_neighbors,
+            draws = int(np.clip(_AUTO_DRAWS * n_anchors * n_neighbors,
                                 _AUTO_MIN_DRAWS, _AUTO_MAX_DRAWS))
-            max_iter = -(-draws // self.batch_size)
+            max_iter = -(-draws // batch_size)
         return LMNNParams(
-            solver=self.solver, triplet_strategy=strategy, n_neighbors=self.n_neighbors,
+            solver=self.solver, triplet_strategy=strategy, n_neighbors=n_neighbors,
             n_impostors=n_impostors, search_size=self.search_size, c=self.c, mu1=self.mu1,
             mu2=self.mu2, epsilon=self.epsilon, prior=self.prior,
             eta0=None if self.eta0 == "auto" else float(self.eta0), lam=self.lam,
-            batch_size=self.batch_size, max_iter=max_iter,
+            batch_size=batch_size, max_iter=max_iter,
             first_epoch_length=self.first_epoch_length, use_full_budget=self.use_full_budget,
             orda_gradient_point=self.orda_gradient_point, tol=self.tol,
             n_components=n_features if self.n_components is None else self.n_components,
@@ -453,6 +485,16 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
+
+
+def _smallest_table(n_samples, search_size, strategy, n_neighbors, n_impostors):
+    """Triplets in the smallest table the fit can use (the bound of ``batch_size``): every
+    point's pairs times impostors, or for sampled 'knn' searches the ``search_size // 4``
+    anchors a refresh re-searches at least."""
+    n_anchors = n_samples
+    if strategy == "knn" and search_size is not None and n_samples > search_size:
+        n_anchors = search_size // 4
+    return n_anchors * n_neighbors * n_impostors
 
 
 def _check_magnitude(X):

@@ -25,7 +25,76 @@ _AUTO_CACHE_BYTES = 256 * 2**20
 # unlabeled rows used for the balance constraint and the convergence test (all when fewer)
 _PROBE_SIZE = 2048
 
-__all__ = ["S3VMClassifier"]
+__all__ = ["S3VMClassifier", "labeled_accuracy_score", "labeled_accuracy_scorer"]
+
+
+def _unlabeled_mask(y):
+    """True where ``y`` is -1 (unlabeled); a string array holds no -1, so no row there."""
+    y = np.asarray(y)
+    if y.dtype.kind in "US":
+        return np.zeros(y.shape[0], dtype=bool)
+    return np.asarray(y == -1, dtype=bool).reshape(-1)
+
+
+def labeled_accuracy_score(y_true, y_pred, *, sample_weight=None):
+    """Accuracy on the labeled rows of a semi-labelled ``y_true`` (rows with -1 are ignored).
+
+    scikit-learn's semi-supervised convention marks unlabeled rows with ``y == -1``; their
+    class is unknown, so they are neither right nor wrong. This is
+    :func:`sklearn.metrics.accuracy_score` restricted to the rows where ``y_true != -1``.
+    :meth:`S3VMClassifier.score` uses it, so ``GridSearchCV`` and ``cross_val_score`` with
+    their default scoring work on semi-labelled ``y``; :data:`labeled_accuracy_scorer` is the
+    same metric as a scorer for any estimator (``scoring=labeled_accuracy_scorer``).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels, -1 for unlabeled rows.
+    y_pred : array-like of shape (n_samples,)
+        Predicted labels.
+    sample_weight : array-like of shape (n_samples,), default=None
+
+    Returns
+    -------
+    score : float
+        Fraction (weighted by ``sample_weight``) of the labeled rows predicted right.
+
+    Raises
+    ------
+    ValueError
+        If ``y_true`` has no labeled row (the accuracy is undefined).
+
+    Examples
+    --------
+    >>> from skstoch.semi_supervised import labeled_accuracy_score
+    >>> labeled_accuracy_score([0, 1, -1, -1], [0, 1, 0, 0])
+    1.0
+    """
+    from sklearn.metrics import accuracy_score
+
+    y_true = np.asarray(y_true)
+    y_pred = np.asarray(y_pred)
+    if y_true.shape[0] != y_pred.shape[0]:
+        raise ValueError(f"y_true and y_pred have different lengths: {y_true.shape[0]} and "
+                         f"{y_pred.shape[0]}")
+    labeled = ~_unlabeled_mask(y_true)
+    if not labeled.any():
+        raise ValueError("y_true has no labeled rows (every entry is -1, the marker of "
+                         "unlabeled rows): the accuracy on labeled rows is undefined.")
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight)[labeled]
+    return float(accuracy_score(y_true[labeled], y_pred[labeled], sample_weight=sample_weight))
+
+
+def _make_labeled_accuracy_scorer():
+    from sklearn.metrics import make_scorer
+
+    return make_scorer(labeled_accuracy_score)
+
+
+#: :func:`labeled_accuracy_score` as a scikit-learn scorer (``scoring=`` of GridSearchCV,
+#: cross_validate, ...): accuracy on the rows whose label is not -1.
+labeled_accuracy_scorer = _make_labeled_accuracy_scorer()
 
 
 def _head_targets(y_enc, n_classes):
@@ -51,19 +120,52 @@ def _fit_sigmoid_slope(scores, Y):
 
 
 class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
-    """Semi-supervised kernel SVM trained by triply stochastic gradients (TSGS3VM).
+    """Semi-supervised kernel SVM by triply stochastic gradients (default: TSGS3VM + Laplacian).
 
-    Solves (Geng et al., IJCAI 2019)
+    The default (``solver="tsg_laplacian"``) is *not* the paper's method: it minimises
+    TSGS3VM's objective (Geng et al., IJCAI 2019) plus a Laplacian (manifold) term, under a
+    class-balance constraint with an intercept, with ``C* = 0.3 C`` ramped up over the first
+    30 % of the iterations. ``solver="tsgs3vm"`` runs the paper's objective and C* rule
+    exactly (Algorithm 1, errata fixed).
+
+    With ``f(x) = sum_i alpha_i^T phi_i(x) + b``, the default solves
+
+    .. math::
+
+        \\min_{f \\in \\mathcal{H},\\, b} \\frac12 \\|f - b\\|_{\\mathcal{H}}^2
+        + \\frac{C}{n_l} \\sum_{(x, y) \\in L} \\max(0, 1 - y f(x))
+        + C^* \\, \\mathbb{E}_{x \\sim U}\\, u(f(x))
+        + \\gamma_M \\frac{1}{|E|} \\sum_{(a, c) \\in E} (f(x_a) - f(x_c))^2
+
+        \\text{s.t.} \\quad \\frac{1}{|P|} \\sum_{x \\in P} f(x)
+        = \\frac{1}{n_l} \\sum_{(x, y) \\in L} y
+
+    where ``u`` is ``unlabeled_loss`` (symmetric hinge ``max(0, 1 - |r|)`` by default),
+    ``C* = 0.3 C`` (``C_star="auto"``), ``E`` the directed ``n_neighbors``-nearest-neighbour
+    graph of the labeled rows and the unlabeled pool, ``gamma_M = manifold_weight`` (30),
+    ``P`` the probe set (up to 2048 unlabeled rows) and ``b = intercept_`` (one per head). U is
+    the unlabeled pool (``unlabeled_pool`` rows drawn once), L the labeled rows (at most
+    ``unlabeled_pool`` of them drawn once). ``solver="tsgs3vm"`` solves the paper's
 
     .. math::
 
         \\min_{f \\in \\mathcal{H}} \\frac12 \\|f\\|_{\\mathcal{H}}^2
         + \\frac{C}{n_l} \\sum_{(x, y) \\in L} \\max(0, 1 - y f(x))
-        + C^* \\, \\mathbb{E}_{x \\sim U}\\, u(f(x))
+        + C^* \\, \\mathbb{E}_{x \\sim U}\\, u(f(x)),
+        \\qquad C^* = C \\, n_l / n_u
 
-    for the RBF kernel ``exp(-gamma ||x - x'||^2)``. Each iteration samples a batch of labeled
+    over all labeled and unlabeled rows, with no Laplacian term, no balance constraint, no
+    intercept, no C* warm-up, no averaging and no restarts (``manifold_weight``,
+    ``n_neighbors``, ``class_balance``, ``C_star_warmup``, ``unlabeled_pool``, ``average`` and
+    ``n_restarts`` are ignored). Both use the RBF kernel ``exp(-gamma ||x - x'||^2)``, the
+    budget (``n_components``, ``batch_size``, ``max_iter``), the step (``learning_rate``,
+    ``eta0``) and the stopping rule (``tol``) given; the paper's own budget is
+    ``n_components="sqrt", max_iter="one_pass", tol=None``.
+
+    Each iteration samples a batch of labeled
     points, a batch of unlabeled points and a fresh block of random Fourier features (three
-    sources of randomness), and adds one block of coefficients while shrinking the older ones
+    sources of randomness; the default adds a batch of graph edges), and adds one block of
+    coefficients while shrinking the older ones
     (Algorithm 1). The features of block ``i`` are a pure function of ``(seed_, i)`` in
     skstoch's counter-based generator, so prediction regenerates them bit for bit
     (Algorithm 2) and the model stores only ``alpha_`` (``max_iter * n_components`` numbers
@@ -80,8 +182,15 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         weighs ``C / n_labeled``. "auto" is ``10 * n_labeled``: every labeled row weighs 10,
         as in ``SVC(C=10)``; a float is used as given (``SVC(C=c)`` on n_l rows is
         ``C = c * n_l`` here).
+    solver : {"tsg_laplacian", "tsgs3vm"}, default="tsg_laplacian"
+        The objective (see above): "tsg_laplacian" (default) is TSGS3VM's objective plus the
+        Laplacian term, the balance constraint and the intercept, with the C* warm-up, pools,
+        optional averaging and restarts; "tsgs3vm" is the paper's objective and C* rule
+        exactly (``manifold_weight``, ``n_neighbors``, ``class_balance``, ``C_star_warmup``,
+        ``unlabeled_pool``, ``average`` and ``n_restarts`` are then ignored).
     C_star : float or {"auto", "equal", "paper"}, default="auto"
-        Weight of the expected unlabeled loss. "auto" is ``0.3 * C`` (the unlabeled term
+        Weight of the expected unlabeled loss. With ``solver="tsgs3vm"``, "auto" is the
+        paper's rule ``C * n_labeled / n_unlabeled``. Otherwise "auto" is ``0.3 * C`` (the unlabeled term
         weighs 0.3 of the labeled one: best on our benchmark among 0.3 C and C, and less prone
         to collapse); "equal" uses ``C``; "paper" is the paper's rule
         ``C * n_labeled / n_unlabeled``, which in practice turns the unlabeled term off
@@ -93,7 +202,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         1, 2 and 4 (wider and narrower kernels) by stratified 3-fold cross-validation over
         the labeled rows (held-out labels become unlabeled rows; score: held-out mean hinge
         loss; exact ties go to the widest kernel, i.e. the smallest gamma).
-        It runs only when there are at least 30 labeled rows, at least 3 per class and some
+        It runs only when there are at least 20 labeled rows, at least 3 per class and some
         unlabeled rows; otherwise it falls back to "scale" at no extra cost. When it runs it
         costs 15 extra fits (5 values x 3 folds) with the same parameters, budget
         (``max_iter``, ``n_restarts``) and seed before the final fit, i.e. about 16 times the
@@ -143,12 +252,14 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         Joachims' TSVM), so the labeled term shapes f before the non-convex unlabeled term
         acts; 0 uses ``C_star`` from the first iteration (the paper).
     tol : float or None, default=1e-3
-        Stop when, in two consecutive windows of ``record_every`` iterations, the fraction of
-        probe rows whose predicted class changed is below ``tol``, or at most one row changed
-        when the probe set has fewer than ``1.5 / tol`` rows (a ConvergenceWarning is
-        raised when ``max_iter`` is reached first). Not tested before the C* warm-up ends nor
-        before ``2 / eta0`` iterations (the memory of the constant step). None runs
-        ``max_iter`` iterations (the paper). Needs unlabeled rows.
+        Stopping criterion: the history column ``probe_change``, the fraction of probe rows
+        (unlabeled rows, see ``unlabeled_pool``) whose predicted class changed since the
+        previous record. The fit stops at the first record where ``probe_change`` is below
+        ``max(tol, 1.5 / n_probe)`` at this record and at the previous one (the floor allows
+        one changed row per record on probe sets of fewer than ``1.5 / tol`` rows), not
+        before the ``C_star`` warm-up ends nor before ``2 / eta0`` iterations (the memory of
+        the constant step). A ConvergenceWarning is raised when ``max_iter`` is reached
+        first. None runs ``max_iter`` iterations (the paper). Needs unlabeled rows.
     record_every : int, default=10
         Record the history, print (verbose), call the callback and test convergence every
         ``record_every`` iterations and after the last one.
@@ -158,7 +269,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         ``O(pool * n_components * d)`` whatever n. Its first 2048 rows are the probe set of
         the balance constraint and the convergence test. None samples from all unlabeled
         rows (the paper), which costs ``O(batch_size * i * n_components * d)`` at iteration
-        i once there are too many rows to cache f on.
+        i once there are too many rows to cache f on. The labeled rows get the same bound:
+        when there are more than ``unlabeled_pool``, that many are drawn once and are the
+        labeled rows of the fit (batches, cached f, kNN graph, objective estimate and
+        calibration; the balance target ``mean_l y`` uses every label), so the cost of a fit
+        is linear in n whatever the labeled fraction.
     n_restarts : int, default=1
         Fits with different seeds (restart r uses ``seed + r * 0x9E3779B97F4A7C15``); the
         one with the lowest training objective estimate is kept (``restart_objectives_``),
@@ -249,7 +364,10 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
     Notes
     -----
-    Differences from the paper: the class-balance constraint and the intercept
+    Differences from the paper (``solver="tsg_laplacian"``; ``solver="tsgs3vm"`` keeps only
+    the budget, step, stopping and gamma choices below): the Laplacian term
+    (``manifold_weight=30`` on a kNN graph, a fourth source of randomness); the class-balance
+    constraint and the intercept
     (``class_balance=True``; the paper has neither); ``C="auto"`` scales with the number of
     labels; the default ``C_star`` is 0.3 C (the paper's rule ``"paper"`` switches the
     unlabeled term off) ramped up over the first 30% of the iterations; the step is 0.02;
@@ -257,7 +375,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     at most 300 iterations of 64 features, stopped by a label-flip test, rather than one pass
     of ``sqrt(n)`` features; ``gamma`` is cross-validated over the labeled rows by default
     (``gamma="cv"``, a 5-point grid scored by the held-out hinge, as the paper's CV but
-    automatic and only from 30 labels on);
+    automatic and only from 20 labels on);
     more than two classes are handled by one-vs-rest heads that share batches and features
     (the paper is binary); ``predict_proba`` is a Platt calibration on the labeled rows (the
     paper has none).
@@ -283,6 +401,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
     _parameter_constraints = {
         "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "solver": [StrOptions({"tsg_laplacian", "tsgs3vm"})],
         "C_star": [Interval(Real, 0, None, closed="left"), StrOptions({"auto", "equal", "paper"})],
         "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "cv"})],
         "unlabeled_loss": [StrOptions({"hinge", "squared_hinge", "ramp", "exp"})],
@@ -309,7 +428,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         "callback": [callable, None],
     }
 
-    def __init__(self, C="auto", *, C_star="auto", gamma="cv", unlabeled_loss="hinge",
+    def __init__(self, C="auto", *, solver="tsg_laplacian", C_star="auto", gamma="cv", unlabeled_loss="hinge",
                  ramp_s=-0.3, n_components=64, batch_size=256, max_iter=300,
                  learning_rate="constant", eta0="auto", power_t=0.5, theta=1.0,
                  store_random_features="auto", class_balance=True, C_star_warmup=0.3,
@@ -317,6 +436,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                  average=False, manifold_weight=30.0, n_neighbors=10, random_state=None,
                  verbose=0, callback=None):
         self.C = C
+        self.solver = solver
         self.C_star = C_star
         self.gamma = gamma
         self.unlabeled_loss = unlabeled_loss
@@ -345,12 +465,9 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     # -- labels --------------------------------------------------------------------------------
     def _split_labels(self, y):
         y = np.asarray(y)
-        if y.dtype.kind in "US":
-            # a string array cannot hold the integer -1: every row is labeled (use an object
-            # array with -1 for unlabeled rows, as SelfTrainingClassifier documents)
-            unlabeled = np.zeros(y.shape[0], dtype=bool)
-        else:
-            unlabeled = np.asarray(y == -1, dtype=bool).reshape(-1)
+        # a string array cannot hold the integer -1: every row is labeled (use an object
+        # array with -1 for unlabeled rows, as SelfTrainingClassifier documents)
+        unlabeled = _unlabeled_mask(y)
         y_lab = y[~unlabeled]
         if y_lab.shape[0] == 0:
             raise ValueError(
@@ -416,7 +533,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             random_weights_=result.extra["random_weights"],
             random_offset_=result.extra["random_offset"], history_=monitor.history(),
             # Platt slope on the labeled rows (for predict_proba), from f kept by the fit
-            calibration_slope_=_fit_sigmoid_slope(result.extra["f_labeled"], problem.Y))
+            calibration_slope_=_fit_sigmoid_slope(result.extra["f_labeled"],
+                                                  result.extra["Y_labeled"]))
         for name, value in fitted.items():
             setattr(self, name, value)
         return self
@@ -447,10 +565,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         shape ``shape``, and eta0."""
         n_samples, n_features = shape
         C = 10.0 * n_l if self.C == "auto" else float(self.C)
+        paper = self.solver == "tsgs3vm"
         if n_u == 0:
             C_star = 0.0
         elif self.C_star == "auto":
-            C_star = 0.3 * C
+            C_star = C * n_l / n_u if paper else 0.3 * C
         elif self.C_star == "equal":
             C_star = C
         elif self.C_star == "paper":
@@ -476,12 +595,14 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             C=C, C_star=C_star, loss=self.unlabeled_loss, ramp_s=float(self.ramp_s),
             step_sizes=step_schedule(self.learning_rate, eta0, self.power_t, self.theta, T),
             batch_size=int(self.batch_size), n_components=m, kernel_gamma=gamma,
-            cache_features=cache, balance=self.class_balance, probe_size=_PROBE_SIZE,
-            tol=None if self.tol is None else float(self.tol),
-            record_every=int(self.record_every), warmup=float(self.C_star_warmup),
-            pool_size=self.unlabeled_pool, average=bool(self.average),
-            manifold_weight=float(self.manifold_weight), n_neighbors=int(self.n_neighbors),
-            n_restarts=int(self.n_restarts))
+            cache_features=cache, balance=False if paper else bool(self.class_balance),
+            probe_size=_PROBE_SIZE, tol=None if self.tol is None else float(self.tol),
+            record_every=int(self.record_every),
+            warmup=0.0 if paper else float(self.C_star_warmup),
+            pool_size=None if paper else self.unlabeled_pool,
+            average=False if paper else bool(self.average),
+            manifold_weight=0.0 if paper else float(self.manifold_weight),
+            n_neighbors=int(self.n_neighbors), n_restarts=1 if paper else int(self.n_restarts))
         return params, eta0
 
     # -- prediction ------------------------------------------------------------------------------
@@ -489,6 +610,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         """The random features (omega of shape (n_components_, n_features_in_), offset of shape
         (n_components_,)) of block ``i``, regenerated from ``(seed_, i)``."""
         check_is_fitted(self)
+        self._check_fitted_state(self.n_features_in_)
         if not 0 <= i < self.n_iter_:
             raise ValueError(f"block index i={i} out of range [0, {self.n_iter_})")
         return tsg.random_block(self.seed_, i, self.gamma_, self.n_components_,
@@ -509,10 +631,56 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           order="C", reset=False)
-        out = tsg.decision_values(X, self.alpha_, self.intercept_, seed=self.seed_,
-                                  kernel_gamma=self.gamma_, omega=self.random_weights_,
-                                  offset=self.random_offset_)
+        self._check_fitted_state(X.shape[1])
+        cache = [None if a is None else np.ascontiguousarray(a)
+                 for a in (self.random_weights_, self.random_offset_)]
+        out = tsg.decision_values(X, np.ascontiguousarray(self.alpha_), self.intercept_,
+                                  seed=int(self.seed_), kernel_gamma=float(self.gamma_),
+                                  omega=cache[0], offset=cache[1])
         return out[:, 0] if out.shape[1] == 1 else out
+
+    def _check_fitted_state(self, n_features):
+        """The fitted arrays agree with each other and with X (the kernels index unchecked):
+        a tampered or truncated state raises ValueError before any kernel runs."""
+        def bad(what):
+            return ValueError(f"{type(self).__name__} has an inconsistent fitted state: {what} "
+                              "(refit the estimator)")
+
+        classes = np.asarray(self.classes_)
+        if classes.ndim != 1 or classes.shape[0] < 2:
+            raise bad("classes_ must hold at least 2 labels")
+        n_heads = 1 if classes.shape[0] == 2 else classes.shape[0]
+        alpha = self.alpha_
+        if not isinstance(alpha, np.ndarray) or alpha.ndim != 3 or alpha.dtype != np.float64:
+            raise bad("alpha_ must be a float64 array of shape (n_iter_, n_heads, "
+                      "n_components_)")
+        if (alpha.shape[1] != n_heads or alpha.shape[2] != self.n_components_
+                or alpha.shape[2] < 1 or alpha.shape[0] != self.n_iter_):
+            raise bad(f"alpha_ has shape {alpha.shape}, expected ({self.n_iter_}, {n_heads}, "
+                      f"{self.n_components_})")
+        intercept = self.intercept_
+        if (not isinstance(intercept, np.ndarray) or intercept.dtype != np.float64
+                or intercept.shape != (n_heads,)):
+            raise bad(f"intercept_ must be a float64 array of shape ({n_heads},)")
+        if n_features != self.n_features_in_:
+            raise bad("X and n_features_in_ disagree")
+        omega, offset = self.random_weights_, self.random_offset_
+        if (omega is None) != (offset is None):
+            raise bad("random_weights_ and random_offset_ are cached together or not at all")
+        if omega is not None:
+            T, m = alpha.shape[0], alpha.shape[2]
+            if (not isinstance(omega, np.ndarray) or not isinstance(offset, np.ndarray)
+                    or omega.dtype != np.float64 or offset.dtype != np.float64
+                    or omega.ndim != 3 or offset.ndim != 2
+                    or omega.shape[0] < T or omega.shape[1:] != (m, n_features)
+                    or offset.shape[0] < T or offset.shape[1] != m):
+                raise bad("random_weights_ / random_offset_ do not match alpha_ and X")
+        seed, gamma = self.seed_, self.gamma_
+        if not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
+            raise bad("seed_ must be an integer in [0, 2**64)")
+        if not isinstance(gamma, (float, int, np.floating, np.integer)) or not (
+                np.isfinite(gamma) and gamma > 0):
+            raise bad("gamma_ must be a positive finite number")
 
     def predict(self, X):
         """Predicted class: sign of f for two classes (f = 0 gives ``classes_[0]``), else argmax.
@@ -560,6 +728,32 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         """Log of :meth:`predict_proba`."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy on the labeled rows of ``y``: rows with ``y == -1`` are ignored.
+
+        The semi-supervised counterpart of ``ClassifierMixin.score``
+        (:func:`labeled_accuracy_score`), so ``GridSearchCV`` and ``cross_val_score`` with their
+        default scoring rank models on the held-out *labeled* rows of a semi-labelled ``y``.
+        On a fully labelled ``y`` it is the usual accuracy.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, -1 for unlabeled rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+
+        Raises
+        ------
+        ValueError
+            If ``y`` has no labeled row.
+        """
+        return labeled_accuracy_score(y, self.predict(X), sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -61,15 +61,19 @@ class FeatureMatrixOrdinalEmbedding(OrdinalEmbedding):
 ESTIMATORS = [
     # one constructor call per public estimator, added as estimators land
     skstoch.ConstrainedLasso(),
-    skstoch.ConstrainedLasso(solver="epro_sgd", max_iter=2000, random_state=0),
+    skstoch.ConstrainedLasso(solver="epro_sgd", max_iter=2000, tol=0, random_state=0),
     skstoch.ConstrainedLassoCV(n_radii=3, cv=3),
     FeatureMatrixOrdinalEmbedding(n_components=2, max_iter=5, tol=1e-3),
-    skstoch.S3GDClassifier(n_anchors=10, max_iter=5, random_state=0),
-    skstoch.S3GDRegressor(n_anchors=10, max_iter=5, random_state=0),
+    # S3GD: default parameters, every solver (issue 19.2)
+    *[skstoch.S3GDClassifier(solver=solver, random_state=0)
+      for solver in ("hybrid", "s3gd", "svrg", "sgd", "ssgd")],
+    *[skstoch.S3GDRegressor(solver=solver, random_state=0)
+      for solver in ("hybrid", "s3gd", "svrg", "sgd", "ssgd")],
     skstoch.CGVRClassifier(max_iter=20, inner_iter=10, random_state=0),
     skstoch.CGVRRegressor(max_iter=20, inner_iter=10, random_state=0),
     # n_neighbors=1: some checks fit on 10 samples whose classes have 2-3 members
     skstoch.LMNNMetric(n_neighbors=1, max_iter=64, random_state=0),
+    skstoch.LMNNMetric(),   # defaults (issue 19.2): n_neighbors=3 clamped to small classes
     S3VMClassifier(n_components=16, batch_size=16, max_iter=20, random_state=0),
 ]
 

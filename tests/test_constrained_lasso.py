@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import Lasso, Ridge
+from sklearn.linear_model import Lasso, LinearRegression, Ridge
 
 from skstoch import ConstrainedLasso, ConstrainedLassoCV
 from skstoch._fast import _lasso
@@ -41,7 +41,7 @@ def objective(X, y, w, b, alpha, sw=None):
 
 
 def exact(X, y, alpha, radius, **kw):
-    return ConstrainedLasso(alpha=alpha, radius=radius, solver="fista", tol=1e-14,
+    return ConstrainedLasso(l2_reg=alpha, radius=radius, solver="fista", tol=1e-14,
                             max_iter=20000, **kw).fit(X, y)
 
 
@@ -179,11 +179,11 @@ def test_epro_svrg_converges_linearly_on_correlated_features():
     ref = exact(X, y, 0.01, 1.0)
     f_star = objective(X, y, ref.coef_, ref.intercept_, 0.01)
     for M in (X, sp.csr_matrix(X)):
-        m = ConstrainedLasso(alpha=0.01, radius=1.0, solver="epro_svrg", max_iter=30 * n,
+        m = ConstrainedLasso(l2_reg=0.01, radius=1.0, solver="epro_svrg", max_iter=30 * n,
                              tol=0, random_state=0).fit(M, y)
         rel = (objective(X, y, m.coef_, m.intercept_, 0.01) - f_star) / f_star
         assert -1e-12 <= rel < 1e-6, rel
-        sgd = ConstrainedLasso(alpha=0.01, radius=1.0, solver="epro_sgd", max_iter=30 * n,
+        sgd = ConstrainedLasso(l2_reg=0.01, radius=1.0, solver="epro_sgd", max_iter=30 * n,
                                tol=0, random_state=0).fit(M, y)
         rel_sgd = (objective(X, y, sgd.coef_, sgd.intercept_, 0.01) - f_star) / f_star
         assert rel < rel_sgd / 100, (rel, rel_sgd)
@@ -359,7 +359,7 @@ def test_fista_gap_bounds_suboptimality_and_kkt():
     radius = 1.0
     ref = exact(X, y, 0.2, radius)
     f_star = objective(X, y, ref.coef_, ref.intercept_, 0.2)
-    loose = ConstrainedLasso(alpha=0.2, radius=radius, solver="fista", tol=1e-2).fit(X, y)
+    loose = ConstrainedLasso(l2_reg=0.2, radius=radius, solver="fista", tol=1e-2).fit(X, y)
     sub = objective(X, y, loose.coef_, loose.intercept_, 0.2) - f_star
     assert -1e-12 <= sub <= loose.dual_gap_ + 1e-12
     # KKT: the constraint is active and the gradient is -theta sign(w) on the support
@@ -393,7 +393,7 @@ def test_working_set_fista_equals_plain_fista(sparse):
     X, y = make_problem(n=300, d=600, k=8, density=0.3, noise=0.3, seed=5)
     X = sp.csr_matrix(X) if sparse else X
     sw = np.random.RandomState(0).uniform(0.5, 2.0, 300)
-    common = dict(alpha=0.05, radius=2.0, solver="fista", tol=1e-13, max_iter=50000)
+    common = dict(l2_reg=0.05, radius=2.0, solver="fista", tol=1e-13, max_iter=50000)
     ws = ConstrainedLasso(working_set=True, **common).fit(X, y, sample_weight=sw)
     plain = ConstrainedLasso(working_set=False, **common).fit(X, y, sample_weight=sw)
     np.testing.assert_allclose(ws.coef_, plain.coef_, atol=1e-8)
@@ -422,7 +422,7 @@ def test_auto_lam_avoids_the_interior_bias_on_sparse_wide_data():
     y = X @ w + 0.5 * rng.randn(n)
     ref = exact(X, y, 0.01, 2.0)
     f_star = objective(X, y, ref.coef_, ref.intercept_, 0.01)
-    common = dict(alpha=0.01, radius=2.0, solver="epro_sgd", max_iter=5 * n, tol=0,
+    common = dict(l2_reg=0.01, radius=2.0, solver="epro_sgd", max_iter=5 * n, tol=0,
                   random_state=0, track_objective=False)
     auto = ConstrainedLasso(lam="auto", **common).fit(X, y)
     fixed = ConstrainedLasso(lam=30 * ref.lam_, **common).fit(X, y)
@@ -450,7 +450,7 @@ def test_coef_always_feasible(solver, sparse):
     X, y = make_problem(n=200, d=15, density=0.5)
     X = sp.csr_matrix(X) if sparse else X
     for radius in (0.0, 0.1, 2.0):
-        m = ConstrainedLasso(alpha=0.5, radius=radius, solver=solver, max_iter=800,
+        m = ConstrainedLasso(l2_reg=0.5, radius=radius, solver=solver, max_iter=800, tol=0,
                              random_state=0).fit(X, y)
         assert np.abs(m.coef_).sum() <= radius + 1e-12
         assert np.isfinite(m.intercept_)
@@ -465,7 +465,7 @@ def test_stochastic_solvers_reach_exact_optimum(solver):
     f_star = objective(X, y, ref.coef_, ref.intercept_, 1.0)
     gaps = []
     for seed in range(3):
-        m = ConstrainedLasso(alpha=1.0, radius=0.5, solver=solver, max_iter=40 * 2000,
+        m = ConstrainedLasso(l2_reg=1.0, radius=0.5, solver=solver, max_iter=40 * 2000,
                              random_state=seed, tol=0, track_objective=False).fit(X, y)
         gaps.append((objective(X, y, m.coef_, m.intercept_, 1.0) - f_star) / f_star)
     assert min(gaps) >= -1e-12
@@ -483,7 +483,7 @@ def test_derived_first_epoch_fits_a_short_budget(solver, frac):
     f_zero = objective(X, y, np.zeros(30), y.mean(), 0.01)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        m = ConstrainedLasso(alpha=0.01, radius=1.0, solver=solver, max_iter=int(frac * 4000),
+        m = ConstrainedLasso(l2_reg=0.01, radius=1.0, solver=solver, max_iter=int(frac * 4000),
                              random_state=0, tol=0, track_objective=False).fit(X, y)
     assert m.n_epochs_ >= 1 and m.budget_used_ == int(frac * 4000)
     f = objective(X, y, m.coef_, m.intercept_, 0.01)
@@ -493,7 +493,7 @@ def test_derived_first_epoch_fits_a_short_budget(solver, frac):
 def test_projection_counts_match_paper():
     X, y = make_problem(n=500, d=10)
     T = 2000
-    common = dict(alpha=1.0, radius=0.5, max_iter=T, eta0=0.05, random_state=0, tol=0)
+    common = dict(l2_reg=1.0, radius=0.5, max_iter=T, eta0=0.05, random_state=0, tol=0)
     epro = ConstrainedLasso(solver="epro_sgd", first_epoch_length=8, use_full_budget=False,
                             **common).fit(X, y)
     assert epro.n_projections_ == 7 <= math.log2(T / 4)
@@ -513,7 +513,8 @@ def test_projection_counts_match_paper():
 @pytest.mark.parametrize("solver", ALL_SOLVERS)
 def test_dense_and_csr_agree(solver):
     X, y = make_problem(n=150, d=30, density=0.2)
-    kw = dict(alpha=0.5, radius=1.0, solver=solver, max_iter=3000, random_state=1)
+    kw = dict(l2_reg=0.5, radius=1.0, solver=solver, max_iter=3000, tol=0,
+              random_state=1)
     a = ConstrainedLasso(**kw).fit(X, y)
     b = ConstrainedLasso(**kw).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(a.coef_, b.coef_, atol=1e-9)
@@ -523,7 +524,8 @@ def test_dense_and_csr_agree(solver):
 @pytest.mark.parametrize("solver", STOCHASTIC)
 def test_reproducible_bitwise_and_pickle(solver):
     X, y = make_problem(n=100, d=10)
-    kw = dict(alpha=0.5, radius=1.0, solver=solver, max_iter=1000, random_state=42)
+    kw = dict(l2_reg=0.5, radius=1.0, solver=solver, max_iter=1000, tol=0,
+              random_state=42)
     a = ConstrainedLasso(**kw).fit(X, y)
     b = ConstrainedLasso(**kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
@@ -575,7 +577,8 @@ def test_history_iteration_is_n_iter_and_the_last_objective_is_recorded(solver):
     ``n_iter_`` does; without track_objective only the last record carries the objective,
     that of the returned model."""
     X, y = make_problem(n=200, d=10)
-    m = ConstrainedLasso(solver=solver, max_iter=1000, tol=0, track_objective=False,
+    m = ConstrainedLasso(l2_reg=1.0, radius=0.5, solver=solver, max_iter=1000, tol=0,
+                         track_objective=False,
                          random_state=0).fit(X, y)
     h = m.history_
     assert h["iteration"][-1] == m.n_iter_ == m.budget_used_ == 1000
@@ -596,9 +599,37 @@ def test_fista_warm_start_at_the_solution_runs_no_iteration():
 
 def test_fista_warns_when_not_converged():
     X, y = make_problem(n=100, d=30)
-    with pytest.warns(ConvergenceWarning, match="Frank-Wolfe duality gap"):
-        ConstrainedLasso(alpha=0.0, radius=5.0, solver="fista", max_iter=5,
+    with pytest.warns(ConvergenceWarning, match="relative duality gap"):
+        ConstrainedLasso(l2_reg=0.0, radius=5.0, solver="fista", max_iter=5,
                          tol=1e-12).fit(X, y)
+
+
+@pytest.mark.parametrize("solver", ["fista"] + STOCHASTIC)
+def test_tol_is_the_relative_duality_gap_for_every_solver(solver):
+    """issue 21.1: one meaning of tol; a fit either reaches it (no warning, the last
+    relative_gap <= tol, and it bounds the true relative suboptimality) or warns with the
+    value reached."""
+    X, y = make_problem(n=300, d=10)
+    kw = dict(l2_reg=0.1, radius=1.0, solver=solver, random_state=0)
+    f_star = objective(X, y, exact(X, y, 0.1, 1.0).coef_, exact(X, y, 0.1, 1.0).intercept_,
+                       0.1)
+    yc = y - y.mean()
+    f_zero = 0.5 * np.mean(yc * yc)
+    loose = 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = ConstrainedLasso(tol=loose, max_iter=None if solver == "fista" else 300 * 300,
+                             **kw).fit(X, y)
+    rel = m.history_["relative_gap"][-1]
+    assert rel <= loose
+    sub = (objective(X, y, m.coef_, m.intercept_, 0.1) - f_star) / f_zero
+    assert -1e-12 <= sub <= rel + 1e-12
+    with pytest.warns(ConvergenceWarning, match=r"relative duality gap .* is ([0-9.e-]+), "
+                                                r"above tol=1e-14") as rec:
+        short = ConstrainedLasso(tol=1e-14, max_iter=5 if solver == "fista" else 600,
+                                 **kw).fit(X, y)
+    reported = float(str(rec[0].message).split(" is ")[1].split(",")[0])
+    assert reported == pytest.approx(short.history_["relative_gap"][-1], rel=1e-2)
 
 
 def test_auto_solver_choice():
@@ -615,9 +646,9 @@ def test_auto_solver_choice():
 @pytest.mark.parametrize("params, match", [
     (dict(radius=-1.0), "radius"),
     (dict(solver="newton"), "solver"),
-    (dict(alpha=-0.1), "alpha"),
+    (dict(l2_reg=-0.1), "l2_reg"),
     (dict(eta0=0.0), "eta0"),
-    (dict(solver="epro_sgd", eta0=10.0, alpha=1.0), "eta0"),
+    (dict(solver="epro_sgd", eta0=10.0, l2_reg=1.0), "eta0"),
 ])
 def test_bad_parameters_raise(params, match):
     X, y = make_problem(n=50, d=5)
@@ -681,7 +712,7 @@ def test_fista_gram_backtracking_exits_on_non_finite_values():
 
 def test_cv_picks_a_radius_and_refits():
     X, y = make_problem(n=200, d=20, k=3, noise=0.5)
-    cv = ConstrainedLassoCV(alpha=0.0, n_radii=12, cv=3, tol=1e-8).fit(X, y)
+    cv = ConstrainedLassoCV(l2_reg=0.0, n_radii=12, cv=3, tol=1e-8).fit(X, y)
     assert cv.mse_path_.shape == (12, 3)
     assert np.all(np.diff(cv.radii_) > 0)
     best = cv.radii_[np.argmin(cv.mse_path_.mean(axis=1))]
@@ -699,12 +730,12 @@ def test_cv_multi_output_is_independent_per_output():
     X, y1 = make_problem(n=150, d=12, k=3, noise=0.3, seed=1)
     _, y2 = make_problem(n=150, d=12, k=6, noise=1.0, seed=2)
     Y = np.column_stack([y1, 3 * y2])
-    cv = ConstrainedLassoCV(alpha=0.0, n_radii=8, cv=3, tol=1e-8).fit(X, Y)
+    cv = ConstrainedLassoCV(l2_reg=0.0, n_radii=8, cv=3, tol=1e-8).fit(X, Y)
     assert cv.coef_.shape == (2, 12) and cv.intercept_.shape == (2,)
     assert cv.radius_.shape == (2,) and cv.mse_path_.shape == (2, 8, 3)
     assert cv.predict(X).shape == (150, 2)
     for k, target in enumerate([y1, 3 * y2]):
-        single = ConstrainedLassoCV(alpha=0.0, n_radii=8, cv=3, tol=1e-8).fit(X, target)
+        single = ConstrainedLassoCV(l2_reg=0.0, n_radii=8, cv=3, tol=1e-8).fit(X, target)
         assert cv.radius_[k] == single.radius_
         np.testing.assert_allclose(cv.mse_path_[k], single.mse_path_, rtol=1e-10)
         np.testing.assert_allclose(cv.coef_[k], single.coef_, atol=1e-12)
@@ -767,7 +798,7 @@ def test_epro_sgd_more_budget_not_worse(design):
     w[rng.choice(d, 4, replace=False)] = rng.randn(4)
     y = X @ w + 0.5 * rng.randn(n) + 1.0
     radius = 0.6 * np.abs(w).sum()
-    ref = ConstrainedLasso(alpha=alpha, radius=radius, solver="fista", tol=1e-12,
+    ref = ConstrainedLasso(l2_reg=alpha, radius=radius, solver="fista", tol=1e-12,
                            max_iter=100000).fit(X, y)
     f_star = _objective(X, y, ref.coef_, alpha)
     assert ref.lam_ > 0     # the constraint is active
@@ -775,7 +806,7 @@ def test_epro_sgd_more_budget_not_worse(design):
     def rel(passes):
         out = []
         for seed in range(3):
-            m = ConstrainedLasso(alpha=alpha, radius=radius, solver="epro_sgd",
+            m = ConstrainedLasso(l2_reg=alpha, radius=radius, solver="epro_sgd",
                                  max_iter=int(passes * n), tol=0, random_state=seed,
                                  track_objective=False).fit(X, y)
             out.append((_objective(X, y, m.coef_, alpha) - f_star) / f_star)
@@ -785,18 +816,133 @@ def test_epro_sgd_more_budget_not_worse(design):
     assert three <= 1.1 * one, (one, three)
 
 
-def test_epoch_solvers_stop_when_objective_stalls():
-    """Round 7: with tol > 0 the epoch solvers stop once an epoch's projected output no
-    longer lowers the objective by more than tol (relative); the default budget of 10
-    passes used to run to its end on well-conditioned data."""
+@pytest.mark.parametrize("solver", STOCHASTIC)
+def test_stochastic_solvers_stop_early_at_the_relative_gap(solver):
+    """The budget is a cap: a fit stops at the first record whose relative_gap <= tol."""
     rng = np.random.RandomState(0)
     X = rng.randn(5000, 20)
     y = X[:, 0] - X[:, 1] + 0.5 * rng.randn(5000)
-    kw = dict(alpha=0.01, radius=1.0, solver="epro_sgd", random_state=0)
+    kw = dict(l2_reg=0.01, radius=1.0, solver=solver, random_state=0)
     full = ConstrainedLasso(tol=0, **kw).fit(X, y)
-    early = ConstrainedLasso(tol=1e-3, **kw).fit(X, y)
+    gaps = full.history_["relative_gap"]
+    tol = float(np.quantile(gaps, 0.5))     # a value reached before the end of the budget
+    early = ConstrainedLasso(tol=tol, **kw).fit(X, y)
     assert full.budget_used_ == 10 * 5000
     assert early.budget_used_ < full.budget_used_
-    f = early.history_["objective"]
-    assert f[-2] - f[-1] <= 1e-3 * abs(f[-1])
-    assert np.all(f[1:-1] - f[:-2] < 0) or len(f) == 2
+    g = early.history_["relative_gap"]
+    assert g[-1] <= tol and np.all(g[:-1] > tol)
+
+
+# --- defaults a user can trust (issue 19.1) ---------------------------------------------
+
+def test_default_has_no_ridge_and_derives_the_radius_from_the_data():
+    """radius=None: half the l1 norm of the least-squares solution, scale-equivariant in y,
+    and the constraint is active (the default is a constrained Lasso, not OLS)."""
+    X, y = make_problem(n=200, d=10)
+    ols = LinearRegression().fit(X, y)
+    m = ConstrainedLasso().fit(X, y)
+    assert m.radius_ == pytest.approx(0.5 * np.abs(ols.coef_).sum(), rel=1e-6)
+    assert np.abs(m.coef_).sum() == pytest.approx(m.radius_, rel=1e-6)
+    scaled = ConstrainedLasso().fit(X, 10.0 * y)
+    assert scaled.radius_ == pytest.approx(10.0 * m.radius_, rel=1e-6)
+    np.testing.assert_allclose(scaled.coef_, 10.0 * m.coef_, rtol=1e-4, atol=1e-8)
+    # no hidden ridge term: the solution is that of the l2_reg=0 problem at that radius
+    ref = ConstrainedLasso(radius=m.radius_, l2_reg=0.0, tol=1e-12).fit(X, y)
+    np.testing.assert_allclose(m.coef_, ref.coef_, rtol=1e-3, atol=1e-6)
+
+
+def test_radius_per_output_for_a_2d_y():
+    X, y = make_problem(n=120, d=6)
+    Y = np.column_stack([y, 3.0 * y])
+    m = ConstrainedLasso().fit(X, Y)
+    assert m.radius_.shape == (2,)
+    assert m.radius_[1] == pytest.approx(3.0 * m.radius_[0], rel=1e-6)
+
+
+@pytest.mark.parametrize("Est", [ConstrainedLasso, ConstrainedLassoCV])
+def test_alpha_is_a_deprecated_name_of_l2_reg(Est):
+    X, y = make_problem(n=80, d=5)
+    kw = dict(radius=1.0) if Est is ConstrainedLasso else dict(n_radii=3, cv=2)
+    with pytest.warns(FutureWarning, match="renamed 'l2_reg'"):
+        old = Est(alpha=0.3, **kw).fit(X, y)
+    new = Est(l2_reg=0.3, **kw).fit(X, y)
+    np.testing.assert_array_equal(old.coef_, new.coef_)
+    with pytest.raises(ValueError, match="deprecated name of l2_reg"):
+        Est(alpha=0.3, l2_reg=0.1, **kw).fit(X, y)
+    with pytest.raises(TypeError):
+        Est(0.3)      # keyword-only: an old positional alpha is an error, not a radius
+
+
+# --- hostile cv and absurd integers (issue 18) ------------------------------------------
+
+@pytest.mark.parametrize("cv, match", [
+    ([(np.arange(50), np.arange(50, 81))], r"test indices must lie in \[0, 80\)"),
+    ([(np.arange(-1, 50), np.arange(50, 80))], r"train indices must lie in \[0, 80\)"),
+    ([(np.arange(50), np.array([], dtype=int))], "test set is empty"),
+    ([(np.arange(50.0), np.arange(50, 80))], "must be a 1-d array of integers"),
+    ([(np.ones(79, dtype=bool), np.zeros(80, dtype=bool))], "boolean train mask"),
+    ([np.arange(5)], r"cv must yield \(train, test\)"),
+    ([], "cv yielded no split"),
+])
+def test_cv_with_bad_indices_is_a_value_error(cv, match):
+    X, y = make_problem(n=80, d=5)
+    with pytest.raises(ValueError, match=match):
+        ConstrainedLassoCV(n_radii=2, cv=cv).fit(X, y)
+
+
+def test_cv_boolean_masks_and_absurd_n_radii():
+    X, y = make_problem(n=80, d=5)
+    mask = np.arange(80) < 60
+    a = ConstrainedLassoCV(n_radii=3, cv=[(mask, ~mask)]).fit(X, y)
+    b = ConstrainedLassoCV(n_radii=3, cv=[(np.arange(60), np.arange(60, 80))]).fit(X, y)
+    np.testing.assert_array_equal(a.mse_path_, b.mse_path_)
+    with pytest.raises(ValueError, match="n_radii"):
+        ConstrainedLassoCV(n_radii=2**62).fit(X, y)
+    with pytest.raises(ValueError, match="at most"):
+        ConstrainedLassoCV(radii=np.linspace(0, 1, 10_001)).fit(X, y)
+
+
+@pytest.mark.parametrize("paper, base, t1, eta0", [("epro_sgd_paper", "epro_sgd", 8, 0.3),
+                                                  ("epro_orda_paper", "epro_orda", 16, None)])
+def test_paper_solvers_are_the_published_settings_one_value_away(paper, base, t1, eta0):
+    """solver='epro_*_paper' is the base solver with the paper's T1, whole epochs only,
+    lam=0.03 and (Epro-SGD) eta0=0.3: bitwise the same fit as spelling them out."""
+    X, y = make_problem(n=300, d=10)
+    kw = dict(l2_reg=1.0, radius=0.5, max_iter=2000, tol=0, random_state=0)
+    a = ConstrainedLasso(solver=paper, **kw).fit(X, y)
+    spelled = dict(first_epoch_length=t1, use_full_budget=False, lam=0.03)
+    if eta0 is not None:
+        spelled["eta0"] = eta0
+    b = ConstrainedLasso(solver=base, **spelled, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.solver_ == paper and b.solver_ == base
+    assert a.history_["epoch_length"][0] == t1 and a.budget_used_ < 2000   # whole epochs
+    assert a.lam_ == 0.03
+
+
+def test_auto_step_budget_below_n_still_runs_several_epochs():
+    """issue 20: with the automatic step the derived T1 (up to n) was capped only by the
+    budget, so a budget T <= n ran one epoch, one projection."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(4000, 10)
+    y = X[:, 0] + 0.1 * rng.randn(4000)
+    m = ConstrainedLasso(l2_reg=1e-3, radius=0.5, solver="epro_sgd", max_iter=2000, tol=0,
+                         random_state=0).fit(X, y)
+    assert m.n_projections_ >= 3 and m.history_["epoch_length"][0] <= 2000 // 7
+
+
+def test_epro_svrg_multiplier_search_recovers_from_a_wrong_early_bound():
+    """A short early epoch put the multiplier bracket's lower end above nu*, and every
+    later epoch stayed in that wrong bracket: a stall at 3.6e-4 relative gap whatever the
+    budget on this problem (issue 21.1).  Dropping the stale bound reaches tol=1e-4."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(5000, 50)
+    w = np.zeros(50)
+    w[:5] = rng.randn(5)
+    y = X @ w + 0.5 * rng.randn(5000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        m = ConstrainedLasso(solver="epro_svrg", max_iter=30 * 5000, tol=1e-4,
+                             random_state=0).fit(X, y)
+    assert m.history_["relative_gap"][-1] <= 1e-4
+    assert m.lam_ == pytest.approx(ConstrainedLasso(tol=1e-12).fit(X, y).lam_, rel=1e-3)

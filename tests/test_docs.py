@@ -8,6 +8,7 @@
   and the quick-tour example and confirms they render with their images loaded.
 """
 import doctest
+import html
 import importlib.util
 import io
 import json
@@ -258,9 +259,18 @@ _CHECK_SCRIPT = """
                 + images[i].naturalWidth);
     }
     if (pending > 0 && tries++ < 100) { setTimeout(report, 100); return; }
+    // the text a reader sees outside code blocks and inline literals
+    var prose = document.body.cloneNode(true);
+    prose.querySelectorAll("pre, code, script, style, math").forEach(function (node) {
+      node.remove();
+    });
     var pre = document.createElement("pre");
     pre.id = "skstoch-render-check";
     pre.textContent = "TITLE " + document.title + "\\n" + rows.join("\\n");
+    var text = document.createElement("pre");
+    text.id = "skstoch-render-text";
+    text.textContent = prose.textContent;
+    document.body.appendChild(text);
     document.body.appendChild(pre);
   }
   document.addEventListener("DOMContentLoaded", function () { setTimeout(report, 100); });
@@ -289,7 +299,19 @@ def _render(chromium, html_file):
     for line in lines[1:]:
         src, complete, width = line.rsplit(" ", 2)
         images.append((src, complete == "true", int(width)))
-    return title, images
+    text = re.search(r'<pre id="skstoch-render-text">(.*?)</pre>', proc.stdout, re.S)
+    return title, images, html.unescape(text.group(1)) if text else ""
+
+
+# what a reader must never see in prose: TeX that no renderer turned into a formula, and
+# reStructuredText markup that was not parsed (``literal`` inside **bold**, say)
+_RAW_MARKUP = re.compile(r"\\(?:frac|sum|sqrt|mathbf|mathrm|lambda|alpha|left|right|\(|\[)"
+                         r"|\$\$|``")
+
+
+def _raw_markup(text):
+    return sorted({text[max(m.start() - 40, 0):m.end() + 40].replace("\n", " ")
+                   for m in _RAW_MARKUP.finditer(text)})
 
 
 @pytest.mark.slow
@@ -298,6 +320,13 @@ def _render(chromium, html_file):
     ("auto_examples/index.html", 1, "Examples"),
     ("auto_examples/plot_quick_tour.html", 4, "quick tour"),
     ("benchmarks.html", 0, "Benchmarks"),
+    ("getting_started.html", 0, "Getting started"),
+    ("reproducing.html", 0, "Reproducing"),
+    ("scaling_out.html", 0, "Scaling out"),
+    *[(f"user_guide/{page.stem}.html", 0, "skstoch")
+      for page in sorted((DOC / "user_guide").glob("*.rst"))],
+    *[(f"gen_modules/skstoch.{name}.html", 0, name)
+      for name in sorted(skstoch.__all__) if name[0].isupper()],
 ])
 def test_pages_render_in_headless_chromium(built_site, page, min_images, title):
     chromium = _chromium()
@@ -305,8 +334,9 @@ def test_pages_render_in_headless_chromium(built_site, page, min_images, title):
         pytest.skip("no chromium on this machine (CI installs Debian's chromium: .ci/run)")
     if page == "benchmarks.html" and any((ROOT / "benchmarks" / "results").glob("*.json")):
         min_images = 1  # one timing chart per committed result
-    found_title, images = _render(chromium, built_site / page)
+    found_title, images, text = _render(chromium, built_site / page)
     assert title.lower() in found_title.lower()
+    assert not _raw_markup(text), f"{page}: raw markup visible: {_raw_markup(text)[:5]}"
     content = [im for im in images if "logo" not in im[0]]
     assert len(content) >= min_images, f"{page}: {len(content)} images, expected {min_images}+"
     broken = [src for src, complete, width in images if not complete or width == 0]

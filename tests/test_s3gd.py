@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.special import expit
-from sklearn.datasets import load_breast_cancer, load_diabetes, make_classification
+from sklearn.base import clone
+from sklearn.datasets import load_breast_cancer, load_diabetes, make_blobs, make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import ElasticNet, Lasso, LogisticRegression, Ridge
 from sklearn.preprocessing import StandardScaler, normalize
@@ -216,7 +217,7 @@ def test_label_decoupled_correction_equals_direct_sum(name, sparse):
     if sparse:
         X = Xin.toarray()
     ds = make_dataset(Xin)
-    loss = est._solver_params().loss_object()
+    loss = est._solver_params(len(y)).loss_object()
     BT, colsum, slot_label, offset, Lw, Lb = anchor_arrays(ds, y, sw, loss, name, shared, 0)
     if name in ("log_loss", "squared_error"):
         assert BT.shape[0] == 1   # one label-free table
@@ -258,7 +259,7 @@ def test_kernel_matches_numpy_reference(name, penalty, sparse):
     g = build_anchor_graph(sp.csr_matrix(X) if sparse else X, n_anchors=8, n_neighbors=3,
                            method="kmeans", kmeans_max_iter=10, random_state=est.seed_)
     np.testing.assert_array_equal(g.anchor_indices, est.anchor_indices_)
-    lam1, lam2 = est._penalty_coefs()
+    lam1, lam2 = est._penalty_coefs(len(y))
     n_outer = -(-(-(-40 // 4)) // 3)
     w, b = _reference_fit(name, X, y, np.ones(40), g, eta=0.05, lam1=lam1, lam2=lam2, batch=4,
                           n_inner=3, n_outer=n_outer, n_epochs=3, seed=est.seed_, stream=0)
@@ -294,7 +295,7 @@ def test_sparse_l1_just_in_time_prox_matches_dense_reference(solver, penalty):
     if solver == "s3gd":
         g = build_anchor_graph(X, n_anchors=12, n_neighbors=3, method="random",
                                random_state=est.seed_)
-        lam1, lam2 = est._penalty_coefs()
+        lam1, lam2 = est._penalty_coefs(len(y))
         steps = -(-n // 3)
         w, b = _reference_fit("log_loss", X.toarray(), y, np.ones(n), g, eta=0.2, lam1=lam1,
                               lam2=lam2, batch=3, n_inner=7, n_outer=-(-steps // 7),
@@ -735,7 +736,7 @@ def test_warmup_pass_matches_numpy_reference(penalty, sparse, n, alpha):
     # the pass ran in five chunks (one record each) and matches the uninterrupted reference
     assert list(est.history_["solver"]) == ["sgd_warmup"] * 5
     assert est.history_["pass_fraction"][-1] == 1.0
-    lam1, lam2 = est._penalty_coefs()
+    lam1, lam2 = est._penalty_coefs(len(y))
     ys, swn = 2.0 * y - 1, sw * n / sw.sum()
     w, b = _reference_warmup("log_loss", X, ys, swn, lam1=lam1, lam2=lam2, seed=est.seed_,
                              stream=0)
@@ -956,3 +957,40 @@ def test_start_replaces_warmup_and_auto_decides_on_conditioning():
     np.testing.assert_array_equal(a.coef_, o.coef_)
     assert "line_search" not in list(a.history_["solver"])
     assert list(a.history_["solver"]).count("sgd_warmup") == 5
+
+
+# --- issue 19: defaults that converge, alpha='auto', extreme class weights -----------------
+
+def test_defaults_converge_without_warning_on_standardized_data():
+    for est, loader in ((S3GDClassifier(random_state=0), load_breast_cancer),
+                        (S3GDRegressor(random_state=0), load_diabetes)):
+        X, y = loader(return_X_y=True)
+        X = StandardScaler().fit_transform(X)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            est.fit(X, y)
+        assert est.n_iter_ < est.max_iter
+
+
+def test_alpha_auto_is_one_over_n_samples():
+    X, y = make_classification(n_samples=150, n_features=6, random_state=0)
+    auto = S3GDClassifier(max_iter=3, tol=0, random_state=0)
+    explicit = clone(auto).set_params(alpha=1.0 / 150)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        auto.fit(X, y)
+        explicit.fit(X, y)
+    np.testing.assert_array_equal(auto.coef_, explicit.coef_)
+    assert auto._penalty_coefs(150) == (0.0, 1.0 / 150)
+
+
+@pytest.mark.parametrize("solver", ["s3gd", "sgd", "ssgd", "hybrid"])
+def test_extreme_class_weight_moves_the_intercept(solver):
+    # unscaled rows (norm ~30): the intercept must not crawl with a step sized for the rows
+    # (before: 's3gd', 'sgd', 'ssgd' predicted the heavy class for ~54% of the rows)
+    X, y = make_blobs(centers=2, random_state=0, cluster_std=20)
+    clf = S3GDClassifier(solver=solver, class_weight={0: 1000, 1: 1e-4}, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X[:50], y[:50])
+    assert np.mean(clf.predict(X[50:]) == 0) > 0.87

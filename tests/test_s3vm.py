@@ -39,13 +39,19 @@ def fit_driver(X, labeled, Y, unlabeled, *, seed, **params):
 # ----------------------------------------------------------------------------------------------
 # numpy reference of the paper's algorithm (slow, obvious)
 # ----------------------------------------------------------------------------------------------
-def ref_block(seed, i, m, d, scale):
-    s = ReferenceStream(seed, 2 * i)
-    omega = np.empty((m, d))
+def ref_block(seed, i, m, d, scale, cols=None):
+    """Block i: its key is the first draw of stream 2 i; column j (input coordinate cols[j])
+    is stream cols[j] of the key, the offsets its stream 2**64 - 1."""
+    key = ReferenceStream(seed, 2 * i).u64()
+    cols = range(d) if cols is None else cols
+    omega = np.empty((m, len(cols)))
     offset = np.empty(m)
-    for k in range(m):
-        for j in range(d):
+    for j, c in enumerate(cols):
+        s = ReferenceStream(key, int(c))
+        for k in range(m):
             omega[k, j] = scale * s.normal()
+    s = ReferenceStream(key, 2**64 - 1)
+    for k in range(m):
         offset[k] = 2 * np.pi * s.uniform()
     return omega, offset
 
@@ -107,6 +113,42 @@ def test_random_block_matches_reference_bitwise():
     other = np.empty((5, 3))
     _s3vm.random_block(12345, 8, 1.7, other, np.empty(5))
     assert not np.array_equal(omega, other)
+    # columns are addressable: a subset of coordinates gives those columns bit for bit
+    cols = np.array([0, 2, 40_000], dtype=np.int64)
+    sub, sub_off = np.empty((5, 3)), np.empty(5)
+    _s3vm.random_block(12345, 7, 1.7, sub, sub_off, cols)
+    assert np.array_equal(sub[:, :2], omega[:, [0, 2]]) and np.array_equal(sub_off, offset)
+    assert np.array_equal(sub, ref_block(12345, 7, 5, 3, 1.7, cols)[0])
+
+
+def test_wide_sparse_x_generates_only_the_used_columns(monkeypatch):
+    """Issue 18.8: on sparse X the regenerated features cost O(m * used columns), not
+    O(m * n_features), and the model is bitwise the dense fit's."""
+    import skstoch._solvers.tsg as tsg_module
+
+    rng = np.random.RandomState(0)
+    n, d = 30, 20_000
+    X = sp.random(n, d, density=20 / d, format="csr", random_state=rng)
+    y = np.tile([0, 1], n // 2)
+    y[10:] = -1
+    n_used = np.unique(X.indices).shape[0]
+    widths = []
+    real = _s3vm.random_block
+
+    def spy(seed, block, scale, omega, offset, cols=None):
+        widths.append(omega.shape[1])
+        return real(seed, block, scale, omega, offset, cols)
+
+    monkeypatch.setattr(tsg_module._s3vm, "random_block", spy)
+    kw = dict(gamma=0.5, n_components=8, max_iter=20, store_random_features=False,
+              random_state=0)
+    wide = S3VMClassifier(**kw).fit(X, y)
+    assert widths and set(widths) == {n_used}
+    assert wide.random_weights_ is None
+    X_dense = X.toarray()
+    dense = S3VMClassifier(**kw).fit(X_dense, y)
+    np.testing.assert_array_equal(wide.alpha_, dense.alpha_)
+    np.testing.assert_array_equal(wide.decision_function(X), dense.decision_function(X_dense))
 
 
 def test_block_features_match_numpy(rng):
@@ -259,7 +301,9 @@ def test_averaged_fit_keeps_balance_and_objective_is_its_own(moons):
     expected = (0.5 * np.sum(clf.alpha_ ** 2) + clf.C_ * labeled_hinge(f_l, yl)[0].mean()
                 + clf.C_star_ * unlabeled_loss("hinge", clf.decision_function(X[unl]))[0].mean())
     assert clf.restart_objectives_[0] == pytest.approx(expected, rel=1e-9)
-    assert clf.score(Xt, yt) >= 0.97
+    # averaging smooths the last iterate, it does not move to another solution (whether the
+    # paper's objective, manifold_weight=0, finds the moons depends on the seed: issue 20)
+    assert abs(clf.score(Xt, yt) - last.score(Xt, yt)) < 0.02
 
 
 def ref_pool(seed, n, k):
@@ -794,7 +838,7 @@ def test_gamma_cv_matches_reference_and_falls_back():
         warnings.simplefilter("ignore", ConvergenceWarning)
         fixed.fit(X, ys)
     np.testing.assert_array_equal(fixed.alpha_, est.alpha_)
-    # fewer than 30 labels: 'scale', no CV
+    # fewer than 20 labels: 'scale', no CV
     ys10 = make_semisupervised(y, n_labeled=10, random_state=0)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -820,7 +864,7 @@ def test_gamma_cv_pick_lowest_hinge_ties_to_widest_kernel():
 
 
 def test_default_gamma_is_cv_and_fallbacks_equal_scale():
-    # round 9: gamma="cv" is the default; where it does not run (< 30 labels, < 3 labels of a
+    # round 9: gamma="cv" is the default; where it does not run (< 20 labels, < 3 labels of a
     # class, no unlabeled rows) the fit is bit for bit the gamma="scale" fit
     import warnings
 
@@ -834,7 +878,7 @@ def test_default_gamma_is_cv_and_fallbacks_equal_scale():
     X, y = make_moons(300, noise=0.1, random_state=0)
     kw = dict(max_iter=30, n_components=16, random_state=0)
     ys40 = make_semisupervised(y, n_labeled=40, random_state=0)[0]
-    ys20 = make_semisupervised(y, n_labeled=20, random_state=0)[0]
+    ys20 = make_semisupervised(y, n_labeled=18, random_state=0)[0]   # below MIN_LABELED=20
     # 32 labels but only 2 of class 1: too few for stratified 3-fold CV
     ys_few = make_semisupervised(y, n_labeled=60, random_state=0)[0]
     ys_few[np.flatnonzero(ys_few == 1)[2:]] = -1
@@ -977,3 +1021,154 @@ def test_step_rules():
     np.testing.assert_allclose(step_schedule("invscaling", 0.5, 1.0, 1.0, 3), [0.5, 0.25, 0.5 / 3])
     with pytest.raises(ValueError, match="theta"):
         step_schedule("theory", 0.5, 0.5, 10.0, 16)
+
+
+# ----------------------------------------------------------------------------------------------
+# scoring on semi-labelled y (issue 19.2)
+# ----------------------------------------------------------------------------------------------
+def test_score_ignores_unlabeled_rows(moons):
+    from sklearn.metrics import accuracy_score
+
+    X, y, y_semi, Xt, yt = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=60, random_state=0).fit(X, y_semi)
+    pred = clf.predict(X)
+    lab = y_semi != -1
+    # -1 rows count neither as right nor as wrong: the accuracy of the labeled rows
+    assert clf.score(X, y_semi) == accuracy_score(y_semi[lab], pred[lab])
+    assert clf.score(X, y_semi) != accuracy_score(y_semi, pred)
+    assert clf.score(Xt, yt) == accuracy_score(yt, clf.predict(Xt))
+    w = np.linspace(0.5, 2.0, X.shape[0])
+    assert clf.score(X, y_semi, sample_weight=w) == pytest.approx(
+        accuracy_score(y_semi[lab], pred[lab], sample_weight=w[lab]))
+    with pytest.raises(ValueError, match="no labeled rows"):
+        clf.score(X[:5], -np.ones(5, dtype=int))
+
+
+def test_labeled_accuracy_scorer_and_grid_search_default_scoring(moons):
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+    from skstoch.semi_supervised import labeled_accuracy_score, labeled_accuracy_scorer
+
+    assert labeled_accuracy_score([0, 1, -1, -1], [0, 1, 0, 0]) == 1.0
+    assert labeled_accuracy_score([0, 1, -1, -1], [1, 1, 0, 0]) == 0.5
+    assert labeled_accuracy_score(np.array(["a", "b"]), np.array(["a", "a"])) == 0.5
+    with pytest.raises(ValueError, match="different lengths"):
+        labeled_accuracy_score([0, 1], [0])
+    X, y, _, _, _ = moons
+    y_semi, _ = make_semisupervised(y, n_labeled=60, random_state=0)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    grid = GridSearchCV(S3VMClassifier(max_iter=60, random_state=0),
+                        {"gamma": [0.01, 5.0]}, cv=cv).fit(X, y_semi)
+    # default scoring = estimator.score = accuracy on the held-out labeled rows: the fold
+    # scores are those fractions (held-out unlabeled rows would make them at most ~0.1)
+    for k, params in enumerate(grid.cv_results_["params"]):
+        folds = [grid.cv_results_[f"split{j}_test_score"][k] for j in range(3)]
+        expected = []
+        for train, test in cv.split(X, y_semi):
+            y_fold = y_semi.copy()
+            model = S3VMClassifier(max_iter=60, random_state=0, **params).fit(
+                X[train], y_fold[train])
+            lab = test[y_semi[test] != -1]
+            expected.append(np.mean(model.predict(X[lab]) == y_semi[lab]))
+        np.testing.assert_allclose(folds, expected)
+    # the narrow kernel separates the moons, the nearly linear one does not
+    assert grid.best_params_ == {"gamma": 5.0} and grid.best_score_ > 0.9
+    # the public scorer gives the same numbers for any estimator
+    np.testing.assert_allclose(
+        cross_val_score(S3VMClassifier(gamma=5.0, max_iter=60, random_state=0), X, y_semi,
+                        cv=cv, scoring=labeled_accuracy_scorer),
+        cross_val_score(S3VMClassifier(gamma=5.0, max_iter=60, random_state=0), X, y_semi,
+                        cv=cv))
+
+
+@pytest.mark.parametrize("tamper", [
+    lambda c: setattr(c, "alpha_", c.alpha_[:-1]),
+    lambda c: setattr(c, "alpha_", c.alpha_[:, :, :-1]),
+    lambda c: setattr(c, "alpha_", np.zeros((c.n_iter_, 3, c.n_components_))),
+    lambda c: setattr(c, "alpha_", c.alpha_.astype(np.float32)),
+    lambda c: setattr(c, "alpha_", [[[0.0]]]),
+    lambda c: setattr(c, "n_components_", c.n_components_ + 5),
+    lambda c: setattr(c, "n_iter_", c.n_iter_ + 5),
+    lambda c: setattr(c, "intercept_", np.zeros(3)),
+    lambda c: setattr(c, "random_weights_", c.random_weights_[:-1]),
+    lambda c: setattr(c, "random_weights_", c.random_weights_[:, :, :1]),
+    lambda c: setattr(c, "random_offset_", None),
+    lambda c: setattr(c, "classes_", c.classes_[:1]),
+    lambda c: setattr(c, "seed_", -1),
+    lambda c: setattr(c, "gamma_", float("nan")),
+])
+def test_tampered_fitted_state_raises_value_error(moons, tamper):
+    """Issue 18.4: predict / decision_function check the fitted arrays against each other
+    and the input before any kernel runs (these reached the kernels unchecked before)."""
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=20, store_random_features=True,
+                         random_state=0).fit(X, y_semi)
+    tamper(clf)
+    for method in (clf.predict, clf.decision_function, clf.predict_proba):
+        with pytest.raises(ValueError, match="inconsistent fitted state"):
+            method(X[:5])
+
+
+def test_non_contiguous_fitted_arrays_still_predict(moons):
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=20, random_state=0).fit(X, y_semi)
+    expected = clf.decision_function(X[:20])
+    clf.alpha_ = np.asfortranarray(clf.alpha_)
+    np.testing.assert_array_equal(clf.decision_function(X[:20]), expected)
+
+
+# ----------------------------------------------------------------------------------------------
+# solver="tsgs3vm": the paper's objective and C* rule (issue 20)
+# ----------------------------------------------------------------------------------------------
+def test_solver_tsgs3vm_is_the_papers_objective(moons):
+    X, _, y_semi, _, _ = moons
+    kw = dict(gamma=5.0, max_iter=40, tol=None, random_state=0)
+    paper = S3VMClassifier(solver="tsgs3vm", **kw).fit(X, y_semi)
+    n_l = int((y_semi != -1).sum())
+    n_u = X.shape[0] - n_l
+    # the paper's C* rule, no intercept, no Laplacian term in the history
+    assert paper.C_star_ == pytest.approx(paper.C_ * n_l / n_u, rel=1e-15)
+    np.testing.assert_array_equal(paper.intercept_, 0.0)
+    assert "manifold_loss" not in paper.history_
+    # the same fit as the default solver with every addition switched off by hand
+    by_hand = S3VMClassifier(C_star="paper", manifold_weight=0.0, class_balance=False,
+                             C_star_warmup=0.0, unlabeled_pool=None, **kw).fit(X, y_semi)
+    np.testing.assert_array_equal(paper.alpha_, by_hand.alpha_)
+    # the additions are ignored under solver="tsgs3vm"
+    extras = S3VMClassifier(solver="tsgs3vm", manifold_weight=100.0, class_balance=True,
+                            C_star_warmup=0.5, unlabeled_pool=50, average=True, n_restarts=2,
+                            **kw).fit(X, y_semi)
+    np.testing.assert_array_equal(paper.alpha_, extras.alpha_)
+    # and the default is a different objective
+    default = S3VMClassifier(**kw).fit(X, y_semi)
+    assert default.C_star_ == pytest.approx(0.3 * default.C_)
+    assert "manifold_loss" in default.history_
+    assert default.get_params()["solver"] == "tsg_laplacian"
+    with pytest.raises(ValueError, match="solver"):
+        S3VMClassifier(solver="paper").fit(X, y_semi)
+
+
+def test_labeled_rows_share_the_pool_bound(moons, monkeypatch):
+    """Issue 18.8: with more labeled rows than ``unlabeled_pool`` the kNN graph, cached f and
+    objective use a bounded labeled subsample (the cost no longer grows with n_l)."""
+    import skstoch._solvers.tsg as tsg_module
+
+    X, y, _, Xt, yt = moons
+    y_semi, _ = make_semisupervised(y, n_labeled=400, random_state=0)
+    sizes = []
+    real = tsg_module.knn_graph
+
+    def spy(X_, rows, k):
+        sizes.append(rows.shape[0])
+        return real(X_, rows, k)
+
+    monkeypatch.setattr(tsg_module, "knn_graph", spy)
+    kw = dict(gamma=5.0, max_iter=40, unlabeled_pool=64, random_state=0)
+    clf = S3VMClassifier(**kw).fit(X, y_semi)
+    assert sizes == [64 + 64]
+    assert clf.score(Xt, yt) > 0.9
+    again = S3VMClassifier(**kw).fit(X, y_semi)
+    np.testing.assert_array_equal(clf.alpha_, again.alpha_)
+    # unbounded pool: every labeled row is a node
+    sizes.clear()
+    S3VMClassifier(gamma=5.0, max_iter=5, unlabeled_pool=None, random_state=0).fit(X, y_semi)
+    assert sizes == [X.shape[0]]

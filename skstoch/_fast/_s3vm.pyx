@@ -4,10 +4,13 @@
 #     phi_i(x)_k = sqrt(2 / m) * cos(<omega_ik, x> + b_ik),  omega_ik ~ N(0, 2 gamma I), b_ik ~ U[0, 2 pi)
 # and a coefficient matrix alpha_i of shape (n_heads, m); f_h(x) = sum_i <alpha_i[h], phi_i(x)>.
 #
-# (omega_i, b_i) is a pure function of (seed, i): it is drawn from the counter-based generator of
-# _random.pxd on stream FEATURE_STREAM(i), so fit and predict regenerate bit-identical features
-# (Algorithm 2 of the paper) and nothing but alpha needs to be stored.  The sample batches of
-# iteration i come from stream SAMPLE_STREAM(i).
+# (omega_i, b_i) is a pure function of (seed, i): block i's key is the first draw of stream
+# FEATURE_STREAM(i) of the counter-based generator of _random.pxd; column j of omega_i (its m
+# frequencies on input coordinate j) is stream j of that key and the offsets are its stream
+# 2**64 - 1.  So fit and predict regenerate bit-identical features (Algorithm 2 of the paper),
+# nothing but alpha needs to be stored, and the columns of omega can be generated one by one:
+# on sparse X only the coordinates that occur are generated (O(m nnz-columns), not O(m d)).
+# The sample batches of iteration i come from stream SAMPLE_STREAM(i).
 #
 # Python validates every index before calling in here (no bounds checks in the kernels).
 from libc.math cimport cos, sqrt
@@ -15,7 +18,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 
 from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot
-from ._random cimport rng_state, rng_init, rng_normal, rng_uniform, rng_randint
+from ._random cimport rng_state, rng_init, rng_normal, rng_uniform, rng_randint, rng_u64
 
 cdef double TWO_PI = 6.283185307179586
 
@@ -29,16 +32,23 @@ cdef inline uint64_t sample_stream(Py_ssize_t block) noexcept nogil:
 
 
 cdef void gen_block(uint64_t seed, Py_ssize_t block, Py_ssize_t m, Py_ssize_t d, double scale,
-                    double* omega, double* offset) noexcept nogil:
+                    double* omega, double* offset, const int64_t* cols) noexcept nogil:
     """omega (m x d, row k = omega_k) = scale * N(0, 1); offset (m) = U[0, 2 pi).
 
-    Draw order: for each feature k, its d normals, then its offset."""
+    Column j of omega holds input coordinate ``cols[j]`` (coordinate j when cols is NULL):
+    its m normals come from stream ``cols[j]`` of the block key, the offsets from stream
+    2**64 - 1 of it."""
     cdef rng_state s
     cdef Py_ssize_t k, j
+    cdef uint64_t block_key
     rng_init(&s, seed, feature_stream(block), 0)
-    for k in range(m):
-        for j in range(d):
+    block_key = rng_u64(&s)
+    for j in range(d):
+        rng_init(&s, block_key, <uint64_t>(cols[j] if cols != NULL else j), 0)
+        for k in range(m):
             omega[k * d + j] = scale * rng_normal(&s)
+    rng_init(&s, block_key, <uint64_t>0 - 1, 0)
+    for k in range(m):
         offset[k] = TWO_PI * rng_uniform(&s)
 
 
@@ -78,12 +88,19 @@ cdef inline void row_features(const rows_t* X, Py_ssize_t i, const double* omega
 
 
 def random_block(uint64_t seed, Py_ssize_t block, double scale, double[:, ::1] omega,
-                 double[::1] offset):
-    """Fill ``omega`` (m, d) and ``offset`` (m,) with the features of ``block``."""
+                 double[::1] offset, const int64_t[::1] cols=None):
+    """Fill ``omega`` (m, d) and ``offset`` (m,) with the features of ``block``; with
+    ``cols`` (d,), column j of omega is input coordinate ``cols[j]`` (each >= 0)."""
     if omega.shape[0] != offset.shape[0]:
         raise ValueError("omega and offset disagree on the number of features")
+    if cols is not None and cols.shape[0] != omega.shape[1]:
+        raise ValueError("cols must give one input coordinate per column of omega")
+    cdef const int64_t* cp = NULL
+    if cols is not None and cols.shape[0] > 0:
+        cp = &cols[0]
     with nogil:
-        gen_block(seed, block, omega.shape[0], omega.shape[1], scale, &omega[0, 0], &offset[0])
+        gen_block(seed, block, omega.shape[0], omega.shape[1], scale, &omega[0, 0], &offset[0],
+                  cp)
 
 
 def block_features(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] omega,
@@ -158,6 +175,9 @@ cdef class FeatureBlocks:
     n_components, n_features : int
         m and d.
     omega, offset : float64 arrays of shape (n_cached, m, d) and (n_cached, m), or None
+    cols : int64 array of shape (d,) or None
+        Regenerated blocks only: feature column j is input coordinate ``cols[j]`` (X then has
+        its columns compressed to ``cols``).
     """
     cdef readonly uint64_t seed
     cdef readonly double scale
@@ -165,11 +185,22 @@ cdef class FeatureBlocks:
     cdef readonly bint cached
     cdef const double[:, :, ::1] omega
     cdef const double[:, ::1] offset
+    cdef const int64_t[::1] cols
+    cdef bint has_cols
 
     def __init__(self, uint64_t seed, double scale, Py_ssize_t n_components,
-                 Py_ssize_t n_features, omega=None, offset=None):
+                 Py_ssize_t n_features, omega=None, offset=None, cols=None):
         if (omega is None) != (offset is None):
             raise ValueError("omega and offset are cached together or not at all")
+        self.has_cols = cols is not None
+        if self.has_cols:
+            if omega is not None:
+                raise ValueError("cols is only for regenerated blocks")
+            self.cols = cols
+            if self.cols.shape[0] != n_features:
+                raise ValueError("cols must hold n_features input coordinates")
+            if self.cols.shape[0] and min(cols) < 0:
+                raise ValueError("cols must be >= 0")
         self.seed = seed
         self.scale = scale
         self.m = n_components
@@ -205,6 +236,9 @@ cdef void add_decision(FeatureBlocks blocks, const rows_t* X, const int64_t[::1]
     cdef uint64_t seed = blocks.seed
     cdef double scale = blocks.scale
     cdef bint use_cache = blocks.cached
+    cdef const int64_t* cols = NULL
+    if blocks.has_cols and blocks.cols.shape[0] > 0:
+        cols = &blocks.cols[0]
     cdef const double[:, :, ::1] omega_cache = blocks.omega
     cdef const double[:, ::1] offset_cache = blocks.offset
     cdef Py_ssize_t n = rows.shape[0]
@@ -227,7 +261,7 @@ cdef void add_decision(FeatureBlocks blocks, const rows_t* X, const int64_t[::1]
                 om = &omega_cache[i, 0, 0]
                 off = &offset_cache[i, 0]
             else:
-                gen_block(seed, i, m, d, scale, w_om, w_off)
+                gen_block(seed, i, m, d, scale, w_om, w_off, cols)
                 om = w_om
                 off = w_off
             transpose(om, m, d, om_t)

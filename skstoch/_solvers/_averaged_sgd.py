@@ -35,7 +35,7 @@ def checkpoint_lengths(budget, first=8, *, merge_leftover=False):
 
 
 def averaged_sgd(x0, run_chunk, lengths, *, output, step_size, monitor, objective=None,
-                 objective_every_checkpoint=True, tol=None):
+                 objective_every_checkpoint=True, tol=None, columns=None, stop=None):
     """Run averaged SGD in chunks of the given lengths, one record per checkpoint.
 
     Parameters
@@ -63,6 +63,11 @@ def averaged_sgd(x0, run_chunk, lengths, *, output, step_size, monitor, objectiv
         one whose relative change reaches ``tol``), saving a full pass per checkpoint.
     tol : float or None
         Stop when the point's relative change between two checkpoints is <= tol.
+    columns : callable, optional
+        ``columns(point) -> dict`` of further history columns, evaluated when
+        ``objective`` is.
+    stop : callable, optional
+        ``stop(record) -> bool`` on each checkpoint's record; True ends the run.
 
     Returns
     -------
@@ -90,7 +95,12 @@ def averaged_sgd(x0, run_chunk, lengths, *, output, step_size, monitor, objectiv
         last = k == len(lengths) - 1 or (tol is not None and change <= tol)
         if objective is not None and (objective_every_checkpoint or last):
             record["objective"] = objective(point)
-        if monitor.record(x=point, **record) or (tol is not None and change <= tol):
+        if columns is not None and (objective_every_checkpoint or last):
+            record.update(columns(point))
+        halt = monitor.record(x=point, **record)
+        if stop is not None and stop(record):
+            halt = True
+        if halt or (tol is not None and change <= tol):
             break
     converged = change <= tol if tol is not None else used == sum(lengths)
     return SolverResult(x=point, n_iter=used, converged=converged, criterion=change,

@@ -29,7 +29,7 @@ def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_pe
 def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0,
                      step_decay, monitor, objective=None, tol=None, use_full_budget=False,
                      extra_per_epoch=0, stop=None, record_iteration=False,
-                     objective_every_epoch=True):
+                     objective_every_epoch=True, columns=None):
     """Run epoch-projection SGD.
 
     Parameters
@@ -66,6 +66,9 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
     objective_every_epoch : bool
         False evaluates ``objective`` only for the last record (the last epoch, or the
         epoch whose relative change reaches ``tol``), saving a full pass per epoch.
+    columns : callable, optional
+        ``columns(x) -> dict`` of further history columns at the projected point (e.g. a
+        duality gap that ``stop`` reads), evaluated when ``objective`` is.
     """
     x = project(np.array(x0, dtype=np.float64, copy=True))
     eta = float(eta0)
@@ -96,6 +99,8 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
         last = epoch == len(lengths) - 1 or (tol is not None and change <= tol)
         if objective is not None and (objective_every_epoch or last):
             record["objective"] = objective(x)
+        if columns is not None and (objective_every_epoch or last):
+            record.update(columns(x))
         halt = monitor.record(x=x, **record)
         if stop is not None and stop(record):
             halt = True

@@ -124,7 +124,8 @@ def fista_full(problem, w0, *, max_iter, tol, monitor, gap_every=5, offset=0):
 
     def record(it, point, value, lipschitz):
         return monitor.record(epoch=it, iteration=offset + it, objective=point.value,
-                              gap=value, step_size=1.0 / lipschitz, x=point.x)
+                              gap=value, relative_gap=problem.relative_gap(value),
+                              step_size=1.0 / lipschitz, x=point.x)
 
     x0 = project_l1_ball(np.asarray(w0, dtype=np.float64), problem.radius)
     result = fista(x0, smooth, _project(problem.radius), gap, lipschitz=L, max_iter=max_iter,
@@ -210,7 +211,7 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
         grad = full.gradient(point)
         gap = frank_wolfe_gap(grad, w, problem.radius)
         stop = monitor.record(epoch=outer, iteration=n_inner, objective=point.value, gap=gap,
-                              step_size=step, working_set_size=0 if ws is None else len(ws),
+                              relative_gap=problem.relative_gap(gap), step_size=step, working_set_size=0 if ws is None else len(ws),
                               x=w)
         if gap <= threshold:
             converged = True

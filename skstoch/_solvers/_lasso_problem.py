@@ -110,6 +110,28 @@ class LSProblem:
             grad = self.gradient(w, self.optimal_intercept(w))
         return frank_wolfe_gap(grad, w, self.radius)
 
+    def relative_gap(self, gap):
+        """The stopping criterion of every solver: the gap divided by F(0) (the objective
+        at w = 0 with its optimal intercept, half the weighted variance of y); an upper
+        bound on (F(w) - F*) / F(0)."""
+        if self.f_zero > 0:
+            return gap / self.f_zero
+        return 0.0 if gap <= 0 else math.inf
+
+    def criteria(self, w, b=None):
+        """``objective``, ``gap`` and ``relative_gap`` at (w, b) (b: the optimal intercept
+        given w when None), from one residual pass and one transposed pass over X."""
+        if b is None:
+            b = self.optimal_intercept(w)
+        r = self.residual(w, b)
+        f = 0.5 * float(self.sw @ (r * r)) / self.S + self.alpha * float(w @ w)
+        grad = np.asarray(self.X.T @ (self.sw * r)).ravel() / self.S + 2.0 * self.alpha * w
+        if self.fit_intercept:
+            # the gradient at the optimal intercept: the residuals have weighted mean 0
+            grad -= self.x_mean * (float(self.sw @ r) / self.S)
+        gap = frank_wolfe_gap(grad, w, self.radius)
+        return {"objective": f, "gap": gap, "relative_gap": self.relative_gap(gap)}
+
     def multiplier(self, w, grad=None):
         """Estimate of the constraint's Lagrange multiplier at a feasible w.
 

@@ -16,7 +16,6 @@ from ._epoch_projection import epoch_projection
 from ._lasso_problem import scale_error, step_multiplier
 from ._projections import project_l1_ball
 from ._step_size import safe_sgd_step
-from ._stopping import ObjectiveStall
 
 EPOCH_SOLVERS = ("epro_sgd", "epro_orda", "epro_svrg")
 BASELINES = ("sgd", "oneproj")
@@ -63,8 +62,10 @@ def resolve_step(problem, solver, eta0, first_epoch_length, budget):
         n = problem.X.shape[0]
         travel = alpha * eta0
         t1 = n if travel * n <= 2.0 else math.ceil(2.0 / travel)
-        # and at most the budget: a derived T1 longer than max_iter would run no epoch
-        first_epoch_length = int(min(max(t1, 8), max(n, 8), max(budget, 8)))
+        # and at most a seventh of the budget, so that at least three epochs (three
+        # projections, the step halved twice) run: capped at the budget alone, a budget
+        # T <= n made the first epoch the whole run, one projection (issue 20)
+        first_epoch_length = int(min(max(t1, 8), max(n, 8), max(budget // 7, 8)))
     return eta0, first_epoch_length
 
 
@@ -107,6 +108,26 @@ class _Run:
     def objective(self, w):
         return self.problem.objective(w, self.b)
 
+    def criteria(self, w):
+        """objective, gap and relative_gap at the projected point (one more pass)."""
+        return self.problem.criteria(w, self.b)
+
+
+class _GapStop:
+    """The stopping rule of every ConstrainedLasso solver: the relative duality gap
+    (Frank-Wolfe gap / F(0), the ``relative_gap`` column) <= tol; keeps the last value."""
+
+    def __init__(self, tol):
+        self.tol = tol
+        self.value = math.inf
+
+    def __call__(self, record):
+        value = record.get("relative_gap")
+        if value is None:
+            return False
+        self.value = value
+        return self.tol is not None and value <= self.tol
+
 
 def solve_stochastic(problem, w0, params, seed, stream, monitor):
     """Run the stochastic solver ``params.solver`` from w0 (budget ``params.max_iter``
@@ -142,14 +163,16 @@ def _solve_epochs(run, penalty, w0, params, eta0, first, monitor):
             # derived T1 longer than that would run no epoch)
             first = max(8, min(int(SVRG_FIRST_EPOCH_FRACTION * n), params.max_iter - n))
         run_epoch, decay, extra = _svrg_epochs(run, penalty), 1.0, n
-    # round 7: the relative change of consecutive outputs (the loop's own rule) stays above
-    # 1e-4 under the SGD noise, so the default budget of 10 passes always ran to its end
-    stall = ObjectiveStall(tol) if tol is not None and params.track_objective else None
+    # the relative duality gap, as for 'fista' (the loop's own rule, the relative change of
+    # consecutive outputs, stays above 1e-4 under the SGD noise and says nothing about
+    # suboptimality); evaluated at every projection unless tol=0 and track_objective=False
+    stop = _GapStop(tol)
     return epoch_projection(
         w0, run_epoch, run.project, budget=params.max_iter, first_epoch_length=first,
-        eta0=eta0, step_decay=decay, monitor=monitor, objective=run.objective, tol=tol,
-        use_full_budget=params.use_full_budget, extra_per_epoch=extra, stop=stall,
-        record_iteration=True, objective_every_epoch=params.track_objective)
+        eta0=eta0, step_decay=decay, monitor=monitor, columns=run.criteria,
+        use_full_budget=params.use_full_budget, extra_per_epoch=extra, stop=stop,
+        record_iteration=True,
+        objective_every_epoch=params.track_objective or tol is not None)
 
 
 def _epro_sgd_epochs(run, penalty):
@@ -232,6 +255,7 @@ class _MultiplierSearch:
         self.phi_lo, self.phi_hi = None, None
         self.lo_prev = None
         self.n_epochs = 0
+        self.lo_epoch = self.hi_epoch = -1
 
     def propose(self, w, grad):
         if not self.radius > 0:
@@ -240,6 +264,7 @@ class _MultiplierSearch:
             # w(nu) = 0 from nu = ||grad(0)||_inf on: an upper bound of nu*
             self.hi = min(self.hi, float(np.max(np.abs(grad), initial=0.0)))
             self.phi_hi = -self.radius
+        self._drop_stale_bound()
         if self.hi <= self.lo:
             return self.hi
         c = step_multiplier(w, grad, self.radius, self.t)
@@ -251,6 +276,28 @@ class _MultiplierSearch:
         if math.isfinite(self.hi):
             return 0.5 * (self.lo + self.hi)
         return 2.0 * self.lo if self.lo > 0 else c
+
+    def _drop_stale_bound(self):
+        """Forget the older bound when the bracket has collapsed around a jump of phi.
+
+        An epoch only approximately solves the penalized problem, so a short early epoch
+        can put ``lo`` above nu* (or ``hi`` below it); the bracket then shrinks onto that
+        wrong bound while phi stays far from 0 at both ends and nu never reaches nu*
+        (measured: 3.6e-4 relative gap on a dense 5,000 x 50 problem whatever the budget).
+        A bracket narrower than 1e-3 of nu across which phi jumps by more than 1e-4 of the
+        radius at both ends cannot hold nu* on this continuous path: drop the bound of the
+        older (shorter, less accurate) epoch."""
+        if not (math.isfinite(self.hi) and self.phi_lo is not None
+                and self.phi_hi is not None):
+            return
+        narrow = self.hi - self.lo <= 1e-3 * self.hi
+        jump = min(abs(self.phi_lo), abs(self.phi_hi)) > 1e-4 * self.radius
+        if not (narrow and jump):
+            return
+        if self.lo_epoch < self.hi_epoch:
+            self.lo, self.phi_lo, self.lo_prev = 0.0, None, None
+        else:
+            self.hi, self.phi_hi = math.inf, None
 
     def _false_position(self):
         if self.phi_lo is not None and self.phi_hi is not None and self.phi_hi < 0:
@@ -272,9 +319,9 @@ class _MultiplierSearch:
             if nu >= self.lo:
                 if self.phi_lo is not None and nu > self.lo:
                     self.lo_prev = (self.lo, self.phi_lo)
-                self.lo, self.phi_lo = nu, phi
+                self.lo, self.phi_lo, self.lo_epoch = nu, phi, self.n_epochs
         elif nu <= self.hi:
-            self.hi, self.phi_hi = nu, phi
+            self.hi, self.phi_hi, self.hi_epoch = nu, phi, self.n_epochs
 
 
 def _solve_baseline(run, penalty, w0, params, eta0, monitor):
@@ -301,14 +348,12 @@ def _solve_baseline(run, penalty, w0, params, eta0, monitor):
                 run.counter, w_sum)
         return w, w_sum / (t0 + n_steps)
 
-    def objective(w_out):
-        return problem.objective(w_out, problem.optimal_intercept(w_out))
-
+    tol = params.tol if params.tol > 0 else None
     result = averaged_sgd(
         w, run_chunk, checkpoint_lengths(budget, 8), output=lambda avg: project_l1_ball(
             avg, radius), step_size=lambda t: eta0 / (1.0 + decay * (t - 1)),
-        monitor=monitor, objective=objective,
-        objective_every_checkpoint=params.track_objective)
+        monitor=monitor, columns=problem.criteria, stop=_GapStop(tol),
+        objective_every_checkpoint=params.track_objective or tol is not None)
     used = result.n_iter
     result.extra.update(n_projections=used if solver == "sgd" else 1,
                         n_epochs=result.extra["n_checkpoints"], budget_used=used,

@@ -76,8 +76,7 @@ class TripletSource:
         self.k = params.n_neighbors
         self.batch = params.batch_size
         self.refreshes = params.triplet_strategy == "knn"
-        # impostors per pair of the 'knn' table: no more than the smallest complement
-        self.q = min(params.n_impostors, n - self.counts.max())
+        self.q = params.n_impostors     # at most the smallest complement (front end)
         size = params.search_size
         self.exhaustive = not self.refreshes or size is None or n <= size
         self.size = n if self.exhaustive else int(size)
@@ -95,7 +94,7 @@ class TripletSource:
         else:
             self.pairs = self._random_pairs(order, starts)
             self.layout = None
-            self._fixed = self._random_triplets(order, starts, params.n_impostors)
+            self._fixed = self._random_triplets(order, starts, self.q)
 
     def table(self, A, n_steps, mapped=None):
         """The triplet table for an epoch of ``n_steps`` stochastic gradients at metric A

@@ -102,6 +102,40 @@ class RelativeChangeStop:
     def update(self, x_new, x_old):
         self.value = relative_change(x_new, x_old)
         return self.reached
+class BestObjectiveWindow:
+    """Stop when the best objective improved by at most ``tol`` over the last ``window``
+    records: ``(b[t - window] - b[t]) / max(|b[t - window]|, 1) <= tol``, where ``b[t]`` is
+    the lowest objective among records ``0..t`` (scikit-learn's ``n_iter_no_change`` rule,
+    relative, as one number).
+
+    For objectives that keep decreasing ever more slowly while the iterate drifts along a
+    flat valley (scale-invariant losses), where the relative change of the iterate never
+    becomes small.  ``update(objective)`` stores the criterion in ``value`` (``inf`` until
+    ``window + 1`` records exist) and returns ``reached``.
+    """
+
+    name = "relative decrease of the best objective"
+
+    def __init__(self, tol, window):
+        self.tol = tol
+        self.window = int(window)
+        self.best = []
+        self.value = np.inf
+
+    @property
+    def reached(self):
+        return self.value <= self.tol
+
+    def update(self, objective):
+        f = float(objective)
+        self.best.append(min(self.best[-1], f) if self.best else f)
+        if len(self.best) > self.window:
+            old = self.best[-1 - self.window]
+            self.value = (old - self.best[-1]) / max(abs(old), 1.0)
+            del self.best[0]
+        return self.reached
+
+
 class LabelChangeStop:
     """Stop when few predicted labels change between checks, twice in a row.
 

@@ -3,6 +3,7 @@
     minimize_{w, b}  1/(2 S) sum_i s_i (x_i.w + b - y_i)^2 + alpha ||w||_2^2
     subject to       ||w||_1 <= radius                     (S = sum_i s_i)
 
+(``alpha`` is the estimator's ``l2_reg``)
 by the exact solver (FISTA with the l1-ball projection, :mod:`._lasso_fista`) or one of
 the stochastic solvers (:mod:`._lasso_sgd`).  :func:`solve` is the only entry point of the
 estimator's fits; :func:`radius_max` sets the path of ConstrainedLassoCV.
@@ -90,6 +91,14 @@ def solve(problem, params, monitor, state=None):
         b = lsp.optimal_intercept(w)
         grad = lsp.gradient(w, b)
         result.extra["gap"] = lsp.gap(w, grad)
+        result.extra["radius"] = lsp.radius
+        # every solver's criterion: the relative duality gap at the returned point
+        result.criterion = lsp.relative_gap(result.extra["gap"])
+        result.criterion_name = "relative duality gap (Frank-Wolfe gap / F(0))"
+        if params.tol <= 0:
+            result.converged = True     # no target: the whole budget was asked for
+        elif params.solver != "fista":
+            result.converged = result.criterion <= params.tol
         if "lam" not in result.extra:     # fista: the multiplier at the solution
             result.extra["lam"] = lsp.multiplier(w, grad)
         result.intercept = b

@@ -9,30 +9,24 @@ metric (:mod:`skstoch._solvers._lmnn_triplets`).
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._fast import _lmnn
 from ..utils import single_thread_blas
-from ._epoch_projection import epoch_lengths, epoch_projection
+from ._averaged_sgd import averaged_sgd, checkpoint_lengths
+from ._epoch_projection import epoch_projection
+from ._lmnn_span import canonical_signs, data_span, lift
 from ._lmnn_triplets import TripletSource, auto_step, check_triplets, factor, pair_scatter
-from ._monitor import check_finite_iterate
 from ._projections import project_psd
 from ._result import SolverResult
-from ._stopping import relative_change
 
 __all__ = ["LMNNParams", "LMNNProblem", "solve"]
 
 EPRO_SOLVERS = ("epro_sgd", "epro_orda")
 # Lanczos steps of the per-iteration lambda_min check (each costs one d x d mat-vec).
 _LANCZOS_STEPS = 4
-# From this n_features on, the kernels' BLAS calls (d x d mat-vecs, d x batch products) are
-# large enough for OpenBLAS to start threads on every call; the kernels then run with one
-# BLAS thread (thread wake-ups per call cost more than they save at these sizes, and far
-# more on an oversubscribed machine).
-_SINGLE_THREAD_BLAS_FROM = 64
 # Triplets on which the objective (history_, objective_) is estimated when there are more.
 _OBJECTIVE_SAMPLE = 16384
 # The baselines' step eta0 / (1 + t / _BASELINE_DECAY) (the decay of Epro's halving
@@ -105,6 +99,29 @@ def solve(problem, params, monitor, state=None):
     """
     if state is not None:
         raise ValueError("LMNN's solvers keep no warm-start state; pass state=None.")
+    # one BLAS thread for the whole fit: the eigendecompositions and products then give
+    # the same bits whatever the caller's BLAS thread count (with several threads the
+    # basis of the eigenspace clipped at epsilon moved components_ by up to 2.4%), and
+    # the per-epoch d x d work is too small to gain from threads
+    with single_thread_blas():
+        return _solve(problem, params, monitor)
+
+
+def _solve(problem, params, monitor):
+    n, d = problem.X.shape
+    if d >= n:
+        # wide data: the differences span at most n - 1 directions (see _lmnn_span)
+        basis = data_span(problem.X)
+        r = basis.shape[1]
+        reduced = replace(params, n_components=min(params.n_components, r))
+        result = _solve_dense(LMNNProblem(np.ascontiguousarray(problem.X @ basis),
+                                          problem.y), reduced, monitor)
+        return lift(result, basis, params, d)
+    return _solve_dense(problem, params, monitor)
+
+
+def _solve_dense(problem, params, monitor):
+    """The fit with a dense d x d matrix (O(d^3) per epoch)."""
     X = problem.X
     d = X.shape[1]
     rng = np.random.default_rng(params.seed)
@@ -141,7 +158,7 @@ def _first_length(params):
 def _checkpoints(budget):
     """Chunk lengths of the baselines: Epro's epochs 8, 16, 32, ..., the last one taking
     the rest of the budget."""
-    return epoch_lengths(budget, _BASELINE_FIRST_CHECKPOINT, use_full_budget=True) or [budget]
+    return checkpoint_lengths(budget, _BASELINE_FIRST_CHECKPOINT, merge_leftover=True)
 
 
 def _solve_epro(run, A0, eta0, monitor):
@@ -168,76 +185,47 @@ def _solve_epro(run, A0, eta0, monitor):
 
 def _solve_baseline(run, A0, eta0, monitor):
     """'sgd' (projection every iteration) and 'oneproj' (smoothed penalty, one final
-    projection): all ``max_iter`` iterations at step eta0 / (1 + t / 8), output the average
-    of the iterates; recorded at the Epro epoch boundaries 8, 24, 56, ... (and the end)."""
+    projection): all ``max_iter`` iterations at step eta0 / (1 + t / 8) on the shared
+    averaged-SGD loop, output the average of the iterates; recorded at the Epro epoch
+    boundaries 8, 24, 56, ... (the last checkpoint takes the rest of the budget)."""
     p = run.params
     sgd = p.solver == "sgd"
     T = p.max_iter
     gamma = np.log(T + 1.0) / T     # OneProj's smoothing, ln T / T
+    A = np.array(A0, dtype=np.float64, order="C", copy=True)
+    total = np.zeros_like(A)
 
-    def run_chunk(A, n_steps, t_done):
-        return run.baseline_chunk(A, 1 if sgd else 2, eta0, t_done, n_steps, gamma)
+    def run_chunk(t0, n_steps, point):
+        if point is not None:
+            run.refresh(point, n_steps)
+        chunk_mean = run.baseline_chunk(A, 1 if sgd else 2, eta0, t0, n_steps, gamma)
+        total[...] += n_steps * chunk_mean
+        return A, total / (t0 + n_steps)
 
-    result = _averaged_checkpoints(
-        A0, run_chunk, _checkpoints(T),
+    result = averaged_sgd(
+        A, run_chunk, _checkpoints(T),
         # 'oneproj' records the projected running average (monitoring only, not counted)
         output=(lambda avg: avg) if sgd else (lambda avg: project_psd(avg, p.epsilon)[0]),
-        objective=run.objective, step_size=lambda t: eta0 / (1.0 + t / _BASELINE_DECAY),
-        tol=p.tol, monitor=monitor, before_chunk=run.refresh)
+        step_size=lambda t: eta0 / (1.0 + t / _BASELINE_DECAY), monitor=monitor,
+        objective=run.objective, tol=p.tol)
+    result.x = result.extra["average"]     # projected once, by _final_metric
     result.criterion_name = "relative change of the average"
-    result.extra["n_projections"] = result.n_iter if sgd else 1
+    result.extra.update(n_projections=result.n_iter if sgd else 1,
+                        n_epochs=result.extra["n_checkpoints"])
     return result
-
-
-def _averaged_checkpoints(x0, run_chunk, lengths, *, output, objective, step_size, tol,
-                          monitor, before_chunk):
-    """Averaged SGD in chunks of ``lengths`` stochastic gradients, one record per chunk.
-
-    ``run_chunk(x, n_steps, t_done)`` advances the iterate ``x`` in place and returns the
-    mean of the chunk's iterates; ``output(mean)`` is the point recorded (and tested by the
-    relative-change stop); ``before_chunk(point, n_steps)`` runs before every chunk but the
-    first.  Returns the mean of all iterates (``x``) and the gradient calls used.
-    """
-    x = np.array(x0, dtype=np.float64, order="C", copy=True)
-    total = np.zeros_like(x)
-    used = 0
-    previous = current = x.copy()
-    change = np.inf
-    for k, n_steps in enumerate(lengths):
-        if k > 0:
-            before_chunk(current, n_steps)
-        chunk_mean = run_chunk(x, n_steps, used)
-        check_finite_iterate(x, monitor.solver_name, f"checkpoint {k}")
-        total += n_steps * chunk_mean
-        used += n_steps
-        current = output(total / used)
-        change = relative_change(current, previous)
-        previous = current
-        stop = monitor.record(x=current, epoch=k, step_size=step_size(used),
-                              epoch_length=n_steps, n_gradients=used, iteration=used,
-                              relative_change=change, objective=objective(current))
-        if stop or change <= tol:
-            break
-    return SolverResult(x=total / used, n_iter=used, converged=change <= tol,
-                        criterion=change, extra={"n_epochs": k + 1})
 
 
 def _final_metric(A, eps, n_components):
     """The projection of A onto {A >= eps I} and the top ``n_components`` rows of its factor
-    (largest eigenvalues first), from one eigendecomposition."""
+    (largest eigenvalues first), from one eigendecomposition; each row's sign is fixed so
+    that its entry of largest magnitude is positive (as scikit-learn's ``svd_flip``)."""
     eigvals, eigvecs = np.linalg.eigh(0.5 * (A + A.T))
     eigvals = np.maximum(eigvals, eps)
     metric = (eigvecs * eigvals) @ eigvecs.T
     top = eigvals[::-1]
-    vecs = eigvecs[:, ::-1]
-    components = np.sqrt(top[:n_components])[:, None] * vecs[:, :n_components].T
+    vecs = eigvecs[:, ::-1][:, :n_components]
+    components = np.sqrt(top[:n_components])[:, None] * canonical_signs(vecs.T)
     return 0.5 * (metric + metric.T), components
-
-
-def _kernel_blas_threads(d):
-    """One BLAS thread around the kernels when d is large enough for OpenBLAS to thread
-    their per-iteration d x d calls (threading costs more than it saves there)."""
-    return single_thread_blas() if d >= _SINGLE_THREAD_BLAS_FROM else nullcontext()
 
 
 class _Run:
@@ -286,19 +274,16 @@ class _Run:
         returns the mean of the iterates."""
         avg = np.empty_like(A)
         self.since_refresh += n_steps
-        with _kernel_blas_threads(A.shape[0]):
-            _lmnn.run_sgd(self.tables, A, avg, self.u, self.counters, mode, eta, t0, n_steps,
-                          gamma, _BASELINE_DECAY)
+        _lmnn.run_sgd(self.tables, A, avg, self.u, self.counters, mode, eta, t0, n_steps,
+                      gamma, _BASELINE_DECAY)
         return avg
 
     def orda_epoch(self, A_start, eta, n_steps):
         """One Epro-ORDA epoch from A_start (n_steps + 1 gradient calls): its last iterate."""
         out = np.empty_like(A_start)
         self.since_refresh += n_steps
-        with _kernel_blas_threads(A_start.shape[0]):
-            _lmnn.run_orda(self.tables, np.ascontiguousarray(A_start), out, self.u,
-                           self.counters, eta, n_steps,
-                           self.params.orda_gradient_point == "u")
+        _lmnn.run_orda(self.tables, np.ascontiguousarray(A_start), out, self.u,
+                       self.counters, eta, n_steps, self.params.orda_gradient_point == "u")
         return out
 
 

@@ -14,13 +14,15 @@ from ..utils import single_thread_blas
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._step_size import curvature_step, decaying_step, probe_curvature
-from ._stopping import RelativeChangeStop
+from ._stopping import BestObjectiveWindow
 from ._svrg import svrg
 
 __all__ = ["OrdinalParams", "OrdinalProblem", "satisfied", "solve"]
 
-CRITERION = "relative change of the embedding"
+CRITERION = BestObjectiveWindow.name
+COLUMN = "improvement"   # the history column holding the criterion
 _INIT_STREAM = 0
+_PAPER_SOLVERS = ("svrg_sbb", "svrg", "sgd", "gd")
 _SGD_DECAY = 0.01     # SGD step eta0 / (1 + 0.01 epoch), as in the paper's reference scripts
 _AUTO_EPSILON = 0.05  # epsilon='auto' is 0.05 times the probed curvature
 _LOSSES = {"ste": STELoss, "tste": TSTELoss, "gnmds": GNMDSLoss, "ckl": CKLLoss,
@@ -66,6 +68,7 @@ class OrdinalParams:
     batch_size: int = 10
     inner_iter: int = 1
     dense_update: bool = False
+    n_iter_no_change: int = 5
 
 
 def solve(problem, params, monitor, state=None):
@@ -85,10 +88,13 @@ def solve(problem, params, monitor, state=None):
     Returns
     -------
     SolverResult
-        ``x``: the iterate with the lowest objective among those whose objective was
-        evaluated (the recorded ones, the curvature probe's point and the last one), centred;
+        ``x``, centred: the last iterate for the paper's solvers (``'svrg_sbb'``, ``'svrg'``,
+        ``'sgd'``, ``'gd'``: Algorithm 1 returns the last snapshot); for ``'lbfgs'`` the
+        iterate with the lowest objective among those evaluated (the recorded ones and the
+        last one);
         ``n_iter``, ``converged`` and ``criterion``: epochs (iterations) run and the relative
-        change of the embedding against ``tol``; ``extra``: ``objective`` (the mean loss of
+        decrease of the best objective over the last ``n_iter_no_change`` records against
+        ``tol`` (the history column ``improvement``); ``extra``: ``objective`` (the mean loss of
         ``x``), ``eta0`` and ``epsilon`` (the values used; None for L-BFGS unless given).
     """
     # The only BLAS work of a fit is on (n_objects, n_components) arrays (norms, dots and
@@ -102,10 +108,13 @@ def solve(problem, params, monitor, state=None):
         value = objective.value(result.x)
         _record_final(monitor, result, value)
         objective.offer(value, result.x)
-    best = objective.best_x
-    return replace(result, x=np.ascontiguousarray(best - best.mean(axis=0)),
+    if params.solver in _PAPER_SOLVERS:     # the paper returns the last snapshot
+        x, value = result.x, float(value)
+    else:
+        x, value = objective.best_x, objective.best_value
+    return replace(result, x=np.ascontiguousarray(x - x.mean(axis=0)),
                    criterion_name=CRITERION,
-                   extra={"objective": objective.best_value, "eta0": eta0, "epsilon": epsilon})
+                   extra={"objective": value, "eta0": eta0, "epsilon": epsilon})
 
 
 def _record_final(monitor, result, value):
@@ -118,22 +127,6 @@ def _record_final(monitor, result, value):
     values = {key: np.nan for key in last if key != "time"}
     values.update(iteration=result.n_iter, epoch=result.n_iter, objective=value)
     monitor.record(x=result.x, **values)
-
-
-class _IterationColumn:
-    """The monitor as the shared :func:`svrg` loop sees it: its records, named by ``epoch``,
-    also get the ``iteration`` column (the same count: epochs completed at the snapshot)."""
-
-    def __init__(self, monitor):
-        self._monitor = monitor
-
-    def __getattr__(self, name):
-        return getattr(self._monitor, name)
-
-    def record(self, *, x=None, **values):
-        if "iteration" not in values:
-            values["iteration"] = values["epoch"]
-        return self._monitor.record(x=x, **values)
 
 
 def satisfied(Q, X):
@@ -217,10 +210,20 @@ def _svrg(objective, x0, eta0, epsilon, params, monitor):
         _ordinal.svrg_inner(tables, x, snapshot, grad, step, 1 + epoch)
         return x
 
+    stop = _stop(params)
+
+    def record(epoch, x, value, grad, step):
+        if stop.reached or epoch == params.max_iter:
+            step = np.nan    # no epoch starts at the last record
+        return monitor.record(iteration=epoch, epoch=epoch, objective=value, step_size=step,
+                              grad_norm=float(np.linalg.norm(grad)),
+                              **{COLUMN: stop.value}, x=x)
+
     return svrg(x0, objective.tracked_gradient, inner_loop,
                 step_size="sbb" if params.solver == "svrg_sbb" else "fixed", eta0=eta0,
                 inner_iter=params.inner_iter, max_iter=params.max_iter, tol=params.tol,
-                monitor=_IterationColumn(monitor), epsilon=epsilon)
+                monitor=monitor, epsilon=epsilon,
+                stop=lambda value, grad: _criterion(stop, value), record=record)
 
 
 def _sgd(objective, x0, eta0, epsilon, params, monitor):
@@ -258,41 +261,53 @@ def _gd(objective, x0, eta0, epsilon, params, monitor):
 
 def _iterate(x, evaluate, advance, params, monitor, unit):
     """Outer loop of the ``'sgd'`` and ``'gd'`` baselines: record at the iterate
-    (``evaluate(x, it) -> (record, work)``), step (``advance(x, it, work) -> x_new``, a new
-    array), stop on the relative change of the embedding."""
-    stop = RelativeChangeStop(params.tol)
+    (``evaluate(x, it) -> (record, work)``), stop on the criterion of :func:`_stop`, else
+    step (``advance(x, it, work) -> x_new``, a new array)."""
+    stop = _stop(params)
     n_iter = 0
-    for it in range(params.max_iter):
+    for it in range(params.max_iter + 1):
         values, work = evaluate(x, it)
-        if monitor.record(iteration=it, epoch=it, **values, x=x):
+        stop.update(values["objective"])
+        if stop.reached or it == params.max_iter:
+            values["step_size"] = np.nan    # no step is taken from the last record
+        if (monitor.record(iteration=it, epoch=it, **values, **{COLUMN: stop.value}, x=x)
+                or stop.reached or it == params.max_iter):
             break
-        x_new = advance(x, it, work)
+        x = advance(x, it, work)
         n_iter = it + 1
-        check_finite_iterate(x_new, monitor.solver_name, f"{unit} {it}")
-        done = stop.update(x_new, x)
-        x = x_new
-        if done:
-            break
+        check_finite_iterate(x, monitor.solver_name, f"{unit} {it}")
     return SolverResult(x=x, n_iter=n_iter, converged=stop.reached, criterion=stop.value)
+
+
+def _criterion(stop, value):
+    stop.update(value)
+    return stop.value
+
+
+def _stop(params):
+    """The stopping rule of every solver: the best objective improved by at most ``tol``
+    (relative) over the last ``n_iter_no_change`` records."""
+    return BestObjectiveWindow(params.tol, params.n_iter_no_change)
 
 
 def _lbfgs(objective, x0, eta0, epsilon, params, monitor):
     """Full-batch L-BFGS (scipy's L-BFGS-B without bounds) on the compiled one-pass loss and
     gradient.  Not in the paper: a deterministic quasi-Newton alternative to SVRG-SBB.
 
-    Stops when the relative change of the embedding between two iterations is at most
-    ``tol`` (the criterion of the other solvers), when scipy reports convergence (gradient or
-    objective stagnation at machine precision) or after ``max_iter`` iterations.  The history
-    has no ``step_size``: scipy does not report the accepted line-search step (its callback
-    receives only the iterate and the objective).
+    Stops when the criterion of :func:`_stop` is at most ``tol`` (as the other solvers), when
+    scipy reports convergence (gradient or objective stagnation at machine precision) or after
+    ``max_iter`` iterations.  The history has no ``step_size``: scipy does not report the
+    accepted line-search step (its callback receives only the iterate and the objective).
     """
     from scipy.optimize import minimize
 
     value, _ = objective.value_and_gradient(x0)
     objective.offer(value, x0)
-    if monitor.record(iteration=0, epoch=0, objective=value, x=x0):
+    progress = _LbfgsProgress(objective, x0, _stop(params), monitor)
+    progress.stop.update(value)
+    if monitor.record(iteration=0, epoch=0, objective=value, **{COLUMN: progress.stop.value},
+                      x=x0):
         return SolverResult(x=x0.copy(), n_iter=0, converged=False, criterion=np.inf)
-    progress = _LbfgsProgress(objective, x0, params.tol, monitor)
     result = minimize(progress.fun, x0.ravel(), jac=True, method="L-BFGS-B",
                       callback=progress.callback,
                       options={"maxiter": params.max_iter, "ftol": 0.0, "gtol": 0.0,
@@ -309,15 +324,14 @@ def _lbfgs(objective, x0, eta0, epsilon, params, monitor):
 class _LbfgsProgress:
     """scipy's two hooks for :func:`_lbfgs`: ``fun`` (objective and gradient of a flat
     iterate) and ``callback`` (per accepted iterate: offer it as the best one, record it, stop
-    on the relative change or when the user's callback asks).  The line search's trial points
+    on the criterion or when the user's callback asks).  The line search's trial points
     are never offered as the best iterate."""
 
-    def __init__(self, objective, x0, tol, monitor):
+    def __init__(self, objective, x0, stop, monitor):
         self.objective = objective
         self.monitor = monitor
         self.shape = x0.shape
-        self.stop = RelativeChangeStop(tol)
-        self.prev = x0.ravel().copy()
+        self.stop = stop
         self.n_iter = 0
         self.stopped = False
 
@@ -331,9 +345,9 @@ class _LbfgsProgress:
         self.n_iter += 1
         value = float(intermediate_result.fun)
         self.objective.offer(value, x)
-        self.stop.update(v, self.prev)
-        self.prev = v.copy()
-        if (self.monitor.record(iteration=self.n_iter, epoch=self.n_iter, objective=value, x=x)
+        self.stop.update(value)
+        if (self.monitor.record(iteration=self.n_iter, epoch=self.n_iter, objective=value,
+                                **{COLUMN: self.stop.value}, x=x)
                 or self.stop.reached):
             self.stopped = True
             raise StopIteration

@@ -158,14 +158,15 @@ class _Run:
         average loss (estimated on a row subsample, capped by ``L_max``) and
         ``L_max = c max_i s_i (||x_i||^2 + s^2)`` the per-sample bound; ``c`` is the loss
         curvature bound.  The intercept feature is scaled to ``s = sqrt(lambda_max(X^T S X
-        / n))`` (at most 1) so that it does not dominate ``L`` on normalised data (an exact
-        reparametrisation ``b = s b'``)."""
+        / n))`` (an exact reparametrisation ``b = s b'``): its curvature then matches the
+        data's, so it neither dominates ``L`` on normalised data nor crawls with a step
+        sized for large rows (unscaled data, extreme class weights)."""
         p, sq = self.params, self.shared.row_sqnorm
         lam, mean_norm, mean_w = self.shared.cached(
             ("spectrum", self.group), lambda: gram_spectrum(self.matrix(), self.sw,
                                                             self.shared.seed))
         if p.fit_intercept:
-            s2 = min(1.0, lam) if lam > 0 else 1.0
+            s2 = lam if lam > 0 else 1.0
             lam_aug = intercept_gram_bound(lam, mean_norm, mean_w, s2)
         else:
             s2, lam_aug = 1.0, lam

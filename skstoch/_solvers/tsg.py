@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._fast import _s3vm
 from ..utils import make_dataset, single_thread_blas
@@ -44,6 +45,8 @@ AVERAGE_ETA = 3.0
 # sample_pool block number of the pool and probe draws (stream 2 * (2**64 - 1) + 1 mod 2**64 =
 # 2**64 - 1, never used by an iteration's batches, which use streams 2 i + 1)
 _POOL_BLOCK = -1
+# block of the labeled pool draw (stream 2**64 - 3, also never used by an iteration)
+_LABELED_POOL_BLOCK = -2
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,7 +105,11 @@ class TSGParams:
         C* rises linearly from 0 over this fraction of T.
     pool_size : int or None
         Unlabeled rows drawn once without replacement (in random order) to sample from and
-        cache f on; None uses all of U in its own order.
+        cache f on; None uses all of U in its own order. The labeled rows get the same
+        bound: when there are more, this many are drawn once (without replacement, in
+        random order) and are the labeled rows of the run (batches, cached f, graph nodes,
+        objective), except that the balance target ``mean_l y`` is over every labeled row.
+        So the cost of a run is linear in n whatever the labeled fraction.
     average : bool
         Return the polynomial-decay average of the iterates (the stopping test watches the
         last iterate).
@@ -162,11 +169,18 @@ def solve(problem, params, monitor, state=None):
         ``extra``: ``seed`` (of the kept run), ``objective`` and ``restart_objectives`` (see
         :meth:`_Run.objective`), ``step_sizes`` (after the Laplacian step cap),
         ``random_weights`` / ``random_offset`` (the blocks' omega and offset, None unless
-        ``cache_features``) and ``f_labeled`` (f on the labeled rows).
+        ``cache_features``), ``f_labeled`` (f on the labeled rows of the run: all, or the
+        labeled pool) and ``Y_labeled`` (their targets).
     """
     if state is not None:
         raise ValueError("TSGS3VM has no warm start: state must be None")
-    dataset = make_dataset(problem.X)
+    cols = None
+    if sp.issparse(problem.X) and not params.cache_features:
+        # regenerated features: only the columns that hold an entry are ever generated
+        X_used, cols = compress_columns(problem.X)
+    else:
+        X_used = problem.X
+    dataset = make_dataset(X_used)
     _check_problem(problem, dataset.n_samples)
     use_unlabeled = problem.unlabeled_rows.shape[0] > 0 and params.C_star > 0
     runs = []
@@ -178,7 +192,7 @@ def solve(problem, params, monitor, state=None):
             run_monitor = FitMonitor(monitor.solver_name, verbose=monitor.verbose,
                                      callback=monitor.callback)
             result = _fit_once(dataset, problem, params, restart_seed(problem.seed, r),
-                               run_monitor)
+                               run_monitor, cols)
             runs.append((result, run_monitor, start))
     objectives = [result.extra["objective"] for result, _, _ in runs]
     result, run_monitor, start = runs[_first_minimum(objectives)]
@@ -219,9 +233,9 @@ def _adopt_history(monitor, run_monitor, start):
     monitor.stopped_by_callback = run_monitor.stopped_by_callback
 
 
-def _fit_once(dataset, problem, params, seed, monitor):
-    """One run of Algorithm 1 from f = 0 with ``seed``."""
-    run = _Run(dataset, problem, params, seed)
+def _fit_once(dataset, problem, params, seed, monitor, cols=None):
+    """One run of Algorithm 1 from f = 0 with ``seed`` (``cols``: see :class:`_Run`)."""
+    run = _Run(dataset, problem, params, seed, cols)
     average = _IterateAverage(run) if params.average else None
     # no stop during the C* warm-up nor before 2 / gamma_0 iterations (the memory of a
     # constant step: labels that settle while the start is not forgotten are not converged)
@@ -261,11 +275,14 @@ class _Block:
 
 
 class _Run:
-    """State of one run: the blocks, f cached on the pools, the probe set and the graph."""
+    """State of one run: the blocks, f cached on the pools, the probe set and the graph.
 
-    def __init__(self, dataset, problem, params, seed):
-        self.dataset, self.params, self.seed = dataset, params, seed
-        self.labeled_rows, self.Y = problem.labeled_rows, problem.Y
+    ``cols``: the input coordinates of the dataset's columns when X was compressed to the
+    columns that hold an entry (:func:`compress_columns`), else None."""
+
+    def __init__(self, dataset, problem, params, seed, cols=None):
+        self.dataset, self.params, self.seed, self.cols = dataset, params, seed, cols
+        self._init_labeled_pool(problem.labeled_rows, problem.Y)
         self.n_iter = params.step_sizes.shape[0]
         self.n_l, self.K = self.Y.shape
         self.m, self.d = params.n_components, dataset.n_features
@@ -280,7 +297,7 @@ class _Run:
         self._init_blocks()
         self._init_caches()
         self._init_probe()
-        self.target = self.Y.mean(axis=0) if self.balance else np.zeros(self.K)
+        self.target = problem.Y.mean(axis=0) if self.balance else np.zeros(self.K)
         self.c_raw = np.zeros(self.K)       # sum_i alpha_i^T mu_i (balance)
         self.intercept = self.target - self.c_raw
         if self.use_m:
@@ -288,6 +305,14 @@ class _Run:
         self.n_done = 0
 
     # -- setup ---------------------------------------------------------------------------
+    def _init_labeled_pool(self, labeled_rows, Y):
+        size = self.params.pool_size
+        if size is not None and labeled_rows.shape[0] > size:
+            pos = np.empty(int(size), dtype=np.int64)
+            _s3vm.sample_pool(self.seed, _LABELED_POOL_BLOCK, labeled_rows.shape[0], pos)
+            labeled_rows, Y = np.ascontiguousarray(labeled_rows[pos]), np.ascontiguousarray(Y[pos])
+        self.labeled_rows, self.Y = labeled_rows, Y
+
     def _init_pool(self, unlabeled_rows):
         n_u = unlabeled_rows.shape[0]
         self.pool_random = self.params.pool_size is not None and n_u > 0
@@ -308,7 +333,7 @@ class _Run:
         else:
             self.omega = self.offset = None
             self._work = np.empty((m, d)), np.empty(m)
-            self.blocks = _s3vm.FeatureBlocks(self.seed, self.scale, m, d)
+            self.blocks = _s3vm.FeatureBlocks(self.seed, self.scale, m, d, cols=self.cols)
 
     def _init_caches(self):
         p, half = self.params, self.B * self.n_iter / 2
@@ -404,7 +429,7 @@ class _Run:
     def _feature_block(self, i):
         """Step 4: omega_i and b_i from (seed, i), into the cache or a work buffer."""
         om, off = (self.omega[i], self.offset[i]) if self.omega is not None else self._work
-        _s3vm.random_block(self.seed, i, self.scale, om, off)
+        _s3vm.random_block(self.seed, i, self.scale, om, off, self.cols)
         return om, off
 
     def _pool_features(self, rows, om, off):
@@ -539,7 +564,7 @@ class _Run:
             extra={"seed": seed, "objective": objective, "step_sizes": self.steps[:n].copy(),
                    "random_weights": self.omega[:n].copy() if cached else None,
                    "random_offset": self.offset[:n].copy() if cached else None,
-                   "f_labeled": f_l})
+                   "f_labeled": f_l, "Y_labeled": self.Y})
 
 
 class _IterateAverage:
@@ -600,16 +625,41 @@ def decision_values(X, alpha, intercept, *, seed, kernel_gamma, omega=None, offs
     -------
     ndarray of shape (n_rows, n_heads)
     """
+    cols = None
+    if omega is None and sp.issparse(X):
+        X, cols = compress_columns(X)
     dataset = make_dataset(X)
     if rows is None:
         rows = np.arange(dataset.n_samples, dtype=np.int64)
     cache = () if omega is None else (omega, offset)
     blocks = _s3vm.FeatureBlocks(seed, np.sqrt(2.0 * kernel_gamma), alpha.shape[2],
-                                 dataset.n_features, *cache)
+                                 dataset.n_features, *cache, cols=cols)
     out = np.zeros((rows.shape[0], alpha.shape[1]))
     _s3vm.decision(blocks, dataset, rows, alpha, alpha.shape[0], out)
     out += intercept
     return out
+
+
+def compress_columns(X):
+    """Sparse X restricted to the columns that hold an entry, and those columns.
+
+    Returns a CSR matrix of shape (n_samples, n_cols) whose column j is column ``cols[j]``
+    of X (entries in the same order, so every dot product with a block is bitwise the
+    uncompressed one), and ``cols`` (int64, increasing; ``[0]`` when X has no entry). The
+    features then cost O(m n_cols) to generate per block, not O(m n_features).
+    """
+    X = X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    cols = np.unique(X.indices).astype(np.int64)
+    if cols.shape[0] and (cols[0] < 0 or cols[-1] >= X.shape[1]):
+        raise ValueError(f"X has column indices outside [0, {X.shape[1]})")
+    if cols.shape[0] == 0:
+        cols = np.zeros(1, dtype=np.int64)
+    indices = np.searchsorted(cols, X.indices).astype(np.int32)
+    Xc = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], cols.shape[0]))
+    return Xc, cols
 
 
 def random_block(seed, i, kernel_gamma, n_components, n_features):

@@ -1,12 +1,15 @@
-"""S3GD: stratified semi-stochastic gradient descent by manifold propagation (paper 002).
+"""Linear models of the S3GD paper (002): by default Prox-SVRG after one SGD pass, the paper's
+S3GD with ``solver='s3gd'``.
 
 ``S3GDClassifier`` and ``S3GDRegressor`` minimise
 
     (1/n) sum_i s_i loss(y_i, x_i.w + b) + alpha (l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2)
 
-with proximal mini-batch steps whose variance is reduced by a control variate built on an
-anchor-sample graph (Algorithms 1 and 2 of Mu, Liu & Fan).  The paper's baselines (plain
-mini-batch SGD, stratified SGD and Prox-SVRG) are available through ``solver``.
+(``s_i`` the sample times class weights rescaled to sum to n, ``b`` unpenalised).  The default
+``solver='hybrid'`` with ``anchor_epochs=0`` builds no anchor graph: one pass of per-sample
+SGD, then Prox-SVRG (Xiao & Zhang).  ``solver='s3gd'`` is Algorithm 1 of Mu, Liu & Fan
+(proximal mini-batch steps with the anchor-graph control variate, Algorithm 2); the paper's
+baselines (mini-batch SGD, stratified SGD, Prox-SVRG) are ``'sgd'``, ``'ssgd'``, ``'svrg'``.
 """
 from numbers import Integral, Real
 
@@ -19,7 +22,7 @@ from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLine
 _COMMON_CONSTRAINTS = {
     **STOCHASTIC_SOLVER_CONSTRAINTS,
     "penalty": [StrOptions({"l2", "l1", "elasticnet"}), None],
-    "alpha": [Interval(Real, 0, None, closed="left")],
+    "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
     "l1_ratio": [Interval(Real, 0, 1, closed="both")],
     "fit_intercept": ["boolean"],
     "solver": [StrOptions({"hybrid", "s3gd", "svrg", "sgd", "ssgd"})],
@@ -46,18 +49,19 @@ class _S3GDMixin:
     """The front end shared by the classifier and the regressor: resolves the parameters
     into :class:`skstoch._solvers.s3gd.S3GDParams` and calls the driver."""
 
-    def _penalty_coefs(self):
+    def _penalty_coefs(self, n_samples):
         """``(lam1, lam2)`` of the penalty ``lam1 ||w||_1 + lam2 / 2 ||w||^2``."""
-        if self.penalty is None or self.alpha == 0:
+        alpha = 1.0 / n_samples if isinstance(self.alpha, str) else float(self.alpha)
+        if self.penalty is None or alpha == 0:
             return 0.0, 0.0
         if self.penalty == "l2":
-            return 0.0, float(self.alpha)
+            return 0.0, alpha
         if self.penalty == "l1":
-            return float(self.alpha), 0.0
-        return float(self.alpha * self.l1_ratio), float(self.alpha * (1.0 - self.l1_ratio))
+            return alpha, 0.0
+        return alpha * self.l1_ratio, alpha * (1.0 - self.l1_ratio)
 
-    def _solver_params(self):
-        lam1, lam2 = self._penalty_coefs()
+    def _solver_params(self, n_samples):
+        lam1, lam2 = self._penalty_coefs(n_samples)
         names = ("fit_intercept", "solver", "max_iter", "tol", "anchor_epochs",
                  "warmup_epochs", "init_step", "eta0", "learning_rate", "batch_size",
                  "n_inner", "n_iter_no_change", "track_objective", "n_anchors", "n_neighbors",
@@ -67,10 +71,11 @@ class _S3GDMixin:
 
     def _prepare_fit(self, X, sample_weights, seed):
         """Row norms and the anchor graph (or strata), shared by every problem of the fit."""
-        return s3gd.prepare(X, sample_weights, seed, self._solver_params())
+        return s3gd.prepare(X, sample_weights, seed, self._solver_params(X.shape[0]))
 
     def _fit_problem(self, problem):
-        return s3gd.solve(problem, self._solver_params(), problem.monitor, problem.state)
+        params = self._solver_params(problem.dataset.n_samples)
+        return s3gd.solve(problem, params, problem.monitor, problem.state)
 
     def _fitted_extras(self, results, shared):
         steps = [r.extra["step_size"] for r in results]
@@ -84,10 +89,13 @@ class _S3GDMixin:
 _SOLVER_DOC = """
     penalty : {'l2', 'l1', 'elasticnet'} or None, default='l2'
         Regulariser, applied by its proximal operator after every step.
-    alpha : float, default=1e-4
+    alpha : float or 'auto', default='auto'
         Regularisation strength (``SGDClassifier`` convention: the penalty is
-        ``alpha * (l1_ratio * ||w||_1 + (1 - l1_ratio) / 2 * ||w||^2)``).  The paper's
-        Tikhonov ``lambda ||w||^2`` with ``lambda = 1e-3`` is ``alpha = 2e-3``.
+        ``alpha * (l1_ratio * ||w||_1 + (1 - l1_ratio) / 2 * ||w||^2)``).  ``'auto'`` is
+        ``1 / n_samples``: with ``penalty='l2'`` the penalty of scikit-learn's defaults
+        ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)`` (``C = 1 / (n_samples alpha)``,
+        Ridge's ``alpha`` is ``n_samples alpha``).  The paper's Tikhonov ``lambda ||w||^2``
+        with ``lambda = 1e-3`` is ``alpha = 2e-3``.
     l1_ratio : float, default=0.15
         Share of the l1 part for ``penalty='elasticnet'``.
     fit_intercept : bool, default=True
@@ -191,19 +199,23 @@ _SOLVER_DOC = """
     anchor_method : {'auto', 'kmeans', 'minibatch_kmeans', 'random'}, default='auto'
         Clustering for anchors (and strata of ``'ssgd'``).  ``'kmeans'``: KMeans on all
         samples (the paper); ``'auto'``: KMeans on a uniform subsample of
-        ``max(10,000, 20 n_anchors)`` samples, centres snapped to subsampled samples;
+        ``max(2,000, 20 n_anchors)`` samples (all of them when there are fewer), centres snapped to subsampled samples;
         ``'minibatch_kmeans'``: MiniBatchKMeans on all samples; ``'random'``: uniform samples.
     kmeans_max_iter : int, default=10
         Iterations (epochs for MiniBatchKMeans) of the clustering (paper: not reported).
-    max_iter : int, default=50
-        Maximum number of epochs (one epoch = ``n_samples`` sampled gradients).
+    max_iter : int, default=1000
+        Maximum number of epochs (one epoch = ``n_samples`` sampled gradients), as
+        ``SGDClassifier``; a fit that reaches it without meeting ``tol`` warns
+        (``ConvergenceWarning``).
     tol : float, default=1e-4
-        The fit stops after ``n_iter_no_change`` epochs whose objective improves on the best
-        so far by less than ``tol * max(1, |best|)``.  The objective is the exact one with
-        ``track_objective``; otherwise, in Prox-SVRG epochs, the exact objective at the
-        snapshot (computed by the full pass for free, one epoch behind), and in the other
-        epochs the epoch average of the mini-batch losses (noisy).  The anchor epochs of
-        ``'hybrid'`` do not count.
+        The stopping rule of ``SGDClassifier`` (``n_iter_no_change`` epochs without an
+        improvement larger than ``tol``), made relative for objectives above 1: the fit
+        stops after ``n_iter_no_change`` consecutive epochs whose ``history_["objective"]``
+        improves on the best so far by at most ``tol * max(1, |best|)``.  That objective
+        is the exact one with ``track_objective``; otherwise, in Prox-SVRG epochs, the
+        exact objective at the snapshot (computed by the full pass for free, one epoch
+        behind), and in the other epochs the epoch average of the mini-batch losses
+        (noisy).  The warm-up and anchor epochs of ``'hybrid'`` do not count.
     n_iter_no_change : int, default=5
     track_objective : bool, default=False
         Compute the exact objective after each epoch (one extra pass over the data) and stop
@@ -251,15 +263,39 @@ _ATTRIBUTES_DOC = """
 
 
 class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
-    __doc__ = f"""Linear classifier trained by S3GD (semi-stochastic gradient by manifold
-    propagation, Mu, Liu & Fan, paper 002).
+    __doc__ = f"""Linear classifier trained by Prox-SVRG after one SGD pass (default), or by
+    the S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    Minimises ``(1/n) sum_i s_i loss(y_i, x_i.w + b) + penalty(w)`` with proximal mini-batch
-    steps ``w <- prox(w - eta (grad psi_I(w) - grad h_I(w~) + grad H(w~)))`` where ``h`` replaces
+    The default (``solver='hybrid'``, ``anchor_epochs=0``) is not S3GD: one pass of per-sample
+    SGD (``warmup_epochs``; on a well-conditioned problem one exact steepest-descent step
+    instead, ``init_step``), then Prox-SVRG with one full pass per epoch; it builds no anchor
+    graph.  Each binary problem (one per class, one-vs-rest, for more than two classes; all
+    heads share one anchor graph, threads with ``n_jobs``) minimises, with ``y_i`` in
+    {{-1, +1}},
+
+    ``F(w, b) = (1/n) sum_i s_i loss(y_i, x_i.w + b)
+    + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
+
+    where ``s_i`` is ``sample_weight`` times the ``class_weight`` of the sample's class,
+    rescaled so that the ``s_i`` sum to ``n``; ``l1_ratio`` is 0 for ``penalty='l2'``, 1
+    for ``'l1'``, and the penalty is 0 for ``penalty=None``; the intercept ``b`` is not
+    penalised; ``alpha='auto'`` is ``1 / n``.  Nothing else is added (the warm-up and the
+    solvers change the path, not the minimiser).
+
+    ``solver='s3gd'`` is the paper's Algorithm 1: proximal mini-batch steps
+    ``w <- prox(w - eta (grad psi_I(w) - grad h_I(w~) + grad H(w~)))`` where ``h`` replaces
     each sample's loss derivative at the snapshot ``w~`` by a weighted average of the
-    derivatives at its ``n_neighbors`` nearest anchors.  ``grad H`` costs O(m d) per outer loop
-    from the precomputed ``X^T M``.  More than two classes: one-vs-rest, all heads sharing one
-    anchor graph (threads with ``n_jobs``).
+    derivatives at its ``n_neighbors`` nearest anchors; ``grad H`` costs O(m d) per outer loop
+    from the precomputed ``X^T M``.  The paper's own settings are
+    ``S3GDClassifier(solver='s3gd', alpha=2e-3, batch_size=10, n_inner=20, n_anchors=100,
+    anchor_method='kmeans', kernel_eps=1e-4)`` with ``eta0`` the largest step of the grid
+    {{0.1, 1, 5, 10}} that passes its rule (47) (a tuning protocol over fits, run in the
+    gallery example, not by the estimator); on imbalanced data the paper's class-balanced
+    objective (eq. 46) is ``class_weight='balanced'``, ``alpha=1e-3`` and ``eta0`` twice the
+    paper's step (eq. 46 is twice our rescaled objective).  The paper appends a penalised
+    constant feature instead of ``b``: ``fit_intercept=False`` on ``X`` with a column of ones.
+    ``kernel_width='nearest'`` fixes the scale dependence of eq. (14) as printed
+    (``kernel_width='paper'``).
 
     Parameters
     ----------
@@ -270,7 +306,8 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         Width of the quadratic part of ``'smooth_hinge'``.
     {_SOLVER_DOC}
     class_weight : dict, 'balanced' or None, default=None
-        ``'balanced'`` is the paper's eq. (46) up to a factor 2.
+        Multiplies the sample weights by class (then all are rescaled to sum to ``n``).
+        ``'balanced'`` is the paper's eq. (46) divided by 2.
     n_jobs : int or None, default=None
         Threads for the one-vs-rest problems.
 
@@ -317,12 +354,12 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha=1e-4,
+    def __init__(self, loss="log_loss", *, smoothing=1.0, penalty="l2", alpha="auto",
                  l1_ratio=0.15, fit_intercept=True, solver="hybrid", anchor_epochs=0,
                  warmup_epochs=1, init_step="auto", eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto",
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
-                 anchor_method="auto", kmeans_max_iter=10, max_iter=50, tol=1e-4,
+                 anchor_method="auto", kmeans_max_iter=10, max_iter=1000, tol=1e-4,
                  n_iter_no_change=5, track_objective=False, class_weight=None,
                  warm_start=False, n_jobs=None, random_state=None, verbose=0, callback=None):
         self.loss = loss
@@ -358,11 +395,21 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
 
 
 class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
-    __doc__ = f"""Linear regressor trained by S3GD (paper 002): ridge, lasso or elastic net.
+    __doc__ = f"""Ridge, lasso or elastic net trained by Prox-SVRG after one SGD pass
+    (default), or by the S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    Minimises ``(1/n) sum_i s_i (x_i.w + b - y_i)^2 / 2 + penalty(w)``.  The label enters the
-    loss derivative additively, so the anchor correction is label free and shared by all
-    outputs: ``grad H = (1/n) (X^T M) (Z w~ + b~) - (1/n) X^T (s y)``.
+    The default (``solver='hybrid'``, ``anchor_epochs=0``) is not S3GD: one pass of per-sample
+    SGD, then Prox-SVRG; it builds no anchor graph.  Each output minimises
+
+    ``F(w, b) = (1/n) sum_i s_i (x_i.w + b - y_i)^2 / 2
+    + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
+
+    with ``s_i`` the sample weights rescaled to sum to ``n``, ``l1_ratio`` 0 for
+    ``penalty='l2'`` and 1 for ``'l1'`` (no penalty for ``None``), ``b`` not penalised and
+    ``alpha='auto'`` equal to ``1 / n`` (``Ridge(alpha=1)``'s penalty).  The paper only
+    reports logistic experiments; ``solver='s3gd'`` applies its Algorithm 1 to this loss.
+    The label enters the loss derivative additively, so the anchor correction is label free
+    and shared by all outputs: ``grad H = (1/n) (X^T M) (Z w~ + b~) - (1/n) X^T (s y)``.
 
     Parameters
     ----------
@@ -397,12 +444,12 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
         "loss": [StrOptions({"squared_error"})],
     }
 
-    def __init__(self, loss="squared_error", *, penalty="l2", alpha=1e-4, l1_ratio=0.15,
+    def __init__(self, loss="squared_error", *, penalty="l2", alpha="auto", l1_ratio=0.15,
                  fit_intercept=True, solver="hybrid", anchor_epochs=0,
                  warmup_epochs=1, init_step="auto", eta0="auto",
                  learning_rate="constant", batch_size=10, n_inner="auto", n_anchors=100, n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
-                 kmeans_max_iter=10, max_iter=50, tol=1e-4, n_iter_no_change=5,
+                 kmeans_max_iter=10, max_iter=1000, tol=1e-4, n_iter_no_change=5,
                  track_objective=False, warm_start=False, random_state=None, verbose=0,
                  callback=None):
         self.loss = loss

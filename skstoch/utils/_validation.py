@@ -2,7 +2,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["available_memory", "canonical_csr", "check_allocation", "check_fold",
+__all__ = ["available_memory", "canonical_csr", "check_allocation",
            "check_sample_weight", "check_sparse_integrity", "reject_string_input",
            "rescale_sample_weight", "validate_data"]
 
@@ -269,23 +269,3 @@ def check_allocation(n_bytes, what):
                          f"machine can provide (about {_human(budget)} available); use a "
                          f"smaller value.")
 
-
-def check_fold(train, test, n_samples):
-    """One ``(train, test)`` split of a user-supplied ``cv`` as integer index arrays, each
-    non-empty and within ``[0, n_samples)`` (numpy would wrap negative indices silently)."""
-    out = []
-    for what, idx in (("train", train), ("test", test)):
-        idx = np.asarray(idx)
-        if idx.dtype == bool and idx.ndim == 1 and idx.shape[0] == n_samples:
-            idx = np.flatnonzero(idx)
-        if idx.ndim != 1 or idx.dtype.kind not in "iu":
-            raise ValueError(f"cv gave a {what} split that is not a 1-D array of integer "
-                             f"sample indices (dtype {idx.dtype}, shape {idx.shape}).")
-        if idx.size == 0:
-            raise ValueError(f"cv gave an empty {what} split.")
-        lo, hi = int(idx.min()), int(idx.max())
-        if lo < 0 or hi >= n_samples:
-            raise ValueError(f"cv gave {what} indices from {lo} to {hi}, out of range for "
-                             f"{n_samples} samples (valid: 0 to {n_samples - 1}).")
-        out.append(idx)
-    return tuple(out)
