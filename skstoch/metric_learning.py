@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._solvers.lmnn import EPRO_SOLVERS, LMNNParams, LMNNProblem, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
-from .utils import check_allocation, validate_data
+from .utils import validate_data
 
 __all__ = ["LMNNMetric"]
 
@@ -377,8 +377,6 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         """The driver's parameters, with the 'auto' values resolved and the sizes that
         reach the kernels clamped to the data (``counts``: members per class)."""
         n_samples, n_features = shape
-        # the kernel's five batch x d work arrays
-        check_allocation(5 * 8 * self.batch_size * n_features, f"batch_size={self.batch_size}")
         if self.n_impostors == "auto":
             n_impostors = _AUTO_IMPOSTORS_KNN if strategy == "knn" else _AUTO_IMPOSTORS_RANDOM
         else:

@@ -222,7 +222,7 @@ def test_check_allocation_names_the_input_and_size():
 
 
 @pytest.mark.parametrize("case", ["ordinal_large_index", "ordinal_n_components",
-                                  "s3vm_n_components", "lmnn_batch_size", "lasso_cv_n_radii"])
+                                  "s3vm_n_components", "lasso_cv_n_radii"])
 def test_user_controlled_sizes_are_guarded(case):
     import skstoch
 
@@ -239,8 +239,6 @@ def test_user_controlled_sizes_are_guarded(case):
             yy = y.copy()
             yy[::3] = -1
             skstoch.S3VMClassifier(n_components=2 ** 40, max_iter=5).fit(X, yy)
-        elif case == "lmnn_batch_size":
-            skstoch.LMNNMetric(batch_size=2 ** 62, max_iter=2).fit(X, y)
         else:
             skstoch.ConstrainedLassoCV(n_radii=2 ** 40, cv=2).fit(X, X[:, 0])
 
@@ -248,7 +246,7 @@ def test_user_controlled_sizes_are_guarded(case):
     assert result["status"] == "raised", f"{case}: {describe(result)}"
     assert isinstance(result.get("exc"), ValueError), describe(result)
     named = {"ordinal_large_index": "n_objects", "ordinal_n_components": "n_components",
-             "s3vm_n_components": "n_components", "lmnn_batch_size": "batch_size",
+             "s3vm_n_components": "n_components",
              "lasso_cv_n_radii": "n_radii"}[case]
     assert named in result["message"], result["message"]
 
