@@ -21,10 +21,12 @@ from sklearn.utils import compute_class_weight
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._solvers import FitMonitor
-from .utils import AtomicFitMixin, make_dataset, reject_string_input, seed_from_random_state
+from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, seed_from_random_state,
+                    validate_data)
+from .utils._validation import rescale_sample_weight
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -68,13 +70,36 @@ def normalize_sample_weight(sample_weight):
     The objectives are written ``(1/n) sum_i s_i loss_i + penalty``; with weights summing to n
     this is the weighted mean ``sum_i s_i loss_i / sum_i s_i``, so an integer weight is the same
     as repeating the sample and only the relative weights matter (as in scikit-learn's
-    ElasticNet).  Unit weights are unchanged.
+    ElasticNet).  Unit weights are unchanged; weights of extreme scale (uniform 1e-320) are
+    first divided by their maximum, so that their sum neither underflows nor overflows.
     """
+    sample_weight = rescale_sample_weight(sample_weight)
     total = sample_weight.sum()
     if not total > 0:
         raise ValueError("sample_weight (times class_weight) must have a positive sum; "
                          "every sample has weight zero.")
     return sample_weight * (sample_weight.shape[0] / total)
+
+
+def check_fitted_shapes(est, coef_shape, reference="n_features_in_"):
+    """Raise ``ValueError`` unless ``coef_`` / ``intercept_`` have the shapes the input and
+    ``reference`` imply (a tampered or foreign fitted state must not reach a kernel).
+    ``coef_shape`` is ``(n_heads, n_features)``, ``n_heads`` 0 for a 1-D ``coef_`` and a
+    scalar ``intercept_``, -1 when ``reference`` is itself inconsistent."""
+    coef_shape_now = tuple(np.shape(est.coef_))       # coef_ may be sparse (sparsify)
+    intercept_shape = tuple(np.shape(est.intercept_))
+    n_heads, n_features = coef_shape
+    if n_heads == 0:
+        ok = coef_shape_now == (n_features,) and intercept_shape == ()
+    else:
+        ok = (n_heads > 0 and coef_shape_now == (n_heads, n_features)
+              and intercept_shape == (n_heads,))
+    if not ok:
+        raise ValueError(
+            f"{type(est).__name__}'s fitted attributes are inconsistent (coef_ "
+            f"{coef_shape_now}, intercept_ {intercept_shape}, {reference} and X with "
+            f"{n_features} features): "
+            f"they were changed after fit or come from another version; fit again.")
 
 
 class _LinearProblem:
@@ -212,7 +237,6 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         self
         """
         self._validate_params()
-        reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
         check_classification_targets(y)
@@ -225,8 +249,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
                 f"but the data contains only one class: {classes[0]!r}."
             )
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                             ensure_non_negative=True)
+        sample_weight = check_sample_weight(sample_weight, X)
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
             weights = compute_class_weight(class_weight, classes=classes, y=y)
@@ -240,6 +263,25 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         fitted["classes_"] = classes
         self.__dict__.update(fitted)
         return self
+
+    def decision_function(self, X):
+        """Signed distance to the hyperplane(s) (scikit-learn's, after our input checks).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", reset=False)
+        classes = np.asarray(self.classes_)
+        n_heads = 1 if classes.ndim == 1 and classes.shape[0] == 2 else (
+            classes.shape[0] if classes.ndim == 1 and classes.shape[0] > 2 else -1)
+        check_fitted_shapes(self, (n_heads, X.shape[1]), "classes_")
+        return super().decision_function(X)
 
     @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
     def predict_proba(self, X):
@@ -304,15 +346,12 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         self
         """
         self._validate_params()
-        reject_string_input(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", multi_output=True, y_numeric=True)
         y = ravel_column_vector(np.asarray(y, dtype=np.float64))
         single = y.ndim == 1
         Y = y.reshape(-1, 1) if single else y
-        sample_weight = normalize_sample_weight(
-            _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-        )
+        sample_weight = normalize_sample_weight(check_sample_weight(sample_weight, X))
         targets = [np.ascontiguousarray(Y[:, k]) for k in range(Y.shape[1])]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
@@ -337,7 +376,9 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
-        return X @ np.asarray(self.coef_).T + self.intercept_
+        coef = np.asarray(self.coef_)
+        check_fitted_shapes(self, (coef.shape[0] if coef.ndim == 2 else 0, X.shape[1]))
+        return X @ coef.T + self.intercept_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

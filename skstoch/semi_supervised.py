@@ -14,11 +14,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._solvers import FitMonitor, row_loss_step, step_schedule, tsg
 from ._solvers._tsg_gamma_cv import select_gamma
-from .utils import AtomicFitMixin, seed_from_random_state
+from .utils import AtomicFitMixin, check_allocation, seed_from_random_state, validate_data
 
 # random features cached automatically when they take less than this many bytes
 _AUTO_CACHE_BYTES = 256 * 2**20
@@ -586,6 +586,10 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             cache = T * m * (n_features + 1) * 8 <= _AUTO_CACHE_BYTES
         else:
             cache = bool(self.store_random_features)
+        # at least one block of m coefficients and one step size per iteration
+        check_allocation(8 * (T * (m + 1) + T * m * (n_features + 1) * cache
+                              + 3 * int(self.batch_size)),
+                         f"max_iter={T}, n_components={m}, batch_size={self.batch_size}")
         params = tsg.TSGParams(
             C=C, C_star=C_star, loss=self.unlabeled_loss, ramp_s=float(self.ramp_s),
             step_sizes=step_schedule(self.learning_rate, eta0, self.power_t, self.theta, T),

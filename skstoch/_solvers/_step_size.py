@@ -36,22 +36,30 @@ def rayleigh_power_iteration(matvec, v0, n_iter=30, rtol=0.0):
     """Largest eigenvalue of a symmetric positive semi-definite operator by power iteration.
 
     ``matvec(v)`` applies the operator; ``v0`` (overwritten) is the start.  Returns the
-    Rayleigh quotient after ``n_iter`` products (a lower bound; 0 if the iterate vanishes),
+    Rayleigh quotient after ``n_iter`` products (a lower bound; 0 if the iterate vanishes,
+    inf if it overflows),
     or earlier, once two successive quotients differ by at most ``rtol`` times the last
     (``rtol > 0``).
     """
     v = v0
     lam = 0.0
-    for _ in range(n_iter):
-        norm = np.linalg.norm(v)
-        if norm == 0:
-            break
-        v /= norm
-        u = matvec(v)
-        previous, lam = lam, float(v @ u)
-        v = u
-        if rtol > 0.0 and abs(lam - previous) <= rtol * lam:
-            break
+    # an operator near the float64 maximum overflows here: return inf (the callers check
+    # for it) instead of a garbage quotient and a warning per product
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(n_iter):
+            norm = np.linalg.norm(v)
+            if norm == 0:
+                break
+            if not np.isfinite(norm):
+                return np.inf
+            v /= norm
+            u = matvec(v)
+            previous, lam = lam, float(v @ u)
+            if not np.isfinite(lam):
+                return np.inf
+            v = u
+            if rtol > 0.0 and abs(lam - previous) <= rtol * lam:
+                break
     return lam
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._fast import _cgvr
 from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
+from ..utils import check_allocation
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._svrg import svrg
@@ -219,6 +220,7 @@ def _cgvr_loop(run, x):
     params, n = run.params, run.n
     D = run.d + 1
     g, direction = np.empty(D), np.empty(D)
+    check_allocation(8 * params.inner_iter, f"inner_iter={params.inner_iter}")
     steps = np.zeros(params.inner_iter)
     full_ls = params.line_search == "full"
     z_start = None

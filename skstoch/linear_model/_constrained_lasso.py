@@ -20,10 +20,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
+from ..utils import check_sample_weight, validate_data
 
 # the paper's algorithms exactly as published (paper 001, section 5.1): {name: (the
 # solver that runs them, the paper's T1, its tuned first step or None for ours)}; whole
@@ -595,7 +596,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         y = np.asarray(y, dtype=np.float64)
         if y.ndim == 2 and y.shape[1] == 1:
             y = y.ravel()
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        sw = check_sample_weight(sample_weight, X)
         if np.any(sw < 0) or sw.sum() <= 0:
             raise ValueError("sample_weight must be nonnegative and not all zero.")
         radii = None

@@ -5,6 +5,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._fast._dataset import RowDataset
+from ._validation import canonical_csr
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -17,12 +18,10 @@ def make_dataset(X):
     The caller's arrays are never modified: a copy is made whenever a conversion is needed.
     """
     if sp.issparse(X):
-        X = X.tocsr()
+        # checked in O(nnz) here too: the kernels index with these arrays unchecked
+        X = canonical_csr(X)
         if X.dtype != np.float64:
             X = X.astype(np.float64)
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
         if X.shape[1] > _INT32_MAX:
             raise ValueError(f"X has {X.shape[1]} columns; at most {_INT32_MAX} are supported")
         indices = np.ascontiguousarray(X.indices, dtype=np.int32)

@@ -1,7 +1,10 @@
 """Validation helpers shared by the estimators (on top of scikit-learn's ``validate_data``)."""
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["reject_string_input"]
+__all__ = ["available_memory", "canonical_csr", "check_allocation",
+           "check_sample_weight", "check_sparse_integrity", "reject_string_input",
+           "rescale_sample_weight", "validate_data"]
 
 
 def reject_string_input(X, name="X"):
@@ -32,3 +35,237 @@ def reject_string_input(X, name="X"):
             f"convert it explicitly (for example {name}.astype(float), or encode categories "
             f"with sklearn.preprocessing.OneHotEncoder)."
         )
+
+
+def _as_index_array(a, what, name):
+    a = np.asarray(a)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise ValueError(f"{name} is a corrupted sparse matrix: its {what} must be a 1-D integer "
+                         f"array, got dtype {a.dtype} with {a.ndim} dimension(s).")
+    return a
+
+
+def _check_range(a, upper, what, name):
+    if a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if lo < 0 or hi >= upper:
+            raise ValueError(f"{name} is a corrupted sparse matrix: its {what} must lie in "
+                             f"[0, {upper}), but range from {lo} to {hi}.")
+
+
+def _check_compressed(indptr, indices, data_len, n_major, n_minor, name):
+    indptr = _as_index_array(indptr, "indptr", name)
+    indices = _as_index_array(indices, "indices", name)
+    nnz = indices.shape[0]
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(f"{name} is a corrupted sparse matrix: indptr has {indptr.shape[0]} "
+                         f"entries, its shape needs {n_major + 1}.")
+    if int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
+        raise ValueError(f"{name} is a corrupted sparse matrix: indptr must start at 0 and end "
+                         f"at the number of stored entries ({nnz}), got {int(indptr[0])} and "
+                         f"{int(indptr[-1])}.")
+    if n_major and np.any(indptr[1:] < indptr[:-1]):
+        raise ValueError(f"{name} is a corrupted sparse matrix: indptr is not non-decreasing.")
+    if data_len != nnz:
+        raise ValueError(f"{name} is a corrupted sparse matrix: data has {data_len} entries "
+                         f"but indices has {nnz}.")
+    _check_range(indices, n_minor, "indices", name)
+
+
+def check_sparse_integrity(X, name="X"):
+    """Check the stored arrays of a sparse matrix against its shape in O(nnz).
+
+    scipy trusts ``indptr``/``indices`` once a matrix is built (a user may edit them, and the
+    cached ``has_canonical_format`` flag is not updated), and our kernels and scipy's C
+    routines index with them unchecked: a bad index is a crash, not an exception.  Checked:
+    CSR/CSC (``indptr`` of length n_major + 1, starting at 0, non-decreasing, ending at the
+    number of stored entries; ``indices`` in [0, n_minor); ``data`` as long as ``indices``),
+    COO (coordinates within the shape, as many as values) and BSR (the same on blocks).
+    Other formats are converted by scipy in Python; check the converted matrix.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and what is inconsistent.
+    """
+    fmt = getattr(X, "format", None)
+    shape = tuple(int(s) for s in X.shape)
+    if len(shape) != 2 or min(shape) < 0:
+        raise ValueError(f"{name} must be a 2-D sparse matrix, got shape {X.shape}.")
+    n_rows, n_cols = shape
+    if fmt in ("csr", "csc"):
+        n_major, n_minor = (n_rows, n_cols) if fmt == "csr" else (n_cols, n_rows)
+        _check_compressed(X.indptr, X.indices, np.asarray(X.data).reshape(-1).shape[0],
+                          n_major, n_minor, name)
+    elif fmt == "bsr":
+        r, c = X.blocksize
+        data = np.asarray(X.data)
+        if (r <= 0 or c <= 0 or n_rows % r or n_cols % c or data.ndim != 3
+                or data.shape[1:] != (r, c)):
+            raise ValueError(f"{name} is a corrupted sparse matrix: its blocks "
+                             f"{data.shape[1:]} do not tile its shape {shape}.")
+        _check_compressed(X.indptr, X.indices, data.shape[0], n_rows // r, n_cols // c, name)
+    elif fmt == "coo":
+        row = _as_index_array(X.row, "row indices", name)
+        col = _as_index_array(X.col, "column indices", name)
+        n = np.asarray(X.data).reshape(-1).shape[0]
+        if row.shape[0] != n or col.shape[0] != n:
+            raise ValueError(f"{name} is a corrupted sparse matrix: {row.shape[0]} row and "
+                             f"{col.shape[0]} column indices for {n} values.")
+        _check_range(row, n_rows, "row indices", name)
+        _check_range(col, n_cols, "column indices", name)
+
+
+def _csr_is_canonical(X):
+    """Sorted column indices without duplicates in every row (computed, not the cached flag)."""
+    indices, indptr = X.indices, X.indptr
+    nnz = indices.shape[0]
+    if nnz < 2:
+        return True
+    same_row = np.ones(nnz - 1, dtype=bool)
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < nnz)]
+    same_row[starts - 1] = False
+    return bool(np.all(np.diff(indices)[same_row] > 0))
+
+
+def canonical_csr(X, name="X"):
+    """``X`` checked (:func:`check_sparse_integrity`) and in canonical CSR form.
+
+    Unsorted or duplicate entries are sorted and summed on a copy (the caller's matrix is
+    never modified), so a non-canonical matrix fits exactly as its canonical form; a canonical
+    CSR is returned as is.
+    """
+    check_sparse_integrity(X, name)
+    if X.format != "csr":
+        X = X.tocsr()
+        check_sparse_integrity(X, name)
+    if _csr_is_canonical(X):
+        return X
+    X = X.copy()
+    # the cached flags may be stale (arrays edited after construction): force the work
+    X.has_sorted_indices = False
+    X.has_canonical_format = False
+    X.sum_duplicates()
+    return X
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data`` behind our input policy.
+
+    Before scikit-learn (or scipy) touches ``X``: strings are rejected
+    (:func:`reject_string_input`) and a sparse ``X`` is checked in O(nnz)
+    (:func:`check_sparse_integrity`).  A sparse result is returned as canonical CSR
+    (:func:`canonical_csr`; a copy only when the input was not canonical).
+    """
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+
+    checked = not isinstance(X, str) and X is not None
+    if kwargs.get("y_numeric") and not isinstance(y, str) and y is not None:
+        reject_string_input(y, "y")
+    if checked:
+        reject_string_input(X)
+        if sp.issparse(X):
+            check_sparse_integrity(X)
+    # scikit-learn's finiteness check sums X first: a float32 X near its range overflows
+    # that sum and warns once per call, although X is finite (the check then looks closer)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = _sk_validate_data(estimator, X, y, **kwargs)
+    if not checked:
+        return out
+    if isinstance(out, tuple):
+        Xv = out[0]
+        if sp.issparse(Xv):
+            return (canonical_csr(Xv),) + tuple(out[1:])
+        return out
+    return canonical_csr(out) if sp.issparse(out) else out
+
+
+# Weights whose largest value lies outside this range are rescaled by it (see below).
+_WEIGHT_SAFE_RANGE = (1e-100, 1e100)
+
+
+def rescale_sample_weight(sample_weight):
+    """Non-negative weights divided by their maximum when their scale is extreme.
+
+    Only relative weights matter to the objectives (weighted means), but sums of weights
+    such as 1e-320 (subnormal) or 1e300 underflow or overflow: uniform weights of any positive
+    scale must fit as unit weights.  Weights of ordinary scale are returned unchanged (bitwise).
+    """
+    if sample_weight.size:
+        top = float(sample_weight.max())
+        if top > 0 and not (_WEIGHT_SAFE_RANGE[0] <= top <= _WEIGHT_SAFE_RANGE[1]):
+            return sample_weight / top
+    return sample_weight
+
+
+def check_sample_weight(sample_weight, X, name="sample_weight"):
+    """``sample_weight`` validated as non-negative float64 of X's length (strings rejected),
+    rescaled by :func:`rescale_sample_weight`."""
+    from sklearn.utils.validation import _check_sample_weight
+
+    if sample_weight is not None and not isinstance(sample_weight, (int, float)):
+        reject_string_input(sample_weight, name)
+    sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    return rescale_sample_weight(sw)
+
+
+def available_memory():
+    """Bytes this process can still allocate, as far as the system says (an estimate).
+
+    The smaller of the memory the kernel reports available (``MemAvailable``, else the
+    physical memory) and what the address-space limit (``RLIMIT_AS``) leaves.  None when
+    nothing is known (the guard is then off).
+    """
+    import os
+
+    budget = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    budget = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    if budget is None:
+        try:
+            budget = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (AttributeError, ValueError, OSError):
+            budget = None
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as f:
+                used = int(f.read().split()[0]) * resource.getpagesize()
+            left = max(limit - used, 0)
+            budget = left if budget is None else min(budget, left)
+    except (ImportError, OSError, ValueError):
+        pass
+    return budget
+
+
+def _human(n_bytes):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n_bytes < 1024 or unit == "PiB":
+            return f"{n_bytes:.3g} {unit}"
+        n_bytes /= 1024
+    return f"{n_bytes:.3g} EiB"  # pragma: no cover
+
+
+def check_allocation(n_bytes, what):
+    """Raise ``ValueError`` before allocating ``n_bytes`` the machine cannot provide.
+
+    Call with Python integers (no overflow) before any array whose size a user controls
+    (a parameter, the largest index of an input, a sparse shape).  ``what`` names the input or
+    parameter and its value, e.g. ``"n_components=2147483648"``.
+    """
+    n_bytes = int(n_bytes)
+    budget = available_memory()
+    if budget is not None and n_bytes > budget:
+        raise ValueError(f"{what} implies allocating {_human(n_bytes)}, more memory than this "
+                         f"machine can provide (about {_human(budget)} available); use a "
+                         f"smaller value.")
+
