@@ -76,8 +76,8 @@ ESTIMATORS = [
       for solver in ("hybrid", "s3gd", "svrg", "sgd", "ssgd")],
     *[skstoch.S3GDRegressor(solver=solver, random_state=0)
       for solver in ("hybrid", "s3gd", "svrg", "sgd", "ssgd")],
-    skstoch.S3GDClassifier(penalty="l1", alpha=1e-2, solver="cd", tol=1e-12),
-    skstoch.S3GDRegressor(penalty="l1", alpha=1e-2, solver="cd", tol=1e-12),
+    skstoch.S3GDClassifier(penalty="l1", alpha=1e-2, solver="cd", tol=1e-10, max_iter=200),
+    skstoch.S3GDRegressor(penalty="l1", alpha=1e-2, solver="cd", tol=1e-10, max_iter=200),
     skstoch.CGVRClassifier(max_iter=20, inner_iter=10, random_state=0),
     skstoch.CGVRRegressor(max_iter=20, inner_iter=10, random_state=0),
     # n_neighbors=1: some checks fit on 10 samples whose classes have 2-3 members

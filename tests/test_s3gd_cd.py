@@ -176,3 +176,16 @@ def test_auto_solver_is_cd_exactly_with_an_l1_part(penalty, l1_ratio, alpha, exp
     assert est.solver == "auto"
     ran_cd = "criterion" in est.history_ and set(est.history_["solver"]) == {"cd"}
     assert ran_cd == (expected == "cd")
+
+
+def test_cd_stops_when_the_iterate_stalls_in_floating_point():
+    # tol=0 is below float64's resolution: the rounds stop changing w, and the fit ends
+    # there with a warning that says so, instead of repeating the same round max_iter times
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(40, 10))
+    X[X < 0.8] = 0
+    y = (4 * rng.uniform(size=40)).astype(int)
+    est = S3GDClassifier(penalty="l1", alpha=1e-2, solver="cd", tol=0, max_iter=500)
+    with pytest.warns(ConvergenceWarning, match="no longer changes in floating point"):
+        est.fit(X, y)
+    assert max(h["iteration"][-1] for h in est.history_) < 500

@@ -77,9 +77,22 @@ class FitMonitor:
             keys.extend(k for k in rec if k not in keys)
         return {k: np.array([rec.get(k, np.nan) for rec in self.records]) for k in keys}
 
-    def finish(self, *, converged, criterion, value, tol, max_iter):
-        """Warn with ``ConvergenceWarning`` unless converged or stopped by the callback."""
+    def finish(self, *, converged, criterion, value, tol, max_iter, stalled_at=None):
+        """Warn with ``ConvergenceWarning`` unless converged or stopped by the callback.
+
+        ``stalled_at``: the iteration after which the iterate stopped changing in floating
+        point (a tol below what float64 resolves for this problem), if that ended the fit.
+        """
         if converged or self.stopped_by_callback:
+            return
+        if stalled_at is not None:
+            warnings.warn(
+                f"{self.solver_name} stopped after {stalled_at} iterations: the iterate no "
+                f"longer changes in floating point and the {criterion} is {value:.3g}, above "
+                f"tol={tol:.3g}, which is below what float64 resolves here. Loosen tol.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
             return
         warnings.warn(
             f"{self.solver_name} did not converge: after max_iter={max_iter} iterations the "

@@ -265,6 +265,7 @@ def solve(problem, params, monitor, state=None):
                         abs(st.g.sum()) if P.fit_intercept else 0.0)
         scale = scale if scale > 0 else 1.0
         n_iter, converged, crit, step, ws_size, sweeps = 0, False, np.inf, 1.0, 0, 0
+        stalled_at = None
         for it in range(params.max_iter + 1):
             viol = _violations(grad + P.lam2 * w, w, P.lam1)
             crit_abs = max(viol.max(initial=0.0), abs(st.g.sum()) if P.fit_intercept else 0.0)
@@ -287,6 +288,7 @@ def solve(problem, params, monitor, state=None):
                 else np.arange(d)
             block = cols.block(ws)
             inner_tol = _INNER_RATIO * crit_abs
+            w_before, b_before = w.copy(), b
             if P.quadratic:
                 w_ws, b, dm, sweeps = _model_cd(P, block, w[ws], b, st.g, P.swn, inner_tol,
                                                 _MAX_SWEEPS)
@@ -294,9 +296,12 @@ def solve(problem, params, monitor, state=None):
                 st.fdata = P.evaluate(st.m, dm, 1.0, st)
             else:
                 b, sweeps, step = _newton_subproblem(P, block, w, ws, b, st, inner_tol)
+            if b == b_before and np.array_equal(w, w_before):
+                stalled_at = it     # every further round would repeat this one exactly
+                break
             grad = cols.rmatvec(st.g)
     monitor.finish(converged=converged, criterion=CRITERION, value=float(crit), tol=tol,
-                   max_iter=params.max_iter)
+                   max_iter=params.max_iter, stalled_at=stalled_at)
     return SolverResult(x=w, intercept=b, n_iter=n_iter, converged=converged,
                         criterion=float(crit), criterion_name=CRITERION,
                         extra={"step_size": step})
