@@ -279,9 +279,10 @@ claims = [
           f"64 features per iteration, eta0=0.02, budgets {budgets}; converged = first budget "
           "from which the test error stays within 1 point of the error at 512 iterations",
           ours=f"iterations to converge per draw {conv_iter} (median {median_conv:g})",
-          verdict=("reproduced" if median_conv <= 128 else "partly" if median_conv <= 256
+          verdict=("reproduced" if max(conv_iter) <= 128 else "partly" if median_conv <= 128
                    else "refuted"),
-          why="median <= 128: reproduced; <= 256: partly; else refuted"),
+          why="every draw <= 128: reproduced; the median <= 128: partly (some draws need "
+              "more); else refuted"),
     claim("TSGS3VM beats FRS3VM (fixed random features) at equal budget (Fig. 3)",
           protocol=f"the paper's objective for both, same C, C*, step and batch, "
                    f"{max(budgets)} iterations, FRS3VM with ceil(sqrt(n)) = {m} fixed features, "
