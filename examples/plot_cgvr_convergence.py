@@ -99,7 +99,7 @@ T = 5 if FAST else 25
 
 # %%
 # Fig. 1: final objective after T outer iterations against m, four models
-# ----------------------------------------------------------------------
+# -----------------------------------------------------------------------
 X, y = dataset(*SHAPES["a9a-like"])
 n = X.shape[0]
 ms = [5, 50] if FAST else [5, 10, 50, 100, 150]
@@ -136,7 +136,7 @@ for model in MODELS:
 
 # %%
 # Fig. 2: suboptimality against effective passes, four models
-# ------------------------------------------------------------
+# -----------------------------------------------------------
 # Effective passes count rows read / n (a full gradient is one pass). SGD is scikit-learn's
 # SGDClassifier (one pass per epoch) with the same objective (the authors' code ran
 # full-batch gradient descent with momentum under that name).

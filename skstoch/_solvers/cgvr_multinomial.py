@@ -203,7 +203,10 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
         if not params.fit_intercept:
             x[:, d] = 0.0
     loop = _cg_loop if params.solver == "cg" else _outer_loop
-    result = loop(run, x)
+    # a line search may try steps whose margins overflow: those trials fail their Wolfe
+    # test, and an iterate that is not finite raises DivergenceError (check_finite_iterate)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        result = loop(run, x)
     monitor.finish(converged=result.converged, criterion=CRITERION, value=result.criterion,
                    tol=params.tol, max_iter=params.max_iter)
     xf = result.x
