@@ -691,7 +691,7 @@ def test_multinomial_reaches_logistic_regression_optimum(solver, sparse):
     X, y = make_classification(300, 6, n_informative=4, n_classes=4, random_state=0)
     n, alpha = X.shape[0], 1e-2
     lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000).fit(X, y)
-    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-9, max_iter=500, random_state=0)
+    clf = CGVRClassifier(alpha=alpha, solver=solver, tol=1e-8, max_iter=500, random_state=0)
     clf.fit(sp.csr_matrix(X) if sparse else X, y)
     assert clf.coef_.shape == (4, 6) and clf.intercept_.shape == (4,)
     f_ours = _multinomial_objective(X, y, clf.coef_, clf.intercept_, alpha)
@@ -776,3 +776,14 @@ def test_paper_solver_is_batch_line_search_without_safeguard(clf_data):
         ours = CGVRClassifier(**kw).fit(X, y)
     np.testing.assert_array_equal(paper.coef_, same.coef_)
     assert not np.array_equal(paper.coef_, ours.coef_)
+
+
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_full_batch_cg_stops_when_no_step_is_possible(n_classes):
+    # tol=0 is below float64's resolution: once no step along -grad decreases f, the fit
+    # ends with a warning that says so instead of repeating that iteration max_iter times
+    X, y = make_classification(300, 6, n_informative=4, n_classes=n_classes, random_state=0)
+    clf = CGVRClassifier(alpha=1e-2, solver="cg", tol=0, max_iter=5000, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="no longer changes in floating point"):
+        clf.fit(X, y)
+    assert clf.n_iter_ < 5000

@@ -112,7 +112,8 @@ def solve(problem, params, monitor, state=None):
         result = loop(run, x)
     criterion = result.criterion
     monitor.finish(converged=result.converged, criterion=CRITERION, value=criterion,
-                   tol=params.tol, max_iter=params.max_iter)
+                   tol=params.tol, max_iter=params.max_iter,
+                   stalled_at=result.extra.get("stalled_at"))
     d = run.d
     return SolverResult(
         x=result.x[:d].copy(), intercept=float(result.x[d]) if params.fit_intercept else 0.0,
@@ -291,14 +292,18 @@ def _cg_loop(run, x):
     x = x.copy()
     objective, (u, _) = run.full_gradient(x)
     direction = None
-    k = 0
+    k, stalled_at = 0, None
     while True:
         crit = run.gradient_max(objective, (u,))
         if run.record(k, x, objective) or crit <= run.tol or k == params.max_iter:
             break
-        if direction is None or not float(u @ direction) < 0:
+        steepest = direction is None or not float(u @ direction) < 0
+        if steepest:
             direction = -u
         step = _full_line_search(run, x, direction)
+        if step == 0.0 and steepest:   # no step along -grad: every further one would repeat it
+            stalled_at = k
+            break
         x += step * direction
         run.passes += 1.0
         run.step_size = step
@@ -306,8 +311,11 @@ def _cg_loop(run, x):
         k += 1
         g = u
         objective, (u, _) = run.full_gradient(x)
-        direction = -u + _cg_beta(params.beta, u, g, direction) * direction
-    return SolverResult(x=x, n_iter=k, converged=crit <= run.tol, criterion=crit)
+        # a failed step along a CG direction restarts from -grad (which, failing, ends the fit)
+        direction = None if step == 0.0 else \
+            -u + _cg_beta(params.beta, u, g, direction) * direction
+    return SolverResult(x=x, n_iter=k, converged=crit <= run.tol, criterion=crit,
+                        extra={"stalled_at": stalled_at})
 
 
 def _full_line_search(run, x, p):

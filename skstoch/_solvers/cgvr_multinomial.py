@@ -208,7 +208,8 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         result = loop(run, x)
     monitor.finish(converged=result.converged, criterion=CRITERION, value=result.criterion,
-                   tol=params.tol, max_iter=params.max_iter)
+                   tol=params.tol, max_iter=params.max_iter,
+                   stalled_at=result.extra.get("stalled_at"))
     xf = result.x
     return SolverResult(
         x=xf[:, :d].copy(),
@@ -392,12 +393,13 @@ def _cg_loop(run, x):
     """Full-batch nonlinear CG: one strong-Wolfe step on f per outer iteration."""
     params, prob = run.params, run.prob
     objective, (G, _) = run.full_gradient(x)
-    p, k = None, 0
+    p, k, stalled_at = None, 0, None
     while True:
         crit = run.gradient_max(objective, (G,))
         if run.record(k, x, objective) or crit <= params.tol or k == params.max_iter:
             break
-        if p is None or not np.vdot(G, p) < 0:
+        steepest = p is None or not np.vdot(G, p) < 0
+        if steepest:
             p = -G
         line = _Line(prob.margins(x), prob.margins(p), prob.Y, prob.sw / prob.n,
                      prob.reg_dot(x, p), prob.reg_dot(p, p), 0.0)
@@ -409,6 +411,9 @@ def _cg_loop(run, x):
         run.stats["line_search_evals"] += line.n_evals
         if a == 0.0:
             run.stats["skipped_steps"] += 1
+            if steepest:     # no step along -grad: every further iteration would repeat this
+                stalled_at = k
+                break
         x = x + a * p
         run.passes += 1.0
         run.step_size = a
@@ -416,5 +421,7 @@ def _cg_loop(run, x):
         k += 1
         G_old = G
         objective, (G, _) = run.full_gradient(x)
-        p = -G + _beta(params.beta, G, G_old, p) * p
-    return SolverResult(x=x, n_iter=k, converged=crit <= params.tol, criterion=crit)
+        # a failed step along a CG direction restarts from -grad (which, failing, ends the fit)
+        p = None if a == 0.0 else -G + _beta(params.beta, G, G_old, p) * p
+    return SolverResult(x=x, n_iter=k, converged=crit <= params.tol, criterion=crit,
+                        extra={"stalled_at": stalled_at})
