@@ -18,10 +18,9 @@ import skstoch
 from skstoch import OrdinalEmbedding, S3VMClassifier
 
 # scikit-learn's checks cap max_iter (to 5 where the estimator has one) and fit on tiny data
-# for speed: a budget that runs out there is expected; tests/test_defaults.py checks that
-# the defaults converge without a warning
-# for speed; the checks also fit S3VMClassifier on fully labelled y, which it says it then
-# fits as a supervised model
+# for speed: a budget that runs out there is expected (tests/test_defaults.py checks that the
+# defaults converge without a warning); they also fit S3VMClassifier on fully labelled y,
+# which it then says it fits as a supervised model
 pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
               pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning"),
               pytest.mark.filterwarnings("ignore:y contains no unlabeled samples:UserWarning")]
