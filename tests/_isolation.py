@@ -4,14 +4,18 @@ A segfault, an abort, a hang or a ``MemoryError`` of the code under test then be
 the test reports with its case name, instead of killing (or stalling) the test process.
 POSIX only (``os.fork``, ``resource``).
 """
+import faulthandler
 import os
 import pickle
 import resource
 import select
 import signal
+import tempfile
 import time
 import traceback
 import warnings
+
+from threadpoolctl import threadpool_limits
 
 # headroom over the parent's current address space (mapped libraries, BLAS buffers)
 MEMORY_HEADROOM = 1 << 30
@@ -32,12 +36,16 @@ def run_isolated(fn, timeout=30.0, headroom=MEMORY_HEADROOM):
     """
     limit = _current_address_space() + headroom
     read_fd, write_fd = os.pipe()
+    stacks = tempfile.TemporaryFile()   # where a hung child says where it hangs
     pid = os.fork()
     if pid == 0:  # child
         os.close(read_fd)
         try:
+            faulthandler.dump_traceback_later(max(timeout - 1.0, 0.5), file=stacks)
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-            with warnings.catch_warnings(record=True) as caught:
+            with warnings.catch_warnings(record=True) as caught, threadpool_limits(1):
+                # one OpenMP/BLAS thread: the parent's OpenMP pool (scikit-learn's neighbour
+                # searches start one) does not survive fork, and libgomp then waits forever
                 warnings.simplefilter("always")
                 try:
                     out = {"status": "ok", "value": fn()}
@@ -79,7 +87,11 @@ def run_isolated(fn, timeout=30.0, headroom=MEMORY_HEADROOM):
     if hung:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        return {"status": "hang", "timeout": timeout}
+        stacks.seek(0)
+        where = stacks.read().decode(errors="replace")[:3000]   # innermost frames first
+        stacks.close()
+        return {"status": "hang", "timeout": timeout, "stacks": where}
+    stacks.close()
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         return {"status": "signal", "signal": signal.Signals(os.WTERMSIG(status)).name}
@@ -96,7 +108,9 @@ def describe(result):
     if status == "signal":
         return f"crashed with {result['signal']}"
     if status == "hang":
-        return f"still running after {result['timeout']} s (a hang)"
+        where = result.get("stacks", "").strip()
+        return (f"still running after {result['timeout']} s (a hang)"
+                + (f"; where it was:\n{where}" if where else ""))
     if status == "exit":
         return f"child exited with code {result['code']} without a result"
     return status
