@@ -10,8 +10,9 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._solvers import cgvr, cgvr_multinomial
+from .._solvers import cgvr, cgvr_multinomial, dask_fit
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
+from ._dask import DaskClassifierMixin, DaskRegressorMixin, is_dask_array
 
 
 MAX_INNER_ITER = 10**6
@@ -89,6 +90,26 @@ class _CGVRMixin:
 
     def _fit_problem(self, problem):
         return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
+
+    def _dask_check(self):
+        """Solvers whose every step reads all rows cannot run on a sample."""
+        if self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full"):
+            what = ("solver='cg'" if self.solver == "cg" else "line_search='full'")
+            raise ValueError(
+                f"{what} reads every row at every step and is not supported for a Dask array "
+                "X; use solver='cgvr' with line_search='vr' (default) or 'batch', or "
+                "'svrg' / 'minibatch_svrg'.")
+
+    def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
+                    intercept_init, state):
+        params = self._prepare_fit(X, None, seed)
+        data = dask_fit.make_data(X, target, sample_weight,
+                                  dask_fit.cgvr_loss_spec(params.loss))
+        return dask_fit.solve_cgvr(data, params, monitor, seed, k, coef_init, intercept_init,
+                                   state)
+
+    def _dask_extras(self, results):
+        return {"solver_state_": [r.state for r in results]}
 
 
 # Parameters documented once for both estimators (substituted into their docstrings below).
@@ -201,7 +222,7 @@ _FITTED_ATTRIBUTES_DOC = """\
         reached."""
 
 
-class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
+class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     """Linear classifier trained by stochastic conjugate gradient with variance reduction (CGVR).
 
     Minimises ``(1/n) sum_i s_i loss(y_i, x_i . w + b) + (alpha/2) ||w||^2`` (``s_i`` the sample
@@ -367,6 +388,13 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     def _multinomial(self, n_classes):
         return self.loss == "log_loss" and n_classes > 2
 
+    def _dask_check_classes(self, n_classes):
+        if self._multinomial(n_classes):
+            raise ValueError(
+                "The multinomial log loss (loss='log_loss' with more than two classes) is not "
+                "supported for a Dask array X yet; fit one-vs-rest heads with "
+                "OneVsRestClassifier(CGVRClassifier()) or another loss.")
+
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem for the log loss with more than two classes (the
         one-vs-rest targets are the columns of the one-hot matrix); one-vs-rest heads
@@ -405,12 +433,12 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        if len(self.classes_) == 2:
+        if len(self.classes_) == 2 or is_dask_array(X):
             return super().predict_proba(X)
         return cgvr_multinomial.softmax(self.decision_function(X))
 
 
-class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
+class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
     """Ridge regression trained by stochastic conjugate gradient with variance reduction (CGVR).
 
     Minimises ``(1/n) sum_i s_i (y_i - x_i . w - b)^2 / 2 + (alpha/2) ||w||^2`` with Algorithm 3
