@@ -128,6 +128,9 @@ class DaskData:
         self.n, self.d = (int(s) for s in X.shape)
         self.chunks = tuple(int(c) for c in X.chunks[0])
         self.bounds = np.concatenate([[0], np.cumsum(self.chunks)])
+        # the head's targets and weights are computed once and kept on the workers
+        y, sample_weight = dask.persist(y, sample_weight)
+        self._persisted = (X, y, sample_weight)    # their results live while the fit runs
         self.X = X.to_delayed().ravel().tolist()
         self.y = y.to_delayed().ravel().tolist()
         self.sw = sample_weight.to_delayed().ravel().tolist()

@@ -7,8 +7,9 @@
   ``inner_iter * batch`` rows (at most a quarter of the rows; the safeguard's batch doubling
   stops there and then halves the step cap, as the in-memory fit does at the full batch).
 * :func:`solve_s3gd` is Prox-SVRG for the l2 penalty: per epoch one distributed pass (the
-  snapshot gradient and the exact objective there) and ``n_inner`` fixed-step steps on a
-  gathered sample.
+  snapshot gradient and the exact objective there) and ``n_inner`` fixed-step steps (one
+  pass's worth by default, as in memory) drawn from a gathered sample of at most a quarter
+  of the rows.
 
 ``history_['passes']`` counts the distributed full passes over X; ``gathers`` and
 ``gathered_rows`` the sample gathers and the rows they brought to the client.
@@ -162,7 +163,8 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
     sample_cap = max_gather_rows(n, batch)
     steps = (-(-n // batch) if params.n_inner == "auto" or params.solver != "svrg"
              else int(params.n_inner))
-    n_inner = max(1, min(steps, sample_cap // batch))
+    n_inner = max(1, steps)
+    sample_size = min(n_inner * batch, sample_cap)
     x = np.zeros(d + 1)
     x[:d] = coef_init
     x[d] = intercept_init if params.fit_intercept else 0.0
@@ -180,7 +182,7 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
             u[d] = 0.0
         f_start = objective if f_start is None else f_start
         check_divergence(objective, f_start, name, f"epoch {epoch}")
-        rows = sample_indices(seed, 2 * stream, draws, n_inner * batch, n)
+        rows = sample_indices(seed, 2 * stream, draws, sample_size, n)
         draws += rows.size
         tables, dl0, (Xs, sws) = sample_tables(data, parts, rows, loss_spec, params.lam2, 0.0,
                                                params.fit_intercept, seed, 2 * stream)
