@@ -141,14 +141,15 @@ class DaskData:
         self.gathered_rows = 0
         self.stats = None
 
-    def full_pass(self, x):
+    def full_pass(self, x, rows=None):
         """One distributed pass at ``x`` (length d + 1, ``x[d]`` the intercept).
 
-        Returns ``(loss part of f, loss part of grad f, parts)``: f and grad f without the
-        penalty, with the normalised weights; ``parts`` are the persisted per-chunk results
-        (their ``dl0`` stays on the workers, read by :meth:`gather`).  The first pass also
-        checks the data (finite values, non-negative weights with a positive sum) and sets
-        ``weight_scale`` and ``stats``.
+        Returns ``(loss part of f, loss part of grad f, parts, sample)``: f and grad f
+        without the penalty, with the normalised weights; ``parts`` are the persisted
+        per-chunk results (their ``dl0`` stays on the workers, read by :meth:`gather`);
+        ``sample`` is :meth:`gather` of ``rows`` at this pass, fetched in the same round
+        trip (None without ``rows``).  The first pass also checks the data (finite values,
+        non-negative weights with a positive sum) and sets ``weight_scale`` and ``stats``.
         """
         delayed = self._dask.delayed
         first = self.stats is None
@@ -158,14 +159,15 @@ class DaskData:
                  for b, y, s in zip(self.X, self.y, self.sw)]
         parts = list(self._dask.persist(*parts))
         total = _tree_sum([delayed(_first)(p) for p in parts], delayed)
-        if first:
-            total, extras = self._dask.compute(total, [delayed(_extra)(p) for p in parts])
-            self._check_first(total[self.d + 2], extras)
-        else:
-            total = total.compute()
+        takes = [] if rows is None else self._take_tasks(parts, rows)
+        extras = [delayed(_extra)(p) for p in parts] if first else []
+        total, extras, pieces = self._dask.compute(total, extras, takes)
         self.passes += 1
+        if first:
+            self._check_first(total[self.d + 2], extras)
+        sample = None if rows is None else self._assemble(pieces, rows)
         d, scale = self.d, self.weight_scale
-        return float(total[d + 1]) * scale, total[:d + 1] * scale, parts
+        return float(total[d + 1]) * scale, total[:d + 1] * scale, parts, sample
 
     def _check_first(self, total_w, extras):
         """Validate what the first pass found; set the weight scale and the data stats."""
@@ -180,22 +182,26 @@ class DaskData:
         # max_i s_i (||x_i||^2 + 1) with the normalised weights (S3GD's step bound)
         self.stats = {"row_bound": max(b for _, b in extras) * self.weight_scale}
 
-    def gather(self, parts, rows):
-        """The rows ``rows`` (sorted indices, duplicates allowed) of X with their targets,
-        normalised weights and dl0: ``(X rows, y, sw, dl0)`` on the client."""
+    def _take_tasks(self, parts, rows):
         delayed = self._dask.delayed
         which = np.searchsorted(self.bounds, rows, side="right") - 1
-        tasks = []
-        for k in np.unique(which):
-            local = rows[which == k] - self.bounds[k]
-            tasks.append(delayed(_take)(self.X[k], self.y[k], self.sw[k], parts[k], local))
-        pieces = self._dask.compute(*tasks)
+        return [delayed(_take)(self.X[k], self.y[k], self.sw[k], parts[k],
+                               rows[which == k] - self.bounds[k])
+                for k in np.unique(which)]
+
+    def _assemble(self, pieces, rows):
         self.gathers += 1
         self.gathered_rows += len(rows)
         blocks = [p[0] for p in pieces]
         X = sp.vstack(blocks, format="csr") if sp.issparse(blocks[0]) else np.vstack(blocks)
         y, sw, dl0 = (np.concatenate([p[j] for p in pieces]) for j in (1, 2, 3))
         return X, y, sw * self.weight_scale, dl0
+
+    def gather(self, parts, rows):
+        """The rows ``rows`` (sorted indices, duplicates allowed) of X with their targets,
+        normalised weights and dl0 (``parts`` of a pass): ``(X rows, y, sw, dl0)`` on the
+        client."""
+        return self._assemble(self._dask.compute(*self._take_tasks(parts, rows)), rows)
 
 
 def penalty(x, d, alpha, alpha_b):
@@ -206,10 +212,11 @@ def penalty(x, d, alpha, alpha_b):
     return 0.5 * (alpha * float(x[:d] @ x[:d]) + alpha_b * x[d] * x[d]), grad
 
 
-def sample_tables(data, parts, rows, loss_spec, alpha, alpha_b, fit_intercept, seed, stream):
-    """The gathered rows as kernel tables (``HeadTables`` over the sample) and their dl0."""
-    X, y, sw, dl0 = data.gather(parts, rows)
+def sample_tables(sample, loss_spec, alpha, alpha_b, fit_intercept, seed, stream):
+    """A gathered sample ``(X, y, sw, dl0)`` as kernel tables (``HeadTables`` over the
+    sample), and its dl0."""
+    X, y, sw, dl0 = sample
     cls, args = loss_spec
     tables = _cgvr.HeadTables(make_dataset(X), y, sw, cls(*args), alpha, alpha_b,
                               fit_intercept, seed, stream)
-    return tables, dl0, (X, sw)
+    return tables, dl0

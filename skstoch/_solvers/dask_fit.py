@@ -80,8 +80,21 @@ class _DaskCGVRRun(cgvr._Run):
         self.batch_limit = min(self.n, self.sample_cap)
         self.batch = min(self.batch, self.batch_limit)
 
+    def _sample_rows(self, n_rows):
+        """The next ``min(n_rows, sample_cap)`` sample indices of this head's stream."""
+        size = min(n_rows, self.sample_cap)
+        rows = sample_indices(self.seed, self.stream, self.draws, size, self.n)
+        self.draws += size
+        return rows
+
+    def _rows_per_inner_loop(self):
+        batch = 1 if self.params.solver == "svrg" else self.batch
+        return self.params.inner_iter * batch
+
     def full_gradient(self, x):
-        loss_f, u, parts = self.data.full_pass(x)
+        # the next inner loop's sample comes back with the pass (one round trip)
+        rows = self._sample_rows(self._rows_per_inner_loop())
+        loss_f, u, parts, sample = self.data.full_pass(x, rows)
         pen, pen_grad = penalty(x, self.d, self.alpha, self.alpha_b)
         u = u + pen_grad
         if not self.params.fit_intercept:
@@ -89,16 +102,16 @@ class _DaskCGVRRun(cgvr._Run):
         self.passes = float(self.data.passes)
         if self.h is None:
             self.h = u.copy()
-        return loss_f + pen, (u, parts)
+        return loss_f + pen, (u, parts, [sample])
 
     def inner_data(self, snapshot, n_rows):
-        size = min(n_rows, self.sample_cap)
-        rows = sample_indices(self.seed, self.stream, self.draws, size, self.n)
-        self.draws += size
-        tables, dl0, _ = sample_tables(
-            self.data, snapshot[1], rows, cgvr_loss_spec(self.params.loss), self.alpha,
-            self.alpha_b, self.params.fit_intercept, self.seed, self.stream)
-        return tables, dl0
+        _, parts, box = snapshot
+        sample, box[0] = box[0], None      # a prefetched sample serves one inner loop
+        if sample is None or sample[0].shape[0] != min(n_rows, self.sample_cap):
+            # a retry from a rejected iteration (batch doubled): a fresh sample
+            sample = self.data.gather(parts, self._sample_rows(n_rows))
+        return sample_tables(sample, cgvr_loss_spec(self.params.loss), self.alpha,
+                             self.alpha_b, self.params.fit_intercept, self.seed, self.stream)
 
     def inner_passes(self, rows):
         return 0.0     # the inner loops read gathered rows, not X
@@ -174,7 +187,9 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
     name = monitor.solver_name
     for epoch in range(params.max_iter):
         n_iter = epoch + 1
-        loss_f, u, parts = data.full_pass(x)
+        rows = sample_indices(seed, 2 * stream, draws, sample_size, n)
+        draws += rows.size
+        loss_f, u, parts, sample = data.full_pass(x, rows)
         pen, pen_grad = penalty(x, d, params.lam2, 0.0)
         objective = loss_f + pen
         u = u + pen_grad
@@ -182,12 +197,10 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
             u[d] = 0.0
         f_start = objective if f_start is None else f_start
         check_divergence(objective, f_start, name, f"epoch {epoch}")
-        rows = sample_indices(seed, 2 * stream, draws, sample_size, n)
-        draws += rows.size
-        tables, dl0, (Xs, sws) = sample_tables(data, parts, rows, loss_spec, params.lam2, 0.0,
-                                               params.fit_intercept, seed, 2 * stream)
+        tables, dl0 = sample_tables(sample, loss_spec, params.lam2, 0.0, params.fit_intercept,
+                                    seed, 2 * stream)
         if eta is None:
-            eta = _svrg_step(data, params, Xs, sws, batch, seed)
+            eta = _svrg_step(data, params, sample[0], sample[2], batch, seed)
         counter = _cgvr.svrg_inner(tables, x, x.copy(), u, dl0, n_inner, batch, eta * scale,
                                    counter)
         check_finite_iterate(x, name, f"epoch {epoch}")
