@@ -156,6 +156,29 @@ def test_dask_sample_weight(client, name):
     assert _objective(unweighted, X, y, sw) > f_local * (1 + 1e-6)
 
 
+def test_one_vs_rest_and_multi_output(client):
+    """One head per class (one-vs-rest) or per target, each at the in-memory optimum."""
+    rng = np.random.RandomState(2)
+    X = rng.standard_normal((600, 5))
+    y = np.argmax(X[:, :3] + 0.3 * rng.standard_normal((600, 3)), axis=1)
+    Xd, yd = _to_dask(X, y, (250, 350))
+    # max |grad| <= 1e-6 and strong convexity 1e-2: each fit within 3e-4 of the optimum
+    kw = dict(CGVR_KW, tol=1e-6)
+    local = CGVRClassifier(loss="squared_hinge", **kw).fit(X, y)
+    dist = CGVRClassifier(loss="squared_hinge", **kw).fit(Xd, yd)
+    assert dist.coef_.shape == (3, 5) and len(dist.history_) == 3
+    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+    with pytest.raises(ValueError, match="multinomial"):
+        CGVRClassifier().fit(Xd, yd)
+    Y = np.column_stack([X @ np.arange(5.0), X[:, 0] - 1.0])
+    Yd = da.from_array(Y, chunks=((250, 350), 2))
+    local, dist = CGVRRegressor(**kw).fit(X, Y), CGVRRegressor(**kw).fit(Xd, Yd)
+    assert dist.coef_.shape == (2, 5) and dist.intercept_.shape == (2,)
+    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+
+
 def test_client_never_receives_X(client, monkeypatch):
     """Every result the client receives is a size-d vector, a few per-chunk numbers or a
     gathered sample (at most n/4 rows); X itself is never converted on the client."""

@@ -392,8 +392,8 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         if self._multinomial(n_classes):
             raise ValueError(
                 "The multinomial log loss (loss='log_loss' with more than two classes) is not "
-                "supported for a Dask array X yet; fit one-vs-rest heads with "
-                "OneVsRestClassifier(CGVRClassifier()) or another loss.")
+                "supported for a Dask array X yet; fit in memory, or use another loss "
+                "(fitted one-vs-rest on Dask data).")
 
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem for the log loss with more than two classes (the
