@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import cgvr, cgvr_multinomial, dask_fit
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ._dask import DaskClassifierMixin, DaskRegressorMixin, is_dask_array
+from ._dask import CGVR_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin, is_dask_array
 
 
 MAX_INNER_ITER = 10**6
@@ -212,7 +212,9 @@ _FITTED_ATTRIBUTES_DOC = """\
         read / n_samples), ``restarts``, ``skipped_steps``, ``line_search_evals``,
         ``rejected_epochs`` (cumulative counters), ``batch`` and ``step_cap`` (batch size
         and step cap of the safeguard; these six are NaN in entry 0) and ``time`` (seconds
-        since the fit started).
+        since the fit started).  For a Dask array X, ``passes`` counts the distributed
+        full passes over X, and ``gathers`` and ``gathered_rows`` the samples brought to
+        the client and their rows (cumulative; see Notes).
         A list with one dict per %(heads)s when there are several.
     seed_ : int
         Seed drawn from ``random_state`` for this fit.
@@ -294,6 +296,8 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     beta falls back to 0 on a vanishing or non-finite denominator; the intercept is not
     penalised and ``w_0 = 0`` by default; ``max_iter``/``tol`` replace the fixed T = 25.
 
+%(dask_notes)s
+
     References
     ----------
     X.-B. Jin, X.-Y. Zhang, K. Huang and G.-G. Geng, "Stochastic conjugate gradient algorithm
@@ -369,11 +373,12 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data (dense or CSR; float32 is accepted and computed in float64).
-        y : array-like of shape (n_samples,)
+            A ``dask.array.Array`` is fitted on the Dask workers (see Notes).
+        y : {array-like, dask array} of shape (n_samples,)
             Target values.
-        sample_weight : array-like of shape (n_samples,), default=None
+        sample_weight : {array-like, dask array} of shape (n_samples,), default=None
             Per-sample weights ``s_i`` of the objective.
 
         Returns
@@ -426,11 +431,12 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_classes)
+        proba : ndarray or dask array of shape (n_samples, n_classes)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
         """
         check_is_fitted(self)
         if len(self.classes_) == 2 or is_dask_array(X):
@@ -484,6 +490,10 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
     --------
     CGVRClassifier : classification losses.
     sklearn.linear_model.Ridge : exact ridge solvers.
+
+    Notes
+    -----
+%(dask_notes)s
 
     References
     ----------
@@ -546,11 +556,12 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data (dense or CSR; float32 is accepted and computed in float64).
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            A ``dask.array.Array`` is fitted on the Dask workers (see Notes).
+        y : {array-like, dask array} of shape (n_samples,) or (n_samples, n_targets)
             Target values.
-        sample_weight : array-like of shape (n_samples,), default=None
+        sample_weight : {array-like, dask array} of shape (n_samples,), default=None
             Per-sample weights ``s_i`` of the objective.
 
         Returns
@@ -566,5 +577,6 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
 for _estimator, _heads in ((CGVRClassifier, "one-vs-rest head"), (CGVRRegressor, "target")):
     _estimator.__doc__ = _estimator.__doc__ % {
         "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n"),
-        "fitted_attributes": _FITTED_ATTRIBUTES_DOC % {"heads": _heads}}
+        "fitted_attributes": _FITTED_ATTRIBUTES_DOC % {"heads": _heads},
+        "dask_notes": CGVR_DASK_NOTES}
 del _estimator, _heads

@@ -13,6 +13,47 @@ from sklearn.utils.validation import check_is_fitted
 from ..utils import atomic_fit
 
 
+# The Notes paragraphs of the estimators' docstrings (one text per family)
+_COMMON_NOTES = """\
+    ``fit`` also takes a ``dask.array.Array`` X (dense chunks, or scipy.sparse CSR
+    chunks holding all the columns), with ``y`` and ``sample_weight`` as Dask arrays
+    (or array-likes).  The Dask workers then do every O(n) pass: each pass maps the
+    compiled full-gradient kernel over the row chunks (objective, gradient and the per-row
+    loss derivatives, which stay on the workers) and sums the ``d + 2`` numbers of each
+    chunk by a tree of tasks; the client receives only that sum and a sample of rows drawn
+    from the counter-based generator, at most a quarter of the rows (at least one batch),
+    on which the compiled inner loop runs.  The fit runs on the current
+    ``distributed.Client`` if there is one, else on Dask's default scheduler; persist X
+    first (``X = X.persist()``) when it fits in the cluster's memory, otherwise every pass
+    reads it from its source.  The stopping rule uses the exact distributed objective and
+    gradient, so the fit reaches the in-memory fit's optimum (not its iterates); it is
+    reproducible for a given chunking and ``random_state``, and a worker lost during the
+    fit only makes Dask recompute its chunks.  ``history_['passes']`` then counts the
+    distributed passes over X (one per outer iteration), ``history_['gathers']`` and
+    ``history_['gathered_rows']`` the samples fetched (one per pass, a second one for the
+    retry of a rejected iteration) and their rows.  ``predict``, ``decision_function``
+    and ``predict_proba`` of a Dask array return Dask arrays, computed chunk by chunk."""
+
+CGVR_DASK_NOTES = _COMMON_NOTES + """
+    CGVR on Dask data: each inner loop draws its batches from a gathered sample of
+    ``min(inner_iter * batch, max(batch_size, n_samples // 4))`` rows (the in-memory
+    kernel on that sample, with the full gradient and loss derivatives of the snapshot);
+    the safeguard's batch doubling stops at ``max(batch_size, n_samples // 4)`` rows, and
+    further rejected iterations halve the step cap.  ``solver='cg'``, ``line_search='full'``
+    and the multinomial log loss read every row at every step and raise ValueError."""
+
+S3GD_DASK_NOTES = _COMMON_NOTES + """
+    S3GD estimators on Dask data run Prox-SVRG (``solver`` 'auto', 'hybrid' or 'svrg',
+    without the SGD warm-up, the line-search start and the anchor epochs): per epoch one
+    distributed pass (the exact snapshot gradient and objective, recorded with
+    ``objective_kind='snapshot'``) and ``n_inner`` steps (one pass's worth by default) whose
+    mini-batches are drawn from a gathered sample of at most a quarter of the rows.
+    ``eta0='auto'`` is ``1 / (4 L_b)`` with ``L_max = c max_i s_i (||x_i||^2 + 1)`` from the
+    first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.  An
+    l1 part in the penalty, ``solver`` 's3gd', 'sgd', 'ssgd', 'cd' and ``anchor_epochs > 0``
+    need X in memory and raise ValueError."""
+
+
 def is_dask_array(X):
     """True for a ``dask.array.Array`` (checked without importing dask)."""
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks") \
@@ -165,18 +206,51 @@ class DaskClassifierMixin(DaskFitMixin):
         pass
 
     def decision_function(self, X):
+        """Signed distance to the hyperplane(s).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray or dask array of shape (n_samples,) or (n_samples, n_classes)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
+        """
         if not is_dask_array(X):
             return super().decision_function(X)
         n = len(self.classes_)
         return self._dask_map(self.decision_function, X, n if n > 2 else None, np.float64)
 
     def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray or dask array of shape (n_samples,)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
+        """
         if not is_dask_array(X):
             return super().predict(X)
         return self._dask_map(self.predict, X, None, np.asarray(self.classes_).dtype)
 
     @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
     def predict_proba(self, X):
+        """Class probabilities (``loss='log_loss'`` only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray or dask array of shape (n_samples, n_classes)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
+        """
         if not is_dask_array(X):
             return super().predict_proba(X)
         return self._dask_map(self.predict_proba, X, len(self.classes_), np.float64)
@@ -201,6 +275,17 @@ class DaskRegressorMixin(DaskFitMixin):
         return self
 
     def predict(self, X):
+        """Predict with the linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray or dask array of shape (n_samples,) or (n_samples, n_targets)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
+        """
         if not is_dask_array(X):
             return super().predict(X)
         tail = self.coef_.shape[0] if np.ndim(self.coef_) == 2 else None

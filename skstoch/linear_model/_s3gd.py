@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers import _working_set, dask_fit, s3gd
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ._dask import DaskClassifierMixin, DaskRegressorMixin
+from ._dask import S3GD_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin
 
 _COMMON_CONSTRAINTS = {
     **STOCHASTIC_SOLVER_CONSTRAINTS,
@@ -313,7 +313,10 @@ _ATTRIBUTES_DOC = """
         ``solver='cd'``: one record per working-set iteration (``iteration`` 0 the start),
         with the exact ``objective``, ``criterion`` (see ``tol``), ``working_set_size``,
         ``sweeps`` (coordinate sweeps of the iteration) and ``step_size`` (the last Newton
-        step, 1.0 for the squared error).
+        step, 1.0 for the squared error).  A Dask array X (Prox-SVRG, see Notes): one
+        record per epoch with ``objective_kind='snapshot'``, plus ``passes`` (distributed
+        full passes over X), ``gathers`` and ``gathered_rows`` (samples brought to the
+        client and their rows), all cumulative.
     step_size_ : float or ndarray
         The resolved ``eta0`` of the first phase (one per problem when there are several).
     anchor_indices_ : ndarray of int
@@ -394,6 +397,8 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     the optimum.  By measurement the default is ``anchor_epochs=0`` (Prox-SVRG from the
     start, no anchor graph): on the benchmark problems building the graph cost more than the
     anchor epoch saved.  See the user guide for the differences from the paper.
+
+{S3GD_DASK_NOTES}
 
     References
     ----------
@@ -490,6 +495,10 @@ class S3GDRegressor(_S3GDMixin, DaskRegressorMixin, BaseLinearRegressor):
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
     intercept_ : float or ndarray of shape (n_targets,)
     {_ATTRIBUTES_DOC}
+    Notes
+    -----
+{S3GD_DASK_NOTES}
+
     References
     ----------
     .. [1] Y. Mu, W. Liu and W. Fan, "Stochastic Gradient Made Stable: A Manifold Propagation
