@@ -35,6 +35,7 @@ _COMMON_NOTES = """\
     and ``predict_proba`` of a Dask array return Dask arrays, computed chunk by chunk."""
 
 CGVR_DASK_NOTES = _COMMON_NOTES + """
+
     CGVR on Dask data: each inner loop draws its batches from a gathered sample of
     ``min(inner_iter * batch, max(batch_size, n_samples // 4))`` rows (the in-memory
     kernel on that sample, with the full gradient and loss derivatives of the snapshot);
@@ -43,6 +44,7 @@ CGVR_DASK_NOTES = _COMMON_NOTES + """
     and the multinomial log loss read every row at every step and raise ValueError."""
 
 S3GD_DASK_NOTES = _COMMON_NOTES + """
+
     S3GD estimators on Dask data run Prox-SVRG (``solver`` 'auto', 'hybrid' or 'svrg',
     without the SGD warm-up, the line-search start and the anchor epochs): per epoch one
     distributed pass (the exact snapshot gradient and objective, recorded with
