@@ -5,12 +5,13 @@ loops of the variance-reduced drivers read (``CGVR*`` and ``S3GD*`` fits of a
 A fit never brings X to the client.  Each pass maps :func:`_chunk_pass` over the row chunks:
 on a worker, the chunk becomes a :class:`RowDataset` and the compiled ``HeadTables`` pass of
 the CGVR kernels computes the chunk's share of ``f(x)`` and ``grad f(x)`` (weights scaled by
-``n_chunk / n``) and the per-row ``loss'(X_i x)`` (``dl0``), which stays on the worker
-(persisted) for the inner loop.  The ``d + 2`` numbers per chunk are summed by a binary
-tree of tasks in chunk order (the same result for the same chunking) and only the sum
-reaches the client.  An inner loop then draws its sample indices from the counter-based
-generator (:func:`sample_indices`), and :meth:`DaskData.gather` fetches just those rows,
-with their targets, weights and ``dl0``; the in-memory kernel runs on them.
+``n_chunk / n``).  The ``d + 2`` numbers per chunk are summed by a binary tree of tasks in
+chunk order (the same result for the same chunking) and only the sum reaches the client.
+The next inner loop's sample indices are drawn from the counter-based generator
+(:func:`sample_indices`) before the pass, and the same round trip brings just those rows,
+with their targets, weights and ``dl0 = loss'(X_i x)`` (computed on the workers by the
+compiled margins and loss); the in-memory kernel then runs on them.  Nothing is kept on the
+workers between passes (a lost worker only means recomputing chunks of X from its graph).
 
 At most ``max(batch, n // GATHER_DIVISOR)`` rows are gathered per outer iteration (a quarter
 of X), so the client never holds X.  Everything runs on the scheduler ``dask.compute`` picks:
@@ -52,9 +53,9 @@ def _as_chunk(block):
 
 
 def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
-    """On a worker: ``(sums, dl0, extra)`` of one chunk.  ``sums`` is the chunk's share of
-    ``(grad f, f)`` (the loss part, weights ``sw``) followed by ``sum sw``; ``dl0`` the rows'
-    ``loss'(X_i x)``; with ``stats``, ``extra`` is ``(whether every value is finite,
+    """On a worker: ``(sums, extra)`` of one chunk.  ``sums`` is the chunk's share of
+    ``(grad f, f)`` (the loss part, weights ``sw``) followed by ``sum sw``; with ``stats``,
+    ``extra`` is ``(whether every value is finite,
     max sw_i (||x_i||^2 + 1))`` (else None)."""
     X = _as_chunk(block)
     n_c, d = X.shape
@@ -69,9 +70,9 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
                       and np.all(np.isfinite(sw)) and np.all(sw >= 0))
         extra = (finite, 0.0)
         if not finite:
-            return sums, np.zeros(n_c), extra
+            return sums, extra
     if n_c == 0:
-        return sums, np.zeros(0), extra
+        return sums, extra
     ds = make_dataset(X)
     if stats:
         sq = np.empty(n_c)
@@ -79,9 +80,9 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
         extra = (True, float(np.max(sw * (sq + 1.0))))
     cls, args = loss_spec
     tables = _cgvr.HeadTables(ds, y, sw * (n_c / n_total), cls(*args), 0.0, 0.0, True)
-    dl0 = np.empty(n_c)
-    sums[d + 1] = tables.objective_gradient(np.ascontiguousarray(x), sums[:d + 1], dl0)
-    return sums, dl0, extra
+    sums[d + 1] = tables.objective_gradient(np.ascontiguousarray(x), sums[:d + 1],
+                                            np.empty(n_c))
+    return sums, extra
 
 
 def _first(part):
@@ -89,15 +90,18 @@ def _first(part):
 
 
 def _extra(part):
-    return part[2]
+    return part[1]
 
 
-def _take(block, y, sw, part, rows):
-    """On a worker: the rows ``rows`` of one chunk with their targets, weights and dl0."""
-    X = _as_chunk(block)
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
-    sw = np.asarray(sw, dtype=np.float64).reshape(-1)
-    return X[rows], y[rows], sw[rows], part[1][rows]
+def _take(block, y, sw, x, rows, loss_spec):
+    """On a worker: the rows ``rows`` of one chunk with their targets, weights and
+    ``dl0 = loss'(X_i x)`` (compiled margins and loss derivative)."""
+    X = _as_chunk(block)[rows]
+    y = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(-1)[rows])
+    sw = np.asarray(sw, dtype=np.float64).reshape(-1)[rows]
+    z = make_dataset(X).margins(np.ascontiguousarray(x[:-1]), float(x[-1]))
+    cls, args = loss_spec
+    return X, y, sw, np.asarray(cls(*args).dloss_array(z, y))
 
 
 def _tree_sum(items, delayed):
@@ -144,12 +148,11 @@ class DaskData:
     def full_pass(self, x, rows=None):
         """One distributed pass at ``x`` (length d + 1, ``x[d]`` the intercept).
 
-        Returns ``(loss part of f, loss part of grad f, parts, sample)``: f and grad f
-        without the penalty, with the normalised weights; ``parts`` are the persisted
-        per-chunk results (their ``dl0`` stays on the workers, read by :meth:`gather`);
-        ``sample`` is :meth:`gather` of ``rows`` at this pass, fetched in the same round
-        trip (None without ``rows``).  The first pass also checks the data (finite values,
-        non-negative weights with a positive sum) and sets ``weight_scale`` and ``stats``.
+        Returns ``(loss part of f, loss part of grad f, sample)``: f and grad f without the
+        penalty, with the normalised weights, and ``sample`` = :meth:`gather` of ``rows`` at
+        ``x``, fetched in the same round trip (None without ``rows``).  The first pass also
+        checks the data (finite values, non-negative weights with a positive sum) and sets
+        ``weight_scale`` and ``stats``.
         """
         delayed = self._dask.delayed
         first = self.stats is None
@@ -157,9 +160,8 @@ class DaskData:
         task = delayed(_chunk_pass, pure=True)
         parts = [task(b, y, s, x, self.loss_spec, self.n, first)
                  for b, y, s in zip(self.X, self.y, self.sw)]
-        parts = list(self._dask.persist(*parts))
         total = _tree_sum([delayed(_first)(p) for p in parts], delayed)
-        takes = [] if rows is None else self._take_tasks(parts, rows)
+        takes = [] if rows is None else self._take_tasks(x, rows)
         extras = [delayed(_extra)(p) for p in parts] if first else []
         total, extras, pieces = self._dask.compute(total, extras, takes)
         self.passes += 1
@@ -167,7 +169,7 @@ class DaskData:
             self._check_first(total[self.d + 2], extras)
         sample = None if rows is None else self._assemble(pieces, rows)
         d, scale = self.d, self.weight_scale
-        return float(total[d + 1]) * scale, total[:d + 1] * scale, parts, sample
+        return float(total[d + 1]) * scale, total[:d + 1] * scale, sample
 
     def _check_first(self, total_w, extras):
         """Validate what the first pass found; set the weight scale and the data stats."""
@@ -182,11 +184,11 @@ class DaskData:
         # max_i s_i (||x_i||^2 + 1) with the normalised weights (S3GD's step bound)
         self.stats = {"row_bound": max(b for _, b in extras) * self.weight_scale}
 
-    def _take_tasks(self, parts, rows):
+    def _take_tasks(self, x, rows):
         delayed = self._dask.delayed
         which = np.searchsorted(self.bounds, rows, side="right") - 1
-        return [delayed(_take)(self.X[k], self.y[k], self.sw[k], parts[k],
-                               rows[which == k] - self.bounds[k])
+        return [delayed(_take, pure=True)(self.X[k], self.y[k], self.sw[k], x,
+                                          rows[which == k] - self.bounds[k], self.loss_spec)
                 for k in np.unique(which)]
 
     def _assemble(self, pieces, rows):
@@ -197,11 +199,12 @@ class DaskData:
         y, sw, dl0 = (np.concatenate([p[j] for p in pieces]) for j in (1, 2, 3))
         return X, y, sw * self.weight_scale, dl0
 
-    def gather(self, parts, rows):
+    def gather(self, x, rows):
         """The rows ``rows`` (sorted indices, duplicates allowed) of X with their targets,
-        normalised weights and dl0 (``parts`` of a pass): ``(X rows, y, sw, dl0)`` on the
+        normalised weights and ``dl0 = loss'(X_i x)``: ``(X rows, y, sw, dl0)`` on the
         client."""
-        return self._assemble(self._dask.compute(*self._take_tasks(parts, rows)), rows)
+        x = np.array(x, dtype=np.float64)
+        return self._assemble(self._dask.compute(*self._take_tasks(x, rows)), rows)
 
 
 def penalty(x, d, alpha, alpha_b):

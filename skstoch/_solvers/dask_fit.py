@@ -94,7 +94,7 @@ class _DaskCGVRRun(cgvr._Run):
     def full_gradient(self, x):
         # the next inner loop's sample comes back with the pass (one round trip)
         rows = self._sample_rows(self._rows_per_inner_loop())
-        loss_f, u, parts, sample = self.data.full_pass(x, rows)
+        loss_f, u, sample = self.data.full_pass(x, rows)
         pen, pen_grad = penalty(x, self.d, self.alpha, self.alpha_b)
         u = u + pen_grad
         if not self.params.fit_intercept:
@@ -102,14 +102,14 @@ class _DaskCGVRRun(cgvr._Run):
         self.passes = float(self.data.passes)
         if self.h is None:
             self.h = u.copy()
-        return loss_f + pen, (u, parts, [sample])
+        return loss_f + pen, (u, x.copy(), [sample])
 
     def inner_data(self, snapshot, n_rows):
-        _, parts, box = snapshot
+        _, x0, box = snapshot
         sample, box[0] = box[0], None      # a prefetched sample serves one inner loop
         if sample is None or sample[0].shape[0] != min(n_rows, self.sample_cap):
             # a retry from a rejected iteration (batch doubled): a fresh sample
-            sample = self.data.gather(parts, self._sample_rows(n_rows))
+            sample = self.data.gather(x0, self._sample_rows(n_rows))
         return sample_tables(sample, cgvr_loss_spec(self.params.loss), self.alpha,
                              self.alpha_b, self.params.fit_intercept, self.seed, self.stream)
 
@@ -189,7 +189,7 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
         n_iter = epoch + 1
         rows = sample_indices(seed, 2 * stream, draws, sample_size, n)
         draws += rows.size
-        loss_f, u, parts, sample = data.full_pass(x, rows)
+        loss_f, u, sample = data.full_pass(x, rows)
         pen, pen_grad = penalty(x, d, params.lam2, 0.0)
         objective = loss_f + pen
         u = u + pen_grad
