@@ -22,7 +22,6 @@ da = pytest.importorskip("dask.array")
 import dask  # noqa: E402
 
 from skstoch import CGVRClassifier, CGVRRegressor, S3GDClassifier, S3GDRegressor  # noqa: E402
-from skstoch._solvers import _dask_passes  # noqa: E402
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.filterwarnings("ignore::DeprecationWarning"),
