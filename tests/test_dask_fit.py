@@ -248,6 +248,9 @@ def test_worker_killed_during_fit(process_client):
     # the recomputed chunks are the same, so is every pass and the whole fit
     np.testing.assert_array_equal(est.coef_, reference.coef_)
     assert est.n_iter_ == reference.n_iter_ > 2
+    # predictions on the worker processes (the tasks drop the unpicklable callback)
+    np.testing.assert_array_equal(est.predict_proba(X).compute(),
+                                  reference.predict_proba(X.compute()))
 
 
 def test_dask_errors_keep_previous_state(client):

@@ -5,6 +5,8 @@ The mixins sit before the linear bases in the estimators' MRO: a Dask array X go
 :mod:`skstoch._solvers.dask_fit`), anything else to the in-memory fit.  Dask is imported
 only when the input is a Dask array.
 """
+import copy
+
 import numpy as np
 from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -155,10 +157,15 @@ class DaskFitMixin:
         self.__dict__.update(fitted)
         return self
 
-    def _dask_map(self, method, X, shape_tail, dtype):
-        """``method`` applied to every row chunk of the Dask array X, lazily."""
+    def _dask_map(self, name, X, shape_tail, dtype):
+        """The method ``name`` applied to every row chunk of the Dask array X, lazily."""
         check_is_fitted(self)
         X = _check_dask_predict_X(self, X)
+        # the tasks carry a copy of the fitted model without the callback (which need not
+        # pickle to worker processes)
+        model = copy.copy(self)
+        model.callback = None
+        method = getattr(model, name)
         if shape_tail:
             return X.map_blocks(method, dtype=dtype, chunks=(X.chunks[0], shape_tail),
                                 meta=np.empty((0, 0), dtype=dtype))
@@ -222,7 +229,7 @@ class DaskClassifierMixin(DaskFitMixin):
         if not is_dask_array(X):
             return super().decision_function(X)
         n = len(self.classes_)
-        return self._dask_map(self.decision_function, X, n if n > 2 else None, np.float64)
+        return self._dask_map("decision_function", X, n if n > 2 else None, np.float64)
 
     def predict(self, X):
         """Predicted class labels.
@@ -238,7 +245,7 @@ class DaskClassifierMixin(DaskFitMixin):
         """
         if not is_dask_array(X):
             return super().predict(X)
-        return self._dask_map(self.predict, X, None, np.asarray(self.classes_).dtype)
+        return self._dask_map("predict", X, None, np.asarray(self.classes_).dtype)
 
     @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
     def predict_proba(self, X):
@@ -255,7 +262,7 @@ class DaskClassifierMixin(DaskFitMixin):
         """
         if not is_dask_array(X):
             return super().predict_proba(X)
-        return self._dask_map(self.predict_proba, X, len(self.classes_), np.float64)
+        return self._dask_map("predict_proba", X, len(self.classes_), np.float64)
 
 
 class DaskRegressorMixin(DaskFitMixin):
@@ -291,4 +298,4 @@ class DaskRegressorMixin(DaskFitMixin):
         if not is_dask_array(X):
             return super().predict(X)
         tail = self.coef_.shape[0] if np.ndim(self.coef_) == 2 else None
-        return self._dask_map(self.predict, X, tail, np.float64)
+        return self._dask_map("predict", X, tail, np.float64)
