@@ -270,3 +270,13 @@ def test_dask_errors_keep_previous_state(client):
     with pytest.raises(ValueError, match="NaN"):
         est.fit(Xbad, yd)
     np.testing.assert_array_equal(est.coef_, coef)
+
+    # a chunk that cannot be computed (its source is gone): Dask's error reaches the caller
+    # and the estimator keeps its previous fit
+    def lost(block):
+        raise OSError("the chunk's source is gone")
+
+    with pytest.raises(OSError, match="source is gone"):
+        est.fit(Xd.map_blocks(lost, dtype=Xd.dtype), yd)
+    np.testing.assert_array_equal(est.coef_, coef)
+    assert est.n_features_in_ == D
