@@ -181,8 +181,12 @@ def main(argv=None):
     parser.add_argument("--no-peer", action="store_true")
     args = parser.parse_args(argv)
     cfg = settings(args)
-    import dask
-    from distributed import Client, LocalCluster, wait
+    try:
+        import dask
+        from distributed import Client, LocalCluster, wait
+    except ImportError as exc:
+        print(f"[dask] skipped: {exc} (pip install 'dask[distributed]')", flush=True)
+        return
 
     alpha = 1.0 / cfg["n"]
     data_bytes = 8 * cfg["n"] * (cfg["d"] + 1)
