@@ -24,7 +24,10 @@ contender.  Every objective in the table is recomputed from the coefficients rea
 Usage (from the repository root)::
 
     PYTHONPATH=. SKSTOCH_BENCH_PEER_PYTHON=.venv-dask/bin/python python benchmarks/bench_dask.py
-    python benchmarks/bench_dask.py --n 1000000 --memory-limit 0.6e9   # a smaller run
+
+``--memory-limit`` (bytes per worker) must stay below the data's ``8 n (d + 1)`` bytes and
+above half of them plus about 0.5 GB (the worker process itself and the fits' per-chunk
+arrays): at ``--n 1000000`` and 0.7 GB a worker ran out of memory in S3GD's fit.
 
 Writes ``results/dask_logistic.{md,json}`` and ``results/dask_least_squares.{md,json}``;
 ``SKSTOCH_BENCH_QUICK=1`` runs 20,000 x 20 (memory limit then above the data's size) and
@@ -187,12 +190,12 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=2_000_000)
     parser.add_argument("--d", type=int, default=100)
     parser.add_argument("--chunk-rows", type=int, default=100_000)
-    parser.add_argument("--memory-limit", type=float, default=1.2e9,
+    parser.add_argument("--memory-limit", type=float, default=1.5e9,
                         help="bytes per worker (below the data's 8 n d bytes)")
     parser.add_argument("--target", type=float, default=1e-6)
     parser.add_argument("--max-passes", type=int, default=500, help="dask-ml lbfgs budget")
     parser.add_argument("--max-rounds", type=int, default=200, help="dask-ml admm budget")
-    parser.add_argument("--max-seconds", type=float, default=600.0,
+    parser.add_argument("--max-seconds", type=float, default=300.0,
                         help="dask-ml admm wall-time budget")
     parser.add_argument("--no-peer", action="store_true")
     args = parser.parse_args(argv)
