@@ -134,7 +134,7 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
         trace = {"time": list(map(float, history_column(hist, "time"))),
                  "passes": list(map(float, history_column(hist, "passes"))),
                  "objective": list(map(float, history_column(hist, "objective")))}
-        # distributed rounds: full passes plus gathers of the inner loops' sampled rows
+        # the rows gathered for the inner loops (they come back with the passes)
         for column in ("gathers", "gathered_rows"):
             values = history_column(hist, column)
             if values is not None:
@@ -171,11 +171,11 @@ def metrics(row, f_star, target_rel):
     i = P.first_reaching(trace["objective"], f_star * (1 + target_rel))
     at = (lambda column: trace[column][i] if i is not None else None)
     out = {"passes to target": at("passes"), "s to target": at("time")}
-    if "gathers" in trace:              # skstoch: full passes + gathers of sampled rows
-        out["rounds to target"] = (at("passes") + at("gathers")) if i is not None else None
+    # one distributed round trip per pass (skstoch's sample of rows for the next inner loop
+    # comes back with the pass) or per admm iteration
+    out["rounds to target"] = at("passes")
+    if "gathered_rows" in trace:        # skstoch: rows sent to the client for inner loops
         out["gathered rows / n"] = (at("gathered_rows") / row["n"]) if i is not None else None
-    else:                               # dask-ml: one round per pass (lbfgs) or iteration
-        out["rounds to target"] = at("passes")
     if "data_passes" in trace:          # dask-ml admm reads its chunks many times per round
         out["local data passes to target"] = at("data_passes")
     out.update({"passes run": trace["passes"][-1] if trace["passes"] else None,
@@ -269,8 +269,9 @@ def main(argv=None):
                  f"distributed passes over X (skstoch: history_['passes'], "
                  f"none for the inner loops, which read gathered rows; dask-ml lbfgs: "
                  f"loss-and-gradient evaluations, admm: iterations, each also reading every "
-                 f"chunk 'local data passes' times on its worker); 'rounds' adds skstoch's "
-                 f"gathers of sampled rows ('gathered rows / n': rows sent to the client). "
+                 f"chunk 'local data passes' times on its worker); 'rounds' = round trips "
+                 f"(skstoch's sampled rows for the next inner loop come back with the pass; "
+                 f"'gathered rows / n': rows sent to the client). "
                  f"f* = {f_star!r} ({'damped Newton' if kind == 'logistic' else 'normal equations'}"
                  f" on the cluster, {refs[kind]['seconds']:.3g} s). Data checksum {checks[kind]}."
                  f" Peer interpreter: {peer['python'] if peer else 'none'}; peer versions: "
