@@ -101,6 +101,9 @@ def _cases():
     add("CGVRClassifier-cgvr-multiclass-sparse",
         lambda: skstoch.CGVRClassifier(class_weight="balanced", **cgvr),
         lambda: _classification(3, sparse=True))
+    add("CGVRClassifier-cgvr-multiclass-ovr",      # multi_class='ovr' (issue 21.2)
+        lambda: skstoch.CGVRClassifier(multi_class="ovr", **cgvr),
+        lambda: _classification(3))
     add("CGVRRegressor-cgvr-multioutput-sparse",
         lambda: skstoch.CGVRRegressor(**cgvr), lambda: _regression(sparse=True, n_targets=2))
     add("CGVRClassifier-cgvr-n2000", lambda: skstoch.CGVRClassifier(**cgvr),

@@ -170,3 +170,20 @@ def test_callback_stops_and_divergence_is_reported():
     assert clf.n_iter_ == 1 and seen == [(3, 6)]
     with pytest.raises(DivergenceError, match="did not decrease"):
         S3GDClassifier(eta0=1e300, max_iter=100, random_state=0).fit(X * 1e100, y)
+
+
+def test_multi_class_means_the_same_in_cgvr():
+    from skstoch import CGVRClassifier
+    X, y = _data(n_classes=3)
+    kw = dict(alpha=1e-2, tol=1e-8, random_state=0)
+    mn = CGVRClassifier(**kw).fit(X, y)
+    ovr = CGVRClassifier(multi_class="ovr", **kw).fit(X, y)
+    assert isinstance(mn.history_, dict) and isinstance(ovr.history_, list)
+    head = CGVRClassifier(**kw).fit(X, y == 2)
+    np.testing.assert_allclose(ovr.coef_[2], head.coef_[0], rtol=1e-5, atol=1e-7)
+    s = 1 / (1 + np.exp(-ovr.decision_function(X)))
+    np.testing.assert_allclose(ovr.predict_proba(X), s / s.sum(1, keepdims=True))
+    ours = S3GDClassifier(**kw).fit(X, y)       # both multinomial fits: the same optimum
+    np.testing.assert_allclose(ours.predict_proba(X), mn.predict_proba(X), atol=1e-5)
+    with pytest.raises(ValueError, match="needs loss='log_loss'"):
+        CGVRClassifier("squared_hinge", multi_class="multinomial").fit(X, y)
