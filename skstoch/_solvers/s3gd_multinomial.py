@@ -25,7 +25,7 @@ from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
 from ._stopping import Plateau
 
-__all__ = ["solve", "softmax"]
+__all__ = ["solve"]
 
 CURVATURE = 0.5        # ||diag(p) - p p^T||_2 <= 1/2
 # eta0='auto' is 1 / (_STEP_FACTOR L_b), 8x Prox-SVRG's safe 1 / (4 L_b) (measured: user
@@ -43,11 +43,6 @@ def _softmax_lse(Z):
     s = Z.sum(axis=1, keepdims=True)
     Z /= s
     return Z, (m + np.log(s))[:, 0]
-
-
-def softmax(Z):
-    """Row-wise softmax (the multinomial model's probabilities)."""
-    return _softmax_lse(np.array(Z, dtype=np.float64))[0]
 
 
 class _Problem:

@@ -6,9 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import cgvr, cgvr_multinomial
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
@@ -401,25 +399,6 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         return {"coef_": result.x, "intercept_": np.asarray(result.intercept, dtype=float),
                 "n_iter_": int(result.n_iter), "history_": monitor.history(), "seed_": seed,
                 "solver_state_": [result.state]}
-
-    @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
-    def predict_proba(self, X):
-        """Class probabilities: the sigmoid for two classes, the softmax of the
-        multinomial model for more, the normalised one-vs-rest sigmoids with
-        ``multi_class='ovr'`` (``loss='log_loss'`` only).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        check_is_fitted(self)
-        if not self._multinomial(len(self.classes_)):
-            return super().predict_proba(X)
-        return cgvr_multinomial.softmax(self.decision_function(X))
 
 
 class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):

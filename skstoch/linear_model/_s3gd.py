@@ -16,9 +16,7 @@ baselines (mini-batch SGD, stratified SGD, Prox-SVRG) are ``'sgd'``, ``'ssgd'``,
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import _working_set, s3gd, s3gd_multinomial
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
@@ -473,31 +471,18 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         self.verbose = verbose
         self.callback = callback
 
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self
-        """
-        self._validate_params()
-        if self.multi_class == "multinomial":
-            if self.loss != "log_loss":
-                raise ValueError(
-                    f"multi_class='multinomial' needs loss='log_loss'; got "
-                    f"loss={self.loss!r} (use multi_class='ovr').")
-            if self.solver not in _MULTINOMIAL_SOLVERS:
-                raise ValueError(
-                    f"multi_class='multinomial' runs multinomial Prox-SVRG, with solver "
-                    f"'auto', 'hybrid' or 'svrg'; got solver={self.solver!r} (use "
-                    f"multi_class='ovr').")
-        return super().fit(X, y, sample_weight=sample_weight)
+    def _check_multi_class(self):
+        if self.multi_class != "multinomial":
+            return
+        if self.loss != "log_loss":
+            raise ValueError(
+                f"multi_class='multinomial' needs loss='log_loss'; got "
+                f"loss={self.loss!r} (use multi_class='ovr').")
+        if self.solver not in _MULTINOMIAL_SOLVERS:
+            raise ValueError(
+                f"multi_class='multinomial' runs multinomial Prox-SVRG, with solver "
+                f"'auto', 'hybrid' or 'svrg'; got solver={self.solver!r} (use "
+                f"multi_class='ovr').")
 
     def _multinomial(self, n_classes):
         """Whether a fit with ``n_classes`` classes is one multinomial problem."""
@@ -510,6 +495,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem (the one-vs-rest targets are the columns of the one-hot
         matrix) or the one-vs-rest heads."""
+        self._check_multi_class()
         n_classes = len(targets)
         if not self._multinomial(n_classes):
             return super()._run_problems(X, targets, sample_weights, coef_init,
@@ -526,25 +512,6 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         return {"coef_": result.x, "intercept_": np.asarray(result.intercept, dtype=float),
                 "n_iter_": int(result.n_iter), "history_": monitor.history(), "seed_": seed,
                 "step_size_": float(result.extra["step_size"])}
-
-    @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
-    def predict_proba(self, X):
-        """Class probabilities (``loss='log_loss'`` only): the sigmoid for two classes, the
-        softmax of the multinomial model, or the normalised one-vs-rest sigmoids (as
-        ``SGDClassifier``) with ``multi_class='ovr'``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        check_is_fitted(self)
-        if not self._multinomial(len(self.classes_)):
-            return super().predict_proba(X)
-        return s3gd_multinomial.softmax(self.decision_function(X))
 
 
 class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
