@@ -8,13 +8,14 @@ with more than two classes (``multi_class='multinomial'``, the default for ``'hy
               + lam1 ||W||_1 + (lam2/2) ||W||_F^2,        z_ik = x_i . w_k + b_k
 
 (scikit-learn's multinomial ``LogisticRegression``; ``b`` unpenalised) by Prox-SVRG (Xiao &
-Zhang 2014): each epoch takes one snapshot (a full pass with NumPy/BLAS: the exact objective
-at the snapshot, the data gradient and the probabilities of every row), then one pass of
-proximal mini-batch steps along variance-reduced gradients in the compiled kernel
-(``skstoch._fast._multinomial``), the rows in a fresh random order (each row once per epoch).
-The step is ``1 / (4 L_b)`` as in the binary driver, with the curvature bound 1/2 of the
-softmax log loss (the largest eigenvalue of ``diag(p) - p p^T``).  The stop is the binary
-driver's plateau rule on the snapshot objectives; ``history_`` has the same columns.
+Zhang 2014): each epoch is one pass of proximal mini-batch steps along variance-reduced
+gradients in the compiled kernel (``skstoch._fast._multinomial``), the rows in a fresh random
+order (each row once per epoch), around the snapshot of a full pass with NumPy/BLAS (exact
+objective, data gradient and probabilities of every row).  The step is ``2 / L_b``, eight
+times Prox-SVRG's ``1 / (4 L_b)`` (``L_b`` as in the binary driver, with the curvature bound
+1/2 of the softmax log loss; measured: user guide, "Multinomial log loss"), made safe by a
+safeguard: an epoch whose exact objective does not decrease is undone and halves the step.
+The stop is the binary driver's plateau rule, on the exact objective of each epoch's iterate.
 """
 import numpy as np
 import scipy.sparse as sp
