@@ -170,6 +170,8 @@ def test_callback_stops_and_divergence_is_reported():
     assert clf.n_iter_ == 1 and seen == [(3, 6)]
     with pytest.raises(DivergenceError, match="did not decrease"):
         S3GDClassifier(eta0=1e300, max_iter=100, random_state=0).fit(X * 1e100, y)
+    with pytest.raises(DivergenceError, match="overflows float64"):
+        S3GDClassifier(random_state=0).fit(X * 1e200, y)
 
 
 def test_multi_class_means_the_same_in_cgvr():

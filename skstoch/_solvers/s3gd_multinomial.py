@@ -103,6 +103,11 @@ class _Problem:
         L = min(CURVATURE * lam_aug, L_max)
         L_b = max(expected_batch_smoothness(L, L_max, self.n, batch) + p.lam2, 1e-12)
         eta = 1.0 / (_STEP_FACTOR * L_b)
+        if not (np.isfinite(eta * s2) and eta > 0.0):
+            raise DivergenceError(
+                f"The automatic step (eta0='auto') of the multinomial fit is {eta:.3g}: the "
+                f"scale of X (largest squared row norm {np.max(sq):.3g}) overflows float64. "
+                f"Rescale X (e.g. StandardScaler) or pass a float eta0.")
         return eta, eta * s2
 
 

@@ -1,6 +1,6 @@
 """Linear models of the S3GD paper (002): by default Prox-SVRG after one SGD pass (l2
-penalty) or working-set coordinate descent (l1 / elastic-net), the paper's S3GD with
-``solver='s3gd'``.
+penalty; multinomial Prox-SVRG for a multiclass log loss) or working-set coordinate descent
+(l1 / elastic-net), the paper's S3GD with ``solver='s3gd'``.
 
 ``S3GDClassifier`` and ``S3GDRegressor`` minimise
 
@@ -307,16 +307,17 @@ _ATTRIBUTES_DOC = """
 
 class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     __doc__ = f"""Linear classifier trained by Prox-SVRG after one SGD pass (default for the
-    l2 penalty; working-set coordinate descent for l1 / elastic-net), or by the S3GD of Mu,
-    Liu & Fan (``solver='s3gd'``) and the paper's baselines.
+    l2 penalty; multinomial Prox-SVRG for the log loss with more than two classes;
+    working-set coordinate descent for l1 / elastic-net), or by the S3GD of Mu, Liu & Fan
+    (``solver='s3gd'``) and the paper's baselines.
 
     The default for the l2 penalty (``solver='auto'`` resolves to ``'hybrid'``, with
     ``anchor_epochs=0``) is not S3GD: one pass of per-sample
     SGD (``warmup_epochs``; on a well-conditioned problem one exact steepest-descent step
     instead, ``init_step``), then Prox-SVRG with one full pass per epoch; it builds no anchor
-    graph.  Each binary problem (one per class, one-vs-rest, for more than two classes; all
-    heads share one anchor graph, threads with ``n_jobs``) minimises, with ``y_i`` in
-    {{-1, +1}},
+    graph.  Each binary problem (one per class, one-vs-rest, for more than two classes when
+    the fit is not multinomial, see ``multi_class``; all heads share one anchor graph,
+    threads with ``n_jobs``) minimises, with ``y_i`` in {{-1, +1}},
 
     ``F(w, b) = (1/n) sum_i s_i loss(y_i, x_i.w + b)
     + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
