@@ -83,7 +83,7 @@ class _Problem:
         Bc = R.sum(axis=0) if self.params.fit_intercept else np.zeros(self.K)
         return loss + self.penalty(W), P, B, Bc
 
-    def steps(self, seed, batch):
+    def steps(self, seed, batch, step_factor=_STEP_FACTOR):
         """``(eta, eta_c)``: ``eta0`` (float) or ``2 / L_b`` with the binary driver's ``L_b``
         for the curvature bound 1/2; the intercept moves by ``eta s2`` (the intercept feature
         scaled to ``sqrt(s2)``, see ``s3gd._Run.batch_smoothness``)."""
@@ -102,7 +102,7 @@ class _Problem:
         L_max = CURVATURE * float(np.max(self.sw * (sq + (s2 if p.fit_intercept else 0.0))))
         L = min(CURVATURE * lam_aug, L_max)
         L_b = max(expected_batch_smoothness(L, L_max, self.n, batch) + p.lam2, 1e-12)
-        eta = 1.0 / (_STEP_FACTOR * L_b)
+        eta = 1.0 / (step_factor * L_b)
         if not (np.isfinite(eta * s2) and eta > 0.0):
             raise DivergenceError(
                 f"The automatic step (eta0='auto') of the multinomial fit is {eta:.3g}: the "
@@ -120,7 +120,7 @@ def _as_float64(X):
 
 
 def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
-          intercept_init=None):
+          intercept_init=None, step_factor=_STEP_FACTOR):
     """Fit the multinomial model.
 
     Parameters
@@ -136,6 +136,9 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     seed : int
     coef_init, intercept_init : ndarray or None
         Warm start (K, d) and (K,).
+    step_factor : float
+        ``eta0='auto'`` is ``1 / (step_factor L_b)`` (the default 0.5 is the measured one;
+        ``benchmarks/studies/s3gd_multinomial_step.py`` varies it).
 
     Returns
     -------
@@ -160,7 +163,7 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     n_iter, converged, rejected = 0, False, 0
     # a trial step overflows the margins before the safeguard rejects it
     with np.errstate(over="ignore", invalid="ignore"):
-        eta, eta_c = prob.steps(seed, batch)
+        eta, eta_c = prob.steps(seed, batch, step_factor)
         kept = _Snapshot(prob, W, c, lazy)
         for epoch in range(params.max_iter):
             U, c = kept.W.copy(), kept.c.copy()
