@@ -9,8 +9,9 @@ with more than two classes (``multi_class='multinomial'``, the default for ``'hy
 
 (scikit-learn's multinomial ``LogisticRegression``; ``b`` unpenalised) by Prox-SVRG (Xiao &
 Zhang 2014): each epoch is one pass of proximal mini-batch steps along variance-reduced
-gradients in the compiled kernel (``skstoch._fast._multinomial``), the rows in a fresh random
-order (each row once per epoch), around the snapshot of a full pass with NumPy/BLAS (exact
+gradients in the compiled kernel (``skstoch._fast._multinomial``) over a copy of X whose rows
+were put in a random order once, read sequentially from a random offset (each row once per
+epoch), around the snapshot of a full pass with NumPy/BLAS (exact
 objective, data gradient and probabilities of every row).  The step is ``2 / L_b``, eight
 times Prox-SVRG's ``1 / (4 L_b)`` (``L_b`` as in the binary driver, with the curvature bound
 1/2 of the softmax log loss; measured: user guide, "Multinomial log loss"), made safe by a
@@ -146,8 +147,12 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
         ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts, ``n_iter`` the
         epochs run, ``extra["step_size"]`` the step.
     """
-    X = _as_float64(X)
-    prob = _Problem(X, y, sample_weight, n_classes, params)
+    rng = np.random.Generator(np.random.Philox(key=[seed, 2**32 + 11]))
+    # the rows once in a random order (a copy): each epoch then reads them sequentially from a
+    # random offset, about twice as fast as reading a fresh random order
+    perm = rng.permutation(X.shape[0])
+    X = _as_float64(X[perm])
+    prob = _Problem(X, np.asarray(y)[perm], np.asarray(sample_weight)[perm], n_classes, params)
     n, d, K = prob.n, prob.d, n_classes
     W = np.zeros((d, K))
     c = np.zeros(K)
@@ -158,7 +163,6 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     batch = min(params.batch_size, n)
     n_steps = -(-n // batch)
     lazy = params.lam1 == 0.0
-    rng = np.random.Generator(np.random.Philox(key=[seed, 2**32 + 11]))
     plateau = Plateau(params.tol, params.n_iter_no_change)
     n_iter, converged, rejected = 0, False, 0
     # a trial step overflows the margins before the safeguard rejects it
@@ -168,7 +172,7 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
         for epoch in range(params.max_iter):
             U, c = kept.W.copy(), kept.c.copy()
             scale = np.array([1.0, 0.0])
-            order = rng.permutation(n).astype(np.intp)
+            order = np.roll(np.arange(n, dtype=np.intp), -int(rng.integers(n)))
             svrg_epoch(*prob.rows, d, order, n_steps, batch, prob.sw, kept.P, kept.BX, kept.B,
                        kept.Bc, U, c, scale, eta, eta_c, params.lam1, params.lam2,
                        params.fit_intercept, lazy)

@@ -366,7 +366,9 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         classes (as ``LogisticRegression`` and ``CGVRClassifier``); log loss only, by
         multinomial Prox-SVRG (not in the paper): each epoch one full pass (exact objective,
         gradient and probabilities at the snapshot) and one pass of proximal steps over
-        mini-batches of ``batch_size`` rows in a fresh random order, step ``eta0`` (``'auto'``:
+        mini-batches of ``batch_size`` consecutive rows of a copy of X made once with the
+        rows in a random order (each epoch from a random offset: sequential reads, about
+        twice as fast as a fresh random order; the copy costs X's size), step ``eta0`` (``'auto'``:
         ``2 / L_b``, ``L_b`` as for ``eta0`` with the curvature bound 1/2 of the softmax, 8x
         Prox-SVRG's theory step; measured, user guide); an epoch that does not decrease the
         objective is undone and halves the step (``history_['rejected_epochs']``).  It uses
