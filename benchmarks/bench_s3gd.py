@@ -378,6 +378,7 @@ if __name__ == "__main__":
             run_l1()
         elif name == "multinomial":   # against LogisticRegression lbfgs (issue 21.2)
             from _bench_s3gd_multinomial import run as run_multinomial
-            run_multinomial()
+            run_multinomial("dense")
+            run_multinomial("sparse")
         else:
             run(name)
