@@ -2,7 +2,7 @@
 
 ``:measured:`97.6% <reproduction/plot_lmnn_digits.json>``` renders as ``97.6%`` (an
 abbreviation whose tooltip names the file) and tells ``tests/test_doc_numbers.py`` where the
-number comes from: ``results/<name>`` is ``benchmarks/results/<name>`` (written by a
+number comes from (several files may be listed, separated by commas): ``results/<name>`` is ``benchmarks/results/<name>`` (written by a
 benchmark script), ``reproduction/<name>`` is ``doc/reproduction/<name>`` (written by a
 gallery example in full mode).  The test fails when the file no longer contains the number,
 so a regenerated result cannot leave a stale number in the documentation.
@@ -26,6 +26,11 @@ def resolve(source):
     return SOURCES[kind] / name
 
 
+def sources(source):
+    """The paths of a role's comma-separated sources (the number may be in any of them)."""
+    return [resolve(part) for part in source.split(",")]
+
+
 def measured_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     match = ROLE.match(f":measured:`{text}`")
     if match is None:
@@ -34,7 +39,7 @@ def measured_role(name, rawtext, text, lineno, inliner, options=None, content=No
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
     value, source = match["text"].strip(), match["source"].strip()
     try:
-        resolve(source)
+        sources(source)
     except ValueError as exc:
         msg = inliner.reporter.error(str(exc), line=lineno)
         return [inliner.problematic(rawtext, rawtext, msg)], [msg]
