@@ -6,7 +6,7 @@
   the file must be one a command regenerates: a ``benchmarks/results/`` file of a benchmark
   family (``benchmarks/_harness.py``) or a gallery record (``doc/reproduction/*.json``,
   which holds its command).
-* In docstrings and examples' prose, a paragraph that cites ``benchmarks/results/<file>`` or
+* In docstrings, examples' prose and the READMEs, a paragraph that cites ``benchmarks/results/<file>`` or
   ``doc/reproduction/<file>`` quotes measurements (numbers with ``%``, ``x`` or ``s``) that
   must appear in the cited file(s).
 
@@ -113,8 +113,13 @@ MEASUREMENT = re.compile(r"(\d*\.?\d+)\s*(?:%|x\b|s\b)")
 
 
 def cited_paragraphs():
-    """(where, paragraph, cited files) for docstrings and examples' comments/strings."""
+    """(where, paragraph, cited files) for the READMEs, docstrings and examples' comments."""
     out = []
+    for path in [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]:
+        for paragraph in re.split(r"\n\s*\n", path.read_text()):
+            files = CITATION.findall(paragraph)
+            if files:
+                out.append((f"{path.relative_to(ROOT)}", paragraph, files))
     for path in sorted((ROOT / "skstoch").rglob("*.py")) + sorted((ROOT / "examples").glob("*.py")):
         texts = []
         for node in ast.walk(ast.parse(path.read_text())):
