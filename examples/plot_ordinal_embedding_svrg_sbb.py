@@ -109,6 +109,30 @@ axes[0, -1].legend(fontsize=7)
 fig.tight_layout()
 
 # %%
+# Test error per epoch: SBB0, SBB-epsilon and fixed-step SVRG (Fig. 2)
+# ---------------------------------------------------------------------
+# The paper's Fig. 2: SVRG-SBB0 (``epsilon=0``) sees its error rise as its step explodes,
+# SVRG-SBB-epsilon (the paper's absolute ``epsilon=0.01``) does not oscillate and beats
+# fixed-step SVRG (at the probed step) by clear margins.  Mini-batch 10, every loss.
+fig2 = {}
+fig, axes = plt.subplots(1, len(losses), figsize=(4 * len(losses), 3.2), squeeze=False)
+for ax, loss in zip(axes[0], losses):
+    for label, kw in [("SBB0", dict(solver="svrg_sbb", epsilon=0.0)),
+                      ("SBB-epsilon", dict(solver="svrg_sbb", epsilon=0.01)),
+                      ("SVRG (fixed step)", dict(solver="svrg"))]:
+        trace, _ = run(loss, **kw)
+        fig2[loss, label] = trace[:, 1]
+        ax.plot(np.arange(1, len(trace) + 1), trace[:, 1], label=label)
+    ax.set(title=loss, xlabel="epoch", ylabel="test triplet error", ylim=(0, 0.5))
+axes[0, 0].legend(fontsize=7)
+fig.tight_layout()
+sbb0_rises = {loss: fig2[loss, "SBB0"][-1] > fig2[loss, "SBB0"].min() + 0.02 for loss in losses}
+eps_steady = {loss: np.max(np.diff(fig2[loss, "SBB-epsilon"]), initial=0.0) <= 0.01
+              for loss in losses}
+eps_beats = {loss: fig2[loss, "SBB-epsilon"][-1] <= fig2[loss, "SVRG (fixed step)"][-1] - 0.01
+             for loss in losses}
+
+# %%
 # Table I: time to test error 0.15 against the mini-batch size
 # ------------------------------------------------------------
 # Each run stops as soon as the test error at an epoch snapshot is at most the threshold (the
@@ -437,6 +461,22 @@ claims = [
               "on the summed loss, inferred), which the paper used untuned; every cvx step "
               "also costs an O(n^3) eigendecomposition (cheap at n=100), counted here in "
               "passes, not CPU time; CKL and t-STE (non-convex in G) not run"),
+    claim("Fig. 2: SVRG-SBB0's test error increases (its step explodes); SVRG-SBB-epsilon does "
+          "not oscillate and beats fixed-step SVRG by clear margins",
+          protocol=f"{n_objects} objects, {n_train} training / {n_train} test triplets, "
+                   f"losses {', '.join(losses)}, b=10, {epochs} epochs, epsilon=0 (SBB0) and "
+                   "0.01 (SBB-epsilon), fixed-step SVRG at the probed step; one initialisation",
+          ours="; ".join(
+              f"{loss}: final test error SBB0 {fig2[loss, 'SBB0'][-1]:.3f} (min "
+              f"{fig2[loss, 'SBB0'].min():.3f}), SBB-epsilon {fig2[loss, 'SBB-epsilon'][-1]:.3f}, "
+              f"SVRG {fig2[loss, 'SVRG (fixed step)'][-1]:.3f}" for loss in losses),
+          verdict=verdict([v for d in (sbb0_rises, eps_steady, eps_beats)
+                           for v in d.values()], True),
+          why="rules per loss: SBB0 ends more than 0.02 above its best error; SBB-epsilon never "
+              "rises by more than 0.01 between epochs; it ends at least 0.01 below fixed-step "
+              "SVRG.  Reproduced when all hold for every loss, refuted when none holds; SBB0 rises on "
+              f"{sum(sbb0_rises.values())}, SBB-epsilon steady on {sum(eps_steady.values())}, "
+              f"beats SVRG on {sum(eps_beats.values())} of {len(losses)} losses"),
     claim("Fig. 1: the SBB-epsilon step stabilises after a few epochs, SBB0 varies widely",
           protocol=f"STE, b=10, {epochs} epochs; max/min step over the second half",
           ours=", ".join(f"epsilon={e}: {v:.2f}" for e, v in spread.items()),

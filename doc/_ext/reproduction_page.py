@@ -53,10 +53,6 @@ EXAMPLE_PAPER = {
 # claim of the five papers.  A row here is removed once an example records the claim.
 UNRECORDED = {
     "000": [
-        ("Fig. 2: SVRG-SBB0's test error increases (its step explodes); SVRG-SBB-epsilon does "
-         "not oscillate and beats fixed-step SVRG by clear margins",
-         "the example plots the test error against time for SBB-epsilon and fixed-step SVRG "
-         "(first figure) and SBB0's step (Fig. 1 row) but records no verdict on SBB0's error"),
         ("Fig. 4 (music artists): SBB-epsilon's test error decays faster than SGD, SVRG and "
          "projected GD; SVRG-SBB0 fails (step about 1e35)",
          "the aset400 data cannot be downloaded here"),
