@@ -66,7 +66,7 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         iteration plus line-search passes, returning the lowest-objective iterate.  It is the
         default because at the default budget (``n_components=2``) it ends at a lower
         objective than ``'svrg_sbb'`` for all five losses, with the same held-out accuracy
-        within 0.01, in 1.1-3.1x less CPU time (``benchmarks/results/ordinal_embedding_defaults.md``;
+        within 0.01, in less CPU time (``benchmarks/results/ordinal_embedding_defaults.md``;
         at ``n_components=10`` the paper's solver generalizes slightly better on STE, GNMDS and
         SOE): an SVRG epoch costs three passes over the comparisons, and the
         quasi-Newton direction makes more progress per pass on these small, smooth problems.
