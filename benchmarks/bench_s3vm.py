@@ -364,6 +364,10 @@ def run_scaling_half_labeled():
     payload = json.loads(path.read_text()) if path.exists() else dict(new, results=[])
     kept = [r for r in payload["results"] if not r["label"].startswith(HALF_LABELED_PREFIX)]
     payload["results"] = kept + new["results"]
+    base = next((r for r in kept if r["label"] == payload.get("baseline")), None)
+    for row in new["results"]:   # ratios to the file's baseline, as its other rows
+        if "median_s" in row:
+            row["ratio_to_baseline"] = row["median_s"] / base["median_s"] if base else None
     payload["notes"] = payload.get("notes", "").split(" Half-labeled rows")[0] + HALF_LABELED_NOTE \
         + f" (those rows: {new['date_utc']}, `{new['command']}`)."
     write_results("s3vm_scaling", payload, to_markdown(payload))
