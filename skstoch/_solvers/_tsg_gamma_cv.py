@@ -92,7 +92,8 @@ def cv_subsample(problem, y_enc, max_rows=None):
     uniform subsample without replacement of ``n_l'`` labeled and ``n_u'`` unlabeled rows,
     ``n_l' + n_u' = max_rows``, each kind keeping at least half of ``max_rows`` when it has
     that many (``n_l' = min(n_l, max(max_rows // 2, max_rows - n_u))``), drawn from the fit's
-    seed (``max_rows`` None: ``CV_MAX_ROWS``); X restricted to them (a copy of ``max_rows`` rows, in their original order).
+    seed (``max_rows`` None: ``CV_MAX_ROWS``); X restricted to them (a copy of ``max_rows``
+    rows, in their original order).
 
     Returns
     -------
@@ -122,7 +123,8 @@ def cv_subsample(problem, y_enc, max_rows=None):
     X = problem.X[rows]
     if not hasattr(X, "toarray"):
         X = np.ascontiguousarray(X)
-    sub = TSGProblem(X, np.ascontiguousarray(where[:k_l]), np.ascontiguousarray(problem.Y[pick_l]),
+    sub = TSGProblem(X, np.ascontiguousarray(where[:k_l]),
+                     np.ascontiguousarray(problem.Y[pick_l]),
                      np.ascontiguousarray(where[k_l:]), problem.seed)
     return sub, y_enc[pick_l]
 
