@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._solvers import FitMonitor
 from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, seed_from_random_state,
                     validate_data)
-from .utils._validation import rescale_sample_weight
+from .utils._validation import check_fitted_shapes, fitted_n_heads, rescale_sample_weight
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -79,27 +79,6 @@ def normalize_sample_weight(sample_weight):
         raise ValueError("sample_weight (times class_weight) must have a positive sum; "
                          "every sample has weight zero.")
     return sample_weight * (sample_weight.shape[0] / total)
-
-
-def check_fitted_shapes(est, coef_shape, reference="n_features_in_"):
-    """Raise ``ValueError`` unless ``coef_`` / ``intercept_`` have the shapes the input and
-    ``reference`` imply (a tampered or foreign fitted state must not reach a kernel).
-    ``coef_shape`` is ``(n_heads, n_features)``, ``n_heads`` 0 for a 1-D ``coef_`` and a
-    scalar ``intercept_``, -1 when ``reference`` is itself inconsistent."""
-    coef_shape_now = tuple(np.shape(est.coef_))       # coef_ may be sparse (sparsify)
-    intercept_shape = tuple(np.shape(est.intercept_))
-    n_heads, n_features = coef_shape
-    if n_heads == 0:
-        ok = coef_shape_now == (n_features,) and intercept_shape == ()
-    else:
-        ok = (n_heads > 0 and coef_shape_now == (n_heads, n_features)
-              and intercept_shape == (n_heads,))
-    if not ok:
-        raise ValueError(
-            f"{type(est).__name__}'s fitted attributes are inconsistent (coef_ "
-            f"{coef_shape_now}, intercept_ {intercept_shape}, {reference} and X with "
-            f"{n_features} features): "
-            f"they were changed after fit or come from another version; fit again.")
 
 
 class _LinearProblem:
@@ -277,10 +256,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", reset=False)
-        classes = np.asarray(self.classes_)
-        n_heads = 1 if classes.ndim == 1 and classes.shape[0] == 2 else (
-            classes.shape[0] if classes.ndim == 1 and classes.shape[0] > 2 else -1)
-        check_fitted_shapes(self, (n_heads, X.shape[1]), "classes_")
+        check_fitted_shapes(self, (fitted_n_heads(self), X.shape[1]), "classes_")
         return super().decision_function(X)
 
     def _multinomial(self, n_classes):

@@ -946,3 +946,25 @@ def test_epro_svrg_multiplier_search_recovers_from_a_wrong_early_bound():
                              random_state=0).fit(X, y)
     assert m.history_["relative_gap"][-1] <= 1e-4
     assert m.lam_ == pytest.approx(ConstrainedLasso(tol=1e-12).fit(X, y).lam_, rel=1e-3)
+
+
+def test_cv_with_one_huge_weight_fits_without_overflow():
+    """One weight 1e300 among ones: the other rows' relative weights (1e-300) are below
+    float64's resolution; they are treated as 0 (same fit) instead of setting a Gram matrix
+    of rounding noise whose FISTA step overflowed (fuzz case sw_huge)."""
+    import warnings
+
+    from skstoch import ConstrainedLasso, ConstrainedLassoCV
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    y = X @ rng.standard_normal(4)
+    sw = np.where(np.arange(30) == 1, 1e300, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cv = ConstrainedLassoCV(n_radii=3, cv=2, max_iter=50).fit(X, y, sample_weight=sw)
+        zeroed = ConstrainedLasso(radius=cv.radius_).fit(X, y, sample_weight=(sw > 1) * 1.0)
+        huge = ConstrainedLasso(radius=cv.radius_).fit(X, y, sample_weight=sw)
+    assert np.all(np.isfinite(cv.coef_))
+    np.testing.assert_array_equal(huge.coef_, zeroed.coef_)
+    np.testing.assert_array_equal(cv.coef_, zeroed.coef_)
