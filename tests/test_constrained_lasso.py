@@ -968,3 +968,27 @@ def test_cv_with_one_huge_weight_fits_without_overflow():
     assert np.all(np.isfinite(cv.coef_))
     np.testing.assert_array_equal(huge.coef_, zeroed.coef_)
     np.testing.assert_array_equal(cv.coef_, zeroed.coef_)
+
+
+def test_paper_fixed_step_diverges_with_a_clear_error():
+    """The paper's Epro-SGD keeps its fixed step eta0=0.3 (tuned for unit-variance data): on
+    data ten times larger it diverges, and fit says so (test_common's written reason)."""
+    from skstoch._solvers import DivergenceError
+
+    rng = np.random.RandomState(0)
+    X = 10 * rng.standard_normal((60, 4))
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no RuntimeWarning storm before the error
+        with pytest.raises(DivergenceError, match="decrease the step size"):
+            ConstrainedLasso(solver="epro_sgd_paper", radius=1.0).fit(X, y)
+    est = ConstrainedLasso(solver="epro_sgd_paper", radius=1.0, tol=0.1).fit(X / 10, y / 10)
+    assert np.all(np.isfinite(est.coef_))
+
+
+@pytest.mark.parametrize("solver", ["epro_orda", "epro_orda_paper", "epro_sgd", "epro_svrg"])
+def test_default_budget_runs_on_one_sample(solver):
+    """max_iter=None is at least 100 stochastic gradients: one row (10 * n_samples = 10, less
+    than ORDA's first epoch of 17) still fits instead of raising."""
+    est = ConstrainedLasso(solver=solver).fit(np.ones((1, 3)), np.ones(1))
+    assert est.n_iter_ <= 100 and np.all(np.isfinite(est.coef_))
