@@ -10,7 +10,8 @@
 * :func:`solve_s3gd` is Prox-SVRG for the l2 penalty: per epoch one distributed pass (the
   snapshot gradient and the exact objective there) and ``n_inner`` fixed-step steps drawn
   from a gathered sample (at most the gather cap); by default one pass's worth (as in
-  memory), or ``GATHER_DIVISOR`` sweeps of the sample when the byte budget limits it.
+  memory), at most ``SAMPLE_SWEEPS`` sweeps of the sample (the client's work per epoch
+  stays bounded when the byte budget makes the sample a small part of X).
 
 ``history_['passes']`` counts the distributed full passes over X; ``gathers`` and
 ``gathered_rows`` the sample gathers and the rows they brought to the client.
@@ -22,7 +23,7 @@ import numpy as np
 from .._fast import _cgvr
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
 from . import cgvr
-from ._dask_passes import GATHER_DIVISOR, DaskData, penalty, sample_indices, sample_tables
+from ._dask_passes import DaskData, penalty, sample_indices, sample_tables
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum
@@ -31,6 +32,8 @@ from ._stopping import Plateau, check_divergence
 CGVR_SOLVERS = ("cgvr", "svrg", "minibatch_svrg")
 _S3GD_CRITERION = "relative objective improvement of the last epoch"
 _SVRG_STEP_FACTOR = 4.0    # Prox-SVRG's 1 / (4 L_b), as the in-memory driver
+# S3GD's epoch reads its gathered sample at most this many times (n_inner='auto')
+SAMPLE_SWEEPS = 32
 
 
 def cgvr_loss_spec(name):
@@ -207,9 +210,8 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
         loss_f, u, sample = data.full_pass(x, None if sample_size is None else draw())
         if sample_size is None:
             cap = data.max_rows(batch)
-            # one pass's worth of steps, or GATHER_DIVISOR sweeps of a sample the byte
-            # budget limits (more would fit the sample rather than X)
-            epoch_rows = n if cap >= n // GATHER_DIVISOR else GATHER_DIVISOR * cap
+            # one pass's worth of steps, at most SAMPLE_SWEEPS sweeps of the sample
+            epoch_rows = min(n, SAMPLE_SWEEPS * cap)
             n_inner = max(1, -(-epoch_rows // batch) if auto else int(params.n_inner))
             sample_size = min(n_inner * batch, cap)
             sample = data.gather(x, draw())

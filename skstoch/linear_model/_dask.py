@@ -60,10 +60,11 @@ S3GD_DASK_NOTES = _COMMON_NOTES + """
     distributed pass (the exact snapshot gradient and objective, recorded with
     ``objective_kind='snapshot'``) and ``n_inner`` steps whose mini-batches are drawn from
     a gathered sample (the bound above).  ``n_inner='auto'`` is one pass's worth of steps
-    (as in memory) while the sample is a quarter of the rows; when the byte budget makes
-    it smaller, an epoch sweeps the sample 4 times (fewer steps per distributed pass on
-    large data; the exact snapshot gradient and objective keep the fit going to the
-    optimum and decide the stop).
+    (as in memory), at most 32 sweeps of the sample: when the byte budget makes the
+    sample smaller than ``n_samples / 32``, an epoch makes fewer steps, so the client's
+    work per distributed pass stays bounded on large data (more epochs; the exact
+    snapshot gradient and objective keep the fit going to the optimum and decide the
+    stop).
     ``eta0='auto'`` is ``1 / (4 L_b)`` with ``L_max = c max_i s_i (||x_i||^2 + 1)`` from the
     first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.  An
     l1 part in the penalty, ``solver`` 's3gd', 'sgd', 'ssgd', 'cd' and ``anchor_epochs > 0``
