@@ -17,8 +17,9 @@ A gather brings at most ``max(batch, min(n // GATHER_DIVISOR, budget // row_byte
 (a quarter of X, and at most ``budget`` bytes: :func:`gather_budget`), so the client never
 holds X; ``row_bytes``, the client's bytes per gathered row (``8 (d + 3)`` for dense chunks;
 for CSR ones the mean of ``12 nnz + 28``), is measured on the workers in the first pass,
-whose sample is therefore fetched right after it.  Everything runs on the scheduler ``dask.compute`` picks:
-the current ``distributed.Client`` if there is one, else Dask's default scheduler.
+whose sample is therefore fetched right after it.  Everything runs on the scheduler
+``dask.compute`` picks: the current ``distributed.Client`` if there is one, else Dask's
+default scheduler.
 """
 import operator
 

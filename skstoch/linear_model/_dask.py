@@ -31,17 +31,19 @@ _COMMON_NOTES = """\
     the client with its target, weight and loss derivative, is measured on the workers
     in the first pass: ``8 (n_features + 3)`` for dense chunks, the mean of
     ``12 nnz + 28`` over the rows for CSR ones (so the budget bounds a CSR sample's
-    expected size).  The first pass's sample is therefore fetched right after it.  The fit runs on the current
-    ``distributed.Client`` if there is one, else on Dask's default scheduler; persist X
-    first (``X = X.persist()``) when it fits in the cluster's memory, otherwise every pass
-    reads it from its source.  The stopping rule uses the exact distributed objective and
-    gradient, so the fit reaches the in-memory fit's optimum (not its iterates); it is
-    reproducible for a given chunking and ``random_state``, and a worker lost during the
-    fit only makes Dask recompute its chunks.  ``history_['passes']`` then counts the
+    expected size).  The first pass's sample is therefore fetched right after it.  The
+    fit runs on the current ``distributed.Client`` if there is one, else on Dask's
+    default scheduler; persist X first (``X = X.persist()``) when it fits in the
+    cluster's memory, otherwise every pass reads it from its source.  The stopping rule
+    uses the exact distributed objective and gradient, so the fit reaches the in-memory
+    fit's optimum (not its iterates); it is reproducible for a given chunking and
+    ``random_state``, and a worker lost during the fit only makes Dask recompute its
+    chunks.  ``history_['passes']`` then counts the
     distributed passes over X (one per outer iteration), ``history_['gathers']`` and
     ``history_['gathered_rows']`` the samples fetched (one per pass, a second one for the
-    retry of a rejected iteration) and their rows (each sample within the budget).  ``predict``, ``decision_function``
-    and ``predict_proba`` of a Dask array return Dask arrays, computed chunk by chunk."""
+    retry of a rejected iteration) and their rows (each sample within the budget).
+    ``predict``, ``decision_function`` and ``predict_proba`` of a Dask array return Dask
+    arrays, computed chunk by chunk."""
 
 CGVR_DASK_NOTES = _COMMON_NOTES + """
 
@@ -50,8 +52,9 @@ CGVR_DASK_NOTES = _COMMON_NOTES + """
     kernel on that sample, with the full gradient and loss derivatives of the snapshot);
     the safeguard's batch doubling stops at ``cap`` rows, and further rejected iterations
     halve the step cap.  A small budget only makes the inner loops' batches come from a
-    smaller sample: the stop still uses the exact gradient.  ``solver='cg'``, ``line_search='full'``
-    and the multinomial log loss read every row at every step and raise ValueError."""
+    smaller sample: the stop still uses the exact gradient.  ``solver='cg'``,
+    ``line_search='full'`` and the multinomial log loss read every row at every step and
+    raise ValueError."""
 
 S3GD_DASK_NOTES = _COMMON_NOTES + """
 
