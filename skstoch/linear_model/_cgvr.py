@@ -212,7 +212,8 @@ _FITTED_ATTRIBUTES_DOC = """\
         and step cap of the safeguard; these six are NaN in entry 0) and ``time`` (seconds
         since the fit started).  For a Dask array X, ``passes`` counts the distributed
         full passes over X, and ``gathers`` and ``gathered_rows`` the samples brought to
-        the client and their rows (cumulative; see Notes).
+        the client and their rows (cumulative; each sample at most a quarter of the rows
+        and the gather byte budget, see Notes).
         A list with one dict per %(heads)s when there are several.
     seed_ : int
         Seed drawn from ``random_state`` for this fit.

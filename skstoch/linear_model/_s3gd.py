@@ -320,7 +320,8 @@ _ATTRIBUTES_DOC = """
         step, 1.0 for the squared error).  A Dask array X (Prox-SVRG, see Notes): one
         record per epoch with ``objective_kind='snapshot'``, plus ``passes`` (distributed
         full passes over X), ``gathers`` and ``gathered_rows`` (samples brought to the
-        client and their rows), all cumulative.
+        client and their rows; each sample at most a quarter of the rows and the gather
+        byte budget, see Notes), all cumulative.
     step_size_ : float or ndarray
         The resolved ``eta0`` of the first phase (one per problem when there are several).
     anchor_indices_ : ndarray of int
