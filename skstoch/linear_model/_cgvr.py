@@ -90,6 +90,9 @@ class _CGVRMixin:
     def _fit_problem(self, problem):
         return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
 
+    def _reads_float32(self, X):
+        return True    # the binary and regression kernels read float32 rows as they are
+
 
 # Parameters documented once for both estimators (substituted into their docstrings below).
 _SOLVER_PARAMETERS_DOC = """\
