@@ -141,6 +141,7 @@ def strongly_convex_sgd_schedule(L_max, mu, n):
 
 GRAM_SUBSAMPLE = 20_000   # rows of gram_spectrum's estimate
 GRAM_EXACT_MAX = 500      # up to this many features: exact eigenvalue of the subsample Gram
+_WIDEN_ELEMENTS = 1 << 16   # entries of a float32 X widened to float64 at once
 
 
 def gram_spectrum(X, sw, seed, rtol=1e-3):
@@ -154,6 +155,7 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
     most 100 products) started from the weighted mean row plus a random part (for
     non-negative data such as text the mean row is close to the top eigenvector, and the
     iteration stops after a few products).  A non-finite estimate is returned as ``inf``.
+    A float32 X is widened to float64 in row blocks (never all at once).
     """
     n, d = X.shape
     rng = np.random.RandomState(seed % (2**32))
@@ -163,16 +165,29 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
     else:
         Xs, ws = X, sw
     s = Xs.shape[0]
-    mean_row = np.asarray(Xs.T @ ws).ravel()
+    # float64 X: one block, all of Xs (as it is); float32: float64 copies of row blocks
+    wide = Xs.dtype != np.float64
+    step = max(1, _WIDEN_ELEMENTS // max(d, 1))
+    blocks = [slice(a, a + step) for a in range(0, s, step)] if wide else [slice(None)]
+
+    def block_sum(product):
+        total = product(Xs[blocks[0]].astype(np.float64) if wide else Xs, blocks[0])
+        for b in blocks[1:]:
+            total = total + product(Xs[b].astype(np.float64), b)
+        return total
+
+    mean_row = block_sum(lambda Xb, b: np.asarray(Xb.T @ ws[b]).ravel())
     mean_norm = float(np.linalg.norm(mean_row)) / s
     if d <= GRAM_EXACT_MAX:
         root = np.sqrt(ws)
-        if sp.issparse(Xs):
-            Y = sp.diags(root) @ Xs
-            G = (Y.T @ Y).toarray()
-        else:
-            Y = Xs * root[:, np.newaxis]
-            G = Y.T @ Y          # symmetric rank-k product (much faster than a general one)
+
+        def gram(Xb, b):
+            if sp.issparse(Xb):
+                Y = sp.diags(root[b]) @ Xb
+                return (Y.T @ Y).toarray()
+            Y = Xb * root[b, np.newaxis]
+            return Y.T @ Y          # symmetric rank-k product (much faster than a general one)
+        G = block_sum(gram)
         G /= s
         lam = float(np.linalg.eigvalsh(G)[-1]) if np.all(np.isfinite(G)) else np.inf
     else:
@@ -182,7 +197,8 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
         if mnorm > 0.0 and np.isfinite(mnorm):
             v = mean_row / mnorm + 0.1 * v
         lam = rayleigh_power_iteration(
-            lambda u: np.asarray(Xs.T @ (ws * (Xs @ u))).ravel() / s, v, 100, rtol)
+            lambda u: block_sum(lambda Xb, b: np.asarray(Xb.T @ (ws[b] * (Xb @ u))).ravel()) / s,
+            v, 100, rtol)
         lam = lam if np.isfinite(lam) else np.inf
     return max(lam, 0.0), mean_norm, float(ws.mean())
 
