@@ -234,6 +234,9 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR).  float32 X is used without a copy where the
+            estimator's kernels read float32 (the user guide lists them), else converted
+            to float64.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
 
@@ -343,6 +346,9 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR).  float32 X is used without a copy where the
+            estimator's kernels read float32 (the user guide lists them), else converted
+            to float64.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like of shape (n_samples,), default=None
 

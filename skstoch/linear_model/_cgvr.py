@@ -352,7 +352,10 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data (dense or CSR; float32 is accepted and computed in float64).
+            Training data (dense or CSR).  float32 X is used without a copy (the kernels
+            widen each value and accumulate in float64, so the fit equals that of the same
+            values in float64), except by the multinomial model (log loss, more than two
+            classes), which converts it to float64.
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -522,7 +525,10 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data (dense or CSR; float32 is accepted and computed in float64).
+            Training data (dense or CSR).  float32 X is used without a copy (the kernels
+            widen each value and accumulate in float64, so the fit equals that of the same
+            values in float64), except by the multinomial model (log loss, more than two
+            classes), which converts it to float64.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
