@@ -150,3 +150,16 @@ def test_float32_fit_makes_no_float64_copy(factory, task, bound, sparse):
         x_bytes = X.nbytes
     factory().fit(X[:50], ys[task - 1][:50])   # imports and one-time caches outside the count
     assert _fit_peak(factory(), X, ys[task - 1]) < bound * x_bytes
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_threaded_full_passes(sparse):
+    # 20,000 rows: the full passes run over two fixed row blocks, in threads with n_jobs=2
+    X32, y, _ = _problem(20000, 10, seed=1, density=0.5 if sparse else 1.0)
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    threaded = CGVRClassifier(n_jobs=2, random_state=0).fit(X32, y)
+    sequential = CGVRClassifier(random_state=0).fit(X64, y)
+    assert _rel_l2(threaded.coef_, sequential.coef_) <= 1e-4
+    np.testing.assert_array_equal(threaded.predict(X32), sequential.predict(X64))
