@@ -21,7 +21,8 @@ import numpy as np
 from libc.math cimport fabs, sqrt, isfinite
 from libc.stdint cimport int32_t, uint64_t
 
-from ._dataset cimport RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy, dense_dot, dense_axpy
+from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
+                        dense_dot, dense_axpy)
 from ._loss cimport MarginLoss, sum_along_line
 from ._random cimport rng_state, rng_init, rng_randint, rng_uniform
 
