@@ -5,6 +5,7 @@ values in float64 (the kernels widen each value to double and accumulate in doub
 allocates far less than a float64 copy of X would take.
 """
 import gc
+import pickle
 import tracemalloc
 
 import numpy as np
@@ -34,6 +35,10 @@ def test_dataset_keeps_float32_without_copy(rng, sparse):
     assert np.shares_memory(stored, X.data if sparse else X)
     # the default still converts (kernels that read only float64 rows)
     assert make_dataset(X).dtype == np.float64
+    clone = pickle.loads(pickle.dumps(ds))
+    assert clone.dtype == np.float32
+    w = rng.randn(X.shape[1])
+    np.testing.assert_array_equal(clone.margins(w), ds.margins(w))
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
