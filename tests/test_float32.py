@@ -95,6 +95,7 @@ NATIVE = {
        for s in ["cgvr", "cgvr_paper", "cg", "svrg", "minibatch_svrg"]},
     "CGVRClassifier-line_search=full": (
         lambda: CGVRClassifier(line_search="full", random_state=0), "clf"),
+    "CGVRClassifier-multinomial": (lambda: CGVRClassifier(random_state=0), "clf3"),
     "CGVRClassifier-ovr-squared_hinge-n_jobs=2": (
         lambda: CGVRClassifier(loss="squared_hinge", n_jobs=2, random_state=0), "clf3"),
     "CGVRRegressor-cgvr": (lambda: CGVRRegressor(random_state=0), "reg"),
@@ -168,3 +169,14 @@ def test_float32_threaded_full_passes(sparse):
     sequential = CGVRClassifier(random_state=0).fit(X64, y)
     assert _rel_l2(threaded.coef_, sequential.coef_) <= 1e-4
     np.testing.assert_array_equal(threaded.predict(X32), sequential.predict(X64))
+
+
+def test_float32_multinomial_fit_casts_dense_rows_in_blocks():
+    # the multinomial model works in numpy: a dense float32 X is widened a block of rows at a
+    # time, so the fit takes no more than the fit of a float64 X (no cast of all of X)
+    X32, y, _ = _problem(20000, 50)
+    y = y + (X32[:, 1] > 0.5)
+    X64 = X32.astype(np.float64)
+    factory = lambda: CGVRClassifier(max_iter=3, random_state=0)   # noqa: E731
+    factory().fit(X32[:100], y[:100])
+    assert _fit_peak(factory(), X32, y) < _fit_peak(factory(), X64, y) + 0.25 * X32.nbytes

@@ -354,8 +354,8 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data (dense or CSR).  float32 X is used without a copy (the kernels
             widen each value and accumulate in float64, so the fit equals that of the same
-            values in float64), except by the multinomial model (log loss, more than two
-            classes), which converts it to float64.
+            values in float64).  The multinomial model (log loss, more than two classes)
+            widens a dense float32 X in small blocks of rows and a CSR one per product.
         y : array-like of shape (n_samples,)
             Target values.
         sample_weight : array-like of shape (n_samples,), default=None
