@@ -2,6 +2,8 @@
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._dataset import float64_row_blocks
+
 
 def stabilized_bb_step(dx, dg, *, inner_iter, epsilon, previous):
     """Stabilized Barzilai-Borwein step of paper 000 (eq. 14 with the 1/m factor of eq. 17).
@@ -141,7 +143,6 @@ def strongly_convex_sgd_schedule(L_max, mu, n):
 
 GRAM_SUBSAMPLE = 20_000   # rows of gram_spectrum's estimate
 GRAM_EXACT_MAX = 500      # up to this many features: exact eigenvalue of the subsample Gram
-_WIDEN_ELEMENTS = 1 << 16   # entries of a float32 X widened to float64 at once
 
 
 def gram_spectrum(X, sw, seed, rtol=1e-3):
@@ -165,15 +166,15 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
     else:
         Xs, ws = X, sw
     s = Xs.shape[0]
-    # float64 X: one block, all of Xs (as it is); float32: float64 copies of row blocks
-    wide = Xs.dtype != np.float64
-    step = max(1, _WIDEN_ELEMENTS // max(d, 1))
-    blocks = [slice(a, a + step) for a in range(0, s, step)] if wide else [slice(None)]
 
     def block_sum(product):
-        total = product(Xs[blocks[0]].astype(np.float64) if wide else Xs, blocks[0])
-        for b in blocks[1:]:
-            total = total + product(Xs[b].astype(np.float64), b)
+        """``product(Xb, rows)`` summed over float64 row blocks (one block, Xs itself,
+        for a float64 X)."""
+        if Xs.dtype == np.float64:
+            return product(Xs, slice(None))
+        total = 0.0
+        for b, Xb in float64_row_blocks(Xs):
+            total = total + product(Xb, b)
         return total
 
     mean_row = block_sum(lambda Xb, b: np.asarray(Xb.T @ ws[b]).ravel())

@@ -19,6 +19,7 @@ reproducible for a given ``random_state``.
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._dataset import float64_row_blocks
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._svrg import svrg
@@ -40,21 +41,10 @@ def softmax(Z):
     return _softmax_lse(np.asarray(Z, dtype=np.float64))[0]
 
 
-_WIDEN_ELEMENTS = 1 << 16   # entries of a float32 X widened to float64 at once
-
-
 def _widens(X):
     """A dense float32 X is read in float64 row blocks (numpy would cast all of it to float64
     in every product with a float64 operand); CSR data is cast by scipy, as before."""
     return X.dtype != np.float64 and not sp.issparse(X)
-
-
-def _widened(X):
-    """``(rows, block)``: the float64 row blocks of X, one at a time."""
-    step = max(1, _WIDEN_ELEMENTS // max(X.shape[1], 1))
-    for start in range(0, X.shape[0], step):
-        rows = slice(start, start + step)
-        yield rows, X[rows].astype(np.float64)
 
 
 class _Problem:
@@ -73,7 +63,7 @@ class _Problem:
     def margins(self, x, rows=None):
         Xr = self.X if rows is None else self.X[rows]
         if _widens(Xr):
-            return np.vstack([np.asarray(B @ x[:, :-1].T) for _, B in _widened(Xr)]) + x[:, -1]
+            return np.vstack([np.asarray(B @ x[:, :-1].T) for _, B in float64_row_blocks(Xr)]) + x[:, -1]
         return np.asarray(Xr @ x[:, :-1].T) + x[:, -1]
 
     def reg_dot(self, a, b):
@@ -91,7 +81,7 @@ class _Problem:
         G = np.empty((self.K, self.d + 1))
         if _widens(Xr):
             G[:, :-1] = 0.0
-            for b, B in _widened(Xr):
+            for b, B in float64_row_blocks(Xr):
                 G[:, :-1] += R[b].T @ B
         else:
             G[:, :-1] = np.asarray(Xr.T @ R).T if sp.issparse(Xr) else R.T @ Xr

@@ -37,6 +37,19 @@ def make_dataset(X, float32=False):
     return RowDataset(X, None, None, X.shape[1])
 
 
+WIDEN_ELEMENTS = 1 << 16   # entries of a float32 X widened to float64 at once
+
+
+def float64_row_blocks(X, elements=WIDEN_ELEMENTS):
+    """``(rows, block)``: the rows of X (dense or CSR) as float64 blocks of about
+    ``elements`` entries, one at a time, so that a float32 X is never widened whole (numpy
+    casts all of it in every product with a float64 operand)."""
+    step = max(1, elements // max(X.shape[1], 1))
+    for start in range(0, X.shape[0], step):
+        rows = slice(start, start + step)
+        yield rows, X[rows].astype(np.float64)
+
+
 def dataset_matrix(ds):
     """The matrix a :class:`RowDataset` reads (float64, or float32 when so stored), sharing
     its arrays (no copy of the values): the C-contiguous ndarray, or a CSR matrix over the
