@@ -452,6 +452,13 @@ FAMILIES = {
         quick=(_QUICK + "bench_s3gd.py dense sparse", _QUICK + "bench_s3gd.py l1"),
         full=("SKSTOCH_BENCH_BUDGET=10 " + _PY + "bench_s3gd.py sparse dense",
               _PY + "bench_s3gd.py l1")),
+    "dask": Family(
+        "Dask fits: CGVR / S3GD on data larger than one worker", "bench_dask.py", "scaling_out",
+        "dask-ml LogisticRegression and LinearRegression (dask-glm lbfgs, admm; own "
+        "environment), on the same 2-worker LocalCluster setup and data",
+        headline=("dask_logistic", "dask_least_squares"),
+        quick=(_QUICK + "bench_dask.py",),
+        full=("SKSTOCH_BENCH_PEER_PYTHON=.venv-dask/bin/python " + _PY + "bench_dask.py",)),
     "constrained_lasso": Family(
         "ConstrainedLasso", "bench_constrained_lasso.py", "user_guide/constrained_lasso",
         "scikit-learn ElasticNet, skglm ElasticNet, celer ElasticNet, lightning FISTA (l1 ball)",

@@ -154,6 +154,16 @@ class _Run:
         self.step_size = 0.0
         self.crit = np.inf
         self.h, self.batch, self.cap = _resume(state, params, self.n, self.d)
+        self.batch_limit = self.n     # the safeguard doubles the batch up to this
+
+    def inner_data(self, snapshot, n_rows):
+        """The tables and ``loss'(X x0)`` an inner loop reading about ``n_rows`` sampled
+        rows runs on: the whole data here (a Dask fit gathers a sample instead)."""
+        return self.tables, snapshot[1]
+
+    def inner_passes(self, rows):
+        """Passes counted for ``rows`` rows read by an inner loop."""
+        return rows / self.n
 
     def full_gradient(self, x):
         """f(x), and (grad f(x), loss'(X x)) as the snapshot; updates z when it is kept."""
@@ -218,7 +228,7 @@ def _cgvr_loop(run, x):
     """Algorithm 3: CG inner loops from the restart gradient h_k; with ``safeguard`` an outer
     iteration that does not decrease f is discarded and the batch doubled (at the full batch,
     the step cap halved), see the user guide."""
-    params, n = run.params, run.n
+    params = run.params
     D = run.d + 1
     g, direction = np.empty(D), np.empty(D)
     check_allocation(8 * params.inner_iter, f"inner_iter={params.inner_iter}")
@@ -228,17 +238,18 @@ def _cgvr_loop(run, x):
 
     def inner_loop(x, x0, snapshot, step, epoch):
         nonlocal z_start
-        u, dl0 = snapshot
+        u = snapshot[0]
+        tables, dl0 = run.inner_data(snapshot, params.inner_iter * run.batch)
         g[:] = run.h if params.restart == "h" else u
         np.negative(g, out=direction)
         restarts = int(run.stats[0])
         if full_ls:
             z_start = run.z.copy()
-        run.counter = _cgvr.cgvr_inner(run.tables, run.options, x, x0, u, dl0, g, direction,
+        run.counter = _cgvr.cgvr_inner(tables, run.options, x, x0, u, dl0, g, direction,
                                        run.batch, run.cap, run.counter, run.stats, steps,
                                        run.z)
         restarts = int(run.stats[0]) - restarts
-        run.passes += (2 * params.inner_iter + restarts) * run.batch / n
+        run.passes += run.inner_passes((2 * params.inner_iter + restarts) * run.batch)
         if full_ls:
             run.passes += params.inner_iter + restarts
         run.step_size = float(np.mean(steps))
@@ -252,11 +263,11 @@ def _cgvr_loop(run, x):
             run.rejected += 1
             if full_ls:
                 run.z[:] = z_start
-            if run.batch < n:
+            if run.batch < run.batch_limit:
                 # the batch curvature along p underestimated the true one: a larger batch
                 # keeps the long steps of CG in flat directions (a step cap would forbid
                 # them, which stalls ill-conditioned problems)
-                run.batch = min(2 * run.batch, n)
+                run.batch = min(2 * run.batch, run.batch_limit)
             else:
                 big = float(np.max(steps))
                 run.cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(run.cap, 1.0)
@@ -274,10 +285,11 @@ def _svrg_loop(run, x):
     batch = 1 if params.solver == "svrg" else run.batch
 
     def inner_loop(x, x0, snapshot, step, epoch):
-        u, dl0 = snapshot
-        run.counter = _cgvr.svrg_inner(run.tables, x, x0, u, dl0, params.inner_iter, batch,
+        u = snapshot[0]
+        tables, dl0 = run.inner_data(snapshot, params.inner_iter * batch)
+        run.counter = _cgvr.svrg_inner(tables, x, x0, u, dl0, params.inner_iter, batch,
                                        step, run.counter)
-        run.passes += params.inner_iter * batch / run.n
+        run.passes += run.inner_passes(params.inner_iter * batch)
         run.step_size = step
         return x
 

@@ -10,8 +10,9 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._solvers import cgvr, cgvr_multinomial
+from .._solvers import cgvr, cgvr_multinomial, dask_fit
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
+from ._dask import CGVR_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin, is_dask_array
 
 
 MAX_INNER_ITER = 10**6
@@ -92,6 +93,26 @@ class _CGVRMixin:
 
     def _reads_float32(self, X):
         return True    # the binary and regression kernels read float32 rows as they are
+
+    def _dask_check(self):
+        """Solvers whose every step reads all rows cannot run on a sample."""
+        if self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full"):
+            what = ("solver='cg'" if self.solver == "cg" else "line_search='full'")
+            raise ValueError(
+                f"{what} reads every row at every step and is not supported for a Dask array "
+                "X; use solver='cgvr' with line_search='vr' (default) or 'batch', or "
+                "'svrg' / 'minibatch_svrg'.")
+
+    def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
+                    intercept_init, state):
+        params = self._prepare_fit(X, None, seed)
+        data = dask_fit.make_data(X, target, sample_weight,
+                                  dask_fit.cgvr_loss_spec(params.loss))
+        return dask_fit.solve_cgvr(data, params, monitor, seed, k, coef_init, intercept_init,
+                                   state)
+
+    def _dask_extras(self, results):
+        return {"solver_state_": [r.state for r in results]}
 
 
 # Parameters documented once for both estimators (substituted into their docstrings below).
@@ -194,7 +215,9 @@ _FITTED_ATTRIBUTES_DOC = """\
         read / n_samples), ``restarts``, ``skipped_steps``, ``line_search_evals``,
         ``rejected_epochs`` (cumulative counters), ``batch`` and ``step_cap`` (batch size
         and step cap of the safeguard; these six are NaN in entry 0) and ``time`` (seconds
-        since the fit started).
+        since the fit started).  For a Dask array X, ``passes`` counts the distributed
+        full passes over X, and ``gathers`` and ``gathered_rows`` the samples brought to
+        the client and their rows (cumulative; see Notes).
         A list with one dict per %(heads)s when there are several.
     seed_ : int
         Seed drawn from ``random_state`` for this fit.
@@ -204,7 +227,7 @@ _FITTED_ATTRIBUTES_DOC = """\
         reached."""
 
 
-class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
+class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     """Linear classifier trained by stochastic conjugate gradient with variance reduction (CGVR).
 
     Minimises ``(1/n) sum_i s_i loss(y_i, x_i . w + b) + (alpha/2) ||w||^2`` (``s_i`` the sample
@@ -275,6 +298,8 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
     the line-search objective is replaced by ``-g`` (and the step skipped if that still fails);
     beta falls back to 0 on a vanishing or non-finite denominator; the intercept is not
     penalised and ``w_0 = 0`` by default; ``max_iter``/``tol`` replace the fixed T = 25.
+
+%(dask_notes)s
 
     References
     ----------
@@ -351,14 +376,15 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data (dense or CSR).  float32 X is used without a copy (the kernels
             widen each value and accumulate in float64, so the fit equals that of the same
             values in float64).  The multinomial model (log loss, more than two classes)
             widens a dense float32 X in small blocks of rows and a CSR one per product.
-        y : array-like of shape (n_samples,)
+            A ``dask.array.Array`` is fitted on the Dask workers (see Notes).
+        y : {array-like, dask array} of shape (n_samples,)
             Target values.
-        sample_weight : array-like of shape (n_samples,), default=None
+        sample_weight : {array-like, dask array} of shape (n_samples,), default=None
             Per-sample weights ``s_i`` of the objective.
 
         Returns
@@ -372,6 +398,13 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
 
     def _multinomial(self, n_classes):
         return self.loss == "log_loss" and n_classes > 2
+
+    def _dask_check_classes(self, n_classes):
+        if self._multinomial(n_classes):
+            raise ValueError(
+                "The multinomial log loss (loss='log_loss' with more than two classes) is not "
+                "supported for a Dask array X yet; fit in memory, or use another loss "
+                "(fitted one-vs-rest on Dask data).")
 
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem for the log loss with more than two classes (the
@@ -404,19 +437,20 @@ class CGVRClassifier(_CGVRMixin, BaseLinearClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_classes)
+        proba : ndarray or dask array of shape (n_samples, n_classes)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
         """
         check_is_fitted(self)
-        if len(self.classes_) == 2:
+        if len(self.classes_) == 2 or is_dask_array(X):
             return super().predict_proba(X)
         return cgvr_multinomial.softmax(self.decision_function(X))
 
 
-class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
+class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
     """Ridge regression trained by stochastic conjugate gradient with variance reduction (CGVR).
 
     Minimises ``(1/n) sum_i s_i (y_i - x_i . w - b)^2 / 2 + (alpha/2) ||w||^2`` with Algorithm 3
@@ -462,6 +496,10 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
     --------
     CGVRClassifier : classification losses.
     sklearn.linear_model.Ridge : exact ridge solvers.
+
+    Notes
+    -----
+%(dask_notes)s
 
     References
     ----------
@@ -524,13 +562,14 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data (dense or CSR).  float32 X is used without a copy (the kernels
             widen each value and accumulate in float64, so the fit equals that of the same
             values in float64).
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            A ``dask.array.Array`` is fitted on the Dask workers (see Notes).
+        y : {array-like, dask array} of shape (n_samples,) or (n_samples, n_targets)
             Target values.
-        sample_weight : array-like of shape (n_samples,), default=None
+        sample_weight : {array-like, dask array} of shape (n_samples,), default=None
             Per-sample weights ``s_i`` of the objective.
 
         Returns
@@ -546,5 +585,6 @@ class CGVRRegressor(_CGVRMixin, BaseLinearRegressor):
 for _estimator, _heads in ((CGVRClassifier, "one-vs-rest head"), (CGVRRegressor, "target")):
     _estimator.__doc__ = _estimator.__doc__ % {
         "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n"),
-        "fitted_attributes": _FITTED_ATTRIBUTES_DOC % {"heads": _heads}}
+        "fitted_attributes": _FITTED_ATTRIBUTES_DOC % {"heads": _heads},
+        "dask_notes": CGVR_DASK_NOTES}
 del _estimator, _heads

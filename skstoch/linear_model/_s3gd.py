@@ -18,8 +18,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers import _working_set, s3gd
+from .._solvers import _working_set, dask_fit, s3gd
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
+from ._dask import S3GD_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin
 
 _COMMON_CONSTRAINTS = {
     **STOCHASTIC_SOLVER_CONSTRAINTS,
@@ -95,6 +96,32 @@ class _S3GDMixin:
         if self._resolved_solver(n_samples) == "cd":
             return _working_set.solve(problem, params, problem.monitor)
         return s3gd.solve(problem, params, problem.monitor, problem.state)
+
+    def _dask_check(self):
+        """A Dask fit runs Prox-SVRG: the solvers that need X in memory are refused."""
+        if self.solver in ("s3gd", "sgd", "ssgd", "cd"):
+            raise ValueError(
+                f"solver={self.solver!r} needs X in memory and is not supported for a Dask "
+                "array X; use solver='auto', 'hybrid' or 'svrg' (Prox-SVRG, one distributed "
+                "pass per epoch).")
+        if self._penalty_coefs(1)[0] > 0:
+            raise ValueError(
+                f"penalty={self.penalty!r} has an l1 part, whose solvers ('cd', the proximal "
+                "steps) need X in memory: a Dask array X supports penalty='l2' or None.")
+        if self.solver == "hybrid" and self.anchor_epochs > 0:
+            raise ValueError(
+                "anchor_epochs > 0 builds an anchor graph over X in memory and is not "
+                "supported for a Dask array X; use anchor_epochs=0.")
+
+    def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
+                    intercept_init, state):
+        params = self._solver_params(X.shape[0])
+        data = dask_fit.make_data(X, target, sample_weight, dask_fit.s3gd_loss_spec(params))
+        return dask_fit.solve_s3gd(data, params, monitor, seed, k, coef_init, intercept_init)
+
+    def _dask_extras(self, results):
+        steps = [r.extra["step_size"] for r in results]
+        return {"step_size_": steps[0] if len(steps) == 1 else np.array(steps)}
 
     def _fitted_extras(self, results, shared):
         steps = [r.extra["step_size"] for r in results]
@@ -290,7 +317,10 @@ _ATTRIBUTES_DOC = """
         ``solver='cd'``: one record per working-set iteration (``iteration`` 0 the start),
         with the exact ``objective``, ``criterion`` (see ``tol``), ``working_set_size``,
         ``sweeps`` (coordinate sweeps of the iteration) and ``step_size`` (the last Newton
-        step, 1.0 for the squared error).
+        step, 1.0 for the squared error).  A Dask array X (Prox-SVRG, see Notes): one
+        record per epoch with ``objective_kind='snapshot'``, plus ``passes`` (distributed
+        full passes over X), ``gathers`` and ``gathered_rows`` (samples brought to the
+        client and their rows), all cumulative.
     step_size_ : float or ndarray
         The resolved ``eta0`` of the first phase (one per problem when there are several).
     anchor_indices_ : ndarray of int
@@ -305,7 +335,7 @@ _ATTRIBUTES_DOC = """
 """
 
 
-class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
+class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     __doc__ = f"""Linear classifier trained by Prox-SVRG after one SGD pass (default for the
     l2 penalty; working-set coordinate descent for l1 / elastic-net), or by the S3GD of Mu,
     Liu & Fan (``solver='s3gd'``) and the paper's baselines.
@@ -371,6 +401,8 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
     the optimum.  By measurement the default is ``anchor_epochs=0`` (Prox-SVRG from the
     start, no anchor graph): on the benchmark problems building the graph cost more than the
     anchor epoch saved.  See the user guide for the differences from the paper.
+
+{S3GD_DASK_NOTES}
 
     References
     ----------
@@ -439,7 +471,7 @@ class S3GDClassifier(_S3GDMixin, BaseLinearClassifier):
         self.callback = callback
 
 
-class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
+class S3GDRegressor(_S3GDMixin, DaskRegressorMixin, BaseLinearRegressor):
     __doc__ = f"""Ridge, lasso or elastic net trained by Prox-SVRG after one SGD pass
     (default for ridge; working-set coordinate descent for lasso / elastic net), or by the
     S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
@@ -467,6 +499,10 @@ class S3GDRegressor(_S3GDMixin, BaseLinearRegressor):
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
     intercept_ : float or ndarray of shape (n_targets,)
     {_ATTRIBUTES_DOC}
+    Notes
+    -----
+{S3GD_DASK_NOTES}
+
     References
     ----------
     .. [1] Y. Mu, W. Liu and W. Fan, "Stochastic Gradient Made Stable: A Manifold Propagation

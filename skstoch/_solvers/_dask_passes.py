@@ -1,0 +1,225 @@
+"""Full passes over a Dask array on the Dask workers, and the mini-batch samples the inner
+loops of the variance-reduced drivers read (``CGVR*`` and ``S3GD*`` fits of a
+``dask.array.Array``).
+
+A fit never brings X to the client.  Each pass maps :func:`_chunk_pass` over the row chunks:
+on a worker, the chunk becomes a :class:`RowDataset` and the compiled ``HeadTables`` pass of
+the CGVR kernels computes the chunk's share of ``f(x)`` and ``grad f(x)`` (weights scaled by
+``n_chunk / n``).  The ``d + 2`` numbers per chunk are summed by a binary tree of tasks in
+chunk order (the same result for the same chunking) and only the sum reaches the client.
+The next inner loop's sample indices are drawn from the counter-based generator
+(:func:`sample_indices`) before the pass, and the same round trip brings just those rows,
+with their targets, weights and ``dl0 = loss'(X_i x)`` (computed on the workers by the
+compiled margins and loss); the in-memory kernel then runs on them.  Nothing is kept on the
+workers between passes (a lost worker only means recomputing chunks of X from its graph).
+
+At most ``max(batch, n // GATHER_DIVISOR)`` rows are gathered per outer iteration (a quarter
+of X), so the client never holds X.  Everything runs on the scheduler ``dask.compute`` picks:
+the current ``distributed.Client`` if there is one, else Dask's default scheduler.
+"""
+import operator
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._fast import _cgvr
+from .._fast._random import randint_stream
+from .._fast._s3gd import row_sqnorms
+from ..utils import make_dataset
+
+# the client gathers at most n // GATHER_DIVISOR rows per outer iteration
+GATHER_DIVISOR = 4
+# the gather draws come from their own streams of the counter-based generator
+_GATHER_STREAM = 2**40
+
+
+def max_gather_rows(n, batch):
+    """The largest sample one outer iteration gathers: a quarter of the rows (at least one
+    batch)."""
+    return max(int(batch), n // GATHER_DIVISOR, 1)
+
+
+def sample_indices(seed, stream, counter, size, n):
+    """``size`` row indices uniform in [0, n) (with replacement), sorted, from the
+    counter-based stream ``(seed, _GATHER_STREAM + stream)`` at ``counter``."""
+    return np.sort(randint_stream(seed, _GATHER_STREAM + stream, size, n, counter))
+
+
+def _as_chunk(block):
+    """A chunk as the kernels read it: C-contiguous float64, or canonical CSR."""
+    if sp.issparse(block):
+        return sp.csr_matrix(block)
+    return np.ascontiguousarray(block, dtype=np.float64)
+
+
+def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
+    """On a worker: ``(sums, extra)`` of one chunk.  ``sums`` is the chunk's share of
+    ``(grad f, f)`` (the loss part, weights ``sw``) followed by ``sum sw``; with ``stats``,
+    ``extra`` is ``(whether every value is finite,
+    max sw_i (||x_i||^2 + 1))`` (else None)."""
+    X = _as_chunk(block)
+    n_c, d = X.shape
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    sw = np.ascontiguousarray(sw, dtype=np.float64).reshape(-1)
+    sums = np.zeros(d + 3)
+    sums[d + 2] = sw.sum()
+    extra = None
+    if stats:
+        data = X.data if sp.issparse(X) else X
+        finite = bool(np.all(np.isfinite(data)) and np.all(np.isfinite(y))
+                      and np.all(np.isfinite(sw)) and np.all(sw >= 0))
+        extra = (finite, 0.0)
+        if not finite:
+            return sums, extra
+    if n_c == 0:
+        return sums, extra
+    ds = make_dataset(X)
+    if stats:
+        sq = np.empty(n_c)
+        row_sqnorms(ds, sq)
+        extra = (True, float(np.max(sw * (sq + 1.0))))
+    cls, args = loss_spec
+    tables = _cgvr.HeadTables(ds, y, sw * (n_c / n_total), cls(*args), 0.0, 0.0, True)
+    sums[d + 1] = tables.objective_gradient(np.ascontiguousarray(x), sums[:d + 1],
+                                            np.empty(n_c))
+    return sums, extra
+
+
+def _first(part):
+    return part[0]
+
+
+def _extra(part):
+    return part[1]
+
+
+def _take(block, y, sw, x, rows, loss_spec):
+    """On a worker: the rows ``rows`` of one chunk with their targets, weights and
+    ``dl0 = loss'(X_i x)`` (compiled margins and loss derivative)."""
+    X = _as_chunk(block)[rows]
+    y = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(-1)[rows])
+    sw = np.asarray(sw, dtype=np.float64).reshape(-1)[rows]
+    z = make_dataset(X).margins(np.ascontiguousarray(x[:-1]), float(x[-1]))
+    cls, args = loss_spec
+    return X, y, sw, np.asarray(cls(*args).dloss_array(z, y))
+
+
+def _tree_sum(items, delayed):
+    """A binary tree of additions in a fixed order (same chunking, same sum)."""
+    while len(items) > 1:
+        items = [delayed(operator.add)(a, b) for a, b in zip(items[::2], items[1::2])] \
+            + ([items[-1]] if len(items) % 2 else [])
+    return items[0]
+
+
+class DaskData:
+    """One head's data on the cluster: X, targets and weights as lists of delayed chunks.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        One chunk along the columns (dense or CSR chunks).
+    y, sample_weight : dask.array.Array of shape (n_samples,)
+        Chunked as X's rows.
+    loss_spec : tuple (loss class, args)
+        Builds the loss on the workers.
+    """
+
+    def __init__(self, X, y, sample_weight, loss_spec):
+        import dask
+
+        self._dask = dask
+        self.n, self.d = (int(s) for s in X.shape)
+        self.chunks = tuple(int(c) for c in X.chunks[0])
+        self.bounds = np.concatenate([[0], np.cumsum(self.chunks)])
+        # the head's targets and weights are computed once and kept on the workers
+        y, sample_weight = dask.persist(y, sample_weight)
+        self._persisted = (X, y, sample_weight)    # their results live while the fit runs
+        self.X = X.to_delayed().ravel().tolist()
+        self.y = y.to_delayed().ravel().tolist()
+        self.sw = sample_weight.to_delayed().ravel().tolist()
+        self.loss_spec = loss_spec
+        self.weight_scale = 1.0   # n / sum(sample_weight), known after the first pass
+        self.passes = 0
+        self.gathers = 0
+        self.gathered_rows = 0
+        self.stats = None
+
+    def full_pass(self, x, rows=None):
+        """One distributed pass at ``x`` (length d + 1, ``x[d]`` the intercept).
+
+        Returns ``(loss part of f, loss part of grad f, sample)``: f and grad f without the
+        penalty, with the normalised weights, and ``sample`` = :meth:`gather` of ``rows`` at
+        ``x``, fetched in the same round trip (None without ``rows``).  The first pass also
+        checks the data (finite values, non-negative weights with a positive sum) and sets
+        ``weight_scale`` and ``stats``.
+        """
+        delayed = self._dask.delayed
+        first = self.stats is None
+        x = np.array(x, dtype=np.float64)
+        task = delayed(_chunk_pass, pure=True)
+        parts = [task(b, y, s, x, self.loss_spec, self.n, first)
+                 for b, y, s in zip(self.X, self.y, self.sw)]
+        total = _tree_sum([delayed(_first)(p) for p in parts], delayed)
+        takes = [] if rows is None else self._take_tasks(x, rows)
+        extras = [delayed(_extra)(p) for p in parts] if first else []
+        total, extras, pieces = self._dask.compute(total, extras, takes)
+        self.passes += 1
+        if first:
+            self._check_first(total[self.d + 2], extras)
+        sample = None if rows is None else self._assemble(pieces, rows)
+        d, scale = self.d, self.weight_scale
+        return float(total[d + 1]) * scale, total[:d + 1] * scale, sample
+
+    def _check_first(self, total_w, extras):
+        """Validate what the first pass found; set the weight scale and the data stats."""
+        if not all(finite for finite, _ in extras):
+            raise ValueError("Input contains NaN or infinity (or a negative sample weight): "
+                             "X, y and sample_weight of a Dask fit must be finite, the "
+                             "weights non-negative.")
+        if not (total_w > 0 and np.isfinite(total_w)):
+            raise ValueError("sample_weight (times class_weight) must have a positive "
+                             "finite sum; every sample has weight zero.")
+        self.weight_scale = self.n / total_w
+        # max_i s_i (||x_i||^2 + 1) with the normalised weights (S3GD's step bound)
+        self.stats = {"row_bound": max(b for _, b in extras) * self.weight_scale}
+
+    def _take_tasks(self, x, rows):
+        delayed = self._dask.delayed
+        which = np.searchsorted(self.bounds, rows, side="right") - 1
+        return [delayed(_take, pure=True)(self.X[k], self.y[k], self.sw[k], x,
+                                          rows[which == k] - self.bounds[k], self.loss_spec)
+                for k in np.unique(which)]
+
+    def _assemble(self, pieces, rows):
+        self.gathers += 1
+        self.gathered_rows += len(rows)
+        blocks = [p[0] for p in pieces]
+        X = sp.vstack(blocks, format="csr") if sp.issparse(blocks[0]) else np.vstack(blocks)
+        y, sw, dl0 = (np.concatenate([p[j] for p in pieces]) for j in (1, 2, 3))
+        return X, y, sw * self.weight_scale, dl0
+
+    def gather(self, x, rows):
+        """The rows ``rows`` (sorted indices, duplicates allowed) of X with their targets,
+        normalised weights and ``dl0 = loss'(X_i x)``: ``(X rows, y, sw, dl0)`` on the
+        client."""
+        x = np.array(x, dtype=np.float64)
+        return self._assemble(self._dask.compute(*self._take_tasks(x, rows)), rows)
+
+
+def penalty(x, d, alpha, alpha_b):
+    """``(alpha/2) ||w||^2 + (alpha_b/2) b^2`` and its gradient."""
+    grad = np.empty(d + 1)
+    grad[:d] = alpha * x[:d]
+    grad[d] = alpha_b * x[d]
+    return 0.5 * (alpha * float(x[:d] @ x[:d]) + alpha_b * x[d] * x[d]), grad
+
+
+def sample_tables(sample, loss_spec, alpha, alpha_b, fit_intercept, seed, stream):
+    """A gathered sample ``(X, y, sw, dl0)`` as kernel tables (``HeadTables`` over the
+    sample), and its dl0."""
+    X, y, sw, dl0 = sample
+    cls, args = loss_spec
+    tables = _cgvr.HeadTables(make_dataset(X), y, sw, cls(*args), alpha, alpha_b,
+                              fit_intercept, seed, stream)
+    return tables, dl0

@@ -1,0 +1,227 @@
+"""Drivers of the Dask fits of CGVR and S3GD (one binary or single-output head on a
+``dask.array.Array``; the passes and samples: :mod:`._dask_passes`).
+
+* :func:`solve_cgvr` runs the drivers of :mod:`.cgvr` (``'cgvr'``, ``'cgvr_paper'``,
+  ``'svrg'``, ``'minibatch_svrg'``) with a :class:`_DaskCGVRRun`: its full gradient is a
+  distributed pass and each inner loop runs the compiled kernel on a gathered sample of
+  ``inner_iter * batch`` rows (at most a quarter of the rows; the safeguard's batch doubling
+  stops there and then halves the step cap, as the in-memory fit does at the full batch).
+* :func:`solve_s3gd` is Prox-SVRG for the l2 penalty: per epoch one distributed pass (the
+  snapshot gradient and the exact objective there) and ``n_inner`` fixed-step steps (one
+  pass's worth by default, as in memory) drawn from a gathered sample of at most a quarter
+  of the rows.
+
+``history_['passes']`` counts the distributed full passes over X; ``gathers`` and
+``gathered_rows`` the sample gathers and the rows they brought to the client.
+"""
+from types import SimpleNamespace
+
+import numpy as np
+
+from .._fast import _cgvr
+from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
+from . import cgvr
+from ._dask_passes import DaskData, max_gather_rows, penalty, sample_indices, sample_tables
+from ._monitor import check_finite_iterate
+from ._result import SolverResult
+from ._step_size import expected_batch_smoothness, gram_spectrum
+from ._stopping import Plateau, check_divergence
+
+CGVR_SOLVERS = ("cgvr", "svrg", "minibatch_svrg")
+_S3GD_CRITERION = "relative objective improvement of the last epoch"
+_SVRG_STEP_FACTOR = 4.0    # Prox-SVRG's 1 / (4 L_b), as the in-memory driver
+
+
+def cgvr_loss_spec(name):
+    """``(loss class, args)``: what the workers build the loss from (picklable)."""
+    return cgvr.LOSSES[name], ()
+
+
+def s3gd_loss_spec(params):
+    if params.loss == "log_loss":
+        return LogLoss, ()
+    if params.loss == "squared_hinge":
+        return SquaredHinge, (1.0,)
+    if params.loss == "smooth_hinge":
+        return SmoothHinge, (float(params.smoothing),)
+    return SquaredError, ()
+
+
+def make_data(X, y, sample_weight, loss_spec):
+    return DaskData(X, y, sample_weight, loss_spec)
+
+
+class _DaskCGVRRun(cgvr._Run):
+    """``cgvr._Run`` over a Dask array: the same loops, with distributed full gradients and
+    inner loops on gathered samples."""
+
+    def __init__(self, data, params, monitor, state, seed, stream):
+        self.params, self.monitor, self.data = params, monitor, data
+        self.n, self.d = data.n, data.d
+        self.alpha = params.alpha
+        self.alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept \
+            else 0.0
+        self.options = _cgvr.CGOptions(
+            params.inner_iter, params.beta, params.line_search, params.c1, params.c2,
+            params.step_init, params.ls_max_iter, params.zoom_max_iter,
+            params.w_selection == "random")
+        self.tol = params.tol
+        self.z = None
+        self.passes = 0.0
+        self.stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
+        self.counter = 0
+        self.rejected = 0
+        self.step_size = 0.0
+        self.crit = np.inf
+        self.seed, self.stream = seed, 2 * stream
+        self.draws = 0
+        self.h, self.batch, self.cap = cgvr._resume(state, params, self.n, self.d)
+        self.sample_cap = max_gather_rows(self.n, params.batch_size)
+        self.batch_limit = min(self.n, self.sample_cap)
+        self.batch = min(self.batch, self.batch_limit)
+
+    def _sample_rows(self, n_rows):
+        """The next ``min(n_rows, sample_cap)`` sample indices of this head's stream."""
+        size = min(n_rows, self.sample_cap)
+        rows = sample_indices(self.seed, self.stream, self.draws, size, self.n)
+        self.draws += size
+        return rows
+
+    def _rows_per_inner_loop(self):
+        batch = 1 if self.params.solver == "svrg" else self.batch
+        return self.params.inner_iter * batch
+
+    def full_gradient(self, x):
+        # the next inner loop's sample comes back with the pass (one round trip)
+        rows = self._sample_rows(self._rows_per_inner_loop())
+        loss_f, u, sample = self.data.full_pass(x, rows)
+        pen, pen_grad = penalty(x, self.d, self.alpha, self.alpha_b)
+        u = u + pen_grad
+        if not self.params.fit_intercept:
+            u[self.d] = 0.0
+        self.passes = float(self.data.passes)
+        if self.h is None:
+            self.h = u.copy()
+        return loss_f + pen, (u, x.copy(), [sample])
+
+    def inner_data(self, snapshot, n_rows):
+        _, x0, box = snapshot
+        sample, box[0] = box[0], None      # a prefetched sample serves one inner loop
+        if sample is None or sample[0].shape[0] != min(n_rows, self.sample_cap):
+            # a retry from a rejected iteration (batch doubled): a fresh sample
+            sample = self.data.gather(x0, self._sample_rows(n_rows))
+        return sample_tables(sample, cgvr_loss_spec(self.params.loss), self.alpha,
+                             self.alpha_b, self.params.fit_intercept, self.seed, self.stream)
+
+    def inner_passes(self, rows):
+        return 0.0     # the inner loops read gathered rows, not X
+
+    def record(self, k, x, objective, snapshot=None, step=None):
+        x = x[:self.d]
+        dist = {"gathers": self.data.gathers, "gathered_rows": self.data.gathered_rows}
+        if k == 0:
+            return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
+                                       step_size=0.0, passes=self.passes, x=x, **dist)
+        return self.monitor.record(
+            iteration=k, objective=objective, grad_max=self.crit, step_size=self.step_size,
+            passes=self.passes, restarts=int(self.stats[0]), skipped_steps=int(self.stats[1]),
+            line_search_evals=int(self.stats[2]), rejected_epochs=self.rejected,
+            step_cap=self.cap, batch=self.batch, x=x, **dist)
+
+
+def solve_cgvr(data, params, monitor, seed, stream, coef_init, intercept_init, state=None):
+    """Fit one head of a CGVR estimator on Dask data (see ``cgvr.solve``)."""
+    run = _DaskCGVRRun(data, params, monitor, state, seed, stream)
+    problem = SimpleNamespace(dataset=SimpleNamespace(n_features=data.d), seed=seed,
+                              stream=stream, coef_init=coef_init,
+                              intercept_init=intercept_init)
+    x = cgvr._start(problem, params, warm=state is not None)
+    loop = cgvr._cgvr_loop if params.solver == "cgvr" else cgvr._svrg_loop
+    result = loop(run, x)
+    monitor.finish(converged=result.converged, criterion=cgvr.CRITERION,
+                   value=result.criterion, tol=params.tol, max_iter=params.max_iter,
+                   stalled_at=result.extra.get("stalled_at"))
+    d = data.d
+    return SolverResult(
+        x=result.x[:d].copy(), intercept=float(result.x[d]) if params.fit_intercept else 0.0,
+        n_iter=result.n_iter, converged=result.converged, criterion=result.criterion,
+        criterion_name=cgvr.CRITERION,
+        state={"h": run.h, "batch": run.batch, "cap": run.cap},
+        extra={"stats": run.stats.copy(), "passes": run.passes})
+
+
+def _svrg_step(data, params, Xs, sws, batch, seed):
+    """``eta0='auto'``: ``1 / (4 L_b)`` (the in-memory Prox-SVRG step) with ``L_max = c
+    max_i s_i (||x_i||^2 + 1)`` from the first pass and ``L = min(c lambda_max, L_max)``,
+    ``lambda_max`` of ``[X, 1]^T S [X, 1] / n`` estimated on the gathered sample."""
+    if params.eta0 != "auto":
+        return float(params.eta0)
+    c = params.curvature
+    L_max = c * data.stats["row_bound"]
+    if params.fit_intercept:
+        ones = np.ones((Xs.shape[0], 1))
+        import scipy.sparse as sp
+        Xs = sp.hstack([Xs, ones], format="csr") if sp.issparse(Xs) else np.hstack([Xs, ones])
+    lam = gram_spectrum(Xs, sws, seed)[0]
+    L = min(c * lam, L_max)
+    L_b = expected_batch_smoothness(L, L_max, data.n, batch) + params.lam2
+    return 1.0 / (_SVRG_STEP_FACTOR * max(L_b, 1e-12))
+
+
+def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
+    """Prox-SVRG (l2 penalty) on Dask data: one distributed pass per epoch."""
+    n, d = data.n, data.d
+    loss_spec = s3gd_loss_spec(params)
+    batch = min(params.batch_size, n)
+    sample_cap = max_gather_rows(n, batch)
+    steps = (-(-n // batch) if params.n_inner == "auto" or params.solver != "svrg"
+             else int(params.n_inner))
+    n_inner = max(1, steps)
+    sample_size = min(n_inner * batch, sample_cap)
+    x = np.zeros(d + 1)
+    x[:d] = coef_init
+    x[d] = intercept_init if params.fit_intercept else 0.0
+    plateau = Plateau(params.tol, params.n_iter_no_change)
+    eta, f_start, counter, draws = None, None, 0, 0
+    scale, n_iter, converged = 1.0, 0, False
+    name = monitor.solver_name
+    for epoch in range(params.max_iter):
+        n_iter = epoch + 1
+        rows = sample_indices(seed, 2 * stream, draws, sample_size, n)
+        draws += rows.size
+        loss_f, u, sample = data.full_pass(x, rows)
+        pen, pen_grad = penalty(x, d, params.lam2, 0.0)
+        objective = loss_f + pen
+        u = u + pen_grad
+        if not params.fit_intercept:
+            u[d] = 0.0
+        f_start = objective if f_start is None else f_start
+        check_divergence(objective, f_start, name, f"epoch {epoch}")
+        tables, dl0 = sample_tables(sample, loss_spec, params.lam2, 0.0, params.fit_intercept,
+                                    seed, 2 * stream)
+        if eta is None:
+            eta = _svrg_step(data, params, sample[0], sample[2], batch, seed)
+        counter = _cgvr.svrg_inner(tables, x, x.copy(), u, dl0, n_inner, batch, eta * scale,
+                                   counter)
+        check_finite_iterate(x, name, f"epoch {epoch}")
+        stop = monitor.record(x=x[:d].copy(), iteration=epoch + 1, pass_fraction=1.0,
+                              step_size=eta * scale, solver="svrg", objective=objective,
+                              objective_kind="snapshot", passes=float(data.passes),
+                              gathers=data.gathers, gathered_rows=data.gathered_rows)
+        if plateau.update(objective):
+            if params.learning_rate == "adaptive" and scale > 1e-3:
+                scale /= 5.0
+                plateau.restart()
+            else:
+                converged = True
+                break
+        if stop:
+            break
+    monitor.finish(converged=converged, criterion=_S3GD_CRITERION,
+                   value=float(plateau.rel_improvement), tol=params.tol,
+                   max_iter=params.max_iter)
+    return SolverResult(x=x[:d].copy(), intercept=float(x[d]) if params.fit_intercept else 0.0,
+                        n_iter=n_iter, converged=converged,
+                        criterion=float(plateau.rel_improvement),
+                        criterion_name=_S3GD_CRITERION,
+                        extra={"step_size": eta if eta is not None else 0.0})

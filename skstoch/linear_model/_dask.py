@@ -1,0 +1,301 @@
+"""Fits and predictions of CGVR and S3GD estimators on ``dask.array.Array`` data.
+
+The mixins sit before the linear bases in the estimators' MRO: a Dask array X goes to
+:meth:`DaskFitMixin._fit_dask` (every O(n) pass on the Dask workers, see
+:mod:`skstoch._solvers.dask_fit`), anything else to the in-memory fit.  Dask is imported
+only when the input is a Dask array.
+"""
+import copy
+
+import numpy as np
+from sklearn.utils._available_if import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from ..utils import atomic_fit
+
+
+# The Notes paragraphs of the estimators' docstrings (one text per family)
+_COMMON_NOTES = """\
+    ``fit`` also takes a ``dask.array.Array`` X (dense chunks, or scipy.sparse CSR
+    chunks holding all the columns), with ``y`` and ``sample_weight`` as Dask arrays
+    (or array-likes).  The Dask workers then do every O(n) pass: each pass maps the
+    compiled full-gradient kernel over the row chunks (objective, gradient and the per-row
+    loss derivatives, which stay on the workers) and sums the ``d + 2`` numbers of each
+    chunk by a tree of tasks; the client receives only that sum and a sample of rows drawn
+    from the counter-based generator, at most a quarter of the rows (at least one batch),
+    on which the compiled inner loop runs.  The fit runs on the current
+    ``distributed.Client`` if there is one, else on Dask's default scheduler; persist X
+    first (``X = X.persist()``) when it fits in the cluster's memory, otherwise every pass
+    reads it from its source.  The stopping rule uses the exact distributed objective and
+    gradient, so the fit reaches the in-memory fit's optimum (not its iterates); it is
+    reproducible for a given chunking and ``random_state``, and a worker lost during the
+    fit only makes Dask recompute its chunks.  ``history_['passes']`` then counts the
+    distributed passes over X (one per outer iteration), ``history_['gathers']`` and
+    ``history_['gathered_rows']`` the samples fetched (one per pass, a second one for the
+    retry of a rejected iteration) and their rows.  ``predict``, ``decision_function``
+    and ``predict_proba`` of a Dask array return Dask arrays, computed chunk by chunk."""
+
+CGVR_DASK_NOTES = _COMMON_NOTES + """
+
+    CGVR on Dask data: each inner loop draws its batches from a gathered sample of
+    ``min(inner_iter * batch, max(batch_size, n_samples // 4))`` rows (the in-memory
+    kernel on that sample, with the full gradient and loss derivatives of the snapshot);
+    the safeguard's batch doubling stops at ``max(batch_size, n_samples // 4)`` rows, and
+    further rejected iterations halve the step cap.  ``solver='cg'``, ``line_search='full'``
+    and the multinomial log loss read every row at every step and raise ValueError."""
+
+S3GD_DASK_NOTES = _COMMON_NOTES + """
+
+    S3GD estimators on Dask data run Prox-SVRG (``solver`` 'auto', 'hybrid' or 'svrg',
+    without the SGD warm-up, the line-search start and the anchor epochs): per epoch one
+    distributed pass (the exact snapshot gradient and objective, recorded with
+    ``objective_kind='snapshot'``) and ``n_inner`` steps (one pass's worth by default) whose
+    mini-batches are drawn from a gathered sample of at most a quarter of the rows.
+    ``eta0='auto'`` is ``1 / (4 L_b)`` with ``L_max = c max_i s_i (||x_i||^2 + 1)`` from the
+    first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.  An
+    l1 part in the penalty, ``solver`` 's3gd', 'sgd', 'ssgd', 'cd' and ``anchor_epochs > 0``
+    need X in memory and raise ValueError."""
+
+
+def is_dask_array(X):
+    """True for a ``dask.array.Array`` (checked without importing dask)."""
+    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks") \
+        and hasattr(X, "to_delayed")
+
+
+def _rows_like(a, X, name):
+    """``a`` (array-like or Dask array) as a Dask array chunked as X's rows."""
+    import dask.array as da
+
+    if not is_dask_array(a):
+        a = da.from_array(np.asarray(a), chunks=(X.chunks[0],) + (-1,) * (np.ndim(a) - 1))
+    if a.ndim == 0 or a.shape[0] != X.shape[0]:
+        raise ValueError(f"{name} has {a.shape[0] if a.ndim else 0} samples but X has "
+                         f"{X.shape[0]}: they must match.")
+    if a.chunks[0] != X.chunks[0]:
+        a = a.rechunk((X.chunks[0],) + (-1,) * (a.ndim - 1))
+    return a
+
+
+def _check_dask_X(est, X):
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got a Dask array with {X.ndim} dimension(s).")
+    if any(np.isnan(c) for c in X.chunks[0]) or any(np.isnan(c) for c in X.chunks[1]):
+        raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first.")
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X has shape {X.shape}; at least one sample and one feature are "
+                         "required.")
+    kind = np.dtype(X.dtype).kind
+    if kind not in "biuf":
+        raise ValueError(f"X must hold numbers, got a Dask array of dtype {X.dtype}.")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})    # the kernels read whole rows
+    est.n_features_in_ = int(X.shape[1])
+    est.__dict__.pop("feature_names_in_", None)
+    return X
+
+
+class DaskFitMixin:
+    """``fit`` of a Dask array: validation, targets, weights and the loop over heads; the
+    family supplies ``_dask_check()`` and ``_dask_solve(...)``."""
+
+    @atomic_fit
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            Training data.  A ``dask.array.Array`` (dense or scipy.sparse CSR chunks) is
+            fitted on the Dask workers (see the estimator's Notes).
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets)
+            Target values.
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
+            Per-sample weights.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        if not is_dask_array(X):
+            return super().fit(X, y, sample_weight=sample_weight)
+        self._validate_params()
+        self._dask_check()
+        return self._fit_dask(X, y, sample_weight)
+
+    def _fit_dask(self, X, y, sample_weight):
+        import dask.array as da
+
+        X = _check_dask_X(self, X)
+        y = _rows_like(y, X, "y")
+        sw = (da.ones(X.shape[0], chunks=(X.chunks[0],)) if sample_weight is None
+              else _rows_like(sample_weight, X, "sample_weight").astype(np.float64))
+        if sw.ndim != 1:
+            raise ValueError("sample_weight must be 1-D.")
+        targets, sw, extra = self._dask_targets(y, sw)
+        n_heads = len(targets)
+        coef_init, intercept_init = self._warm_start_arrays(n_heads, X.shape[1])
+        states = self._warm_start_states(n_heads)
+        seed = self._draw_seed()
+        results, histories = [], []
+        for k, target in enumerate(targets):
+            monitor = self._make_monitor(self._solver_name())
+            results.append(self._dask_solve(X, target, sw, seed, k, monitor, coef_init[k],
+                                            float(intercept_init[k]), states[k]))
+            histories.append(monitor.history())
+        fitted = {
+            "coef_": np.vstack([np.asarray(r.x, dtype=np.float64) for r in results]),
+            "intercept_": np.array([float(r.intercept) for r in results]),
+            "n_iter_": int(max(r.n_iter for r in results)),
+            "history_": histories[0] if n_heads == 1 else histories,
+            "seed_": seed,
+        }
+        fitted.update(self._dask_extras(results))
+        fitted.update(extra)
+        self.__dict__.update(fitted)
+        return self
+
+    def _dask_map(self, name, X, shape_tail, dtype):
+        """The method ``name`` applied to every row chunk of the Dask array X, lazily."""
+        check_is_fitted(self)
+        X = _check_dask_predict_X(self, X)
+        # the tasks carry a copy of the fitted model without the callback (which need not
+        # pickle to worker processes)
+        model = copy.copy(self)
+        model.callback = None
+        method = getattr(model, name)
+        if shape_tail:
+            return X.map_blocks(method, dtype=dtype, chunks=(X.chunks[0], shape_tail),
+                                meta=np.empty((0, 0), dtype=dtype))
+        return X.map_blocks(method, dtype=dtype, drop_axis=1, chunks=(X.chunks[0],),
+                            meta=np.empty((0,), dtype=dtype))
+
+
+def _check_dask_predict_X(est, X):
+    if X.ndim != 2 or X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has shape {X.shape}, but {type(est).__name__} is expecting "
+                         f"{est.n_features_in_} features as input.")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+class DaskClassifierMixin(DaskFitMixin):
+    """Dask fits and lazy predictions of the linear classifiers (one-vs-rest heads)."""
+
+    def _dask_targets(self, y, sw):
+        import dask
+        import dask.array as da
+
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}.")
+        classes, counts = dask.compute(*da.unique(y, return_counts=True))
+        check_classification_targets(classes)
+        if len(classes) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes in the data, "
+                f"but the data contains only one class: {classes[0]!r}.")
+        self._dask_check_classes(len(classes))
+        class_weight = getattr(self, "class_weight", None)
+        if class_weight is not None:
+            if class_weight == "balanced":
+                weights = counts.sum() / (len(classes) * counts.astype(np.float64))
+            else:
+                from sklearn.utils import compute_class_weight
+                weights = compute_class_weight(class_weight, classes=classes, y=classes)
+            sw = sw * y.map_blocks(lambda b: weights[np.searchsorted(classes, b)],
+                                   dtype=np.float64)
+        heads = [1] if len(classes) == 2 else range(len(classes))
+        targets = [da.where(y == classes[k], 1.0, -1.0) for k in heads]
+        return targets, sw, {"classes_": classes}
+
+    def _dask_check_classes(self, n_classes):
+        pass
+
+    def decision_function(self, X):
+        """Signed distance to the hyperplane(s).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray or dask array of shape (n_samples,) or (n_samples, n_classes)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
+        """
+        if not is_dask_array(X):
+            return super().decision_function(X)
+        n = len(self.classes_)
+        return self._dask_map("decision_function", X, n if n > 2 else None, np.float64)
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray or dask array of shape (n_samples,)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
+        """
+        if not is_dask_array(X):
+            return super().predict(X)
+        return self._dask_map("predict", X, None, np.asarray(self.classes_).dtype)
+
+    @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
+    def predict_proba(self, X):
+        """Class probabilities (``loss='log_loss'`` only).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray or dask array of shape (n_samples, n_classes)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
+        """
+        if not is_dask_array(X):
+            return super().predict_proba(X)
+        return self._dask_map("predict_proba", X, len(self.classes_), np.float64)
+
+
+class DaskRegressorMixin(DaskFitMixin):
+    """Dask fits and lazy predictions of the linear regressors (one head per target)."""
+
+    def _dask_targets(self, y, sw):
+        if y.ndim not in (1, 2):
+            raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}.")
+        y = y.astype(np.float64)
+        if y.ndim == 1:
+            return [y], sw, {}
+        return [y[:, k] for k in range(y.shape[1])], sw, {}
+
+    def _fit_dask(self, X, y, sample_weight):
+        super()._fit_dask(X, y, sample_weight)
+        if np.ndim(y) == 1:
+            self.coef_ = self.coef_[0]
+            self.intercept_ = float(self.intercept_[0])
+        return self
+
+    def predict(self, X):
+        """Predict with the linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray or dask array of shape (n_samples,) or (n_samples, n_targets)
+            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
+        """
+        if not is_dask_array(X):
+            return super().predict(X)
+        tail = self.coef_.shape[0] if np.ndim(self.coef_) == 2 else None
+        return self._dask_map("predict", X, tail, np.float64)

@@ -1,0 +1,283 @@
+"""Fits of CGVR and S3GD estimators on Dask arrays, on a real ``distributed.LocalCluster``
+(two worker processes, 127.0.0.1 only) (issue 22).
+
+A Dask fit does every full pass on the workers and gathers only mini-batch samples, so it
+does not run the in-memory fit's iterates; it must reach the same optimum: the objective of
+its coefficients equals the in-memory fit's to 1e-8 relative.  Also: sparse and uneven
+chunks, sample weights as a Dask array, lazy predictions, a worker killed during a fit, and
+that the client never receives X.
+"""
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+distributed = pytest.importorskip(
+    "distributed", reason="Dask fits are tested on a distributed.LocalCluster (pip install "
+    "'skstoch[test]' or dask[distributed])")
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+
+from skstoch import CGVRClassifier, CGVRRegressor, S3GDClassifier, S3GDRegressor  # noqa: E402
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+              pytest.mark.filterwarnings("ignore::UserWarning")]
+
+N, D = 1200, 8
+ALPHA = 1e-2
+# tight stops: both fits end at the optimum, to far below the 1e-8 compared
+CGVR_KW = dict(alpha=ALPHA, tol=1e-8, max_iter=300, random_state=0)
+S3GD_KW = dict(alpha=ALPHA, tol=1e-12, n_iter_no_change=3, max_iter=500, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two workers in this process (in-process transport, no network): the scheduler,
+    task graphs and transfers of a real cluster at a fraction of the start-up cost."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture
+def process_client():
+    """Two worker processes on 127.0.0.1, each under a nanny that restarts it."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _data(task, seed=0, sparse=False):
+    rng = np.random.RandomState(seed)
+    X = rng.standard_normal((N, D))
+    if sparse:
+        X[rng.uniform(size=X.shape) < 0.6] = 0.0
+    w = rng.standard_normal(D)
+    z = X @ w + 0.5 * rng.standard_normal(N)
+    y = (z > 0).astype(int) if task == "clf" else z + 1.0
+    return (sp.csr_matrix(X) if sparse else X), y
+
+
+def _to_dask(X, y, chunks, sample_weight=None):
+    if sp.issparse(X):
+        bounds = np.concatenate([[0], np.cumsum(chunks)])
+        blocks = [da.from_array(X[a:b], chunks=(b - a, D), asarray=False)
+                  for a, b in zip(bounds[:-1], bounds[1:])]
+        Xd = da.concatenate(blocks, axis=0)
+    else:
+        Xd = da.from_array(X, chunks=(tuple(chunks), D))
+    out = [Xd, da.from_array(y, chunks=(tuple(chunks),))]
+    if sample_weight is not None:
+        out.append(da.from_array(sample_weight, chunks=(tuple(chunks),)))
+    return list(dask.persist(*out))      # as users should: the passes then read worker memory
+
+
+def _objective(est, X, y, sample_weight=None):
+    """The documented objective (weights rescaled to sum to n), computed in NumPy."""
+    n = X.shape[0]
+    s = np.ones(n) if sample_weight is None else sample_weight * (n / sample_weight.sum())
+    w = np.ravel(est.coef_)
+    p = np.asarray(X @ w).ravel() + float(np.ravel(est.intercept_)[0])
+    if hasattr(est, "classes_"):
+        t = np.where(y == est.classes_[1], 1.0, -1.0)
+        loss = np.logaddexp(0.0, -t * p)
+    else:
+        loss = 0.5 * (p - y) ** 2
+    return float(s @ loss) / n + 0.5 * ALPHA * float(w @ w)
+
+
+EST = {
+    "CGVRClassifier": (CGVRClassifier, CGVR_KW, "clf"),
+    "CGVRRegressor": (CGVRRegressor, CGVR_KW, "reg"),
+    "S3GDClassifier": (S3GDClassifier, S3GD_KW, "clf"),
+    "S3GDRegressor": (S3GDRegressor, S3GD_KW, "reg"),
+}
+UNEVEN = (500, 137, 300, 263)
+
+
+def _fit_both(name, sparse=False, chunks=(400, 400, 400), weighted=False):
+    Est, kw, task = EST[name]
+    X, y = _data(task, sparse=sparse)
+    sw = np.random.RandomState(1).uniform(0.2, 3.0, N) if weighted else None
+    local = Est(**kw).fit(X, y, sample_weight=sw)
+    parts = _to_dask(X, y, chunks, sw)
+    dist = Est(**kw).fit(parts[0], parts[1], sample_weight=parts[2] if weighted else None)
+    return X, y, sw, local, dist, parts[0]
+
+
+def _rel(a, b):
+    return abs(a - b) / abs(b)
+
+
+@pytest.mark.parametrize("name", list(EST))
+def test_same_objective_as_in_memory(client, name):
+    X, y, _, local, dist, Xd = _fit_both(name)
+    f_local, f_dist = _objective(local, X, y), _objective(dist, X, y)
+    assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
+    hist = dist.history_
+    # one distributed pass per recorded outer iteration; each gather brings at most a
+    # quarter of the rows (a rejected CGVR iteration gathers a second sample for its retry)
+    assert hist["passes"][-1] == len(hist["passes"])
+    assert np.all(np.diff(hist["gathered_rows"]) <= N // 4 * np.diff(hist["gathers"]))
+    assert hist["gathered_rows"][-1] <= N // 4 * hist["gathers"][-1]
+    # lazy predictions, equal to the in-memory ones of the same model
+    pred = dist.predict(Xd)
+    assert isinstance(pred, da.Array)
+    np.testing.assert_array_equal(pred.compute(), dist.predict(X))
+    if hasattr(dist, "predict_proba"):
+        proba = dist.predict_proba(Xd)
+        assert isinstance(proba, da.Array) and proba.shape == (N, 2)
+        np.testing.assert_array_equal(proba.compute(), dist.predict_proba(X))
+        np.testing.assert_array_equal(dist.decision_function(Xd).compute(),
+                                      dist.decision_function(X))
+
+
+@pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDRegressor"])
+def test_sparse_uneven_chunks(client, name):
+    X, y, _, local, dist, Xd = _fit_both(name, sparse=True, chunks=UNEVEN)
+    assert _rel(_objective(dist, X, y), _objective(local, X, y)) <= 1e-8
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+
+
+@pytest.mark.parametrize("name", ["CGVRRegressor", "S3GDClassifier"])
+def test_dask_sample_weight(client, name):
+    X, y, sw, local, dist, _ = _fit_both(name, chunks=UNEVEN, weighted=True)
+    f_local, f_dist = _objective(local, X, y, sw), _objective(dist, X, y, sw)
+    assert _rel(f_dist, f_local) <= 1e-8
+    # the weights matter: the unweighted optimum is another point
+    unweighted = EST[name][0](**EST[name][1]).fit(X, y)
+    assert _objective(unweighted, X, y, sw) > f_local * (1 + 1e-6)
+
+
+def test_one_vs_rest_and_multi_output(client):
+    """One head per class (one-vs-rest) or per target, each at the in-memory optimum."""
+    rng = np.random.RandomState(2)
+    X = rng.standard_normal((600, 5))
+    y = np.argmax(X[:, :3] + 0.3 * rng.standard_normal((600, 3)), axis=1)
+    Xd, yd = _to_dask(X, y, (250, 350))
+    # max |grad| <= 1e-6 and strong convexity 1e-2: each fit within 3e-4 of the optimum
+    kw = dict(CGVR_KW, tol=1e-6)
+    local = CGVRClassifier(loss="squared_hinge", **kw).fit(X, y)
+    dist = CGVRClassifier(loss="squared_hinge", **kw).fit(Xd, yd)
+    assert dist.coef_.shape == (3, 5) and len(dist.history_) == 3
+    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+    with pytest.raises(ValueError, match="multinomial"):
+        CGVRClassifier().fit(Xd, yd)
+    Y = np.column_stack([X @ np.arange(5.0), X[:, 0] - 1.0])
+    Yd = da.from_array(Y, chunks=((250, 350), 2))
+    local, dist = CGVRRegressor(**kw).fit(X, Y), CGVRRegressor(**kw).fit(Xd, Yd)
+    assert dist.coef_.shape == (2, 5) and dist.intercept_.shape == (2,)
+    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+
+
+def test_client_never_receives_X(client, monkeypatch):
+    """Every result the client receives is a size-d vector, a few per-chunk numbers or a
+    gathered sample (at most n/4 rows); X itself is never converted on the client."""
+    X, y = _data("clf")
+    Xd, yd = _to_dask(X, y, UNEVEN)
+    received = []
+
+    def nbytes(obj):
+        if isinstance(obj, (list, tuple)):
+            return sum(nbytes(o) for o in obj)
+        if sp.issparse(obj):
+            return obj.data.nbytes + obj.indices.nbytes + obj.indptr.nbytes
+        return getattr(obj, "nbytes", 8)
+
+    real_compute, real_delayed_compute = dask.compute, dask.delayed(int).__class__.compute
+
+    def spy_compute(*args, **kwargs):
+        out = real_compute(*args, **kwargs)
+        received.append(nbytes(out))
+        return out
+
+    def spy_delayed_compute(self, **kwargs):
+        out = real_delayed_compute(self, **kwargs)
+        received.append(nbytes(out))
+        return out
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("X was converted to a NumPy array on the client")
+
+    monkeypatch.setattr(dask, "compute", spy_compute)
+    monkeypatch.setattr(dask.delayed(int).__class__, "compute", spy_delayed_compute)
+    monkeypatch.setattr(type(Xd), "__array__", refuse)
+    est = CGVRClassifier(**CGVR_KW).fit(Xd, yd)
+    assert received and est.n_iter_ > 0
+    sample_bytes = (N // 4) * (D + 3) * 8      # rows, y, weights and dl0 of a sample
+    assert max(received) <= sample_bytes + 1024, (max(received), X.nbytes)
+    assert est.history_["gathered_rows"][-1] <= N // 4 * est.history_["gathers"][-1]
+
+
+def _generated(seed):
+    """X and y generated by the task graph (not held by the client), so that Dask can
+    recompute any chunk a dead worker held."""
+    X = da.random.RandomState(seed).standard_normal((N, D), chunks=(300, D))
+    y = (X @ da.from_array(np.linspace(-1, 1, D)) > 0).astype(int)
+    return X, y
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_worker_killed_during_fit(process_client):
+    """A worker process killed (SIGKILL) after the second outer iteration: Dask recomputes
+    the chunks it held (X persisted, reproducible from its graph) and the fit ends at exactly
+    the point of an undisturbed fit."""
+    kw = dict(CGVR_KW, max_iter=5)      # kill in iteration 2 of 5 (a ConvergenceWarning)
+    with dask.config.set(scheduler="sync"):      # the same chunks and passes, in this process
+        reference = CGVRClassifier(**kw).fit(*_generated(3))
+    X, y = dask.persist(*_generated(3))
+    pids = process_client.run(os.getpid)
+    victim = sorted(pids)[0]
+    killed = threading.Event()
+
+    def kill(record):
+        if record["iteration"] == 2 and not killed.is_set():
+            killed.set()
+            os.kill(pids[victim], signal.SIGKILL)
+
+    est = CGVRClassifier(callback=kill, **kw)
+    est.fit(X, y)
+    assert killed.is_set()
+    # the recomputed chunks are the same, so is every pass and the whole fit
+    np.testing.assert_array_equal(est.coef_, reference.coef_)
+    assert est.n_iter_ == reference.n_iter_ == 5
+    # predictions on the worker processes (the tasks drop the unpicklable callback)
+    np.testing.assert_array_equal(est.predict_proba(X).compute(),
+                                  reference.predict_proba(X.compute()))
+
+
+def test_dask_errors_keep_previous_state(client):
+    X, y = _data("clf")
+    Xd, yd = _to_dask(X, y, (600, 600))
+    est = S3GDClassifier(**S3GD_KW).fit(Xd, yd)
+    coef = est.coef_.copy()
+    for bad in ({"solver": "cd"}, {"solver": "s3gd"}, {"penalty": "l1"}):
+        with pytest.raises(ValueError, match="Dask"):
+            est.set_params(**bad).fit(Xd, yd)
+        est.set_params(**S3GD_KW, solver="auto", penalty="l2")
+        np.testing.assert_array_equal(est.coef_, coef)
+    with pytest.raises(ValueError, match="solver='cg'"):
+        CGVRClassifier(solver="cg").fit(Xd, yd)
+    Xbad = Xd.copy()
+    Xbad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(Xbad, yd)
+    np.testing.assert_array_equal(est.coef_, coef)
+
+    # a chunk that cannot be computed (its source is gone): Dask's error reaches the caller
+    # and the estimator keeps its previous fit
+    def lost(block):
+        raise OSError("the chunk's source is gone")
+
+    with pytest.raises(OSError, match="source is gone"):
+        est.fit(Xd.map_blocks(lost, dtype=Xd.dtype), yd)
+    np.testing.assert_array_equal(est.coef_, coef)
+    assert est.n_features_in_ == D
