@@ -30,8 +30,10 @@ anchor epoch first (``anchor_epochs=1``), the paper's constant-step S3GD (noise 
 decaying-step option.  A plot of
 suboptimality against time goes to ``results/s3gd_<problem>.png``.
 
-Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse|l1] (dense and sparse by
-default; ``l1``: l1 models against skglm and celer, see ``_bench_s3gd_l1.py``).  Results:
+Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse|l1|multinomial] (dense and
+sparse by default; ``l1``: l1 models against skglm and celer, see ``_bench_s3gd_l1.py``;
+``multinomial``: the multinomial log loss against LogisticRegression, see
+``_bench_s3gd_multinomial.py``).  Results:
 ``benchmarks/results/s3gd_<problem>.md`` / ``.json`` / ``.png``.  Environment:
 ``SKSTOCH_BENCH_SCALE`` shrinks n (and d for sparse), ``SKSTOCH_BENCH_BUDGET`` is the seconds
 per contender (120), ``SKSTOCH_BENCH_REPEAT`` the runs of the converging contenders (3),
@@ -374,5 +376,9 @@ if __name__ == "__main__":
         if name == "l1":   # l1 models against skglm, celer, scikit-learn (issue 21.1)
             from _bench_s3gd_l1 import run as run_l1
             run_l1()
+        elif name == "multinomial":   # against LogisticRegression lbfgs (issue 21.2)
+            from _bench_s3gd_multinomial import run as run_multinomial
+            run_multinomial("dense")
+            run_multinomial("sparse")
         else:
             run(name)

@@ -291,10 +291,16 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         check_fitted_shapes(self, (n_heads, X.shape[1]), "classes_")
         return super().decision_function(X)
 
+    def _multinomial(self, n_classes):
+        """Whether ``n_classes`` classes are fitted as one multinomial problem (then
+        ``predict_proba`` is the softmax); one-vs-rest here."""
+        return False
+
     @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
     def predict_proba(self, X):
-        """Class probabilities (``loss="log_loss"`` only; one-vs-rest normalised for
-        more than two classes, as ``SGDClassifier``).
+        """Class probabilities (``loss="log_loss"`` only): for more than two classes the
+        softmax of a multinomial model, else the one-vs-rest sigmoids normalised (as
+        ``SGDClassifier``).
 
         Parameters
         ----------
@@ -309,6 +315,8 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         if scores.ndim == 1:
             p1 = _sigmoid(scores)
             return np.column_stack([1.0 - p1, p1])
+        if self._multinomial(scores.shape[1]):
+            return softmax(scores)
         proba = _sigmoid(scores)
         total = proba.sum(axis=1, keepdims=True)
         uniform = total == 0
@@ -326,6 +334,15 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def softmax(Z):
+    """Row-wise softmax (the probabilities of a multinomial model)."""
+    Z = np.array(Z, dtype=np.float64)
+    Z -= Z.max(axis=1, keepdims=True)
+    np.exp(Z, out=Z)
+    Z /= Z.sum(axis=1, keepdims=True)
+    return Z
 
 
 def _sigmoid(z):

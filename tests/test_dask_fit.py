@@ -168,8 +168,11 @@ def test_one_vs_rest_and_multi_output(client):
     assert dist.coef_.shape == (3, 5) and len(dist.history_) == 3
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
     np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
-    with pytest.raises(ValueError, match="multinomial"):
-        CGVRClassifier().fit(Xd, yd)
+    for multinomial_default in (CGVRClassifier(), S3GDClassifier()):
+        with pytest.raises(ValueError, match="multi_class='ovr'"):
+            multinomial_default.fit(Xd, yd)
+    ovr = S3GDClassifier(multi_class="ovr", **S3GD_KW).fit(Xd, yd)
+    assert ovr.coef_.shape == (3, 5) and len(ovr.history_) == 3
     Y = np.column_stack([X @ np.arange(5.0), X[:, 0] - 1.0])
     Yd = da.from_array(Y, chunks=((250, 350), 2))
     local, dist = CGVRRegressor(**kw).fit(X, Y), CGVRRegressor(**kw).fit(Xd, Yd)

@@ -63,10 +63,6 @@ ROWS += [
 # {row id: reason} rows known to fail today; strict, so a fixed row must leave the list
 KNOWN_FAILURES = {
     # 17 of 24 rows failed before issue 19's fixes; these are left
-    "S3GDClassifier-digits": "one-vs-rest against multinomial LogisticRegression: 0.958 "
-                             "against 0.969 (OvR LogisticRegression itself scores 0.964)",
-    "S3GDClassifier-iris": "one-vs-rest against multinomial LogisticRegression: 0.927 "
-                           "against 0.960 (OvR LogisticRegression itself scores 0.933)",
     "LMNNMetric-iris": "3-NN accuracy 0.947 against NCA's 0.960",
 }
 

@@ -102,7 +102,9 @@ NATIVE = {
     "CGVRRegressor-cg": (lambda: CGVRRegressor(solver="cg", random_state=0), "reg"),
     **{f"S3GDClassifier-{s}": (lambda s=s: S3GDClassifier(solver=s, random_state=0), "clf")
        for s in ["hybrid", "s3gd", "ssgd", "svrg", "sgd"]},
-    "S3GDClassifier-ovr-n_jobs=2": (lambda: S3GDClassifier(n_jobs=2, random_state=0), "clf3"),
+    "S3GDClassifier-ovr-n_jobs=2": (
+        lambda: S3GDClassifier(multi_class="ovr", n_jobs=2, random_state=0), "clf3"),
+    "S3GDClassifier-multinomial": (lambda: S3GDClassifier(random_state=0), "clf3"),
     "S3GDRegressor-hybrid": (lambda: S3GDRegressor(random_state=0), "reg"),
     "S3GDRegressor-s3gd-elasticnet": (
         lambda: S3GDRegressor(solver="s3gd", penalty="elasticnet", random_state=0), "reg"),

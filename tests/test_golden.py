@@ -101,6 +101,9 @@ def _cases():
     add("CGVRClassifier-cgvr-multiclass-sparse",
         lambda: skstoch.CGVRClassifier(class_weight="balanced", **cgvr),
         lambda: _classification(3, sparse=True))
+    add("CGVRClassifier-cgvr-multiclass-ovr",      # multi_class='ovr' (issue 21.2)
+        lambda: skstoch.CGVRClassifier(multi_class="ovr", **cgvr),
+        lambda: _classification(3))
     add("CGVRRegressor-cgvr-multioutput-sparse",
         lambda: skstoch.CGVRRegressor(**cgvr), lambda: _regression(sparse=True, n_targets=2))
     add("CGVRClassifier-cgvr-n2000", lambda: skstoch.CGVRClassifier(**cgvr),
@@ -143,9 +146,18 @@ def _cases():
     add("S3GDClassifier-cd-l1-multiclass-sparse", lambda: skstoch.S3GDClassifier(
         penalty="l1", alpha=1e-2, solver="cd", random_state=0),
         lambda: _classification(3, sparse=True))
-    add("S3GDClassifier-hybrid-multiclass-sparse",
+    add("S3GDClassifier-hybrid-multiclass-sparse",   # one-vs-rest, the default before 21.2
+        lambda: skstoch.S3GDClassifier(class_weight="balanced", multi_class="ovr", **s3gd),
+        lambda: _classification(3, sparse=True))
+    # multinomial Prox-SVRG (issue 21.2)
+    add("S3GDClassifier-hybrid-multinomial",
+        lambda: skstoch.S3GDClassifier(**s3gd), lambda: _classification(3))
+    add("S3GDClassifier-hybrid-multinomial-sparse",
         lambda: skstoch.S3GDClassifier(class_weight="balanced", **s3gd),
         lambda: _classification(3, sparse=True))
+    add("S3GDClassifier-svrg-multinomial-elasticnet", lambda: skstoch.S3GDClassifier(
+        solver="svrg", penalty="elasticnet", alpha=1e-2, multi_class="multinomial", **s3gd),
+        lambda: _classification(3))
     add("S3GDClassifier-s3gd-sparse",
         lambda: skstoch.S3GDClassifier(solver="s3gd", **s3gd),
         lambda: _classification(2, sparse=True))

@@ -411,8 +411,8 @@ def test_smooth_hinge_and_squared_hinge_fit():
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # max_iter=5
 def test_multiclass_ovr_shares_graph_and_threads_are_deterministic():
     X, y = make_classification(300, 8, n_informative=5, n_classes=3, random_state=0)
-    a = S3GDClassifier(random_state=0, n_jobs=1, max_iter=5).fit(X, y)
-    b = S3GDClassifier(random_state=0, n_jobs=2, max_iter=5).fit(X, y)
+    a = S3GDClassifier(multi_class="ovr", random_state=0, n_jobs=1, max_iter=5).fit(X, y)
+    b = S3GDClassifier(multi_class="ovr", random_state=0, n_jobs=2, max_iter=5).fit(X, y)
     assert a.coef_.shape == (3, 8) and len(a.history_) == 3
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)

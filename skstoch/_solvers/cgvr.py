@@ -296,11 +296,14 @@ def _svrg_loop(run, x):
     return run.outer_loop(x, inner_loop, eta0=params.eta0)
 
 
-def _cg_loop(run, x):
+def _cg_loop(run, x, line_search=None):
     """Full-batch nonlinear CG (the paper's "CG" baseline): one strong-Wolfe step on all n
     margins per outer iteration, restarted with -grad at the start and whenever the direction
-    is not a descent direction."""
+    is not a descent direction.  ``line_search(run, x, p) -> step`` (counting its
+    evaluations and skipped steps) defaults to the binary one; the multinomial driver passes
+    its own (its iterate is a (K, d + 1) matrix)."""
     params = run.params
+    line_search = _full_line_search if line_search is None else line_search
     x = x.copy()
     objective, (u, _) = run.full_gradient(x)
     direction = None
@@ -309,10 +312,10 @@ def _cg_loop(run, x):
         crit = run.gradient_max(objective, (u,))
         if run.record(k, x, objective) or crit <= run.tol or k == params.max_iter:
             break
-        steepest = direction is None or not float(u @ direction) < 0
+        steepest = direction is None or not float(np.vdot(u, direction)) < 0
         if steepest:
             direction = -u
-        step = _full_line_search(run, x, direction)
+        step = line_search(run, x, direction)
         if step == 0.0 and steepest:   # no step along -grad: every further one would repeat it
             stalled_at = k
             break
@@ -347,7 +350,9 @@ def _full_line_search(run, x, p):
 
 
 def _cg_beta(rule, g_new, g_old, p):
-    """beta of full-batch CG (0 on a vanishing or non-finite denominator)."""
+    """beta of nonlinear CG from the flattened gradients and direction (0 on a vanishing or
+    non-finite denominator; PR+ clipped at 0)."""
+    g_new, g_old, p = g_new.ravel(), g_old.ravel(), p.ravel()
     y = g_new - g_old
     if rule == "FR":
         num, den = g_new @ g_new, g_old @ g_old

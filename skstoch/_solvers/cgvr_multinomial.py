@@ -16,13 +16,17 @@ CG and the fixed-step SVRG baselines, with the same safeguard, stopping rule
 mini-batches come from NumPy's Philox generator keyed by (seed, stream), so a fit is
 reproducible for a given ``random_state``.
 """
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
 from ..utils._dataset import float64_row_blocks
+from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._svrg import svrg
+from .cgvr import _cg_beta, _cg_loop
 
 CRITERION = "max |gradient|"
 STATS = ("restarts", "skipped_steps", "line_search_evals")
@@ -117,67 +121,6 @@ class _Line:
         return value, deriv + self.r0 + a * self.rpp + self.lin
 
 
-def strong_wolfe(phi, phi0, dphi0, c1, c2, a_init, max_iter, zoom_iter, a_max):
-    """The binary kernel's strong-Wolfe search (Nocedal & Wright Alg. 3.5 and 3.6 with the
-    paper's midpoint zoom); returns (step, failed): the lowest phi seen when the budget runs
-    out (0 if none decreased phi)."""
-    a_prev, f_prev = 0.0, phi0
-    a = min(a_init, a_max)
-    best_a, best_f = 0.0, phi0
-    for i in range(max_iter):
-        fa, da = phi(a)
-        if fa < best_f:
-            best_a, best_f = a, fa
-        if not np.isfinite(fa) or fa > phi0 + c1 * a * dphi0 or (i > 0 and fa >= f_prev):
-            lo, f_lo, hi = a_prev, f_prev, a
-            break
-        if abs(da) <= -c2 * dphi0:
-            return a, False
-        if da >= 0:
-            lo, f_lo, hi = a, fa, a_prev
-            break
-        if a >= a_max:
-            return a, False
-        a_prev, f_prev = a, fa
-        a = min(2.0 * a, a_max)
-    else:
-        return best_a, True
-    for _ in range(zoom_iter):
-        mid = 0.5 * (lo + hi)
-        fm, dm = phi(mid)
-        if fm < best_f:
-            best_a, best_f = mid, fm
-        if not np.isfinite(fm) or fm > phi0 + c1 * mid * dphi0 or fm >= f_lo:
-            hi = mid
-        else:
-            if abs(dm) <= -c2 * dphi0:
-                return mid, False
-            if dm * (hi - lo) >= 0:
-                hi = lo
-            lo, f_lo = mid, fm
-    return best_a, True
-
-
-def _beta(rule, g_new, g, p):
-    """beta of the CG rules from the flat gradients (0 on a vanishing or non-finite
-    denominator; PR+ clipped at 0)."""
-    yv = g_new - g
-    if rule == "FR":
-        num, den = np.vdot(g_new, g_new), np.vdot(g, g)
-    elif rule in ("PR", "PR+"):
-        num, den = np.vdot(g_new, yv), np.vdot(g, g)
-    elif rule == "HS":
-        num, den = np.vdot(g_new, yv), np.vdot(p, yv)
-    elif rule == "DY":
-        num, den = np.vdot(g_new, g_new), np.vdot(p, yv)
-    else:
-        return 0.0
-    if not abs(den) > 1e-300 or not np.isfinite(num / den):
-        return 0.0
-    beta = float(num / den)
-    return max(beta, 0.0) if rule == "PR+" else beta
-
-
 def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
           intercept_init=None, state=None):
     """Fit the multinomial model.
@@ -216,7 +159,8 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
         x[:] = run.rng.random((K, d + 1))
         if not params.fit_intercept:
             x[:, d] = 0.0
-    loop = _cg_loop if params.solver == "cg" else _outer_loop
+    loop = (partial(_cg_loop, line_search=_full_line_search) if params.solver == "cg"
+            else _outer_loop)
     # a line search may try steps whose margins overflow: those trials fail their Wolfe
     # test, and an iterate that is not finite raises DivergenceError (check_finite_iterate)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -239,6 +183,7 @@ class _Run:
     def __init__(self, prob, params, monitor, state, seed):
         self.prob, self.params, self.monitor = prob, params, monitor
         self.n = prob.n
+        self.tol = params.tol
         self.rng = np.random.Generator(np.random.Philox(key=[seed, 2**32 + 7]))
         self.stats = dict.fromkeys(STATS, 0)
         self.rejected = 0
@@ -353,18 +298,12 @@ def _cg_inner(run, x, base, P0, g, steps):
             QS = prob.margins(p, rows)
             line = _open_line(run, x, p, base, rows, ZS, QS, YS, sS, P0S, mode)
             phi0, dphi0 = line(0.0)
-        a = 0.0
-        if dphi0 < 0:
-            a, _ = strong_wolfe(line, phi0, dphi0, params.c1, params.c2, params.step_init,
-                                params.ls_max_iter, params.zoom_max_iter, run.cap)
-        run.stats["line_search_evals"] += line.n_evals
-        if a == 0.0:
-            run.stats["skipped_steps"] += 1
+        a = _wolfe_step(run, line, phi0, dphi0, run.cap)
         steps[t] = a
         x = x + a * p
         PS, _ = _softmax_lse(ZS + a * QS)
         g_new = base + prob.reg_grad(x) + prob.scatter((PS - P0S) * sS[:, None], rows)
-        beta = 0.0 if params.beta == "none" else _beta(params.beta, g_new, g, p)
+        beta = 0.0 if params.beta == "none" else _cg_beta(params.beta, g_new, g, p)
         p = -g_new + beta * p
         g = g_new
         if not np.vdot(p, g) < 0:
@@ -403,39 +342,23 @@ def _svrg_inner(run, x, base, P0, step):
     return x
 
 
-def _cg_loop(run, x):
-    """Full-batch nonlinear CG: one strong-Wolfe step on f per outer iteration."""
-    params, prob = run.params, run.prob
-    objective, (G, _) = run.full_gradient(x)
-    p, k, stalled_at = None, 0, None
-    while True:
-        crit = run.gradient_max(objective, (G,))
-        if run.record(k, x, objective) or crit <= params.tol or k == params.max_iter:
-            break
-        steepest = p is None or not np.vdot(G, p) < 0
-        if steepest:
-            p = -G
-        line = _Line(prob.margins(x), prob.margins(p), prob.Y, prob.sw / prob.n,
-                     prob.reg_dot(x, p), prob.reg_dot(p, p), 0.0)
-        phi0, dphi0 = line(0.0)
-        a = 0.0
-        if dphi0 < 0:
-            a, _ = strong_wolfe(line, phi0, dphi0, params.c1, params.c2, params.step_init,
-                                params.ls_max_iter, params.zoom_max_iter, params.step_max)
-        run.stats["line_search_evals"] += line.n_evals
-        if a == 0.0:
-            run.stats["skipped_steps"] += 1
-            if steepest:     # no step along -grad: every further iteration would repeat this
-                stalled_at = k
-                break
-        x = x + a * p
-        run.passes += 1.0
-        run.step_size = a
-        check_finite_iterate(x, run.monitor.solver_name, f"outer iteration {k + 1}")
-        k += 1
-        G_old = G
-        objective, (G, _) = run.full_gradient(x)
-        # a failed step along a CG direction restarts from -grad (which, failing, ends the fit)
-        p = None if a == 0.0 else -G + _beta(params.beta, G, G_old, p) * p
-    return SolverResult(x=x, n_iter=k, converged=crit <= params.tol, criterion=crit,
-                        extra={"stalled_at": stalled_at})
+def _wolfe_step(run, line, phi0, dphi0, cap):
+    """The strong-Wolfe step along a descent direction of ``line`` (0 if none; counted)."""
+    params = run.params
+    a = 0.0
+    if dphi0 < 0:
+        a, _ = strong_wolfe(line, phi0, dphi0, params.c1, params.c2, params.step_init,
+                            params.ls_max_iter, params.zoom_max_iter, cap)
+    run.stats["line_search_evals"] += line.n_evals
+    if a == 0.0:
+        run.stats["skipped_steps"] += 1
+    return a
+
+
+def _full_line_search(run, x, p):
+    """Strong-Wolfe step along p on f itself (the full-batch CG baseline)."""
+    prob = run.prob
+    line = _Line(prob.margins(x), prob.margins(p), prob.Y, prob.sw / prob.n,
+                 prob.reg_dot(x, p), prob.reg_dot(p, p), 0.0)
+    phi0, dphi0 = line(0.0)
+    return _wolfe_step(run, line, phi0, dphi0, run.params.step_max)

@@ -6,9 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import effective_n_jobs
-from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import cgvr, cgvr_multinomial, dask_fit
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
@@ -240,9 +238,8 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         (1/n) sum_i s_i [log sum_k exp(x_i . w_k + b_k) - (x_i . w_{y_i} + b_{y_i})]
         + (alpha/2) sum_k ||w_k||^2
 
-    (``predict_proba`` is its softmax); the other losses are fitted one-vs-rest, in
-    parallel threads with ``n_jobs``. A one-vs-rest log loss is
-    ``sklearn.multiclass.OneVsRestClassifier(CGVRClassifier())``.
+    (``predict_proba`` is its softmax); the other losses, and the log loss with
+    ``multi_class='ovr'``, are fitted one-vs-rest, in parallel threads with ``n_jobs``.
 
     Read more in the :ref:`User Guide <cgvr>`.
 
@@ -254,6 +251,12 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         subgradient is used, as in the paper; no convergence guarantee); ``'squared_error'``
         ``(p - y)^2 / 2`` on +-1 targets (the paper's ridge classifier).
 %(solver_parameters)s
+    multi_class : {'auto', 'multinomial', 'ovr'}, default='auto'
+        How more than two classes are fitted (as in ``S3GDClassifier``).
+        ``'multinomial'`` (log loss only): the multinomial objective above, one problem
+        over all classes (scikit-learn's ``LogisticRegression``). ``'ovr'``: one binary
+        problem per class, ``predict_proba`` normalises the one-vs-rest sigmoids (as
+        ``SGDClassifier``). ``'auto'``: ``'multinomial'`` for the log loss, else ``'ovr'``.
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the sample weights per class.
     n_jobs : int or None, default=None
@@ -331,6 +334,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     _parameter_constraints = {
         **_cgvr_constraints(),
         "loss": [StrOptions({"log_loss", "squared_hinge", "hinge", "squared_error"})],
+        "multi_class": [StrOptions({"auto", "multinomial", "ovr"})],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "n_jobs": [Integral, None],
     }
@@ -340,7 +344,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
                  step_init=1.0, step_max=None, ls_max_iter=20, zoom_max_iter=20, restart="h",
                  w_selection="last", init="zeros", eta0=1e-3, fit_intercept=True,
                  regularize_intercept=False, safeguard=True, max_iter=100, tol=1e-4,
-                 class_weight=None,
+                 multi_class="auto", class_weight=None,
                  n_jobs=None, warm_start=False, verbose=0, random_state=None, callback=None):
         self.loss = loss
         self.alpha = alpha
@@ -364,6 +368,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         self.safeguard = safeguard
         self.max_iter = max_iter
         self.tol = tol
+        self.multi_class = multi_class
         self.class_weight = class_weight
         self.n_jobs = n_jobs
         self.warm_start = warm_start
@@ -394,17 +399,14 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         """
         self._validate_params()
         self._check_cgvr_params()
+        if self.multi_class == "multinomial" and self.loss != "log_loss":
+            raise ValueError(
+                f"multi_class='multinomial' needs loss='log_loss'; got loss={self.loss!r} "
+                f"(use multi_class='ovr').")
         return super().fit(X, y, sample_weight=sample_weight)
 
     def _multinomial(self, n_classes):
-        return self.loss == "log_loss" and n_classes > 2
-
-    def _dask_check_classes(self, n_classes):
-        if self._multinomial(n_classes):
-            raise ValueError(
-                "The multinomial log loss (loss='log_loss' with more than two classes) is not "
-                "supported for a Dask array X yet; fit in memory, or use another loss "
-                "(fitted one-vs-rest on Dask data).")
+        return self.loss == "log_loss" and n_classes > 2 and self.multi_class != "ovr"
 
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem for the log loss with more than two classes (the
@@ -429,25 +431,6 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         return {"coef_": result.x, "intercept_": np.asarray(result.intercept, dtype=float),
                 "n_iter_": int(result.n_iter), "history_": monitor.history(), "seed_": seed,
                 "solver_state_": [result.state]}
-
-    @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
-    def predict_proba(self, X):
-        """Class probabilities: the sigmoid for two classes, the softmax of the
-        multinomial model for more (``loss='log_loss'`` only).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray or dask array of shape (n_samples, n_classes)
-            A Dask array (computed lazily, chunk by chunk) for a Dask array X.
-        """
-        check_is_fitted(self)
-        if len(self.classes_) == 2 or is_dask_array(X):
-            return super().predict_proba(X)
-        return cgvr_multinomial.softmax(self.decision_function(X))
 
 
 class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):

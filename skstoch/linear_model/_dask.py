@@ -212,7 +212,11 @@ class DaskClassifierMixin(DaskFitMixin):
         return targets, sw, {"classes_": classes}
 
     def _dask_check_classes(self, n_classes):
-        pass
+        if self._multinomial(n_classes):
+            raise ValueError(
+                "The multinomial log loss (loss='log_loss' with more than two classes) is not "
+                "supported for a Dask array X yet; fit in memory, or pass multi_class='ovr' "
+                "(one-vs-rest heads, each fitted on the Dask data).")
 
     def decision_function(self, X):
         """Signed distance to the hyperplane(s).

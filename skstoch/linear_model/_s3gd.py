@@ -1,6 +1,6 @@
 """Linear models of the S3GD paper (002): by default Prox-SVRG after one SGD pass (l2
-penalty) or working-set coordinate descent (l1 / elastic-net), the paper's S3GD with
-``solver='s3gd'``.
+penalty; multinomial Prox-SVRG for a multiclass log loss) or working-set coordinate descent
+(l1 / elastic-net), the paper's S3GD with ``solver='s3gd'``.
 
 ``S3GDClassifier`` and ``S3GDRegressor`` minimise
 
@@ -18,7 +18,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers import _working_set, dask_fit, s3gd
+from .._solvers import _working_set, dask_fit, s3gd, s3gd_multinomial
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ._dask import S3GD_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin
 
@@ -46,6 +46,10 @@ _COMMON_CONSTRAINTS = {
     "track_objective": ["boolean"],
     "warm_start": ["boolean"],
 }
+
+
+# the solvers whose multiclass log loss can be multinomial (multinomial Prox-SVRG)
+_MULTINOMIAL_SOLVERS = ("auto", "hybrid", "svrg")
 
 
 class _S3GDMixin:
@@ -337,16 +341,17 @@ _ATTRIBUTES_DOC = """
 
 class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     __doc__ = f"""Linear classifier trained by Prox-SVRG after one SGD pass (default for the
-    l2 penalty; working-set coordinate descent for l1 / elastic-net), or by the S3GD of Mu,
-    Liu & Fan (``solver='s3gd'``) and the paper's baselines.
+    l2 penalty; multinomial Prox-SVRG for the log loss with more than two classes;
+    working-set coordinate descent for l1 / elastic-net), or by the S3GD of Mu, Liu & Fan
+    (``solver='s3gd'``) and the paper's baselines.
 
     The default for the l2 penalty (``solver='auto'`` resolves to ``'hybrid'``, with
     ``anchor_epochs=0``) is not S3GD: one pass of per-sample
     SGD (``warmup_epochs``; on a well-conditioned problem one exact steepest-descent step
     instead, ``init_step``), then Prox-SVRG with one full pass per epoch; it builds no anchor
-    graph.  Each binary problem (one per class, one-vs-rest, for more than two classes; all
-    heads share one anchor graph, threads with ``n_jobs``) minimises, with ``y_i`` in
-    {{-1, +1}},
+    graph.  Each binary problem (one per class, one-vs-rest, for more than two classes when
+    the fit is not multinomial, see ``multi_class``; all heads share one anchor graph,
+    threads with ``n_jobs``) minimises, with ``y_i`` in {{-1, +1}},
 
     ``F(w, b) = (1/n) sum_i s_i loss(y_i, x_i.w + b)
     + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
@@ -356,6 +361,15 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     for ``'l1'``, and the penalty is 0 for ``penalty=None``; the intercept ``b`` is not
     penalised; ``alpha='auto'`` is ``1 / n``.  Nothing else is added (the warm-up and the
     solvers change the path, not the minimiser).
+
+    With more than two classes and the log loss, the default (``multi_class='auto'`` with
+    ``solver`` resolving to ``'hybrid'`` or ``'svrg'``) is multinomial, one objective over
+    the (K, d) coefficients and K intercepts as scikit-learn's ``LogisticRegression``:
+
+    ``F(W, b) = (1/n) sum_i s_i [log sum_k exp(x_i.w_k + b_k) - (x_i.w_{{y_i}} + b_{{y_i}})]
+    + alpha (l1_ratio ||W||_1 + (1 - l1_ratio) / 2 ||W||_F^2)``
+
+    fitted by multinomial Prox-SVRG (see ``multi_class``); ``predict_proba`` is its softmax.
 
     ``solver='s3gd'`` is the paper's Algorithm 1: proximal mini-batch steps
     ``w <- prox(w - eta (grad psi_I(w) - grad h_I(w~) + grad H(w~)))`` where ``h`` replaces
@@ -380,6 +394,29 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     smoothing : float, default=1.0
         Width of the quadratic part of ``'smooth_hinge'``.
     {_SOLVER_DOC}
+    multi_class : {{'auto', 'multinomial', 'ovr'}}, default='auto'
+        How more than two classes are fitted (two classes are one binary problem whatever
+        the value).  ``'multinomial'``: the softmax log loss above, one problem over all
+        classes (as ``LogisticRegression`` and ``CGVRClassifier``); log loss only, by
+        multinomial Prox-SVRG (not in the paper): each epoch one full pass (exact objective,
+        gradient and probabilities at the snapshot) and one pass of proximal steps over
+        mini-batches of ``batch_size`` consecutive rows of a copy of X made once with the
+        rows in a random order (each epoch from a random offset: sequential reads, about
+        twice as fast as a fresh random order; the copy costs X's size), step ``eta0`` (``'auto'``:
+        ``2 / L_b``, ``L_b`` as for ``eta0`` with the curvature bound 1/2 of the softmax, 8x
+        Prox-SVRG's theory step; measured, user guide); an epoch that does not decrease the
+        objective is undone and halves the step (``history_['rejected_epochs']``).  It uses
+        ``solver`` ``'auto'``, ``'hybrid'`` or ``'svrg'`` (with an l1 part the l1 prox; no
+        warm-up, line-search start or anchors: ``warmup_epochs``, ``init_step``,
+        ``anchor_epochs``, ``n_inner`` and the anchor parameters are not used) and ``tol``'s
+        plateau rule on the exact objective.  ``'ovr'``: one binary problem per class (the
+        heads share one anchor graph; threads with ``n_jobs``), ``predict_proba`` normalises
+        the one-vs-rest sigmoids (as ``SGDClassifier``).  ``'auto'``: ``'multinomial'`` for
+        the log loss when ``solver`` is or resolves to ``'hybrid'`` or ``'svrg'`` (the l2
+        default: what ``LogisticRegression`` fits), else ``'ovr'``: the other losses,
+        ``solver='cd'`` (the default with an l1 part: coordinate descent per head) and the
+        paper's ``'s3gd'`` with its baselines ``'sgd'`` and ``'ssgd'`` (binary algorithms,
+        as in the paper).
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the sample weights by class (then all are rescaled to sum to ``n``).
         ``'balanced'`` is the paper's eq. (46) divided by 2.
@@ -427,6 +464,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         **_COMMON_CONSTRAINTS,
         "loss": [StrOptions({"log_loss", "squared_hinge", "smooth_hinge"})],
         "smoothing": [Interval(Real, 0, None, closed="neither")],
+        "multi_class": [StrOptions({"auto", "multinomial", "ovr"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "n_jobs": [Integral, None],
     }
@@ -437,8 +475,9 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
                  learning_rate="constant", batch_size=10, n_inner="auto",
                  n_anchors=100, n_neighbors=5, kernel_width="nearest", kernel_eps=1e-4,
                  anchor_method="auto", kmeans_max_iter=10, max_iter=1000, tol=1e-4,
-                 n_iter_no_change=5, track_objective=False, class_weight=None,
-                 warm_start=False, n_jobs=None, random_state=None, verbose=0, callback=None):
+                 n_iter_no_change=5, track_objective=False, multi_class="auto",
+                 class_weight=None, warm_start=False, n_jobs=None, random_state=None,
+                 verbose=0, callback=None):
         self.loss = loss
         self.smoothing = smoothing
         self.penalty = penalty
@@ -463,12 +502,55 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
         self.track_objective = track_objective
+        self.multi_class = multi_class
         self.class_weight = class_weight
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
+
+    def _check_multi_class(self):
+        if self.multi_class != "multinomial":
+            return
+        if self.loss != "log_loss":
+            raise ValueError(
+                f"multi_class='multinomial' needs loss='log_loss'; got "
+                f"loss={self.loss!r} (use multi_class='ovr').")
+        if self.solver not in _MULTINOMIAL_SOLVERS:
+            raise ValueError(
+                f"multi_class='multinomial' runs multinomial Prox-SVRG, with solver "
+                f"'auto', 'hybrid' or 'svrg'; got solver={self.solver!r} (use "
+                f"multi_class='ovr').")
+
+    def _multinomial(self, n_classes):
+        """Whether a fit with ``n_classes`` classes is one multinomial problem."""
+        if n_classes <= 2 or self.loss != "log_loss" or self.multi_class == "ovr":
+            return False
+        if self.multi_class == "multinomial":
+            return True
+        return self.solver in _MULTINOMIAL_SOLVERS and self._resolved_solver(2) != "cd"
+
+    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
+        """One multinomial problem (the one-vs-rest targets are the columns of the one-hot
+        matrix) or the one-vs-rest heads."""
+        self._check_multi_class()
+        n_classes = len(targets)
+        if not self._multinomial(n_classes):
+            return super()._run_problems(X, targets, sample_weights, coef_init,
+                                         intercept_init)
+        seed = self._draw_seed()
+        params = self._solver_params(X.shape[0])
+        y = np.argmax(np.column_stack(targets), axis=1)
+        warm = self.warm_start and hasattr(self, "coef_")
+        monitor = self._make_monitor(self._solver_name())
+        result = s3gd_multinomial.solve(
+            X, y, sample_weights[0], n_classes, params, monitor, seed,
+            coef_init=coef_init if warm else None,
+            intercept_init=intercept_init if warm else None)
+        return {"coef_": result.x, "intercept_": np.asarray(result.intercept, dtype=float),
+                "n_iter_": int(result.n_iter), "history_": monitor.history(), "seed_": seed,
+                "step_size_": float(result.extra["step_size"])}
 
 
 class S3GDRegressor(_S3GDMixin, DaskRegressorMixin, BaseLinearRegressor):

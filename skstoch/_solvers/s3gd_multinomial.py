@@ -1,0 +1,219 @@
+"""Driver of multinomial Prox-SVRG, used by :class:`~skstoch.S3GDClassifier` for the log loss
+with more than two classes (``multi_class='multinomial'``, the default for ``'hybrid'`` and
+``'svrg'``).
+
+``solve`` minimises over ``W`` (K, d) and ``b`` (K,)::
+
+    F(W, b) = (1/n) sum_i s_i [log sum_k exp(z_ik) - z_{i y_i}]
+              + lam1 ||W||_1 + (lam2/2) ||W||_F^2,        z_ik = x_i . w_k + b_k
+
+(scikit-learn's multinomial ``LogisticRegression``; ``b`` unpenalised) by Prox-SVRG (Xiao &
+Zhang 2014): each epoch is one pass of proximal mini-batch steps along variance-reduced
+gradients in the compiled kernel (``skstoch._fast._multinomial``) over a copy of X whose rows
+were put in a random order once, read sequentially from a random offset (each row once per
+epoch), around the snapshot of a full pass with NumPy/BLAS (exact
+objective, data gradient and probabilities of every row).  The step is ``2 / L_b``, eight
+times Prox-SVRG's ``1 / (4 L_b)`` (``L_b`` as in the binary driver, with the curvature bound
+1/2 of the softmax log loss; measured: user guide, "Multinomial log loss"), made safe by a
+safeguard: an epoch whose exact objective does not decrease is undone and halves the step.
+The stop is the binary driver's plateau rule, on the exact objective of each epoch's iterate.
+"""
+import numpy as np
+import scipy.sparse as sp
+
+from .._fast._multinomial import svrg_epoch
+from ._monitor import DivergenceError
+from ._result import SolverResult
+from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
+from ._stopping import Plateau
+
+__all__ = ["solve"]
+
+CURVATURE = 0.5        # ||diag(p) - p p^T||_2 <= 1/2
+# eta0='auto' is 1 / (_STEP_FACTOR L_b), 8x Prox-SVRG's safe 1 / (4 L_b) (measured: user
+# guide, "Multinomial log loss"); an epoch that does not decrease F is rejected and halves it
+_STEP_FACTOR = 0.5
+_MAX_REJECTED = 40
+_CRITERION = "relative objective improvement of the last epoch"
+
+
+def _softmax_lse(Z):
+    """Row-wise softmax of Z (in place) and its log-sum-exp."""
+    m = Z.max(axis=1, keepdims=True)
+    Z -= m
+    np.exp(Z, out=Z)
+    s = Z.sum(axis=1, keepdims=True)
+    Z /= s
+    return Z, (m + np.log(s))[:, 0]
+
+
+class _Problem:
+    """Data, targets, weights and penalty of one multinomial fit; :meth:`snapshot` is the
+    full pass."""
+
+    def __init__(self, X, y, sample_weight, n_classes, params):
+        self.X = X
+        self.n, self.d = X.shape
+        self.K = n_classes
+        self.y = np.asarray(y, dtype=np.intp)
+        self.sw = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        self.params = params
+        if sp.issparse(X):
+            self.rows = (X.data, X.indices.astype(np.int32, copy=False),
+                         X.indptr.astype(np.int64, copy=False))
+        else:
+            self.rows = (X.ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
+
+    def penalty(self, W):
+        p = self.params
+        return p.lam1 * float(np.abs(W).sum()) + 0.5 * p.lam2 * float(np.vdot(W, W))
+
+    def full_pass(self, W, c):
+        """Objective, probabilities P (n, K) and data gradients B (d, K), Bc (K,) at
+        (W, c)."""
+        n = self.n
+        Z = np.asarray(self.X @ W)
+        Z += c
+        zy = Z[np.arange(n), self.y]
+        P, lse = _softmax_lse(Z)
+        loss = float(self.sw @ (lse - zy)) / n
+        R = P.copy()
+        R[np.arange(n), self.y] -= 1.0
+        R *= (self.sw / n)[:, None]
+        B = np.ascontiguousarray(self.X.T @ R)
+        Bc = R.sum(axis=0) if self.params.fit_intercept else np.zeros(self.K)
+        return loss + self.penalty(W), P, B, Bc
+
+    def steps(self, seed, batch, step_factor=_STEP_FACTOR):
+        """``(eta, eta_c)``: ``eta0`` (float) or ``2 / L_b`` with the binary driver's ``L_b``
+        for the curvature bound 1/2; the intercept moves by ``eta s2`` (the intercept feature
+        scaled to ``sqrt(s2)``, see ``s3gd._Run.batch_smoothness``)."""
+        p = self.params
+        if p.eta0 != "auto":
+            return float(p.eta0), float(p.eta0)
+        lam, mean_norm, mean_w = gram_spectrum(self.X, self.sw, seed)
+        if p.fit_intercept:
+            s2 = lam if lam > 0 else 1.0
+            lam_aug = intercept_gram_bound(lam, mean_norm, mean_w, s2)
+        else:
+            s2, lam_aug = 1.0, lam
+        X = self.X
+        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+              else np.einsum("ij,ij->i", X, X))
+        L_max = CURVATURE * float(np.max(self.sw * (sq + (s2 if p.fit_intercept else 0.0))))
+        L = min(CURVATURE * lam_aug, L_max)
+        L_b = max(expected_batch_smoothness(L, L_max, self.n, batch) + p.lam2, 1e-12)
+        eta = 1.0 / (step_factor * L_b)
+        if not (np.isfinite(eta * s2) and eta > 0.0):
+            raise DivergenceError(
+                f"The automatic step (eta0='auto') of the multinomial fit is {eta:.3g}: the "
+                f"scale of X (largest squared row norm {np.max(sq):.3g}) overflows float64. "
+                f"Rescale X (e.g. StandardScaler) or pass a float eta0.")
+        return eta, eta * s2
+
+
+def _as_float64(X):
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        return X
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
+          intercept_init=None, step_factor=_STEP_FACTOR):
+    """Fit the multinomial model.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+    y : ndarray of int of shape (n_samples,)
+        Encoded classes 0..K-1.
+    sample_weight : ndarray of shape (n_samples,)
+    n_classes : int
+    params : skstoch._solvers.s3gd.S3GDParams
+    monitor : FitMonitor
+        One record per epoch.
+    seed : int
+    coef_init, intercept_init : ndarray or None
+        Warm start (K, d) and (K,).
+    step_factor : float
+        ``eta0='auto'`` is ``1 / (step_factor L_b)`` (the default 0.5 is the measured one;
+        ``benchmarks/studies/s3gd_multinomial_step.py`` varies it).
+
+    Returns
+    -------
+    SolverResult
+        ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts, ``n_iter`` the
+        epochs run, ``extra["step_size"]`` the step.
+    """
+    rng = np.random.Generator(np.random.Philox(key=[seed, 2**32 + 11]))
+    # the rows once in a random order (a copy): each epoch then reads them sequentially from a
+    # random offset, about twice as fast as reading a fresh random order
+    perm = rng.permutation(X.shape[0])
+    X = _as_float64(X[perm])
+    prob = _Problem(X, np.asarray(y)[perm], np.asarray(sample_weight)[perm], n_classes, params)
+    n, d, K = prob.n, prob.d, n_classes
+    W = np.zeros((d, K))
+    c = np.zeros(K)
+    if coef_init is not None:
+        W[:] = np.asarray(coef_init, dtype=np.float64).T
+        if params.fit_intercept:
+            c[:] = intercept_init
+    batch = min(params.batch_size, n)
+    n_steps = -(-n // batch)
+    lazy = params.lam1 == 0.0
+    plateau = Plateau(params.tol, params.n_iter_no_change)
+    n_iter, converged, rejected = 0, False, 0
+    # a trial step overflows the margins before the safeguard rejects it
+    with np.errstate(over="ignore", invalid="ignore"):
+        eta, eta_c = prob.steps(seed, batch, step_factor)
+        kept = _Snapshot(prob, W, c, lazy)
+        for epoch in range(params.max_iter):
+            U, c = kept.W.copy(), kept.c.copy()
+            scale = np.array([1.0, 0.0])
+            order = np.roll(np.arange(n, dtype=np.intp), -int(rng.integers(n)))
+            svrg_epoch(*prob.rows, d, order, n_steps, batch, prob.sw, kept.P, kept.BX, kept.B,
+                       kept.Bc, U, c, scale, eta, eta_c, params.lam1, params.lam2,
+                       params.fit_intercept, lazy)
+            W = scale[0] * U + scale[1] * kept.B if lazy else U
+            n_iter = epoch + 1
+            trial = _Snapshot(prob, W, c, lazy)
+            previous = kept.objective
+            if trial.objective <= previous + 1e-12 * abs(previous):
+                kept, counts = trial, True
+            else:    # the safeguard: keep the previous iterate, halve the step
+                rejected += 1
+                eta, eta_c, counts = 0.5 * eta, 0.5 * eta_c, False
+                if rejected > _MAX_REJECTED:
+                    raise DivergenceError(
+                        f"{monitor.solver_name} diverged: {rejected} epochs did not decrease "
+                        f"the objective; decrease eta0.")
+            stop = monitor.record(x=kept.W.T.copy(), iteration=n_iter, pass_fraction=1.0,
+                                  step_size=eta, solver="svrg", objective=kept.objective,
+                                  objective_kind="exact", rejected_epochs=rejected)
+            if plateau.update(kept.objective, counts):
+                converged = True
+                break
+            if stop:
+                break
+    monitor.finish(converged=converged, criterion=_CRITERION,
+                   value=float(plateau.rel_improvement), tol=params.tol,
+                   max_iter=params.max_iter)
+    return SolverResult(x=np.ascontiguousarray(kept.W.T), intercept=kept.c.copy(),
+                        n_iter=n_iter, converged=converged,
+                        criterion=float(plateau.rel_improvement), criterion_name=_CRITERION,
+                        extra={"step_size": eta})
+
+
+class _Snapshot:
+    """An iterate with its full pass: exact objective, probabilities and data gradients
+    (and ``BX = X B`` for the lazy kernel); a non-finite objective is ``inf``."""
+
+    def __init__(self, prob, W, c, lazy):
+        self.W, self.c = W, c
+        objective, self.P, self.B, self.Bc = prob.full_pass(W, c)
+        self.objective = objective if np.isfinite(objective) else np.inf
+        K = prob.K
+        self.BX = (np.ascontiguousarray(prob.X @ self.B) if lazy and np.isfinite(objective)
+                   else np.empty((0, K)))
