@@ -126,9 +126,14 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
     """Shared fit machinery of the linear estimators (not public).
 
     Subclasses implement ``_fit_problem(problem) -> SolverResult`` (``x`` the coefficients,
-    ``intercept`` the intercept) and may override ``_prepare_fit``, ``_fitted_extras`` and
-    ``_solver_name()``.
+    ``intercept`` the intercept) and may override ``_prepare_fit``, ``_fitted_extras``,
+    ``_solver_name()`` and ``_reads_float32``.
     """
+
+    def _reads_float32(self, X):
+        """Whether this fit's kernels read a float32 X as it is (``problem.dataset`` then
+        stores float32 rows; no float64 copy of X).  False: X is converted to float64."""
+        return False
 
     def _solver_name(self):
         solver = getattr(self, "solver", None)
@@ -147,7 +152,7 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
         return the fitted attributes (a dict; nothing is set on the estimator here)."""
         seed = self._draw_seed()
         shared = self._prepare_fit(X, sample_weights, seed)
-        dataset = make_dataset(X)
+        dataset = make_dataset(X, float32=self._reads_float32(X))
         n_problems = len(targets)
         states = self._warm_start_states(n_problems)
         monitors = [self._make_monitor(self._solver_name()) for _ in range(n_problems)]
@@ -208,6 +213,9 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR).  float32 X is used without a copy where the
+            estimator's kernels read float32 (the user guide lists them), else converted
+            to float64.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
 
@@ -331,6 +339,9 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR).  float32 X is used without a copy where the
+            estimator's kernels read float32 (the user guide lists them), else converted
+            to float64.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like of shape (n_samples,), default=None
 
