@@ -21,7 +21,9 @@ tolerance rung for every solver, CGVR from its ``history_`` plus its setup time)
 ``results/cgvr_<problem>_trace.png`` (and ``.json``); ``... trace replot dense sparse`` redraws
 the PNGs from the committed JSONs.  ``SKSTOCH_BENCH_QUICK=1`` (quick mode) shrinks the problems
 and writes to a temporary folder, e.g. ``SKSTOCH_BENCH_QUICK=1 PYTHONPATH=. python
-benchmarks/bench_cgvr.py trace dense sparse``.
+benchmarks/bench_cgvr.py trace dense sparse``.  Printed reports: ``multinomial``, ``threads``
+and ``float32`` (float32 X read in place: the fit's allocation beyond X and the coefficient
+difference against float64, CGVR dense and CSR, S3GD dense, 200,000 x 100).
 """
 import sys
 import time
@@ -293,7 +295,12 @@ def plot_trace(data, path):
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["dense", "sparse"]
-    if "multinomial" in which or "threads" in which:   # printed reports (user guide, CGVR)
+    if {"multinomial", "threads", "float32"} & set(which):   # printed reports (user guide)
+        if "float32" in which:
+            from _bench_float32 import main as float32
+            for layout in ("dense", "csr"):
+                float32("CGVRClassifier", layout)
+            float32("S3GDClassifier", "dense")
         if "multinomial" in which:
             from _bench_cgvr_multinomial import main as multinomial
             multinomial()
