@@ -742,22 +742,22 @@ def test_bitwise_identical_across_blas_thread_counts():
 
 
 def test_max_iter_auto_rule_and_explicit_budget():
-    """'auto' = ceil(draws / batch_size), draws = 12 n_anchors k clipped to [16000, 128000],
+    """'auto' = ceil(draws / batch_size), draws = 12 n_anchors k clipped to [4000, 128000],
     independent of n_impostors; ints are kept."""
-    X, y = _noisy_blobs(n=600)
+    X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0).fit(X, y)
     assert est.batch_size == 16
-    assert est.max_iter_ == int(np.ceil(12 * 600 * 3 / 16)) == 1350
+    assert est.max_iter_ == int(np.ceil(12 * 300 * 3 / 16)) == 675
     assert est.n_iter_ == est.max_iter_  # use_full_budget
     for q in (1, 3, 20):
-        assert LMNNMetric(random_state=0, tol=0, n_impostors=q).fit(X, y).max_iter_ == 1350
-    assert LMNNMetric(random_state=0, tol=0, batch_size=8).fit(X, y).max_iter_ == 2700
+        assert LMNNMetric(random_state=0, tol=0, n_impostors=q).fit(X, y).max_iter_ == 675
+    assert LMNNMetric(random_state=0, tol=0, batch_size=8).fit(X, y).max_iter_ == 1350
     small = LMNNMetric(random_state=0, tol=0).fit(X[:60], y[:60])
-    assert small.max_iter_ == 1000  # 12 * 60 * 3 = 2160 draws, clipped to 16000
+    assert small.max_iter_ == 250  # 12 * 60 * 3 = 2160 draws, clipped to 4000
     big_batch = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X, y)
-    assert big_batch.max_iter_ == int(np.ceil(21600 / 64)) == 338  # 12 * 600 * 3 draws
+    assert big_batch.max_iter_ == int(np.ceil(10800 / 64)) == 169  # 12 * 300 * 3 draws
     tiny = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X[:60], y[:60])
-    assert tiny.max_iter_ == int(np.ceil(16000 / 64)) == 250
+    assert tiny.max_iter_ == int(np.ceil(4000 / 64)) == 63
     fixed = LMNNMetric(random_state=0, tol=0, max_iter=700).fit(X, y)
     assert fixed.max_iter_ == fixed.n_iter_ == 700
     with pytest.raises(ValueError, match="max_iter"):
