@@ -67,7 +67,9 @@ KNOWN_FAILURES = {
                              "against 0.969 (OvR LogisticRegression itself scores 0.964)",
     "S3GDClassifier-iris": "one-vs-rest against multinomial LogisticRegression: 0.927 "
                            "against 0.960 (OvR LogisticRegression itself scores 0.933)",
-    "LMNNMetric-iris": "3-NN accuracy 0.947 against NCA's 0.960",
+    "LMNNMetric-iris": "3-NN accuracy 0.947 against NCA's 0.960 (142 against 144 of 150 "
+                       "rows; over RepeatedStratifiedKFold(5, 10 repeats) 0.955 against "
+                       "0.961)",
 }
 
 
