@@ -34,7 +34,8 @@ or ``--quick``: wine only, one fit each, 2 splits with ``--repeated``, a 3,000 x
 files in a temporary folder; ``--only=NAME`` runs only the problems whose result name contains NAME, e.g.
 ``--only=synthetic``; ``--repeated`` runs the repeated-split accuracy comparison instead,
 combinable with ``--only``, ``--splits=N`` (default 20) and ``--peer-splits=N``
-(``--only=noise`` runs the four noisy problems, ``--only=20000`` the synthetic one); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
+(``--only=noise`` runs the four noisy problems, ``--only=20000`` the synthetic one;
+``--pylmnn`` compares with PyLMNN instead of NCA and metric-learn, files ``*_pylmnn_*``); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
 scale run written to ``results/lmnn_scale.md``; ``--no-metric-learn`` leaves metric-learn
 out of the single-split tables, e.g. for the synthetic problem, where it did not finish
 within 300 s in rounds 3 and 4).
@@ -101,6 +102,14 @@ for i in range(int(d["n"])):
     print(json.dumps(out[-1]), file=sys.stderr, flush=True)
 print(json.dumps(out))
 """
+
+
+# PyLMNN 1.6.4 (optional peer, in the metric-learn environment) needs three patches to run
+# on current scipy / without GPyOpt: pylmnn/__init__.py imports .bayesopt only if GPyOpt is
+# there; lmnn.py passes ``x0=transformation.ravel()`` and drops ``disp`` from the L-BFGS-B
+# options.  ``--pylmnn`` runs it instead of metric-learn.
+_PYLMNN_SPLITS_SCRIPT = _ML_SPLITS_SCRIPT.replace(
+    "from metric_learn import LMNN", "from pylmnn import LargeMarginNearestNeighbor as LMNN")
 
 
 def knn_accuracy(transform, split):
@@ -229,9 +238,10 @@ def _run_local(makers, draws):
     return out
 
 
-def _run_metric_learn(draws, timeout):
-    """metric-learn on the first splits of ``draws`` in one subprocess; on a timeout, the
-    splits it finished (read from its stderr) or ImportError when none."""
+def _run_metric_learn(draws, timeout, script_text=None):
+    """metric-learn (or ``script_text``: PyLMNN) on the first splits of ``draws`` in one
+    subprocess; on a timeout, the splits it finished (read from its stderr) or ImportError
+    when none."""
     if not os.path.exists(ML_PYTHON):
         raise ImportError(f"metric-learn interpreter {ML_PYTHON} not found")
     with tempfile.TemporaryDirectory() as tmp:
@@ -241,7 +251,7 @@ def _run_metric_learn(draws, timeout):
             arrays.update({f"X{i}": X, f"y{i}": y, f"train{i}": mask})
         np.savez(path, **arrays)
         script = os.path.join(tmp, "run.py")
-        Path(script).write_text(_ML_SPLITS_SCRIPT)
+        Path(script).write_text(script_text or _ML_SPLITS_SCRIPT)
         try:
             out = subprocess.run([ML_PYTHON, script, path], capture_output=True, text=True,
                                  timeout=timeout, check=True)
@@ -259,21 +269,25 @@ def _run_metric_learn(draws, timeout):
 
 
 def run_repeated(name, description, draw, n_splits=10, ml_timeout=1800, peer_splits=None,
-                 params=None):
+                 params=None, pylmnn=False):
     """Mean/std 3-NN accuracy over the same repeated stratified splits (and data draws,
     ``draw(i)``) for every method, through the harness (per-split fit times are the
     harness's timed samples).  ``peer_splits``: NCA and metric-learn run on the first
     ``peer_splits`` splits only (ours on all; the paired difference uses the common
-    splits).  ``params``: LMNNMetric parameters (default: its defaults)."""
+    splits).  ``params``: LMNNMetric parameters (default: its defaults).  ``pylmnn``: PyLMNN
+    (in the metric-learn environment, patched as above) replaces metric-learn and NCA."""
     draws = repeated_draws(draw, n_splits)
     n_peer = n_splits if peer_splits is None else min(peer_splits, n_splits)
     params = params or {}
     runs = _run_local(
         {"ours": lambda i: LMNNMetric(random_state=0, **params),
-         "nca": lambda i: NeighborhoodComponentsAnalysis(random_state=0) if i < n_peer
-         else None}, draws)
+         "nca": lambda i: NeighborhoodComponentsAnalysis(random_state=0)
+         if i < n_peer and not pylmnn else None}, draws)
+    if pylmnn:
+        runs["nca"] = ImportError("not run with --pylmnn (see the file without _pylmnn)")
     try:
-        runs["ml"] = _run_metric_learn(draws[:n_peer], ml_timeout)
+        runs["ml"] = _run_metric_learn(draws[:n_peer], ml_timeout,
+                                       _PYLMNN_SPLITS_SCRIPT if pylmnn else None)
     except ImportError as exc:
         runs["ml"] = exc
     euclid = []
@@ -317,6 +331,8 @@ def run_repeated(name, description, draw, n_splits=10, ml_timeout=1800, peer_spl
     label = "skstoch LMNNMetric (defaults)" if not params else f"skstoch LMNNMetric({params})"
     cases = [case(label, "skstoch", "ours", ours=True),
              case("sklearn NeighborhoodComponentsAnalysis", "scikit-learn", "nca"),
+             case("PyLMNN LargeMarginNearestNeighbor (subprocess, patched)", "pylmnn", "ml")
+             if pylmnn else
              case("metric-learn LMNN (subprocess, sklearn<1.6)", "metric-learn", "ml"),
              case("Euclidean 3-NN (no metric learning)", "scikit-learn", "euclid")]
     peer_note = ("" if n_peer == n_splits else
@@ -435,14 +451,15 @@ def _repeated_problems():
     ]
 
 
-def main_repeated(only=None, n_splits=10, quick=False, peer_splits=None):
+def main_repeated(only=None, n_splits=10, quick=False, peer_splits=None, pylmnn=False):
     for name, description, draw, default_peer_splits in _repeated_problems():
         if only and only not in name:
             continue
         if quick and "wine" not in name:
             continue
-        run_repeated(name + f"_{n_splits}splits", description, draw, n_splits=n_splits,
-                     peer_splits=peer_splits or default_peer_splits)
+        run_repeated(name + ("_pylmnn" if pylmnn else "") + f"_{n_splits}splits", description,
+                     draw, n_splits=n_splits, peer_splits=peer_splits or default_peer_splits,
+                     pylmnn=pylmnn)
 
 
 def main(quick=False, only=None, scale=True, problems_too=True, metric_learn=True):
@@ -522,7 +539,7 @@ if __name__ == "__main__":
                  if a.startswith("--peer-splits=")]
         main_repeated(only=_only[0] if _only else None,
                       n_splits=_splits[0] if _splits else (2 if _quick else 20), quick=_quick,
-                      peer_splits=_peer[0] if _peer else None)
+                      peer_splits=_peer[0] if _peer else None, pylmnn="--pylmnn" in sys.argv)
     else:
         main(quick=_quick, only=_only[0] if _only else None,
              scale="--no-scale" not in sys.argv and not _only,
