@@ -27,7 +27,9 @@ fit time over the splits (and CPU seconds), and for ours the mean and standard d
 the per-split difference to the better peer (max of NCA and metric-learn on that split).
 metric-learn fits all splits in ONE subprocess (one interpreter start-up), timing each fit
 there.  On the synthetic problem NCA (memory and time O(n^2) per iteration) and metric-learn
-run on the first 2 splits only (``--peer-splits=N`` changes that for every problem).
+run on the first 2 splits only (``--peer-splits=N`` changes that for every problem); one NCA
+fit there did not finish in an hour on the loaded benchmark machine, so the committed
+result is ``--repeated --only=20000 --pylmnn --peer-splits=1`` (PyLMNN on the first split).
 
 Run: ``PYTHONPATH=. python benchmarks/bench_lmnn.py`` (quick mode: ``SKSTOCH_BENCH_QUICK=1``
 or ``--quick``: wine only, one fit each, 2 splits with ``--repeated``, a 3,000 x 30 scale run,
