@@ -14,21 +14,30 @@ interpreter.  Create that environment once with::
 split from a temporary .npz file, times ``LMNN(n_neighbors=3).fit`` itself and returns the
 seconds and the 3-NN accuracy; when the interpreter is missing the row is reported as skipped.
 
-Repeated splits (``--repeated``, written to ``results/lmnn_<problem>_10splits.md``): the
-small problems are noisy on one split (wine has 45 test rows: one row is 2.2 points), so every
-method is fitted on the same ``n_splits`` stratified 75/25 splits
-(``StratifiedShuffleSplit(random_state=0)``, standardized on each training part); the table
-gives the mean and standard deviation of the 3-NN test accuracy, the median fit time over the
-splits (and CPU seconds), and for ours the mean and standard deviation of the per-split
-difference to the better peer (max of NCA and metric-learn on that split).  metric-learn fits
-all splits in ONE subprocess (one interpreter start-up), timing each fit there.
+Repeated splits (``--repeated``, written to ``results/lmnn_<problem>_<n>splits.md``; issue
+21.5's table): one split is noisy on the small problems (wine has 45 test rows: one row is 2.2
+points), so every method is fitted on the same ``n_splits`` (default 20) splits, split i
+with its own data draw (fresh N(0, 1) noise features seeded by i for wine, breast_cancer,
+iris and digits + 20 noise features; a fresh ``make_classification`` sample seeded by i for
+the 20,000 x 50 synthetic problem with 5 informative features, where a good metric helps:
+3-NN on the informative features ~85%, on all features ~40%) and the i-th stratified 75/25
+split of ``StratifiedShuffleSplit(n_splits, random_state=0)``, standardized on each training
+part.  The table gives the mean and standard deviation of the 3-NN test accuracy, the median
+fit time over the splits (and CPU seconds), and for ours the mean and standard deviation of
+the per-split difference to the better peer (max of NCA and metric-learn on that split).
+metric-learn fits all splits in ONE subprocess (one interpreter start-up), timing each fit
+there.  On the synthetic problem NCA (memory and time O(n^2) per iteration) and metric-learn
+run on the first 2 splits only (``--peer-splits=N`` changes that for every problem); one NCA
+fit there did not finish in an hour on the loaded benchmark machine, so the committed
+result is ``--repeated --only=20000 --pylmnn --peer-splits=1`` (PyLMNN on the first split).
 
 Run: ``PYTHONPATH=. python benchmarks/bench_lmnn.py`` (quick mode: ``SKSTOCH_BENCH_QUICK=1``
 or ``--quick``: wine only, one fit each, 2 splits with ``--repeated``, a 3,000 x 30 scale run,
 files in a temporary folder; ``--only=NAME`` runs only the problems whose result name contains NAME, e.g.
 ``--only=synthetic``; ``--repeated`` runs the repeated-split accuracy comparison instead,
-combinable with ``--only`` and ``--splits=N`` (default 10), and also runs iris and digits with
-20 noise features (``--only=noise`` runs the four noisy problems); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
+combinable with ``--only``, ``--splits=N`` (default 20) and ``--peer-splits=N``
+(``--only=noise`` runs the four noisy problems, ``--only=20000`` the synthetic one;
+``--pylmnn`` compares with PyLMNN instead of NCA and metric-learn, files ``*_pylmnn_*``); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
 scale run written to ``results/lmnn_scale.md``; ``--no-metric-learn`` leaves metric-learn
 out of the single-split tables, e.g. for the synthetic problem, where it did not finish
 within 300 s in rounds 3 and 4).
@@ -82,9 +91,9 @@ from metric_learn import LMNN
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 d = np.load(sys.argv[1])
-X, y, train = d["X"], d["y"], d["train"]
 out = []
-for mask in train:
+for i in range(int(d["n"])):
+    X, y, mask = d[f"X{i}"], d[f"y{i}"], d[f"train{i}"]
     sc = StandardScaler().fit(X[mask])
     Xtr, Xte, ytr, yte = sc.transform(X[mask]), sc.transform(X[~mask]), y[mask], y[~mask]
     start, cpu = time.perf_counter(), time.process_time()
@@ -95,6 +104,14 @@ for mask in train:
     print(json.dumps(out[-1]), file=sys.stderr, flush=True)
 print(json.dumps(out))
 """
+
+
+# PyLMNN 1.6.4 (optional peer, in the metric-learn environment) needs three patches to run
+# on current scipy / without GPyOpt: pylmnn/__init__.py imports .bayesopt only if GPyOpt is
+# there; lmnn.py passes ``x0=transformation.ravel()`` and drops ``disp`` from the L-BFGS-B
+# options.  ``--pylmnn`` runs it instead of metric-learn.
+_PYLMNN_SPLITS_SCRIPT = _ML_SPLITS_SCRIPT.replace(
+    "from metric_learn import LMNN", "from pylmnn import LargeMarginNearestNeighbor as LMNN")
 
 
 def knn_accuracy(transform, split):
@@ -179,45 +196,72 @@ def repeated_splits(X, y, n_splits=10, seed=0):
     return masks
 
 
+def repeated_draws(draw, n_splits):
+    """Split ``i`` of a repeated comparison: ``(X, y, train_mask)`` with the data of
+    ``draw(i)`` (a fresh noise or data draw per split) and the ``i``-th of the stratified
+    75/25 splits ``repeated_splits(X, y, n_splits)`` of that draw (every draw of a problem
+    has the same labels except the synthetic ones, which get their own split sequence)."""
+    out = []
+    for i in range(n_splits):
+        X, y = draw(i)
+        out.append((X, y, repeated_splits(X, y, n_splits)[i]))
+    return out
+
+
 def _split_from_mask(X, y, mask):
     scaler = StandardScaler().fit(X[mask])
     return scaler.transform(X[mask]), scaler.transform(X[~mask]), y[mask], y[~mask]
 
 
-def _run_local(makers, X, y, masks):
+def _run_local(makers, draws):
     """Fit every ``makers[key]()`` on every split, interleaved (split 1: ours, NCA; split 2:
     ours, NCA; ...) so that a change of the machine's load hits both alike; one untimed
     warm-up fit each on the first split.  Per key: per-split wall and CPU seconds and 3-NN
-    test accuracy."""
+    test accuracy (``makers[key]`` may be None for splits past a peer's limit)."""
     from threadpoolctl import threadpool_limits
     out = {key: [] for key in makers}
     with threadpool_limits(limits=1):
-        split = _split_from_mask(X, y, masks[0])
-        for make in makers.values():
-            make().fit(split[0], split[2])
-        for mask in masks:
+        split = _split_from_mask(*draws[0])
+        for key, make in makers.items():
+            if make(0) is not None and len(draws[0][1]) <= 2000:
+                make(0).fit(split[0], split[2])
+        for i, (X, y, mask) in enumerate(draws):
             split = _split_from_mask(X, y, mask)
             for key, make in makers.items():
+                model = make(i)
+                if model is None:
+                    continue
                 wall, cpu = time.perf_counter(), time.process_time()
-                model = make().fit(split[0], split[2])
+                model.fit(split[0], split[2])
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
                 out[key].append({"seconds": wall, "cpu_s": cpu,
                                  "accuracy": knn_accuracy(model.transform, split)})
+                print(f"  split {i}: {key} {out[key][-1]}", file=sys.stderr, flush=True)
     return out
 
 
-def _run_metric_learn(X, y, masks, timeout):
+def _run_metric_learn(draws, timeout, script_text=None):
+    """metric-learn (or ``script_text``: PyLMNN) on the first splits of ``draws`` in one
+    subprocess; on a timeout, the splits it finished (read from its stderr) or ImportError
+    when none."""
     if not os.path.exists(ML_PYTHON):
         raise ImportError(f"metric-learn interpreter {ML_PYTHON} not found")
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "splits.npz")
-        np.savez(path, X=X, y=y, train=masks)
+        arrays = {"n": len(draws)}
+        for i, (X, y, mask) in enumerate(draws):
+            arrays.update({f"X{i}": X, f"y{i}": y, f"train{i}": mask})
+        np.savez(path, **arrays)
         script = os.path.join(tmp, "run.py")
-        Path(script).write_text(_ML_SPLITS_SCRIPT)
+        Path(script).write_text(script_text or _ML_SPLITS_SCRIPT)
         try:
             out = subprocess.run([ML_PYTHON, script, path], capture_output=True, text=True,
                                  timeout=timeout, check=True)
         except subprocess.TimeoutExpired as exc:
+            err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+            done = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+            if done:
+                return done
             raise ImportError(f"metric-learn LMNN did not finish within {timeout} s") from exc
         except subprocess.CalledProcessError as exc:
             if "No module named" in exc.stderr:
@@ -226,25 +270,37 @@ def _run_metric_learn(X, y, masks, timeout):
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_repeated(name, description, X, y, n_splits=10, ml_timeout=1800):
-    """Mean/std 3-NN accuracy over the same repeated stratified splits for every method,
-    through the harness (per-split fit times are the harness's timed samples)."""
-    masks = repeated_splits(X, y, n_splits)
-    runs = _run_local({"ours": lambda: LMNNMetric(random_state=0),
-                       "nca": lambda: NeighborhoodComponentsAnalysis(random_state=0)},
-                      X, y, masks)
+def run_repeated(name, description, draw, n_splits=10, ml_timeout=1800, peer_splits=None,
+                 params=None, pylmnn=False):
+    """Mean/std 3-NN accuracy over the same repeated stratified splits (and data draws,
+    ``draw(i)``) for every method, through the harness (per-split fit times are the
+    harness's timed samples).  ``peer_splits``: NCA and metric-learn run on the first
+    ``peer_splits`` splits only (ours on all; the paired difference uses the common
+    splits).  ``params``: LMNNMetric parameters (default: its defaults).  ``pylmnn``: PyLMNN
+    (in the metric-learn environment, patched as above) replaces metric-learn and NCA."""
+    draws = repeated_draws(draw, n_splits)
+    n_peer = n_splits if peer_splits is None else min(peer_splits, n_splits)
+    params = params or {}
+    runs = _run_local(
+        {"ours": lambda i: LMNNMetric(random_state=0, **params),
+         "nca": lambda i: NeighborhoodComponentsAnalysis(random_state=0)
+         if i < n_peer and not pylmnn else None}, draws)
+    if pylmnn:
+        runs["nca"] = ImportError("not run with --pylmnn (see the file without _pylmnn)")
     try:
-        runs["ml"] = _run_metric_learn(X, y, masks, ml_timeout)
+        runs["ml"] = _run_metric_learn(draws[:n_peer], ml_timeout,
+                                       _PYLMNN_SPLITS_SCRIPT if pylmnn else None)
     except ImportError as exc:
         runs["ml"] = exc
     euclid = []
-    for mask in masks:
+    for X, y, mask in draws:
         split = _split_from_mask(X, y, mask)
         euclid.append({"seconds": 0.0, "cpu_s": 0.0,
                        "accuracy": knn_accuracy(lambda Z: Z, split)})
     runs["euclid"] = euclid
     peers = [runs[k] for k in ("nca", "ml") if not isinstance(runs[k], Exception)]
-    best_peer = np.max([[r["accuracy"] for r in p] for p in peers], axis=0)
+    n_common = min(len(p) for p in peers)
+    best_peer = np.max([[r["accuracy"] for r in p[:n_common]] for p in peers], axis=0)
 
     def case(label, library, key, ours=False):
         res = runs[key]
@@ -258,34 +314,48 @@ def run_repeated(name, description, X, y, n_splits=10, ml_timeout=1800):
 
         def evaluate(_):
             acc = np.array([r["accuracy"] for r in res])
-            m = {"cpu_s_median": round(float(np.median([r["cpu_s"] for r in res])), 4),
+            m = {"n_fits": len(acc),
+                 "cpu_s_median": round(float(np.median([r["cpu_s"] for r in res])), 4),
                  "acc_mean": round(float(acc.mean()), 4),
-                 "acc_std": round(float(acc.std(ddof=1)), 4)}
+                 "acc_std": round(float(acc.std(ddof=1)), 4) if len(acc) > 1 else None}
             if ours:
-                diff = acc - best_peer
+                diff = acc[:n_common] - best_peer
                 m["diff_to_best_peer_mean"] = round(float(diff.mean()), 4)
-                m["diff_std"] = round(float(diff.std(ddof=1)), 4)
-                m["diff_stderr"] = round(float(diff.std(ddof=1) / np.sqrt(len(diff))), 4)
+                if len(diff) > 1:
+                    m["diff_std"] = round(float(diff.std(ddof=1)), 4)
+                    m["diff_stderr"] = round(float(diff.std(ddof=1) / np.sqrt(len(diff))), 4)
             return m
 
-        return Case(label, library, fit, evaluate, external_timing=True, repeat=n_splits,
-                    warmup=0)
+        n_fits = 0 if isinstance(res, Exception) else len(res)
+        return Case(label, library, fit, evaluate, external_timing=True,
+                    repeat=max(n_fits, 1), warmup=0)
 
-    cases = [case("skstoch LMNNMetric (epro_sgd)", "skstoch", "ours", ours=True),
+    label = "skstoch LMNNMetric (defaults)" if not params else f"skstoch LMNNMetric({params})"
+    cases = [case(label, "skstoch", "ours", ours=True),
              case("sklearn NeighborhoodComponentsAnalysis", "scikit-learn", "nca"),
+             case("PyLMNN LargeMarginNearestNeighbor (subprocess, patched)", "pylmnn", "ml")
+             if pylmnn else
              case("metric-learn LMNN (subprocess, sklearn<1.6)", "metric-learn", "ml"),
              case("Euclidean 3-NN (no metric learning)", "scikit-learn", "euclid")]
+    peer_note = ("" if n_peer == n_splits else
+                 f"  NCA and metric-learn ran on the first {n_peer} splits only (their cost "
+                 "at this size); diff_to_best_peer compares ours with them on those splits.")
     return run_benchmark(
         name, description + f"; {n_splits} stratified 75/25 splits (same for every method)",
-        cases, repeat=n_splits, warmup=0, baseline="skstoch LMNNMetric (epro_sgd)",
+        cases, repeat=n_splits, warmup=0, baseline=label,
         blas_threads=1,
-        notes=f"Timed samples = the {n_splits} per-split fits (median/min/max over splits; "
-              "ours and NCA after one untimed warm-up fit, metric-learn timed inside its "
-              "subprocess, all splits in one process); cpu_s_median: median process CPU "
-              "seconds of a fit.  acc_mean/acc_std: 3-NN test accuracy over the splits.  "
+        notes=f"Each split i has its own data draw (fresh N(0,1) noise features, or a fresh "
+              "synthetic sample, seeded by i) and the i-th of the stratified 75/25 splits "
+              "StratifiedShuffleSplit(n_splits, random_state=0) of that draw, standardized "
+              "on the training part.  Timed samples = the per-split fits (median/min/max over "
+              "splits; ours and NCA after one untimed warm-up fit on small problems, "
+              "metric-learn timed inside its subprocess, all splits in one process); "
+              "cpu_s_median: median process CPU seconds of a fit; ratio: median wall time "
+              "over ours (the machine was shared: compare ratios within one file only).  "
+              "acc_mean/acc_std: 3-NN test accuracy over the splits.  "
               "diff_to_best_peer_mean: mean over splits of (ours - max(NCA, metric-learn)) "
               "on the same split, with its standard deviation and standard error "
-              "(diff_std / sqrt(n_splits)).  One BLAS/OpenMP thread for every contender.")
+              "(diff_std / sqrt(n)).  One BLAS/OpenMP thread for every contender." + peer_note)
 
 
 def with_noise(loader, n_noise=20):
@@ -341,24 +411,57 @@ def _problems():
     ]
 
 
+def noise_draw(loader, n_noise=20):
+    """``draw(i)``: the dataset with ``n_noise`` N(0, 1) features drawn with seed i."""
+    X, y = loader(return_X_y=True)
+
+    def draw(i):
+        return np.hstack([X, np.random.RandomState(i).randn(len(X), n_noise)]), y
+    return draw
+
+
+def synthetic_draw(n=20_000, d=50, n_informative=5, n_classes=4):
+    """``draw(i)``: make_classification(n, d, n_informative, no redundant features, 2
+    clusters per class, rows and columns shuffled) with seed i: a few informative directions
+    among many noise features, where a good metric helps (3-NN in the 5 informative
+    features: about 85%, in all 50 standardized features: about 40%)."""
+    def draw(i):
+        return make_classification(n, d, n_informative=n_informative, n_redundant=0,
+                                   n_repeated=0, n_classes=n_classes, random_state=i)
+    return draw
+
+
 def _repeated_problems():
-    """The single-split problems and, for issue 21.5's table, iris and digits with 20
-    added noise features too."""
-    return _problems() + [
+    """Issue 21.5's table: wine, breast_cancer, iris and digits with 20 added noise features
+    (a fresh noise draw per split), digits and the 20,000 x 50 synthetic problem (a fresh
+    sample per split; NCA and metric-learn on its first 2 splits)."""
+    return [
+        ("lmnn_wine_noise", "wine (178 x 13) + 20 N(0,1) noise features, standardized",
+         noise_draw(load_wine), None),
+        ("lmnn_breast_cancer_noise",
+         "breast_cancer (569 x 30) + 20 N(0,1) noise features, standardized",
+         noise_draw(load_breast_cancer), None),
         ("lmnn_iris_noise", "iris (150 x 4) + 20 N(0,1) noise features, standardized",
-         with_noise(load_iris)),
+         noise_draw(load_iris), None),
         ("lmnn_digits_noise", "digits (1797 x 64) + 20 N(0,1) noise features, standardized",
-         with_noise(load_digits)),
+         noise_draw(load_digits), None),
+        ("lmnn_digits", "digits (1797 x 64, 10 classes), standardized",
+         lambda i: load_digits(return_X_y=True), None),
+        ("lmnn_synthetic_20000x50",
+         "make_classification 20000 x 50, 5 informative, 4 classes, standardized",
+         synthetic_draw(), 2),
     ]
 
 
-def main_repeated(only=None, n_splits=10, quick=False):
-    for name, description, (X, y) in _repeated_problems():
-        if "synthetic" in name or (only and only not in name):
+def main_repeated(only=None, n_splits=10, quick=False, peer_splits=None, pylmnn=False):
+    for name, description, draw, default_peer_splits in _repeated_problems():
+        if only and only not in name:
             continue
         if quick and "wine" not in name:
             continue
-        run_repeated(name + f"_{n_splits}splits", description, X, y, n_splits=n_splits)
+        run_repeated(name + ("_pylmnn" if pylmnn else "") + f"_{n_splits}splits", description,
+                     draw, n_splits=n_splits, peer_splits=peer_splits or default_peer_splits,
+                     pylmnn=pylmnn)
 
 
 def main(quick=False, only=None, scale=True, problems_too=True, metric_learn=True):
@@ -434,8 +537,11 @@ if __name__ == "__main__":
     if "--quick" in sys.argv and not _harness.QUICK:   # the flag means the same as the variable
         _harness.QUICK = True
     if "--repeated" in sys.argv:
+        _peer = [int(a.split("=", 1)[1]) for a in sys.argv[1:]
+                 if a.startswith("--peer-splits=")]
         main_repeated(only=_only[0] if _only else None,
-                      n_splits=_splits[0] if _splits else (2 if _quick else 10), quick=_quick)
+                      n_splits=_splits[0] if _splits else (2 if _quick else 20), quick=_quick,
+                      peer_splits=_peer[0] if _peer else None, pylmnn="--pylmnn" in sys.argv)
     else:
         main(quick=_quick, only=_only[0] if _only else None,
              scale="--no-scale" not in sys.argv and not _only,

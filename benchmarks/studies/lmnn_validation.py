@@ -1,10 +1,11 @@
 """Training-side validation of LMNNMetric's defaults (no test row is ever used).
 
 This is the protocol behind the "How the defaults were chosen" tables of
-``doc/user_guide/lmnn.rst``.  For each benchmark problem of ``bench_lmnn.py`` (wine + 20 noise
-features, breast cancer + 20 noise features, digits, synthetic 5,000 x 200 with 20
-informative features) we take the *training parts* of the benchmark's repeated stratified
-75/25 splits (``bench_lmnn.repeated_splits``: ``StratifiedShuffleSplit(random_state=0)``),
+``doc/user_guide/lmnn.rst``.  For each problem of ``bench_lmnn.py --repeated`` (wine, breast
+cancer, iris and digits + 20 noise features, digits, the synthetic 20,000 x 50 problem) and
+the synthetic 5,000 x 200 problem with 20 informative features we take the *training parts*
+of the benchmark's repeated stratified 75/25 splits (split i of data draw i, as
+``bench_lmnn.repeated_draws`` with 20 splits: ``StratifiedShuffleSplit(random_state=0)``),
 and split each of the first ``n_outer`` training parts again ``n_inner`` times
 (``StratifiedShuffleSplit(n_inner, test_size=0.2, random_state=100 + outer)``).  Every
 configuration is fitted on the fitting part (standardized on itself) and scored by 3-NN
@@ -24,7 +25,10 @@ Configurations (changes to the defaults): ``n_impostors`` 3 / 5 / 20 (default 'a
 for the 'knn' recipe), ``batch_size`` 8 / 32 (``max_iter='auto'`` counts triplet draws, so
 these keep the number of draws), ``c`` 0.25 / 0.75, ``n_neighbors=5``, ``mu2=0``,
 ``triplet_strategy='random'`` (the paper's recipe), and the budget in draws x 0.5 / x 2
-(``max_iter`` = 0.5 / 2 times the default's ``max_iter_`` on the same fit).
+(``max_iter`` = 0.5 / 2 times the default's ``max_iter_`` on the same fit); ``--tag=r7`` added
+``c`` 0.6 / 0.7 / 0.8, ``triplet_strategy='knn'`` alone and with ``c`` 0.7 / 0.8, and floors on
+the budget (``draws>=8000`` / ``16000`` / ``32000``: ``max_iter`` at least 500 / 1000 / 2000
+steps of 16).  NCA is not run on the 20,000-row problem (O(n^2) memory).
 
 Run (from the repository root)::
 
@@ -33,15 +37,17 @@ Run (from the repository root)::
     PYTHONPATH=. python benchmarks/studies/lmnn_validation.py --only=wine --configs=default,batch_size=8
 
 Default sizes: 10 outer x 2 inner = 20 fits per configuration for wine, breast cancer and
-digits, 2 x 1 = 2 fits for the synthetic problem (each synthetic fit takes seconds).
+digits and iris (+ noise), 2 x 1 = 2 fits for the synthetic 5,000 x 200 problem, 4 x 1 for
+the 20,000 x 50 one (``--only=`` wine, breast, iris, digits_noise, digits, synthetic,
+synthetic20k; ``synthetic`` also matches ``synthetic20k``).
 ``--outer`` / ``--inner`` override them, ``--configs`` selects configurations by label,
 ``--seed-offset=N`` draws other inner splits (``random_state = N + part``, default 100: the
-splits on which round 5 chose its defaults; another offset gives fresh validation splits, not
+splits on which the defaults were chosen; another offset gives fresh validation splits, not
 used for any choice yet) and ``--tag=NAME`` appends ``_NAME`` to the result file names.
 Results: ``benchmarks/studies/results/lmnn_validation_<problem>[_<tag>].md`` and ``.json``
 (``--no-write``: print only).
 
-Established (rounds 4-6): LMNNMetric's current defaults; no single change to them raised the
+Established: LMNNMetric's current defaults; no single change to them raised the
 held-out accuracy by more than two standard errors on any problem (``doc/user_guide/lmnn.rst``,
 "How the defaults were chosen").  Re-run it (with a fresh
 ``--seed-offset``) before changing a default of LMNNMetric.
@@ -66,15 +72,22 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _harness import library_versions, machine_info  # noqa: E402
-from bench_lmnn import ML_PYTHON, _problems, knn_accuracy, repeated_splits  # noqa: E402
+from bench_lmnn import (ML_PYTHON, _problems, _repeated_problems, knn_accuracy,  # noqa: E402
+                        repeated_splits)
 
 from skstoch import LMNNMetric  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 SHORT = {"lmnn_wine_noise": "wine", "lmnn_breast_cancer_noise": "breast",
-         "lmnn_digits": "digits", "lmnn_synthetic_5000x200": "synthetic"}
-SIZES = {"wine": (10, 2), "breast": (10, 2), "digits": (10, 2), "synthetic": (2, 1)}
+         "lmnn_iris_noise": "iris", "lmnn_digits_noise": "digits_noise",
+         "lmnn_digits": "digits", "lmnn_synthetic_5000x200": "synthetic",
+         "lmnn_synthetic_20000x50": "synthetic20k"}
+SIZES = {"wine": (10, 2), "breast": (10, 2), "iris": (10, 2), "digits_noise": (10, 2),
+         "digits": (10, 2), "synthetic": (2, 1), "synthetic20k": (4, 1)}
+# The benchmark's repeated comparison runs 20 splits; the study uses the training parts of
+# the first n_outer of them.
+N_BENCH_SPLITS = 20
 
 # label -> parameters, or a function of the default model fitted on the same split
 CONFIGS = {
@@ -89,6 +102,16 @@ CONFIGS = {
     "n_neighbors=5": {"n_neighbors": 5},
     "mu2=0": {"mu2": 0.0},
     "triplet_strategy='random'": {"triplet_strategy": "random"},
+    "c=0.6": {"c": 0.6},
+    "c=0.7": {"c": 0.7},
+    "c=0.8": {"c": 0.8},
+    "triplet_strategy='knn'": {"triplet_strategy": "knn"},
+    "c=0.7+knn": {"c": 0.7, "triplet_strategy": "knn"},
+    "c=0.8+knn": {"c": 0.8, "triplet_strategy": "knn"},
+    # a floor on the budget in draws (max_iter = draws / batch_size, batch_size 16)
+    "draws>=8000": lambda default: {"max_iter": max(default.max_iter_, 500)},
+    "draws>=16000": lambda default: {"max_iter": max(default.max_iter_, 1000)},
+    "draws>=32000": lambda default: {"max_iter": max(default.max_iter_, 2000)},
     "budget x0.5": lambda default: {"max_iter": max(8, round(0.5 * default.max_iter_))},
     "budget x2": lambda default: {"max_iter": 2 * default.max_iter_},
 }
@@ -110,19 +133,28 @@ print(json.dumps(out))
 """
 
 
-def inner_splits(X, y, n_outer, n_inner, seed_offset=100):
-    """Fitting / held-out parts inside the benchmark's training parts, standardized on the
-    fitting part: list of (Xa, Xb, ya, yb)."""
-    masks = repeated_splits(X, y, 10)
+def inner_splits(draw, n_outer, n_inner, seed_offset=100):
+    """Fitting / held-out parts inside the benchmark's training parts (split i of
+    ``bench_lmnn.repeated_draws(draw, N_BENCH_SPLITS)``), standardized on the fitting part:
+    list of (Xa, Xb, ya, yb)."""
     out = []
-    for outer in range(n_outer):
-        Xt, yt = X[masks[outer]], y[masks[outer]]
+    for outer, (X, y, mask) in enumerate(_draws(draw, n_outer)):
+        Xt, yt = X[mask], y[mask]
         sss = StratifiedShuffleSplit(n_splits=n_inner, test_size=0.2,
                                      random_state=seed_offset + outer)
         for fit_rows, held_out in sss.split(Xt, yt):
             scaler = StandardScaler().fit(Xt[fit_rows])
             out.append((scaler.transform(Xt[fit_rows]), scaler.transform(Xt[held_out]),
                         yt[fit_rows], yt[held_out]))
+    return out
+
+
+def _draws(draw, n_outer):
+    """The first ``n_outer`` splits of the benchmark's repeated comparison."""
+    out = []
+    for i in range(n_outer):
+        X, y = draw(i)
+        out.append((X, y, repeated_splits(X, y, N_BENCH_SPLITS)[i]))
     return out
 
 
@@ -156,9 +188,9 @@ def _summary(acc, cpu, base_acc=None, extra=None):
     return row
 
 
-def validate(problem, X, y, n_outer, n_inner, configs, nca=True, metric_learn=False,
+def validate(problem, draw, n_outer, n_inner, configs, nca=True, metric_learn=False,
              seed_offset=100):
-    splits = inner_splits(X, y, n_outer, n_inner, seed_offset)
+    splits = inner_splits(draw, n_outer, n_inner, seed_offset)
     runs = {label: {"acc": [], "cpu": [], "max_iter": [], "n_iter": []} for label in configs}
     peers = {"Euclidean 3-NN": {"acc": [], "cpu": None}}
     if nca:
@@ -203,7 +235,7 @@ def validate(problem, X, y, n_outer, n_inner, configs, nca=True, metric_learn=Fa
     return {"problem": problem, "n_outer": n_outer, "n_inner": n_inner,
             "seed_offset": seed_offset,
             "n_fits": len(splits), "fit_rows": int(len(splits[0][2])),
-            "held_out_rows": int(len(splits[0][3])), "n_features": int(X.shape[1]),
+            "held_out_rows": int(len(splits[0][3])), "n_features": int(splits[0][0].shape[1]),
             "rows": table}
 
 
@@ -260,7 +292,11 @@ def main(argv):
     seed_offset = int(option("seed-offset", 100))
     tag = option("tag", "")
     command = "python benchmarks/studies/lmnn_validation.py " + " ".join(argv)
-    for name, description, (X, y) in _problems():
+    problems = [(name, description, draw) for name, description, draw, _ in
+                _repeated_problems()]
+    problems += [(name, description, (lambda i, data=data: data))
+                 for name, description, data in _problems() if "synthetic" in name]
+    for name, description, draw in problems:
         short = SHORT[name]
         if only and only not in short:
             continue
@@ -269,8 +305,10 @@ def main(argv):
         n_inner = int(inner) if inner else n_inner
         start = time.perf_counter()
         load = os.getloadavg()[0]
-        result = validate(short, X, y, n_outer, n_inner, configs,
-                          nca="--no-nca" not in argv, metric_learn="--metric-learn" in argv,
+        # NCA's memory and time grow as n^2: not run on the 20,000-row problem
+        result = validate(short, draw, n_outer, n_inner, configs,
+                          nca="--no-nca" not in argv and short != "synthetic20k",
+                          metric_learn="--metric-learn" in argv,
                           seed_offset=seed_offset)
         result.update(date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                       load=round(load, 2), wall_s=round(time.perf_counter() - start, 1),
