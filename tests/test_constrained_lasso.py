@@ -978,10 +978,12 @@ def test_paper_fixed_step_diverges_with_a_clear_error():
     rng = np.random.RandomState(0)
     X = 10 * rng.standard_normal((60, 4))
     y = X @ np.array([1.0, -1.0, 0.5, 0.0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")   # no RuntimeWarning storm before the error
-        with pytest.raises(DivergenceError, match="decrease the step size"):
-            ConstrainedLasso(solver="epro_sgd_paper", radius=1.0).fit(X, y)
+    for seed in range(6):   # blown up to inf, or to huge finite values: both are caught
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")   # no RuntimeWarning storm before the error
+            with pytest.raises(DivergenceError, match="decrease the step size"):
+                ConstrainedLasso(solver="epro_sgd_paper", radius=1.0,
+                                 random_state=seed).fit(X, y)
     est = ConstrainedLasso(solver="epro_sgd_paper", radius=1.0, tol=0.1).fit(X / 10, y / 10)
     assert np.all(np.isfinite(est.coef_))
 

@@ -16,6 +16,7 @@ from ._epoch_projection import epoch_projection
 from ._lasso_problem import scale_error, step_multiplier
 from ._projections import project_l1_ball
 from ._step_size import safe_sgd_step
+from ._stopping import check_divergence
 
 EPOCH_SOLVERS = ("epro_sgd", "epro_orda", "epro_svrg")
 BASELINES = ("sgd", "oneproj")
@@ -115,16 +116,24 @@ class _Run:
 
 class _GapStop:
     """The stopping rule of every ConstrainedLasso solver: the relative duality gap
-    (Frank-Wolfe gap / F(0), the ``relative_gap`` column) <= tol; keeps the last value."""
+    (Frank-Wolfe gap / F(0), the ``relative_gap`` column) <= tol; keeps the last value.
+    A gap grown beyond 1e4 times its first value raises DivergenceError (a fixed step
+    that is too long can blow up without ever producing inf)."""
 
-    def __init__(self, tol):
+    def __init__(self, tol, solver_name):
         self.tol = tol
+        self.solver_name = solver_name
         self.value = math.inf
+        self.first = None
 
     def __call__(self, record):
         value = record.get("relative_gap")
         if value is None:
             return False
+        if self.first is None:
+            self.first = value
+        check_divergence(value, self.first, self.solver_name,
+                         f"{record.get('iteration', len(record))} stochastic gradients")
         self.value = value
         return self.tol is not None and value <= self.tol
 
@@ -169,7 +178,7 @@ def _solve_epochs(run, penalty, w0, params, eta0, first, monitor):
     # the relative duality gap, as for 'fista' (the loop's own rule, the relative change of
     # consecutive outputs, stays above 1e-4 under the SGD noise and says nothing about
     # suboptimality); evaluated at every projection unless tol=0 and track_objective=False
-    stop = _GapStop(tol)
+    stop = _GapStop(tol, monitor.solver_name)
     return epoch_projection(
         w0, run_epoch, run.project, budget=params.max_iter, first_epoch_length=first,
         eta0=eta0, step_decay=decay, monitor=monitor, columns=run.criteria,
@@ -355,7 +364,7 @@ def _solve_baseline(run, penalty, w0, params, eta0, monitor):
     result = averaged_sgd(
         w, run_chunk, checkpoint_lengths(budget, 8), output=lambda avg: project_l1_ball(
             avg, radius), step_size=lambda t: eta0 / (1.0 + decay * (t - 1)),
-        monitor=monitor, columns=problem.criteria, stop=_GapStop(tol),
+        monitor=monitor, columns=problem.criteria, stop=_GapStop(tol, monitor.solver_name),
         objective_every_checkpoint=params.track_objective or tol is not None)
     used = result.n_iter
     result.extra.update(n_projections=used if solver == "sgd" else 1,
