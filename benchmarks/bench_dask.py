@@ -2,8 +2,14 @@
 
 A ``distributed.LocalCluster`` of 2 worker processes (127.0.0.1, one thread each) whose
 per-worker memory limit is below the data's size, so X lives in pieces on both workers; the
-data are generated on the workers (``_dask_problem.make_data``: standardized correlated
-Gaussian features, logistic labels or a linear target with noise).  For each problem and
+data are generated on the workers, chunk by chunk from seeds (``_dask_problem.make_data``).
+The features are Gaussian with unit variances and a spread-out spectrum, as standardized
+real features are: ``X = Z A``, ``Z`` i.i.d. standard normal, ``A`` a fixed mixing with
+``A^T A = C``, the correlation matrix whose eigenvectors are a Haar-random orthogonal matrix
+and whose eigenvalues decay geometrically over three decades before the rescaling to unit
+diagonal (condition number of ``C``: 1020 at d = 100, 983 at d = 20).  The same ``X`` for
+both problems; labels from a noisy linear model: logistic ``y_i ~ Bernoulli(sigmoid(x_i .
+w_true))``, least squares ``y_i = x_i . w_true + 0.5 e_i``, ``w_true`` i.i.d. ``N(0, 4 / d)``.  For each problem and
 contender: wall time and distributed passes over the data to relative suboptimality
 ``(f - f*) / f* <= 1e-6`` (``--target``), f the skstoch objective without intercept and
 ``alpha = 1 / n`` (scikit-learn's ``C = 1``), ``f*`` from a damped Newton method
@@ -207,6 +213,7 @@ def main(argv=None):
         print(f"[dask] skipped: {exc} (pip install 'dask[distributed]')", flush=True)
         return
 
+    load_start = os.getloadavg()
     alpha = 1.0 / cfg["n"]
     data_bytes = 8 * cfg["n"] * (cfg["d"] + 1)
     refs, ours, checks = {}, {}, {}
@@ -259,8 +266,11 @@ def main(argv=None):
             cases.append(Case(f"dask-ml {model}", "dask-ml",
                               fit=_raiser(peer_error or "not run (--no-peer)")))
         gb = data_bytes / 1e9
+        cond = P.feature_condition(cfg["d"], seed=0)
         problem = (f"{'logistic regression' if kind == 'logistic' else 'least squares'}, "
-                   f"n={cfg['n']:,}, d={cfg['d']} float64 ({gb:.3g} GB with y), "
+                   f"n={cfg['n']:,}, d={cfg['d']} float64 ({gb:.3g} GB with y; Gaussian "
+                   f"features, unit variances, correlation matrix with geometrically "
+                   f"decaying spectrum, condition number {cond:.4g}), "
                    f"chunks of {cfg['chunk_rows']:,} rows, LocalCluster 2 workers x 1 thread, "
                    f"memory limit {cfg['memory_limit'] / 1e9:.3g} GB per worker; "
                    f"alpha = 1/n, no intercept; target (f - f*)/f* <= {args.target:g}")
@@ -273,10 +283,15 @@ def main(argv=None):
                  f"(skstoch's sampled rows for the next inner loop come back with the pass; "
                  f"'gathered rows / n': rows sent to the client). "
                  f"f* = {f_star!r} ({'damped Newton' if kind == 'logistic' else 'normal equations'}"
-                 f" on the cluster, {refs[kind]['seconds']:.3g} s). Data checksum {checks[kind]}."
+                 f" on the cluster, {refs[kind]['seconds']:.3g} s). Data (_dask_problem.make_data): "
+                 f"X = Z A, Z i.i.d. N(0, 1), A^T A = C = D^-1/2 Q diag(lam) Q^T D^-1/2, Q "
+                 f"Haar-random orthogonal, lam geometric from 1 to 1e-3, D = diag(Q diag(lam) "
+                 f"Q^T); cond(C) = {cond:.4g}. Data checksum {checks[kind]}."
                  f" Peer interpreter: {peer['python'] if peer else 'none'}; peer versions: "
                  f"{peer['versions'] if peer else {}}. dask config: {DASK_CONFIG}. The machine "
-                 f"was shared with other jobs (load average in the table).")
+                 f"was shared with other jobs (load average in the table; 1, 5, 15-minute load "
+                 f"averages at the start of the run {_loads(load_start)}, at the end "
+                 f"{_loads(os.getloadavg())}).")
         payload = run_benchmark(f"dask_{kind}", problem, cases, repeat=1, warmup=0,
                                 baseline=next(iter(rows)), notes=notes, write=False)
         payload["versions"].update(library_versions(("dask", "distributed")))
@@ -288,6 +303,10 @@ def main(argv=None):
                                    data_bytes=data_bytes)
         from _harness import to_markdown, write_results
         write_results(f"dask_{kind}", payload, to_markdown(payload))
+
+
+def _loads(loads):
+    return "/".join(f"{x:.1f}" for x in loads)
 
 
 def _stored(row):
