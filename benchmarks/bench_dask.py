@@ -107,6 +107,36 @@ def to_target(trace, f_star, target_rel):
     return trace["passes"][i], trace["time"][i]
 
 
+class _RoundTrips:
+    """Counts the fit's distributed round trips: calls of ``DaskData.full_pass`` (one
+    ``compute``: the pass and the sample riding on it) and ``DaskData.gather`` (a sample
+    fetched alone)."""
+
+    count = 0
+
+    def __enter__(self):
+        from skstoch._solvers._dask_passes import DaskData
+
+        type(self).count = 0
+        self.saved = {name: getattr(DaskData, name) for name in ("full_pass", "gather")}
+        for name, method in self.saved.items():
+            setattr(DaskData, name, self._counting(method))
+        return self
+
+    def __exit__(self, *exc):
+        from skstoch._solvers._dask_passes import DaskData
+
+        for name, method in self.saved.items():
+            setattr(DaskData, name, method)
+
+    @classmethod
+    def _counting(cls, method):
+        def counted(*args, **kwargs):
+            cls.count += 1
+            return method(*args, **kwargs)
+        return counted
+
+
 def run_ours(kind, X, y, alpha, f_star, target_rel):
     """Fit every skstoch contender on the dask arrays; {label: row}."""
     rows = {}
@@ -115,8 +145,10 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
                   "skstoch._solvers._dask_passes)")
         return {label: {"skipped": reason} for label in our_estimators(kind, alpha, None)}
     target = f_star * (1 + target_rel)
+    rounds = []                 # round trips so far at each history record
 
     def stop(record):
+        rounds.append(_RoundTrips.count)
         objective = history_column(record, "objective")
         return objective is not None and np.isfinite(objective) and objective <= target
 
@@ -128,9 +160,11 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
         except Exception:       # noqa: BLE001 - the timed fit below reports what fails
             pass
         est = make()
+        rounds.clear()
         start = time.perf_counter()
         try:
-            est.fit(X, y)
+            with _RoundTrips():
+                est.fit(X, y)
         except Exception as exc:  # noqa: BLE001 - reported in the table (e.g. KilledWorker)
             rows[label] = {"skipped": f"failed: {type(exc).__name__}: {exc}"[:300]}
             print(f"[dask] {label}: {rows[label]['skipped']}", flush=True)
@@ -140,7 +174,9 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
         trace = {"time": list(map(float, history_column(hist, "time"))),
                  "passes": list(map(float, history_column(hist, "passes"))),
                  "objective": list(map(float, history_column(hist, "objective")))}
-        # the rows gathered for the inner loops (they come back with the passes)
+        if len(rounds) == len(trace["passes"]):
+            trace["rounds"] = [float(r) for r in rounds]
+        # the rows gathered for the inner loops (most come back with the passes)
         for column in ("gathers", "gathered_rows"):
             values = history_column(hist, column)
             if values is not None:
@@ -177,9 +213,9 @@ def metrics(row, f_star, target_rel):
     i = P.first_reaching(trace["objective"], f_star * (1 + target_rel))
     at = (lambda column: trace[column][i] if i is not None else None)
     out = {"passes to target": at("passes"), "s to target": at("time")}
-    # one distributed round trip per pass (skstoch's sample of rows for the next inner loop
-    # comes back with the pass) or per admm iteration
-    out["rounds to target"] = at("passes")
+    # skstoch: counted (a pass, with the next inner loop's sample when it rides on it, or a
+    # gather alone); dask-ml: one per lbfgs evaluation or admm iteration
+    out["rounds to target"] = at("rounds") if "rounds" in trace else at("passes")
     if "gathered_rows" in trace:        # skstoch: rows sent to the client for inner loops
         out["gathered rows / n"] = (at("gathered_rows") / row["n"]) if i is not None else None
     if "data_passes" in trace:          # dask-ml admm reads its chunks many times per round
@@ -280,7 +316,8 @@ def main(argv=None):
                  f"none for the inner loops, which read gathered rows; dask-ml lbfgs: "
                  f"loss-and-gradient evaluations, admm: iterations, each also reading every "
                  f"chunk 'local data passes' times on its worker); 'rounds' = round trips "
-                 f"(skstoch's sampled rows for the next inner loop come back with the pass; "
+                 f"(skstoch: counted, a pass with the next inner loop's sample riding on it, or a "
+                 f"sample gathered alone; "
                  f"'gathered rows / n': rows sent to the client). "
                  f"f* = {f_star!r} ({'damped Newton' if kind == 'logistic' else 'normal equations'}"
                  f" on the cluster, {refs[kind]['seconds']:.3g} s). Data (_dask_problem.make_data): "
