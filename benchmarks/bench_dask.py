@@ -107,37 +107,32 @@ def to_target(trace, f_star, target_rel):
     return trace["passes"][i], trace["time"][i]
 
 
-class _RoundTrips:
-    """Counts the fit's distributed round trips: calls of ``DaskData.full_pass`` (one
-    ``compute``: the pass and the sample riding on it) and ``DaskData.gather`` (a sample
-    fetched alone)."""
-
-    count = 0
-
-    def __enter__(self):
-        from skstoch._solvers._dask_passes import DaskData
-
-        type(self).count = 0
-        self.saved = {name: getattr(DaskData, name) for name in ("full_pass", "gather")}
-        for name, method in self.saved.items():
-            setattr(DaskData, name, self._counting(method))
-        return self
-
-    def __exit__(self, *exc):
-        from skstoch._solvers._dask_passes import DaskData
-
-        for name, method in self.saved.items():
-            setattr(DaskData, name, method)
-
-    @classmethod
-    def _counting(cls, method):
-        def counted(*args, **kwargs):
-            cls.count += 1
-            return method(*args, **kwargs)
-        return counted
+GRAPH_LOG = "skstoch-bench-graph-log"
 
 
-def run_ours(kind, X, y, alpha, f_star, target_rel):
+def _graph_log():
+    """A scheduler plugin recording the wall-clock time of every graph a client submits (one
+    per ``compute``, i.e. one round trip): the fit's rounds counted from outside skstoch."""
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class GraphLog(SchedulerPlugin):
+        name = GRAPH_LOG
+
+        def __init__(self):
+            self.times = []
+
+        def update_graph(self, scheduler, *args, **kwargs):
+            self.times.append(time.time())
+
+    return GraphLog()
+
+
+def _graph_times(client):
+    return client.run_on_scheduler(
+        lambda dask_scheduler: list(dask_scheduler.plugins[GRAPH_LOG].times))
+
+
+def run_ours(kind, X, y, alpha, f_star, target_rel, client):
     """Fit every skstoch contender on the dask arrays; {label: row}."""
     rows = {}
     if not has_dask_fit():
@@ -145,10 +140,10 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
                   "skstoch._solvers._dask_passes)")
         return {label: {"skipped": reason} for label in our_estimators(kind, alpha, None)}
     target = f_star * (1 + target_rel)
-    rounds = []                 # round trips so far at each history record
+    stamps = []                 # wall-clock time of each history record
 
     def stop(record):
-        rounds.append(_RoundTrips.count)
+        stamps.append(time.time())
         objective = history_column(record, "objective")
         return objective is not None and np.isfinite(objective) and objective <= target
 
@@ -160,11 +155,11 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
         except Exception:       # noqa: BLE001 - the timed fit below reports what fails
             pass
         est = make()
-        rounds.clear()
+        stamps.clear()
+        wall_start = time.time()
         start = time.perf_counter()
         try:
-            with _RoundTrips():
-                est.fit(X, y)
+            est.fit(X, y)
         except Exception as exc:  # noqa: BLE001 - reported in the table (e.g. KilledWorker)
             rows[label] = {"skipped": f"failed: {type(exc).__name__}: {exc}"[:300]}
             print(f"[dask] {label}: {rows[label]['skipped']}", flush=True)
@@ -174,8 +169,9 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
         trace = {"time": list(map(float, history_column(hist, "time"))),
                  "passes": list(map(float, history_column(hist, "passes"))),
                  "objective": list(map(float, history_column(hist, "objective")))}
-        if len(rounds) == len(trace["passes"]):
-            trace["rounds"] = [float(r) for r in rounds]
+        graphs = [t for t in _graph_times(client) if t >= wall_start]
+        if len(stamps) == len(trace["passes"]):
+            trace["rounds"] = [float(sum(t <= stamp for t in graphs)) for stamp in stamps]
         # the rows gathered for the inner loops (most come back with the passes)
         for column in ("gathers", "gathered_rows"):
             values = history_column(hist, column)
@@ -213,8 +209,9 @@ def metrics(row, f_star, target_rel):
     i = P.first_reaching(trace["objective"], f_star * (1 + target_rel))
     at = (lambda column: trace[column][i] if i is not None else None)
     out = {"passes to target": at("passes"), "s to target": at("time")}
-    # skstoch: counted (a pass, with the next inner loop's sample when it rides on it, or a
-    # gather alone); dask-ml: one per lbfgs evaluation or admm iteration
+    # skstoch: graphs its fit submitted to the scheduler (a pass, with the next inner loop's
+    # sample when it rides on it, a sample fetched alone, any set-up computation); dask-ml:
+    # one per lbfgs evaluation or admm iteration
     out["rounds to target"] = at("rounds") if "rounds" in trace else at("passes")
     if "gathered_rows" in trace:        # skstoch: rows sent to the client for inner loops
         out["gathered rows / n"] = (at("gathered_rows") / row["n"]) if i is not None else None
@@ -255,6 +252,7 @@ def main(argv=None):
     refs, ours, checks = {}, {}, {}
     with dask.config.set(DASK_CONFIG), LocalCluster(**cluster_kwargs(cfg)) as cluster, \
             Client(cluster) as client:
+        client.register_plugin(_graph_log())
         for kind in args.problems:
             X, y = P.make_data(kind, cfg["n"], cfg["d"], cfg["chunk_rows"], seed=0)
             X, y = client.persist([X, y])
@@ -264,7 +262,7 @@ def main(argv=None):
             _, f_star = P.reference(kind, X, y, alpha)
             refs[kind] = dict(f_star=f_star, seconds=time.perf_counter() - start)
             print(f"[dask] {kind}: f* = {f_star!r} ({refs[kind]['seconds']:.3g} s)", flush=True)
-            ours[kind] = run_ours(kind, X, y, alpha, f_star, args.target)
+            ours[kind] = run_ours(kind, X, y, alpha, f_star, args.target, client)
             del X, y
 
     problems = [dict(name=kind, kind=kind, n=cfg["n"], d=cfg["d"],
@@ -316,8 +314,9 @@ def main(argv=None):
                  f"none for the inner loops, which read gathered rows; dask-ml lbfgs: "
                  f"loss-and-gradient evaluations, admm: iterations, each also reading every "
                  f"chunk 'local data passes' times on its worker); 'rounds' = round trips "
-                 f"(skstoch: counted, a pass with the next inner loop's sample riding on it, or a "
-                 f"sample gathered alone; "
+                 f"(skstoch: counted, every graph its fit submitted to the scheduler: a pass with "
+                 f"the next inner loop's sample riding on it, a sample fetched alone, set-up "
+                 f"computations; "
                  f"'gathered rows / n': rows sent to the client). "
                  f"f* = {f_star!r} ({'damped Newton' if kind == 'logistic' else 'normal equations'}"
                  f" on the cluster, {refs[kind]['seconds']:.3g} s). Data (_dask_problem.make_data): "
