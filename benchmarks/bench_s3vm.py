@@ -22,8 +22,12 @@ of LabelSpreading relies on). Results: results/s3vm_diagnostics.md.
 Part 4 (scale_labeled, issue 18.8; only when named): half-labeled synthetic data up to 2M x 20
 and a 30 x 200,000 CSR. Results: results/s3vm_scale_labeled.md/.json.
 
-Run: PYTHONPATH=. python benchmarks/bench_s3vm.py [accuracy] [scaling] [diagnostics]
-[scale_labeled] (the first three by default).  Quick mode (``SKSTOCH_BENCH_QUICK=1``): moons and digits 3v8 only, 3 label draws,
+Part 2 also has half-labeled rows (issue 18.8): S3VMClassifier with every default on 10^5 to
+2 x 10^6 rows of 20 features, half of them labeled, each fit in a child process (wall and CPU
+time, peak RSS); ``scaling half_labeled`` runs only those rows and merges them into the results.
+
+Run: PYTHONPATH=. python benchmarks/bench_s3vm.py [accuracy] [scaling [half_labeled]]
+[diagnostics] [scale_labeled] (the first three by default).  Quick mode (``SKSTOCH_BENCH_QUICK=1``): moons and digits 3v8 only, 3 label draws,
 n up to 10^4 in the scaling part, files in a temporary folder.
 """
 import sys
@@ -298,6 +302,86 @@ def run_scaling():
     )
 
 
+# issue 18.8: half the rows labeled, S3VMClassifier with every default (gamma='cv'); one fit
+# per size in a child process that makes the data, fits, and reports its wall and CPU time,
+# its peak RSS (resource.getrusage: the data included) and the test accuracy
+_HALF_LABELED_CHILD = """
+import json, resource, sys, time, warnings
+import numpy as np
+from skstoch import S3VMClassifier
+n = int(sys.argv[1])
+rng = np.random.default_rng(0)
+X = rng.standard_normal((n + 10_000, 20))
+y = (X[:, 0] + 0.5 * X[:, 1] ** 2 > 0.5).astype(int)
+X, Xte, y, yte = X[:n], X[n:], y[:n], y[n:]
+ys = np.where(rng.random(n) < 0.5, -1, y)
+wall, cpu = time.perf_counter(), time.process_time()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    model = S3VMClassifier(random_state=0).fit(X, ys)
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+print(json.dumps({"wall_s": wall, "cpu_s": cpu, "accuracy": float(model.score(Xte, yte)),
+                  "peak_rss_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "gamma_": float(model.gamma_), "n_iter": int(model.n_iter_)}))
+"""
+HALF_LABELED_PREFIX = "skstoch S3VM defaults, half labeled, d=20"
+
+
+def half_labeled_cases(sizes):
+    """The half-labeled default-parameter cases of the scaling benchmark (external timing:
+    the child process's wall time; its CPU time and peak RSS are metrics)."""
+    import json
+    import os
+    import subprocess
+
+    cases = []
+    for n in sizes:
+        def fit(n=n):
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
+            out = subprocess.run([sys.executable, "-c", _HALF_LABELED_CHILD, str(n)], env=env,
+                                 check=True, capture_output=True, text=True).stdout
+            report = json.loads(out.strip().splitlines()[-1])
+            return report, report["wall_s"]
+
+        cases.append(Case(f"{HALF_LABELED_PREFIX} n={n}", "skstoch", fit,
+                          lambda report: {k: v for k, v in report.items() if k != "wall_s"},
+                          external_timing=True))
+    return cases
+
+
+def run_scaling_half_labeled():
+    """Only the half-labeled rows of s3vm_scaling (``scaling half_labeled``): run them and
+    replace them in the existing results, keeping the other rows."""
+    import json
+
+    from _harness import results_dir, to_markdown
+
+    sizes = [10_000, 100_000] if QUICK else [100_000, 400_000, 2_000_000]
+    new = run_benchmark("s3vm_scaling", "", half_labeled_cases(sizes), repeat=1, warmup=0,
+                        write=False)
+    path = results_dir() / "s3vm_scaling.json"
+    payload = json.loads(path.read_text()) if path.exists() else dict(new, results=[])
+    kept = [r for r in payload["results"] if not r["label"].startswith(HALF_LABELED_PREFIX)]
+    payload["results"] = kept + new["results"]
+    base = next((r for r in kept if r["label"] == payload.get("baseline")), None)
+    for row in new["results"]:   # ratios to the file's baseline, as its other rows
+        if "median_s" in row:
+            row["ratio_to_baseline"] = row["median_s"] / base["median_s"] if base else None
+    payload["notes"] = payload.get("notes", "").split(" Half-labeled rows")[0] + HALF_LABELED_NOTE \
+        + f" (those rows: {new['date_utc']}, `{new['command']}`)."
+    write_results("s3vm_scaling", payload, to_markdown(payload))
+
+
+HALF_LABELED_NOTE = (
+    " Half-labeled rows (issue 18.8): X ~ N(0, I) of 20 columns, y = [x0 + x1^2 / 2 > 0.5], "
+    "half the rows labeled at random, S3VMClassifier() with every default (gamma='cv': its "
+    "3-fold CV over 5 widths runs on a random subsample of at most 2048 rows, "
+    "_tsg_gamma_cv.CV_MAX_ROWS), accuracy on 10,000 more rows; one fit in a child process: "
+    "median s is its wall time, cpu_s its CPU time, peak_rss_MB its peak resident set "
+    "(resource.getrusage, the data included); gamma='scale' and peers are not run there.")
+
+
 def run_scale_labeled():
     """Issue 18.8: cost against n when half the rows are labeled (was quadratic in the labeled
     rows: the kNN graph covered every one) and on wide sparse X (was O(m d) per feature
@@ -385,7 +469,10 @@ if __name__ == "__main__":
         run_diagnostics()
     if "accuracy" in parts:
         run_accuracy()
-    if "scaling" in parts:
+    if "scaling" in parts and "half_labeled" in parts:   # only those rows, merged
+        run_scaling_half_labeled()
+    elif "scaling" in parts:
         run_scaling()
+        run_scaling_half_labeled()
     if "scale_labeled" in parts:   # not in the default set: minutes at 2M rows
         run_scale_labeled()

@@ -40,6 +40,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "_ext.benchmarks_page",
     "_ext.reproduction_page",
+    "_ext.measured",
     "_ext.plain_docstrings",
     "_ext.mathml",
 ]

@@ -109,6 +109,30 @@ axes[0, -1].legend(fontsize=7)
 fig.tight_layout()
 
 # %%
+# Test error per epoch: SBB0, SBB-epsilon and fixed-step SVRG (Fig. 2)
+# ---------------------------------------------------------------------
+# The paper's Fig. 2: SVRG-SBB0 (``epsilon=0``) sees its error rise as its step explodes,
+# SVRG-SBB-epsilon (the paper's absolute ``epsilon=0.01``) does not oscillate and beats
+# fixed-step SVRG (at the probed step) by clear margins.  Mini-batch 10, every loss.
+fig2 = {}
+fig, axes = plt.subplots(1, len(losses), figsize=(4 * len(losses), 3.2), squeeze=False)
+for ax, loss in zip(axes[0], losses):
+    for label, kw in [("SBB0", dict(solver="svrg_sbb", epsilon=0.0)),
+                      ("SBB-epsilon", dict(solver="svrg_sbb", epsilon=0.01)),
+                      ("SVRG (fixed step)", dict(solver="svrg"))]:
+        trace, _ = run(loss, **kw)
+        fig2[loss, label] = trace[:, 1]
+        ax.plot(np.arange(1, len(trace) + 1), trace[:, 1], label=label)
+    ax.set(title=loss, xlabel="epoch", ylabel="test triplet error", ylim=(0, 0.5))
+axes[0, 0].legend(fontsize=7)
+fig.tight_layout()
+sbb0_rises = {loss: fig2[loss, "SBB0"][-1] > fig2[loss, "SBB0"].min() + 0.02 for loss in losses}
+eps_steady = {loss: np.max(np.diff(fig2[loss, "SBB-epsilon"]), initial=0.0) <= 0.01
+              for loss in losses}
+eps_beats = {loss: fig2[loss, "SBB-epsilon"][-1] <= fig2[loss, "SVRG (fixed step)"][-1] - 0.01
+             for loss in losses}
+
+# %%
 # Table I: time to test error 0.15 against the mini-batch size
 # ------------------------------------------------------------
 # Each run stops as soon as the test error at an epoch snapshot is at most the threshold (the
@@ -237,6 +261,76 @@ for loss in losses:
               f"(paper: >= 4x)")
 
 # %%
+# The convex baseline (Table I's "cvx" row)
+# -----------------------------------------
+# The paper's "cvx" competitor minimises the same loss as a function of the Gram matrix
+# ``G = X X^T`` (its eq. 8) by projected gradient descent: after each full-gradient step ``G``
+# is centred and projected onto the positive semidefinite cone (an eigendecomposition:
+# negative eigenvalues clipped to 0), with no rank constraint and no regulariser (van der
+# Maaten's STE default, lambda = 0), a fixed step and no line search.  It is built here from
+# numpy for the two losses that are convex in ``G`` (GNMDS, STE), starts from the same kind of
+# small random point, gets the same budget of gradient passes as SVRG-SBB above (3 per epoch,
+# ``4 * epochs`` epochs) and the best of a grid of steps.  Its test error is read from the
+# rank-p embedding the paper keeps (top p eigenvectors) and, for reference, from ``G`` itself.
+
+cvx_losses = [loss for loss in losses if loss in ("gnmds", "ste")]
+cvx_steps = [10.0, 100.0] if FAST else [3.0, 10.0, 30.0, 100.0, 300.0]
+centre = np.eye(n_objects) - 1.0 / n_objects
+
+
+def gram_gradient(loss, G, triplets):
+    """Mean loss over ``triplets`` as a function of G and its gradient (symmetric)."""
+    i, j, k = triplets.T
+    delta = G[j, j] - 2 * G[i, j] - G[k, k] + 2 * G[i, k]     # d2(i, j) - d2(i, k)
+    if loss == "ste":
+        value, c = np.logaddexp(0.0, delta), 0.5 * (1.0 + np.tanh(0.5 * delta))
+    else:
+        value, c = np.maximum(0.0, 1.0 + delta), (delta > -1.0).astype(float)
+    nn = n_objects * n_objects
+    grad = (np.bincount(j * n_objects + j, c, nn) - np.bincount(k * n_objects + k, c, nn)
+            - np.bincount(i * n_objects + j, c, nn) - np.bincount(j * n_objects + i, c, nn)
+            + np.bincount(i * n_objects + k, c, nn) + np.bincount(k * n_objects + i, c, nn))
+    return value.mean(), grad.reshape(n_objects, n_objects) / len(triplets)
+
+
+def gram_error(G):
+    i, j, k = T_test.T
+    d = np.diag(G)
+    return np.mean(d[j] - 2 * G[i, j] >= d[k] - 2 * G[i, k])
+
+
+def projected_gradient(loss, step, n_steps, seed=0):
+    """Best (rank-p, full-G) test errors over a projected gradient run; hit step or None."""
+    X0 = np.random.RandomState(seed).normal(scale=1e-2, size=(n_objects, dim))
+    G = X0 @ X0.T
+    best_p, best_full, hit = 1.0, 1.0, None
+    for t in range(1, n_steps + 1):
+        _, grad = gram_gradient(loss, G, T_train)
+        G = centre @ (G - step * grad) @ centre
+        w, V = np.linalg.eigh(0.5 * (G + G.T))
+        w = np.maximum(w, 0.0)
+        G = (V * w) @ V.T
+        if t % 3 == 0 or t == n_steps:       # read the error 3 times per epoch, like above
+            err_p = test_error(V[:, -dim:] * np.sqrt(w[-dim:]))
+            best_p, best_full = min(best_p, err_p), min(best_full, gram_error(G))
+            if hit is None and err_p <= thresholds[loss]:
+                hit = t
+    return best_p, best_full, hit
+
+
+cvx = {}   # loss -> (step, best rank-p error, best full-G error, passes to the threshold)
+cvx_budget = 3 * 4 * epochs
+for loss in cvx_losses:
+    runs = {s: projected_gradient(loss, s, cvx_budget) for s in cvx_steps}
+    step = min(runs, key=lambda s: runs[s][0])
+    cvx[loss] = (step, *runs[step], runs[100.0][2])     # + passes at van der Maaten's step
+    sbb_passes = min(median(loss, "dense", b, 2) for b in batch_sizes)
+    print(f"cvx {loss}: best step {step:g} of {cvx_steps}; best test error over "
+          f"{cvx_budget} gradient passes {runs[step][0]:.3f} (rank {dim}), "
+          f"{runs[step][1]:.3f} (full G); SVRG-SBB reached {thresholds[loss]} in "
+          f"{sbb_passes:.0f} passes")
+
+# %%
 # Step size per epoch (Fig. 1)
 # ----------------------------
 # ``epsilon=0`` is SBB0 (plain BB with an absolute value); a positive epsilon bounds the step.
@@ -344,6 +438,45 @@ claims = [
           verdict="reproduced" if max(lazy_gains) < 1.5 else "refuted",
           why="an inner step costs O(b p): the mini-batch gain was the dense update's cost",
           algorithm="ours"),
+    claim("Table I: cvx (projected gradient on the Gram matrix) does not reach the test "
+          "error threshold within the budget, where SVRG-SBB does",
+          protocol=protocol + f"; cvx for {', '.join(cvx_losses)} (the losses convex in G): "
+                              f"PSD projection by eigenvalue clipping, no rank constraint, "
+                              f"lambda=0, {cvx_budget} full gradients (SVRG-SBB's budget), "
+                              f"best step of {cvx_steps}, error of the rank-{dim} embedding",
+          ours="; ".join(
+              f"{loss}: best test error {cvx[loss][1]:.3f} at step {cvx[loss][0]:g} (full G "
+              f"{cvx[loss][2]:.3f}), " + ("never reached " + str(thresholds[loss])
+                                          if cvx[loss][3] is None else
+                                          f"reached {thresholds[loss]} after "
+                                          f"{cvx[loss][3]} gradients")
+              + " (at step 100: " + ("never" if cvx[loss][4] is None else
+                                     f"after {cvx[loss][4]} gradients") + ")"
+              + f"; SVRG-SBB best b: {min(median(loss, 'dense', b, 2) for b in batch_sizes):.0f}"
+                " passes" for loss in cvx_losses),
+          verdict=("reproduced" if all(cvx[loss][3] is None for loss in cvx_losses) else
+                   "refuted" if all(cvx[loss][3] is not None for loss in cvx_losses) else
+                   "partly"),
+          why="step 100 on the mean loss is van der Maaten's default (eta=1 scaled by n/|Q| "
+              "on the summed loss, inferred), which the paper used untuned; every cvx step "
+              "also costs an O(n^3) eigendecomposition (cheap at n=100), counted here in "
+              "passes, not CPU time; CKL and t-STE (non-convex in G) not run"),
+    claim("Fig. 2: SVRG-SBB0's test error increases (its step explodes); SVRG-SBB-epsilon does "
+          "not oscillate and beats fixed-step SVRG by clear margins",
+          protocol=f"{n_objects} objects, {n_train} training / {n_train} test triplets, "
+                   f"losses {', '.join(losses)}, b=10, {epochs} epochs, epsilon=0 (SBB0) and "
+                   "0.01 (SBB-epsilon), fixed-step SVRG at the probed step; one initialisation",
+          ours="; ".join(
+              f"{loss}: final test error SBB0 {fig2[loss, 'SBB0'][-1]:.3f} (min "
+              f"{fig2[loss, 'SBB0'].min():.3f}), SBB-epsilon {fig2[loss, 'SBB-epsilon'][-1]:.3f}, "
+              f"SVRG {fig2[loss, 'SVRG (fixed step)'][-1]:.3f}" for loss in losses),
+          verdict=verdict([v for d in (sbb0_rises, eps_steady, eps_beats)
+                           for v in d.values()], True),
+          why="rules per loss: SBB0 ends more than 0.02 above its best error; SBB-epsilon never "
+              "rises by more than 0.01 between epochs; it ends at least 0.01 below fixed-step "
+              "SVRG.  Reproduced when all hold for every loss, refuted when none holds; SBB0 rises on "
+              f"{sum(sbb0_rises.values())}, SBB-epsilon steady on {sum(eps_steady.values())}, "
+              f"beats SVRG on {sum(eps_beats.values())} of {len(losses)} losses"),
     claim("Fig. 1: the SBB-epsilon step stabilises after a few epochs, SBB0 varies widely",
           protocol=f"STE, b=10, {epochs} epochs; max/min step over the second half",
           ours=", ".join(f"epsilon={e}: {v:.2f}" for e, v in spread.items()),

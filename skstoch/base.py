@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._solvers import FitMonitor
 from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, seed_from_random_state,
                     validate_data)
-from .utils._validation import rescale_sample_weight
+from .utils._validation import check_fitted_shapes, fitted_n_heads, rescale_sample_weight
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -81,27 +81,6 @@ def normalize_sample_weight(sample_weight):
     return sample_weight * (sample_weight.shape[0] / total)
 
 
-def check_fitted_shapes(est, coef_shape, reference="n_features_in_"):
-    """Raise ``ValueError`` unless ``coef_`` / ``intercept_`` have the shapes the input and
-    ``reference`` imply (a tampered or foreign fitted state must not reach a kernel).
-    ``coef_shape`` is ``(n_heads, n_features)``, ``n_heads`` 0 for a 1-D ``coef_`` and a
-    scalar ``intercept_``, -1 when ``reference`` is itself inconsistent."""
-    coef_shape_now = tuple(np.shape(est.coef_))       # coef_ may be sparse (sparsify)
-    intercept_shape = tuple(np.shape(est.intercept_))
-    n_heads, n_features = coef_shape
-    if n_heads == 0:
-        ok = coef_shape_now == (n_features,) and intercept_shape == ()
-    else:
-        ok = (n_heads > 0 and coef_shape_now == (n_heads, n_features)
-              and intercept_shape == (n_heads,))
-    if not ok:
-        raise ValueError(
-            f"{type(est).__name__}'s fitted attributes are inconsistent (coef_ "
-            f"{coef_shape_now}, intercept_ {intercept_shape}, {reference} and X with "
-            f"{n_features} features): "
-            f"they were changed after fit or come from another version; fit again.")
-
-
 class _LinearProblem:
     """One binary or single-output problem handed to ``_fit_problem``.
 
@@ -147,9 +126,14 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
     """Shared fit machinery of the linear estimators (not public).
 
     Subclasses implement ``_fit_problem(problem) -> SolverResult`` (``x`` the coefficients,
-    ``intercept`` the intercept) and may override ``_prepare_fit``, ``_fitted_extras`` and
-    ``_solver_name()``.
+    ``intercept`` the intercept) and may override ``_prepare_fit``, ``_fitted_extras``,
+    ``_solver_name()`` and ``_reads_float32``.
     """
+
+    def _reads_float32(self, X):
+        """Whether this fit's kernels read a float32 X as it is (``problem.dataset`` then
+        stores float32 rows; no float64 copy of X).  False: X is converted to float64."""
+        return False
 
     def _solver_name(self):
         solver = getattr(self, "solver", None)
@@ -168,7 +152,7 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
         return the fitted attributes (a dict; nothing is set on the estimator here)."""
         seed = self._draw_seed()
         shared = self._prepare_fit(X, sample_weights, seed)
-        dataset = make_dataset(X)
+        dataset = make_dataset(X, float32=self._reads_float32(X))
         n_problems = len(targets)
         states = self._warm_start_states(n_problems)
         monitors = [self._make_monitor(self._solver_name()) for _ in range(n_problems)]
@@ -229,6 +213,9 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR).  float32 X is used without a copy where the
+            estimator's kernels read float32 (the user guide lists them), else converted
+            to float64.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
 
@@ -277,10 +264,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", reset=False)
-        classes = np.asarray(self.classes_)
-        n_heads = 1 if classes.ndim == 1 and classes.shape[0] == 2 else (
-            classes.shape[0] if classes.ndim == 1 and classes.shape[0] > 2 else -1)
-        check_fitted_shapes(self, (n_heads, X.shape[1]), "classes_")
+        check_fitted_shapes(self, (fitted_n_heads(self), X.shape[1]), "classes_")
         return super().decision_function(X)
 
     def _multinomial(self, n_classes):
@@ -355,6 +339,9 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data (dense or CSR).  float32 X is used without a copy where the
+            estimator's kernels read float32 (the user guide lists them), else converted
+            to float64.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like of shape (n_samples,), default=None
 

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._comparisons import check_comparisons
 from ._solvers.ordinal import OrdinalParams, OrdinalProblem, satisfied, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
+from .utils._validation import check_fitted_array, fitted_state_error
 
 __all__ = ["OrdinalEmbedding"]
 
@@ -66,7 +67,7 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         iteration plus line-search passes, returning the lowest-objective iterate.  It is the
         default because at the default budget (``n_components=2``) it ends at a lower
         objective than ``'svrg_sbb'`` for all five losses, with the same held-out accuracy
-        within 0.01, in 1.1-3.1x less CPU time (``benchmarks/results/ordinal_embedding_defaults.md``;
+        within 0.01, in less CPU time (``benchmarks/results/ordinal_embedding_defaults.md``;
         at ``n_components=10`` the paper's solver generalizes slightly better on STE, GNMDS and
         SOE): an SVRG epoch costs three passes over the comparisons, and the
         quasi-Newton direction makes more progress per pass on these small, smooth problems.
@@ -384,20 +385,14 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         """:attr:`embedding_` after checking it against the other fitted attributes (the
         kernels read it without bounds checks: a truncated or replaced array must raise)."""
         check_is_fitted(self)
-        E = self.embedding_
-        if not isinstance(E, np.ndarray) or E.ndim != 2 or E.dtype != np.float64:
-            raise ValueError(
-                f"embedding_ must be a 2-D float64 array of shape (n_objects_, n_components), "
-                f"got {type(E).__name__} {getattr(E, 'dtype', '')} of shape "
-                f"{np.shape(E)}; the fitted attributes were modified: refit the estimator")
         n = self.n_objects_
-        if (not isinstance(n, Integral) or isinstance(n, bool) or n != E.shape[0]
-                or E.shape[1] < 1):
-            raise ValueError(f"embedding_ has shape {E.shape} but n_objects_ is {n!r}; the "
-                             f"fitted attributes were modified: refit the estimator")
+        if not isinstance(n, Integral) or isinstance(n, bool) or n < 1:
+            raise fitted_state_error(self, f"n_objects_={n!r} is not a positive integer")
+        E = check_fitted_array(self, "embedding_", (n, None))
+        if E.shape[1] < 1:
+            raise fitted_state_error(self, "embedding_ has no column")
         if not np.all(np.isfinite(E)):
-            raise ValueError("embedding_ contains NaN or infinity; the fitted attributes were "
-                             "modified: refit the estimator")
+            raise fitted_state_error(self, "embedding_ contains NaN or infinity")
         return np.ascontiguousarray(E)
 
     def _satisfied(self, X, y=None):

@@ -7,6 +7,7 @@ scikit-learn >= 1.7 takes ``xfail_strict=True``; 1.6 has no such argument and le
 strictness to pytest's ``xfail_strict`` option, which ``pyproject.toml`` sets for the suite.
 """
 import inspect
+import os
 
 import numpy as np
 import pytest
@@ -182,3 +183,127 @@ if ESTIMATORS:
                              **_STRICT)
     def test_sklearn_compatible_estimator(estimator, check):
         check(estimator)
+
+
+# -- default parameters, every solver (issue 19.2) --------------------------------------------
+def _default_solver_estimators():
+    """One estimator per public class and ``solver`` option of its ``_parameter_constraints``,
+    every other parameter at its default (OrdinalEmbedding through the feature-matrix
+    adapter)."""
+    from sklearn.utils._param_validation import StrOptions
+
+    out = []
+    for name in sorted(n for n in skstoch.__all__ if n[0].isupper()):
+        cls = getattr(skstoch, name)
+        make = FeatureMatrixOrdinalEmbedding if cls is OrdinalEmbedding else cls
+        options = [c for c in cls._parameter_constraints.get("solver", [])
+                   if isinstance(c, StrOptions)]
+        solvers = sorted(options[0].options) if options else [None]
+        out += [make() if s is None else make(solver=s) for s in solvers]
+    return out
+
+
+DEFAULT_SOLVER_ESTIMATORS = _default_solver_estimators()
+
+# Checks that judge what the fit learned (convergence matters): they run with the default
+# budget.  Every other check tests the API (input validation, shapes, pickling, dtypes, ...)
+# and runs with max_iter=API_MAX_ITER where the estimator has one, to keep this test's time
+# reasonable (about 40 configurations; the default budgets fit for seconds each).
+RESULT_CHECKS = {
+    "check_classifiers_train", "check_regressors_train", "check_fit_idempotent",
+    "check_sample_weight_equivalence_on_dense_data",
+    "check_sample_weight_equivalence_on_sparse_data", "check_class_weight_classifiers",
+    "check_class_weight_balanced_classifiers", "check_class_weight_balanced_linear_classifier",
+    "check_classifiers_classes", "check_supervised_y_2d", "check_decision_proba_consistency",
+    "check_classifiers_regression_target", "check_regressors_int",
+    "check_classifier_data_not_an_array", "check_regressor_data_not_an_array",
+    "check_methods_sample_order_invariance", "check_methods_subset_invariance",
+    "check_estimators_pickle", "check_readonly_memmap_input", "check_f_contiguous_array_estimator",
+    "check_transformer_general", "check_transformer_data_not_an_array",
+}
+API_MAX_ITER = 5
+# LMNN's stochastic solvers count gradients in max_iter (their first epoch needs up to 17)
+API_MAX_ITER_OF = {"LMNNMetric": 64}
+# not capped: max_iter counts stochastic gradients there too, and the default budget (10
+# passes, or FISTA to tol) already fits in milliseconds
+UNCAPPED = {"ConstrainedLasso", "ConstrainedLassoCV"}
+
+_CGVR_AUTO_ALPHA_REASON = (
+    "alpha='auto' is 1 / n_samples: removing or repeating rows changes n_samples and so the "
+    "penalty, while integer sample weights keep it; the two objectives differ at the optimum "
+    "(measured with solver='cg', tol=1e-10: predict_proba 0.657 against 0.529), so even the "
+    "deterministic full-batch solvers fail this check with the default alpha")
+_CD_TOL_REASON = (
+    "the default tol=1e-4 stops coordinate descent at a suboptimality far above the check's "
+    "rtol=1e-7; with tol=1e-10 (the 'cd' entry of ESTIMATORS) this check passes")
+_LASSO_CV_SW_REASON = (
+    "stochastic solvers only: every fold's fit and the refit sample rows uniformly, so "
+    "repeated rows change the random stream (as for ConstrainedLasso); 'auto'/'fista' pass")
+
+# {(class name, solver): {check: reason}} on top of EXPECTED_FAILED_CHECKS' class entries
+EXPECTED_FAILED_DEFAULT_CHECKS = {
+    **{(cls, "cg"): {"check_sample_weight_equivalence_on_dense_data": _CGVR_AUTO_ALPHA_REASON,
+                     "check_sample_weight_equivalence_on_sparse_data": _CGVR_AUTO_ALPHA_REASON}
+       for cls in ("CGVRClassifier", "CGVRRegressor")},
+    **{(cls, "cd"): {"check_sample_weight_equivalence_on_dense_data": _CD_TOL_REASON,
+                     "check_sample_weight_equivalence_on_sparse_data": _CD_TOL_REASON}
+       for cls in ("S3GDClassifier", "S3GDRegressor")},
+    **{("ConstrainedLassoCV", solver): {
+        "check_sample_weight_equivalence_on_dense_data": _LASSO_CV_SW_REASON,
+        "check_sample_weight_equivalence_on_sparse_data": _LASSO_CV_SW_REASON}
+       for solver in ("epro_orda", "epro_orda_paper", "epro_sgd", "epro_sgd_paper",
+                      "epro_svrg", "oneproj", "sgd")},
+}
+
+# The paper's Epro-SGD runs the paper's fixed step (eta0=0.3, tuned for its unit-variance
+# synthetic data): on the checks' unscaled data it diverges, and fit raises DivergenceError
+# (a ValueError that says to decrease eta0), as a constant-step SGD does; the other solvers pass
+_PAPER_SGD_DIVERGES = (
+    "solver='epro_sgd_paper' keeps the paper's fixed step eta0=0.3 (paper 001, section 5.1, "
+    "unit-variance data); on the checks' unscaled data it diverges and fit raises "
+    "DivergenceError asking for a smaller eta0 (checked in tests/test_constrained_lasso.py)")
+KNOWN_DEFAULT_FINDINGS = {
+    ("ConstrainedLasso", "epro_sgd_paper"): dict.fromkeys(
+        ("check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in"),
+        _PAPER_SGD_DIVERGES),
+    ("ConstrainedLassoCV", "epro_sgd_paper"): dict.fromkeys(
+        ("check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in",
+         "check_non_transformer_estimators_n_iter"), _PAPER_SGD_DIVERGES),
+}
+
+
+def _expected_failed_default_checks(estimator):
+    name = ADAPTED.get(type(estimator).__name__, type(estimator).__name__)
+    out = dict(_expected_failed_checks(estimator))
+    key = (name, getattr(estimator, "solver", None))
+    out.update(EXPECTED_FAILED_DEFAULT_CHECKS.get(key, {}))
+    out.update(KNOWN_DEFAULT_FINDINGS.get(key, {}))
+    return out
+
+
+def test_default_solver_estimators_cover_every_solver():
+    seen = {(type(e).__name__, getattr(e, "solver", None)) for e in DEFAULT_SOLVER_ESTIMATORS}
+    assert ("S3VMClassifier", "tsgs3vm") in seen and ("LMNNMetric", "oneproj") in seen
+    assert len(seen) == len(DEFAULT_SOLVER_ESTIMATORS)
+    for est in DEFAULT_SOLVER_ESTIMATORS:
+        for check, reason in _expected_failed_default_checks(est).items():
+            assert check.startswith("check_") and len(reason) > 40, (type(est).__name__, check)
+
+
+# opt-in (SKSTOCH_CHECK_DEFAULTS=1): 53 configurations x about 60 checks took 28 min on a
+# loaded 2-core machine, too long for the suite's 15 min; the 2026-11-27 run's failures are
+# the entries above, and one intermittent one that a strict list cannot hold:
+# CGVRRegressor(solver='svrg' / 'minibatch_svrg') check_regressors_train diverged
+# (DivergenceError, objective inf) in some data variants of the first run, none in a second
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("SKSTOCH_CHECK_DEFAULTS") != "1",
+                    reason="opt-in: set SKSTOCH_CHECK_DEFAULTS=1 (about 30 min)")
+@parametrize_with_checks(DEFAULT_SOLVER_ESTIMATORS,
+                         expected_failed_checks=_expected_failed_default_checks, **_STRICT)
+def test_sklearn_compatible_with_defaults_every_solver(estimator, check):
+    name = getattr(check, "func", check).__name__
+    cls = type(estimator).__name__
+    if (name not in RESULT_CHECKS and "max_iter" in estimator.get_params()
+            and cls not in UNCAPPED):
+        estimator = estimator.set_params(max_iter=API_MAX_ITER_OF.get(cls, API_MAX_ITER))
+    check(estimator)

@@ -946,3 +946,49 @@ def test_epro_svrg_multiplier_search_recovers_from_a_wrong_early_bound():
                              random_state=0).fit(X, y)
     assert m.history_["relative_gap"][-1] <= 1e-4
     assert m.lam_ == pytest.approx(ConstrainedLasso(tol=1e-12).fit(X, y).lam_, rel=1e-3)
+
+
+def test_cv_with_one_huge_weight_fits_without_overflow():
+    """One weight 1e300 among ones: the other rows' relative weights (1e-300) are below
+    float64's resolution; they are treated as 0 (same fit) instead of setting a Gram matrix
+    of rounding noise whose FISTA step overflowed (fuzz case sw_huge)."""
+    import warnings
+
+    from skstoch import ConstrainedLasso, ConstrainedLassoCV
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    y = X @ rng.standard_normal(4)
+    sw = np.where(np.arange(30) == 1, 1e300, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cv = ConstrainedLassoCV(n_radii=3, cv=2, max_iter=50).fit(X, y, sample_weight=sw)
+        zeroed = ConstrainedLasso(radius=cv.radius_).fit(X, y, sample_weight=(sw > 1) * 1.0)
+        huge = ConstrainedLasso(radius=cv.radius_).fit(X, y, sample_weight=sw)
+    assert np.all(np.isfinite(cv.coef_))
+    np.testing.assert_array_equal(huge.coef_, zeroed.coef_)
+    np.testing.assert_array_equal(cv.coef_, zeroed.coef_)
+
+
+def test_paper_fixed_step_diverges_with_a_clear_error():
+    """The paper's Epro-SGD keeps its fixed step eta0=0.3 (tuned for unit-variance data): on
+    data ten times larger it diverges, and fit says so (test_common's written reason)."""
+    from skstoch._solvers import DivergenceError
+
+    rng = np.random.RandomState(0)
+    X = 10 * rng.standard_normal((60, 4))
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # no RuntimeWarning storm before the error
+        with pytest.raises(DivergenceError, match="decrease the step size"):
+            ConstrainedLasso(solver="epro_sgd_paper", radius=1.0).fit(X, y)
+    est = ConstrainedLasso(solver="epro_sgd_paper", radius=1.0, tol=0.1).fit(X / 10, y / 10)
+    assert np.all(np.isfinite(est.coef_))
+
+
+@pytest.mark.parametrize("solver", ["epro_orda", "epro_orda_paper", "epro_sgd", "epro_svrg"])
+def test_default_budget_runs_on_one_sample(solver):
+    """max_iter=None is at least 100 stochastic gradients: one row (10 * n_samples = 10, less
+    than ORDA's first epoch of 17) still fits instead of raising."""
+    est = ConstrainedLasso(solver=solver).fit(np.ones((1, 3)), np.ones(1))
+    assert est.n_iter_ <= 100 and np.all(np.isfinite(est.coef_))

@@ -5,7 +5,8 @@ A Dask fit does every full pass on the workers and gathers only mini-batch sampl
 does not run the in-memory fit's iterates; it must reach the same optimum: the objective of
 its coefficients equals the in-memory fit's to 1e-8 relative.  Also: sparse and uneven
 chunks, sample weights as a Dask array, lazy predictions, a worker killed during a fit, and
-that the client never receives X.
+that the client never receives X (only size-d vectors and samples within the gather
+budget).
 """
 import os
 import signal
@@ -140,8 +141,14 @@ def test_same_objective_as_in_memory(client, name):
 
 @pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDRegressor"])
 def test_sparse_uneven_chunks(client, name):
-    X, y, _, local, dist, Xd = _fit_both(name, sparse=True, chunks=UNEVEN)
+    """CSR chunks of uneven sizes, under a gather budget of 50 rows of the mean size the
+    workers measure (12 nnz + 28 bytes per row)."""
+    X, y = _data(EST[name][2], sparse=True)
+    row_bytes = 12 * X.nnz / N + 28
+    with dask.config.set({"skstoch.gather-budget": int(50 * row_bytes)}):
+        X, y, _, local, dist, Xd = _fit_both(name, sparse=True, chunks=UNEVEN)
     assert _rel(_objective(dist, X, y), _objective(local, X, y)) <= 1e-8
+    assert _max_rows_per_gather(dist.history_) <= 50
     np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
 
 
@@ -171,7 +178,8 @@ def test_one_vs_rest_and_multi_output(client):
     for multinomial_default in (CGVRClassifier(), S3GDClassifier()):
         with pytest.raises(ValueError, match="multi_class='ovr'"):
             multinomial_default.fit(Xd, yd)
-    ovr = S3GDClassifier(multi_class="ovr", **S3GD_KW).fit(Xd, yd)
+    # three one-vs-rest heads (two epochs each: only the heads are checked here)
+    ovr = S3GDClassifier(multi_class="ovr", **dict(S3GD_KW, max_iter=2)).fit(Xd, yd)
     assert ovr.coef_.shape == (3, 5) and len(ovr.history_) == 3
     Y = np.column_stack([X @ np.arange(5.0), X[:, 0] - 1.0])
     Yd = da.from_array(Y, chunks=((250, 350), 2))
@@ -181,43 +189,73 @@ def test_one_vs_rest_and_multi_output(client):
     np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
 
 
-def test_client_never_receives_X(client, monkeypatch):
-    """Every result the client receives is a size-d vector, a few per-chunk numbers or a
-    gathered sample (at most n/4 rows); X itself is never converted on the client."""
-    X, y = _data("clf")
-    Xd, yd = _to_dask(X, y, UNEVEN)
-    received = []
+def _nbytes(obj):
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(o) for o in obj)
+    if sp.issparse(obj):
+        return obj.data.nbytes + obj.indices.nbytes + obj.indptr.nbytes
+    return getattr(obj, "nbytes", 8)
 
-    def nbytes(obj):
-        if isinstance(obj, (list, tuple)):
-            return sum(nbytes(o) for o in obj)
-        if sp.issparse(obj):
-            return obj.data.nbytes + obj.indices.nbytes + obj.indptr.nbytes
-        return getattr(obj, "nbytes", 8)
 
-    real_compute, real_delayed_compute = dask.compute, dask.delayed(int).__class__.compute
+@pytest.fixture
+def received(monkeypatch):
+    """The sizes (bytes of the arrays) of every result the client receives; a Dask X
+    converted on the client fails."""
+    sizes = []
+    real_compute, delayed_cls = dask.compute, dask.delayed(int).__class__
+    real_delayed_compute = delayed_cls.compute
 
     def spy_compute(*args, **kwargs):
         out = real_compute(*args, **kwargs)
-        received.append(nbytes(out))
+        sizes.append(_nbytes(out))
         return out
 
     def spy_delayed_compute(self, **kwargs):
         out = real_delayed_compute(self, **kwargs)
-        received.append(nbytes(out))
+        sizes.append(_nbytes(out))
         return out
 
     def refuse(self, *args, **kwargs):
         raise AssertionError("X was converted to a NumPy array on the client")
 
     monkeypatch.setattr(dask, "compute", spy_compute)
-    monkeypatch.setattr(dask.delayed(int).__class__, "compute", spy_delayed_compute)
-    monkeypatch.setattr(type(Xd), "__array__", refuse)
-    est = CGVRClassifier(**CGVR_KW).fit(Xd, yd)
-    assert received and est.n_iter_ > 0
-    sample_bytes = (N // 4) * (D + 3) * 8      # rows, y, weights and dl0 of a sample
-    assert max(received) <= sample_bytes + 1024, (max(received), X.nbytes)
-    assert est.history_["gathered_rows"][-1] <= N // 4 * est.history_["gathers"][-1]
+    monkeypatch.setattr(delayed_cls, "compute", spy_delayed_compute)
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    return sizes
+
+
+def _max_rows_per_gather(hist):
+    gathers, rows = np.diff(hist["gathers"], prepend=0), np.diff(hist["gathered_rows"],
+                                                                    prepend=0)
+    return max(r / g for r, g in zip(rows, gathers) if g)
+
+
+ROW_BYTES = 8 * (D + 3)     # a gathered dense row with its target, weight and dl0
+
+
+# budgets of 60 and 30 rows (CGVR's batch is 34); S3GD's epochs are then bounded by 32
+# sweeps of the sample (960 rows' worth of steps instead of N)
+@pytest.mark.parametrize("name, rows", [("CGVRClassifier", 60), ("S3GDRegressor", 30)])
+def test_gather_budget_bounds_what_the_client_receives(client, received, name, rows):
+    """With a tiny gather budget, every result the client receives is at most the budget
+    plus a few size-d vectors (never X), and the fit still reaches the in-memory optimum
+    (the distributed passes give the exact gradient and the stop)."""
+    Est, kw, task = EST[name]
+    X, y = _data(task)
+    local = Est(**kw).fit(X, y)
+    Xd, yd = _to_dask(X, y, UNEVEN)
+    received.clear()
+    budget = rows * ROW_BYTES
+    with dask.config.set({"skstoch.gather-budget": budget}):
+        dist = Est(**kw).fit(Xd, yd)
+    assert received and dist.n_iter_ > 0
+    assert max(received) <= budget + 4 * ROW_BYTES, (max(received), X.nbytes)
+    assert _rel(_objective(dist, X, y), _objective(local, X, y)) <= 1e-8
+    hist = dist.history_
+    assert hist["gathers"][-1] >= hist["passes"][-1] and _max_rows_per_gather(hist) <= rows
+    with dask.config.set({"skstoch.gather-budget": -1}), \
+            pytest.raises(ValueError, match="gather-budget"):
+        Est(**kw).fit(Xd, yd)
 
 
 def _generated(seed):

@@ -204,6 +204,33 @@ def test_reproduction_page_renders_records(tmp_path):
     assert "*S3GD* is best on 6/9 | data_" in doctree.astext()
 
 
+def test_reproduction_page_groups_the_committed_records_by_paper(tmp_path):
+    """Every committed record lands under one of the five papers (never a section of its
+    own), each paper has rows, and a 'not attempted' row is dropped once another record of
+    the paper tests the same claim."""
+    sys.path.insert(0, str(DOC / "_ext"))
+    try:
+        import reproduction_page
+    finally:
+        sys.path.pop(0)
+    records = reproduction_page.load()
+    assert records, "doc/reproduction/ holds no record"
+    assert {reproduction_page.paper_id(r) for r in records} <= set(reproduction_page.PAPERS)
+    text = reproduction_page.render(records)
+    assert "No example records" not in text
+    assert text.count("\nPaper ") + text.startswith("Paper ") == len(reproduction_page.PAPERS)
+    claim = {"claim": "Fig. 9: x", "protocol": "p", "ours": "o", "why": "w",
+             "algorithm": "paper"}
+    old = {"paper": "004", "example": "plot_a.py", "command": "c",
+           "claims": [dict(claim, verdict="not attempted", why="old row")]}
+    new = {"paper": "004", "example": "plot_b.py", "command": "c",
+           "claims": [dict(claim, verdict="refuted")]}
+    text = reproduction_page.render([old, new], unrecorded={})
+    assert "refuted" in text and "old row" not in text
+    text = reproduction_page.render([old], unrecorded={})
+    assert "old row" in text
+
+
 # -- the full build and the browser check (slow) -------------------------------------------
 
 def _chromium():

@@ -939,12 +939,7 @@ except ImportError:  # pragma: no cover - the worker does not need pytest
 # Known findings in estimator modules owned by other sessions: {(estimator, case): reason}.
 # The campaign runs them like every case; the test of that estimator is strict-xfail while one
 # of them still fails, and fails again (XPASS) once they are all fixed, so the entry is removed.
-KNOWN = {
-    ("ConstrainedLassoCV", "sw_huge"): (
-        "lasso family (issue 18.5): one weight 1e300 among 1s leaves a near rank-1 weighted "
-        "problem; a fold's fit overflows in FISTA (6 RuntimeWarnings) before its "
-        "DivergenceError"),
-}
+KNOWN = {}
 
 if pytest is not None:
 

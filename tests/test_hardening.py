@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from _isolation import describe, run_isolated
-from test_fuzz import CORRUPTIONS, SPECS, _base, corrupt_sparse, make_estimator
+from test_fuzz import CORRUPTIONS, SPECS, _base, _triplets, corrupt_sparse, make_estimator
 
 SPARSE = sorted(n for n, spec in SPECS.items() if spec[1] in ("clf", "reg", "semi"))
 FEATURES = sorted(n for n, spec in SPECS.items() if spec[1] != "ordinal")
@@ -18,6 +18,8 @@ FEATURES = sorted(n for n, spec in SPECS.items() if spec[1] != "ordinal")
 
 def _data(name, seed=0, sparsity=0.5):
     task = SPECS[name][1]
+    if task == "ordinal":    # triplets (X) and no responses
+        return _triplets(np.random.default_rng(seed)), None
     X, y = _base("clf" if task == "metric" else task, np.random.default_rng(seed))
     X[np.abs(X) < sparsity] = 0.0
     return X, y
@@ -270,15 +272,13 @@ def test_user_cv_with_bad_indices_is_a_value_error(split):
         skstoch.ConstrainedLassoCV(n_radii=3, cv=[(train, test)], max_iter=50).fit(X, y)
 
 
-# S3VMClassifier (classes_, alpha_) is left to its family's session: see issue 18.4
-TAMPER_CHECKED = sorted(n for n, spec in SPECS.items()
-                        if spec[1] in ("clf", "reg") or n == "LMNNMetric")
+TAMPER_CHECKED = sorted(SPECS)
 
 
 @pytest.mark.parametrize("name", TAMPER_CHECKED)
 def test_tampered_fitted_state_is_a_clear_error(name):
-    """Every fitted array truncated (first axis, last axis) or replaced by a scalar: each
-    method either works or raises ValueError/TypeError (issue 18.4)."""
+    """Every fitted array truncated (first axis, last axis), cast to float32 or replaced by a
+    scalar: each method either works or raises ValueError/TypeError (issue 18.4)."""
     warm_up(name)
     X, y = _data(name)
     with warnings.catch_warnings():
@@ -291,15 +291,17 @@ def test_tampered_fitted_state_is_a_clear_error(name):
     def case():
         out = []
         for attr in attrs:
-            for how in ("first_axis", "last_axis", "scalar"):
+            for how in ("first_axis", "last_axis", "scalar", "float32"):
                 v = getattr(est, attr)
                 setattr(est, attr, v[:-1] if how == "first_axis" else v[..., :-1]
-                        if how == "last_axis" else v.ravel()[:1].reshape(()))
+                        if how == "last_axis" else v.astype(np.float32) if how == "float32"
+                        else v.ravel()[:1].reshape(()))
                 for meth in methods:
                     try:
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
-                            (est.score(X, y) if meth == "score" else getattr(est, meth)(X))
+                            (est.score(X, y) if meth == "score" and y is not None
+                             else getattr(est, meth)(X))
                     except (ValueError, TypeError):
                         pass
                     except Exception as exc:  # noqa: BLE001 - the failure reported

@@ -851,6 +851,66 @@ def test_gamma_cv_matches_reference_and_falls_back():
         S3VMClassifier(gamma="median").fit(X, ys)
 
 
+def test_gamma_cv_runs_on_a_bounded_subsample(monkeypatch):
+    """Issue 18.8: beyond CV_MAX_ROWS rows the CV runs on a uniform subsample of that many
+    rows (labeled and unlabeled drawn separately from the seed): its losses are the CV's on
+    those rows, every fold fit sees at most CV_MAX_ROWS rows, and the final fit uses all."""
+    import warnings
+
+    from sklearn.datasets import make_moons
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import StratifiedKFold
+
+    from skstoch import S3VMClassifier
+    from skstoch._solvers import _tsg_gamma_cv, tsg
+    from skstoch.datasets import make_semisupervised
+
+    X, y = make_moons(400, noise=0.1, random_state=0)
+    ys = make_semisupervised(y, n_labeled=150, random_state=0)[0]
+    monkeypatch.setattr(_tsg_gamma_cv, "CV_MAX_ROWS", 200)
+    fold_rows = []
+    solve = tsg.solve
+
+    def spy(problem, *args, **kwargs):
+        fold_rows.append(problem.X.shape[0])
+        return solve(problem, *args, **kwargs)
+
+    monkeypatch.setattr(_tsg_gamma_cv, "solve", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = S3VMClassifier(max_iter=40, random_state=0).fit(X, ys)
+    assert fold_rows == [200] * 15
+    # the rows drawn: 100 labeled (half of 200, as both kinds have more), 100 unlabeled
+    lab, unl = np.flatnonzero(ys != -1), np.flatnonzero(ys == -1)
+    problem = tsg.TSGProblem(X, lab.astype(np.int64), np.where(ys[lab] == 1, 1.0, -1.0)[:, None],
+                             unl.astype(np.int64), est.seed_)
+    sub, y_sub = _tsg_gamma_cv.cv_subsample(problem, ys[lab])
+    assert sub.labeled_rows.shape == (100,) and sub.unlabeled_rows.shape == (100,)
+    rows = np.array([np.flatnonzero((X == r).all(axis=1))[0] for r in sub.X])
+    assert np.all(np.diff(rows) > 0)      # distinct rows, in their original order
+    np.testing.assert_array_equal(sub.X, X[rows])
+    np.testing.assert_array_equal(y_sub, ys[rows][sub.labeled_rows])
+    assert np.all(ys[rows][sub.unlabeled_rows] == -1)
+    # its losses are those of the CV by hand on those rows (gamma 'scale' of all of X)
+    Xs, yss = X[rows], ys[rows]
+    g = 1.0 / (X.shape[1] * X.var())
+    lab_s = np.flatnonzero(yss != -1)
+    ref = []
+    for factor in _tsg_gamma_cv.GAMMA_CV_FACTORS:
+        losses = []
+        for _, te in StratifiedKFold(3, shuffle=True, random_state=0).split(lab_s, yss[lab_s]):
+            yf = yss.copy()
+            yf[lab_s[te]] = -1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = S3VMClassifier(gamma=factor * g, max_iter=40, random_state=0).fit(Xs, yf)
+            yy = np.where(yss[lab_s[te]] == 1, 1.0, -1.0)
+            losses.append(np.mean(np.maximum(0.0, 1.0 - yy * m.decision_function(Xs[lab_s[te]]))))
+        ref.append(np.mean(losses))
+    np.testing.assert_allclose(est.gamma_cv_scores_, ref, rtol=1e-12)
+    assert est.n_labeled_ == 150 and est.n_unlabeled_ == 250
+
+
 def test_gamma_cv_pick_lowest_hinge_ties_to_widest_kernel():
     from skstoch._solvers._tsg_gamma_cv import GAMMA_CV_FACTORS, pick_gamma_factor
 

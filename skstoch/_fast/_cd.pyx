@@ -58,6 +58,20 @@ cdef block_t make_block(const double[::1] data, const int32_t[::1] indices,
     return B
 
 
+cdef inline double column_dot(const block_t* B, Py_ssize_t k, const double* v,
+                              bint square) noexcept nogil:
+    """``sum_t v_t x_tk`` (``x_tk^2`` when ``square``) over the entries of column k."""
+    cdef const double* x
+    cdef const int32_t* idx
+    cdef Py_ssize_t t, i, nnz
+    cdef double acc = 0.0
+    column(B, k, &x, &idx, &nnz)
+    for t in range(nnz):
+        i = t if idx == NULL else idx[t]
+        acc += v[i] * x[t] * x[t] if square else v[i] * x[t]
+    return acc
+
+
 cdef inline double dot4(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
     """``a.b`` in four interleaved partial sums (a fixed order: the same bits everywhere;
     independent sums let the loop pipeline and vectorise)."""
@@ -87,21 +101,11 @@ def weighted_col_sqnorms(const double[::1] data, const int32_t[::1] indices,
                          const double[::1] h, double[::1] out):
     """``out[k] = sum_i h_i x_ik^2`` for the columns of the block."""
     cdef block_t B = make_block(data, indices, indptr, cols, n)
-    cdef const double* x
-    cdef const int32_t* idx
-    cdef Py_ssize_t k, t, nnz
-    cdef double acc
+    cdef const double* hp = &h[0] if h.shape[0] > 0 else NULL
+    cdef Py_ssize_t k
     with nogil:
         for k in range(out.shape[0]):
-            column(&B, k, &x, &idx, &nnz)
-            acc = 0.0
-            if idx == NULL:
-                for t in range(nnz):
-                    acc += h[t] * x[t] * x[t]
-            else:
-                for t in range(nnz):
-                    acc += h[idx[t]] * x[t] * x[t]
-            out[k] = acc
+            out[k] = column_dot(&B, k, hp, True)
 
 
 def block_matvec(const double[::1] data, const int32_t[::1] indices,
@@ -154,12 +158,7 @@ def cd_epochs(const double[::1] data, const int32_t[::1] indices, const int64_t[
                 if denom <= 0.0:
                     continue
                 column(&B, k, &x, &idx, &nnz)
-                if idx == NULL:
-                    grad = dot4(&q[0], x, nnz)
-                else:
-                    grad = 0.0
-                    for t in range(nnz):
-                        grad += q[idx[t]] * x[t]
+                grad = dot4(&q[0], x, nnz) if idx == NULL else column_dot(&B, k, &q[0], False)
                 old = w[k]
                 delta = violation(grad + lam2 * old, old, lam1)
                 if delta > viol:
@@ -197,21 +196,11 @@ def block_rmatvec(const double[::1] data, const int32_t[::1] indices,
                   const double[::1] v, double[::1] out):
     """``out = X_block^T v``."""
     cdef block_t B = make_block(data, indices, indptr, cols, n)
-    cdef const double* x
-    cdef const int32_t* idx
-    cdef Py_ssize_t k, t, nnz
-    cdef double acc
+    cdef const double* vp = &v[0] if v.shape[0] > 0 else NULL
+    cdef Py_ssize_t k
     with nogil:
         for k in range(out.shape[0]):
-            column(&B, k, &x, &idx, &nnz)
-            acc = 0.0
-            if idx == NULL:
-                for t in range(nnz):
-                    acc += v[t] * x[t]
-            else:
-                for t in range(nnz):
-                    acc += v[idx[t]] * x[t]
-            out[k] = acc
+            out[k] = column_dot(&B, k, vp, False)
 
 
 def loss_derivatives(MarginLoss loss, const double[::1] m, const double[::1] dm, double t,

@@ -21,7 +21,8 @@ import numpy as np
 from libc.math cimport fabs, sqrt, isfinite
 from libc.stdint cimport int32_t, uint64_t
 
-from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy, dense_dot, dense_axpy
+from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
+                        dense_dot, dense_axpy)
 from ._loss cimport MarginLoss, sum_along_line
 from ._random cimport rng_state, rng_init, rng_randint, rng_uniform
 
@@ -246,7 +247,7 @@ cdef inline void block_pass(const rows_t* X, Py_ssize_t start, Py_ssize_t end, c
     """Rows start..end-1 of a full pass: part += sum s_i loss'_i X_i / n (part zeroed by the
     caller), sums = (sum s_i loss_i, sum s_i loss'_i / n); dl_i = loss'(z_i, y_i), z_i = X_i x."""
     cdef Py_ssize_t d = X.n_features, i
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     cdef double zi, total = 0.0, gb = 0.0, di, inv_n = 1.0 / X.n_samples
@@ -451,7 +452,7 @@ cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_
                                const double* x, const double* p, double* z, double* q,
                                bint want_z) noexcept nogil:
     cdef Py_ssize_t k, d = X.n_features
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     for k in range(b):
@@ -463,7 +464,7 @@ cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_
 
 cdef inline void all_margins(const rows_t* X, const double* p, double* q) noexcept nogil:
     cdef Py_ssize_t i, d = X.n_features
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     for i in range(X.n_samples):
@@ -565,7 +566,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     cdef int n_evals = 0, failed = 0, beta_resets = 0
     cdef long restarts = 0, skipped = 0, wolfe_fail = 0
     cdef Py_ssize_t tau = -1
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
 
@@ -718,7 +719,7 @@ def svrg_inner(HeadTables tables, double[::1] x, const double[::1] x0, const dou
     cdef rng_state rng
     cdef double inv_b = 1.0 / b, zk, coef
     cdef double[::1] gv = np.empty(D), base = np.empty(D)
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     rng_init(&rng, tables.seed, tables.stream, counter)

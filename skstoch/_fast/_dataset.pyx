@@ -1,4 +1,4 @@
-"""Row datasets over dense C-contiguous and CSR float64 matrices.
+"""Row datasets over dense C-contiguous and CSR float64 or float32 matrices.
 
 Build them with :func:`skstoch.utils.make_dataset`, which validates the input; the
 constructor here trusts its arguments (kernels run without bounds checks).
@@ -7,7 +7,7 @@ import numpy as np
 
 from libc.stdint cimport int32_t, int64_t
 
-from ._dataset cimport dataset_row, row_dot, row_axpy, row_sqnorm
+from ._dataset cimport rowvals_t, dataset_row, row_dot, row_axpy, row_sqnorm
 
 
 cdef class RowDataset:
@@ -15,8 +15,9 @@ cdef class RowDataset:
 
     Parameters
     ----------
-    data : ndarray of float64
-        Dense: the C-contiguous (n_samples, n_features) matrix.  CSR: ``X.data``.
+    data : ndarray of float64 or float32
+        Dense: the C-contiguous (n_samples, n_features) matrix.  CSR: ``X.data``.  float32
+        values are read in place (the kernels widen each one to double as they use it).
     indices, indptr : ndarray of int32 / int64, or None
         CSR structure (None for dense input).
     n_features : int
@@ -25,12 +26,20 @@ cdef class RowDataset:
 
     def __cinit__(self, data, indices, indptr, Py_ssize_t n_features):
         cdef const double[::1] flat
+        cdef const float[::1] flat32
         cdef const int32_t[::1] ind
         cdef const int64_t[::1] ptr
         data = np.asarray(data)
         self.is_sparse = indptr is not None
+        self.rows.data = NULL
+        self.rows.data32 = NULL
+        if data.dtype == np.float32:
+            flat32 = data.reshape(-1)
+            self.rows.data32 = &flat32[0] if flat32.shape[0] > 0 else NULL
+        else:
+            flat = data.reshape(-1)
+            self.rows.data = &flat[0] if flat.shape[0] > 0 else NULL
         if self.is_sparse:
-            flat = data
             ind = indices
             ptr = indptr
             self.rows.n_samples = ptr.shape[0] - 1
@@ -38,13 +47,21 @@ cdef class RowDataset:
             self.rows.indptr = &ptr[0]
             self._keepalive = (data, indices, indptr)
         else:
-            flat = data.reshape(-1)
             self.rows.n_samples = data.shape[0]
             self.rows.indices = NULL
             self.rows.indptr = NULL
             self._keepalive = (data,)
-        self.rows.data = &flat[0] if flat.shape[0] > 0 else NULL
         self.rows.n_features = n_features
+
+    @property
+    def dtype(self):
+        """The dtype of the stored values (float64 or float32)."""
+        return self._keepalive[0].dtype
+
+    def require_float64(self, what):
+        """Raise TypeError unless the rows are stored as float64 (``what`` reads only those)."""
+        if self.rows.data32 != NULL:
+            raise TypeError(f"{what} read float64 rows; this dataset stores float32")
 
     @property
     def n_samples(self):
@@ -65,10 +82,15 @@ cdef class RowDataset:
     def py_row(self, Py_ssize_t i):
         """Row i as ``(values, column_indices)`` copies (test hook)."""
         self._check_index(i)
-        cdef const double* data
+        cdef rowvals_t data
         cdef const int32_t* indices
         cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
-        values = np.array(<const double[:nnz]> data) if nnz > 0 else np.empty(0)
+        if nnz == 0:
+            values = np.empty(0, dtype=self.dtype)
+        elif data.f32 != NULL:
+            values = np.array(<const float[:nnz]> data.f32)
+        else:
+            values = np.array(<const double[:nnz]> data.f64)
         if indices == NULL:
             cols = np.arange(nnz, dtype=np.int32)
         elif nnz > 0:
@@ -82,7 +104,7 @@ cdef class RowDataset:
         self._check_index(i)
         if w.shape[0] != self.rows.n_features:
             raise ValueError("w has the wrong length")
-        cdef const double* data
+        cdef rowvals_t data
         cdef const int32_t* indices
         cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
         return row_dot(data, indices, nnz, &w[0])
@@ -92,7 +114,7 @@ cdef class RowDataset:
         self._check_index(i)
         if w.shape[0] != self.rows.n_features:
             raise ValueError("w has the wrong length")
-        cdef const double* data
+        cdef rowvals_t data
         cdef const int32_t* indices
         cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
         row_axpy(a, data, indices, nnz, &w[0])
@@ -100,7 +122,7 @@ cdef class RowDataset:
     def py_sqnorm(self, Py_ssize_t i):
         """||x_i||^2 through the kernel helper (test hook)."""
         self._check_index(i)
-        cdef const double* data
+        cdef rowvals_t data
         cdef const int32_t* indices
         cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
         return row_sqnorm(data, nnz)
@@ -115,7 +137,7 @@ cdef class RowDataset:
 
     def arrays(self):
         """The arrays the rows are read from, without a copy: ``(X,)`` for dense rows (the
-        C-contiguous float64 matrix), ``(data, indices, indptr)`` for CSR rows."""
+        C-contiguous float64 or float32 matrix), ``(data, indices, indptr)`` for CSR rows."""
         return self._keepalive
 
     @property
@@ -130,7 +152,7 @@ cdef class RowDataset:
         """``out[start:end] = X[start:end] @ w + intercept`` (nogil; a row block of
         :meth:`margins`, so that blocks can run in threads)."""
         self._check_block(w.shape[0], out.shape[0], start, end)
-        cdef const double* data
+        cdef rowvals_t data
         cdef const int32_t* indices
         cdef const double* wp = &w[0] if w.shape[0] > 0 else NULL
         cdef int nnz
@@ -145,7 +167,7 @@ cdef class RowDataset:
         """``out += X[start:end].T @ r[start:end]`` (nogil; rows in order, so one block's
         result does not depend on the others)."""
         self._check_block(out.shape[0], r.shape[0], start, end)
-        cdef const double* data
+        cdef rowvals_t data
         cdef const int32_t* indices
         cdef double* op = &out[0] if out.shape[0] > 0 else NULL
         cdef int nnz

@@ -33,7 +33,7 @@ from libc.math cimport fabs, sqrt, exp, expm1, log1p
 from libc.stdint cimport int8_t, int32_t, uint64_t
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
-from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy
+from ._dataset cimport RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy
 from ._projection cimport project_l1_ball
 from ._prox cimport soft_threshold
 from ._random cimport rng_state, rng_init, rng_randint
@@ -88,6 +88,7 @@ cdef class LassoData:
                              f"one entry per row of X ({n})")
         if n == 0:
             raise ValueError("X has no rows")
+        ds.require_float64("the lasso kernels")
         self.ds = ds
         self.y_view = y
         self.cw_view = cweight
@@ -262,7 +263,7 @@ cdef double _epro_dense(const lasso_t* P, double* w, double* b, double eta, doub
     cdef double radius = P.radius
     cdef bint fit_intercept = P.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     cdef double r, g, shrink, norm1 = 0.0, new_norm, b_sum = 0.0, v
@@ -280,7 +281,7 @@ cdef double _epro_dense(const lasso_t* P, double* w, double* b, double eta, doub
         for j in range(d):
             v = w[j]
             w_avg[j] += v
-            v = soft_threshold(a * v, shrink) - g * data[j]
+            v = soft_threshold(a * v, shrink) - g * data.f64[j]
             w[j] = v
             new_norm += fabs(v)
         norm1 = new_norm
@@ -522,9 +523,9 @@ cdef double _epro_sparse(const lasso_t* P, double* w, double* b, double eta, dou
     cdef double radius = P.radius
     cdef bint fit_intercept = P.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, i_next = 0, i_next2 = 0
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
-    cdef const double* data_n
+    cdef rowvals_t data_n
     cdef const int32_t* indices_n
     cdef int nnz, nnz_n
     cdef double r, g, shrink, b_sum = 0.0, v, dot, s = 1.0, C = 0.0, s_new, C_new
@@ -548,7 +549,7 @@ cdef double _epro_sparse(const lasso_t* P, double* w, double* b, double eta, dou
             SKS_LASSO_PREFETCH(&X.indptr[i_next2])
         if t + 1 < n_steps:
             nnz_n = dataset_row(X, i_next, &data_n, &indices_n)
-            SKS_LASSO_PREFETCH(data_n)
+            SKS_LASSO_PREFETCH(data_n.f64)
             SKS_LASSO_PREFETCH(indices_n)
             SKS_LASSO_PREFETCH(&y[i_next])
             SKS_LASSO_PREFETCH(&cw[i_next])
@@ -569,7 +570,7 @@ cdef double _epro_sparse(const lasso_t* P, double* w, double* b, double eta, dou
                 Kj = st.K[j]
                 # registered coordinates are alive (K_j > C): sum iterates last_j..tau
                 w_avg[j] += sg * _alive_sum(st, st.last[j], tau + 1, Kj)
-                dot += data[k] * sg * s * (Kj - C)
+                dot += data.f64[k] * sg * s * (Kj - C)
             st.last[j] = <int32_t>(tau + 1)
         r = dot + b[0] - y[i]
         g = eta * cw[i] * r
@@ -588,7 +589,7 @@ cdef double _epro_sparse(const lasso_t* P, double* w, double* b, double eta, dou
                 st.cnt -= 1
                 if track:
                     _rx_unlink(st, j)
-            v -= g * data[k]
+            v -= g * data.f64[k]
             Kj = fabs(v) * inv_s_new + C_new
             if Kj > C_new:
                 # (|v| below the rounding of C_new counts as zero: w_j would read 0)
@@ -657,7 +658,7 @@ cdef inline void _averaged_sgd_step(const lasso_t* P, rng_state* rng, double* w,
     ``b <- b - eta c_i r_i`` (the penalty term only when ``penalized``)."""
     cdef const rows_t* X = P.X
     cdef Py_ssize_t d = X.n_features, j, i
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     cdef double a = 1.0 - 2.0 * eta * P.alpha, r, g, v
@@ -790,7 +791,7 @@ cdef void _projected_sparse(const lasso_t* P, double* w, double* b, double* b_su
     cdef double* p1 = hs.p1
     cdef double* p2 = hs.p2
     cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, size, cnt = 0
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     cdef double r, g, eta, a, v, dot, s = 1.0, C = 0.0, sumK = 0.0, target, Cn
@@ -811,7 +812,7 @@ cdef void _projected_sparse(const lasso_t* P, double* w, double* b, double* b_su
             w_sum[j] += sgn[j] * _prefix_window_sum(p1, p2, carr, last[j], tau + 1, K[j])
             last[j] = tau + 1
             if K[j] > C:
-                dot += data[k] * sgn[j] * s * (K[j] - C)
+                dot += data.f64[k] * sgn[j] * s * (K[j] - C)
         r = dot + b[0] - y[i]
         g = eta * cw[i] * r
         b_sum[0] += b[0]
@@ -819,7 +820,7 @@ cdef void _projected_sparse(const lasso_t* P, double* w, double* b, double* b_su
         for k in range(nnz):
             j = indices[k]
             v = sgn[j] * s * (K[j] - C) if K[j] > C else 0.0
-            v -= g * data[k]
+            v -= g * data.f64[k]
             if pos[j] >= 0:
                 size = _heap_remove(heap, pos, K, size, j)
                 sumK -= K[j]
@@ -915,7 +916,7 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
     cdef bint fit_intercept = P.p.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i, k
     cdef rng_state rng
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     cdef double[::1] x1 = np.array(x, copy=True)
@@ -959,10 +960,10 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
             # row part of S (the gradient's data term)
             if indices == NULL:
                 for k in range(nnz):
-                    S[k] += tw * cr * data[k]
+                    S[k] += tw * cr * data.f64[k]
             else:
                 for k in range(nnz):
-                    S[indices[k]] += tw * cr * data[k]
+                    S[indices[k]] += tw * cr * data.f64[k]
             norm1 = 0.0
             for j in range(d):
                 u = theta_c * x[j] + theta * z[j]
@@ -974,7 +975,7 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
             for k in range(nnz):
                 j = k if indices == NULL else indices[k]
                 xold = x[j]
-                x[j] = xold - cr * data[k] / den_x
+                x[j] = xold - cr * data.f64[k] / den_x
                 norm1 += fabs(x[j]) - fabs(xold)
             if fit_intercept:
                 ub = theta_c * b + theta * zb
@@ -1045,7 +1046,7 @@ cdef void _svrg_dense(const lasso_t* P, const double* rs, const double* mu, doub
     cdef const double* cw = P.cw
     cdef bint fit_intercept = P.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     cdef double delta, g
@@ -1055,7 +1056,7 @@ cdef void _svrg_dense(const lasso_t* P, const double* rs, const double* mu, doub
         delta = cw[i] * (row_dot(data, indices, nnz, w) + b[0] - y[i] - rs[i])
         g = eta * delta
         for j in range(d):
-            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * data[j], h)
+            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * data.f64[j], h)
         if fit_intercept:
             b[0] -= eta * mu_b + g
 
@@ -1109,9 +1110,9 @@ cdef void _svrg_sparse(const lasso_t* P, const double* rs, const double* mu, dou
     cdef const double* cw = P.cw
     cdef bint fit_intercept = P.fit_intercept
     cdef Py_ssize_t d = X.n_features, t, j, i, k, tau = 0, i_next = 0
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
-    cdef const double* data_n
+    cdef rowvals_t data_n
     cdef const int32_t* indices_n
     cdef int nnz, nnz_n
     cdef double delta, g, dot, v
@@ -1126,7 +1127,7 @@ cdef void _svrg_sparse(const lasso_t* P, const double* rs, const double* mu, dou
         if t + 1 < n_steps:
             i_next = rng_randint(rng, X.n_samples)
             nnz_n = dataset_row(X, i_next, &data_n, &indices_n)
-            SKS_LASSO_PREFETCH(data_n)
+            SKS_LASSO_PREFETCH(data_n.f64)
             SKS_LASSO_PREFETCH(indices_n)
             SKS_LASSO_PREFETCH(&y[i_next])
             SKS_LASSO_PREFETCH(&rs[i_next])
@@ -1138,12 +1139,12 @@ cdef void _svrg_sparse(const lasso_t* P, const double* rs, const double* mu, dou
             if last[j] != tau:
                 v = _drift(v, tau - last[j], eta * mu[j], h, apow, geo)
                 w[j] = v
-            dot += data[k] * v
+            dot += data.f64[k] * v
         delta = cw[i] * (dot + b[0] - y[i] - rs[i])
         g = eta * delta
         for k in range(nnz):
             j = indices[k]
-            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * data[k], h)
+            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * data.f64[k], h)
             last[j] = <int32_t>(tau + 1)
         if fit_intercept:
             b[0] -= eta * mu_b + g

@@ -37,7 +37,8 @@ from libc.math cimport ceil, exp, log, pow, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._random cimport rng_state, rng_init, rng_randint
-from ._dataset cimport RowDataset, rows_t, dataset_row, row_dot, row_axpy, dense_axpy
+from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
+                        row_sqnorm, dense_axpy)
 from ._loss cimport MarginLoss
 from ._prox cimport enet_prox, soft_threshold
 
@@ -167,12 +168,16 @@ cdef void _materialize(double* u, const double* gH, Py_ssize_t d, double* a, dou
 
 cdef inline void _prefetch_row(const rows_t* X, Py_ssize_t i) noexcept nogil:
     """Ask the cache for row i (its values and, for CSR, its column indices)."""
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz = dataset_row(X, i, &data, &indices)
     cdef int q
-    for q in range(0, nnz, 8):
-        S3GD_PREFETCH(data + q)
+    if data.f32 != NULL:
+        for q in range(0, nnz, 16):
+            S3GD_PREFETCH(data.f32 + q)
+    else:
+        for q in range(0, nnz, 8):
+            S3GD_PREFETCH(data.f64 + q)
     if indices != NULL:
         for q in range(0, nnz, 16):
             S3GD_PREFETCH(indices + q)
@@ -182,17 +187,13 @@ def row_sqnorms(RowDataset ds, double[::1] out):
     """out[i] = ||x_i||^2 (one sequential pass, no temporary copy of X)."""
     cdef const rows_t* X = &ds.rows
     cdef Py_ssize_t i
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
-    cdef int nnz, k
-    cdef double acc
+    cdef int nnz
     with nogil:
         for i in range(X.n_samples):
             nnz = dataset_row(X, i, &data, &indices)
-            acc = 0.0
-            for k in range(nnz):
-                acc += data[k] * data[k]
-            out[i] = acc
+            out[i] = row_sqnorm(data, nnz)
 
 
 cdef class EpochProblem:
@@ -415,7 +416,7 @@ def sgd_pass(EpochProblem problem not None, double[::1] w, double[::1] b, double
     cdef int32_t* pp = &problem.perm[0]
     cdef double a = 1.0, bb, inv_eta = 1.0 / eta0, eta_t, p, c, loss_sum = 0.0
     cdef Py_ssize_t t, i, f
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz, q
     cdef bint l1 = lam1 > 0.0
@@ -628,7 +629,7 @@ def run_epoch(EpochProblem problem not None, double[::1] w, double[::1] b, doubl
     cdef double bb = b[0], gHb = 0.0, loss_sum = 0.0, snap_loss = 0.0
     cdef double u_i, approx, dl, csum, coef, a_j
     cdef Py_ssize_t outer, it, t, t2, i, j, s, f, slot, c, size_c, n_seen = 0
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     cdef rng_state rng
@@ -786,7 +787,7 @@ def weighted_anchor_sums(RowDataset ds, const int32_t[:, ::1] nbr, const double[
     """
     cdef const rows_t* X = &ds.rows
     cdef Py_ssize_t n = X.n_samples, k = nbr.shape[1], i, t
-    cdef const double* data
+    cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
     cdef double wi

@@ -97,7 +97,7 @@ def select_anchors(X, n_anchors, *, method="auto", kmeans_max_iter=30, random_st
     if method == "auto":
         size = max(_AUTO_SUBSAMPLE, 20 * n_anchors)
         rows = np.sort(rng.choice(n, size, replace=False)) if size < n else np.arange(n)
-        Xs = X[rows]
+        Xs = X[rows].astype(np.float64, copy=False)   # float32 X: the subsample in float64
         if X.shape[1] > _PROJECT_ABOVE:
             # high-dimensional: cluster in a random Gaussian projection (Johnson-Lindenstrauss)
             # so that Lloyd's dense centres are (m, _PROJECT_DIM) instead of (m, d)
@@ -198,18 +198,25 @@ def nearest_anchors(X, Z, k, *, kernel_width="nearest", eps=1e-4, anchor_indices
         raise ValueError(f"need at least one anchor and one neighbour, got m={m}, k={k}")
     neighbors = np.empty((n, k), dtype=np.int32)
     weights = np.empty((n, k), dtype=np.float64)
+    # a float32 X is read in float64 row chunks (distances as for its float64 conversion)
+    wide = X.dtype == np.float32
+    Z = Z.astype(np.float64) if wide else Z
     z_sq = np.ascontiguousarray(_row_sqnorms(Z), dtype=np.float64)
-    x_sq = np.ascontiguousarray(_row_sqnorms(X), dtype=np.float64)
+    x_sq = None if wide else np.ascontiguousarray(_row_sqnorms(X), dtype=np.float64)
     chunk = max(1, _CHUNK_ELEMENTS // max(m, 1))
+    if wide and not sp.issparse(X):   # the float64 chunk of X too stays small
+        chunk = min(chunk, max(1, _CHUNK_ELEMENTS // 8 // max(X.shape[1], 1)))
     position = np.full(n, -1, dtype=np.int64)
     if anchor_indices is not None:
         position[anchor_indices] = np.arange(m)
     ZT = Z.T
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
-        prod = np.ascontiguousarray(safe_sparse_dot(X[start:stop], ZT, dense_output=True),
+        Xc = X[start:stop].astype(np.float64) if wide else X[start:stop]
+        prod = np.ascontiguousarray(safe_sparse_dot(Xc, ZT, dense_output=True),
                                     dtype=np.float64)
-        anchor_topk(prod, x_sq[start:stop], z_sq, position[start:stop], k,
+        sq = np.ascontiguousarray(_row_sqnorms(Xc)) if wide else x_sq[start:stop]
+        anchor_topk(prod, sq, z_sq, position[start:stop], k,
                     kernel_width == "paper", float(eps), neighbors, weights, start)
     return neighbors, weights
 

@@ -13,9 +13,13 @@ with their targets, weights and ``dl0 = loss'(X_i x)`` (computed on the workers 
 compiled margins and loss); the in-memory kernel then runs on them.  Nothing is kept on the
 workers between passes (a lost worker only means recomputing chunks of X from its graph).
 
-At most ``max(batch, n // GATHER_DIVISOR)`` rows are gathered per outer iteration (a quarter
-of X), so the client never holds X.  Everything runs on the scheduler ``dask.compute`` picks:
-the current ``distributed.Client`` if there is one, else Dask's default scheduler.
+A gather brings at most ``max(batch, min(n // GATHER_DIVISOR, budget // row_bytes))`` rows
+(a quarter of X, and at most ``budget`` bytes: :func:`gather_budget`), so the client never
+holds X; ``row_bytes``, the client's bytes per gathered row (``8 (d + 3)`` for dense chunks;
+for CSR ones the mean of ``12 nnz + 28``), is measured on the workers in the first pass,
+whose sample is therefore fetched right after it.  Everything runs on the scheduler
+``dask.compute`` picks: the current ``distributed.Client`` if there is one, else Dask's
+default scheduler.
 """
 import operator
 
@@ -29,14 +33,40 @@ from ..utils import make_dataset
 
 # the client gathers at most n // GATHER_DIVISOR rows per outer iteration
 GATHER_DIVISOR = 4
+# ... and at most this many bytes (Dask config key GATHER_BUDGET_KEY overrides it)
+GATHER_BUDGET = 256 * 2**20
+GATHER_BUDGET_KEY = "skstoch.gather-budget"
 # the gather draws come from their own streams of the counter-based generator
 _GATHER_STREAM = 2**40
 
 
-def max_gather_rows(n, batch):
-    """The largest sample one outer iteration gathers: a quarter of the rows (at least one
-    batch)."""
-    return max(int(batch), n // GATHER_DIVISOR, 1)
+def gather_budget():
+    """The most bytes of rows one gather brings to the client: the Dask config value
+    ``skstoch.gather-budget`` (bytes, or a string such as ``"1 GiB"``; environment variable
+    ``DASK_SKSTOCH__GATHER_BUDGET``), by default ``GATHER_BUDGET`` (256 MiB)."""
+    import dask
+    from dask.utils import parse_bytes
+
+    budget = dask.config.get(GATHER_BUDGET_KEY, GATHER_BUDGET)
+    budget = parse_bytes(budget) if isinstance(budget, str) else budget
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 0:
+        raise ValueError(f"The Dask config value {GATHER_BUDGET_KEY!r} must be a "
+                         f"non-negative number of bytes, got {budget!r}.")
+    return int(budget)
+
+
+def max_gather_rows(n, batch, row_bytes, budget):
+    """The largest sample one gather brings: a quarter of the rows and at most ``budget``
+    bytes at ``row_bytes`` bytes per row, at least one batch."""
+    return max(int(batch), min(n // GATHER_DIVISOR, int(budget // row_bytes)), 1)
+
+
+def _sample_bytes(X, n_c):
+    """Bytes of all ``n_c`` rows of chunk X once gathered with their targets, weights and
+    dl0 (CSR: data, indices and indptr)."""
+    if sp.issparse(X):
+        return X.data.nbytes + X.indices.nbytes + n_c * (X.indptr.itemsize + 24)
+    return 8 * n_c * (X.shape[1] + 3)
 
 
 def sample_indices(seed, stream, counter, size, n):
@@ -55,8 +85,8 @@ def _as_chunk(block):
 def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
     """On a worker: ``(sums, extra)`` of one chunk.  ``sums`` is the chunk's share of
     ``(grad f, f)`` (the loss part, weights ``sw``) followed by ``sum sw``; with ``stats``,
-    ``extra`` is ``(whether every value is finite,
-    max sw_i (||x_i||^2 + 1))`` (else None)."""
+    ``extra`` is ``(whether every value is finite, max sw_i (||x_i||^2 + 1), bytes of the
+    chunk's rows once gathered)`` (else None)."""
     X = _as_chunk(block)
     n_c, d = X.shape
     y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
@@ -68,7 +98,7 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
         data = X.data if sp.issparse(X) else X
         finite = bool(np.all(np.isfinite(data)) and np.all(np.isfinite(y))
                       and np.all(np.isfinite(sw)) and np.all(sw >= 0))
-        extra = (finite, 0.0)
+        extra = (finite, 0.0, _sample_bytes(X, n_c))
         if not finite:
             return sums, extra
     if n_c == 0:
@@ -77,7 +107,7 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
     if stats:
         sq = np.empty(n_c)
         row_sqnorms(ds, sq)
-        extra = (True, float(np.max(sw * (sq + 1.0))))
+        extra = (True, float(np.max(sw * (sq + 1.0))), extra[2])
     cls, args = loss_spec
     tables = _cgvr.HeadTables(ds, y, sw * (n_c / n_total), cls(*args), 0.0, 0.0, True)
     sums[d + 1] = tables.objective_gradient(np.ascontiguousarray(x), sums[:d + 1],
@@ -144,6 +174,8 @@ class DaskData:
         self.gathers = 0
         self.gathered_rows = 0
         self.stats = None
+        self.budget = gather_budget()
+        self.row_bytes = None     # bytes per gathered row, known after the first pass
 
     def full_pass(self, x, rows=None):
         """One distributed pass at ``x`` (length d + 1, ``x[d]`` the intercept).
@@ -152,7 +184,7 @@ class DaskData:
         penalty, with the normalised weights, and ``sample`` = :meth:`gather` of ``rows`` at
         ``x``, fetched in the same round trip (None without ``rows``).  The first pass also
         checks the data (finite values, non-negative weights with a positive sum) and sets
-        ``weight_scale`` and ``stats``.
+        ``weight_scale``, ``stats`` and ``row_bytes``.
         """
         delayed = self._dask.delayed
         first = self.stats is None
@@ -173,7 +205,7 @@ class DaskData:
 
     def _check_first(self, total_w, extras):
         """Validate what the first pass found; set the weight scale and the data stats."""
-        if not all(finite for finite, _ in extras):
+        if not all(extra[0] for extra in extras):
             raise ValueError("Input contains NaN or infinity (or a negative sample weight): "
                              "X, y and sample_weight of a Dask fit must be finite, the "
                              "weights non-negative.")
@@ -182,7 +214,12 @@ class DaskData:
                              "finite sum; every sample has weight zero.")
         self.weight_scale = self.n / total_w
         # max_i s_i (||x_i||^2 + 1) with the normalised weights (S3GD's step bound)
-        self.stats = {"row_bound": max(b for _, b in extras) * self.weight_scale}
+        self.stats = {"row_bound": max(extra[1] for extra in extras) * self.weight_scale}
+        self.row_bytes = max(sum(extra[2] for extra in extras) / self.n, 1.0)
+
+    def max_rows(self, batch):
+        """The most rows one gather brings (known after the first pass)."""
+        return max_gather_rows(self.n, batch, self.row_bytes, self.budget)
 
     def _take_tasks(self, x, rows):
         delayed = self._dask.delayed

@@ -41,6 +41,22 @@ def frank_wolfe_gap(grad, w, radius):
     return float(grad @ w) + radius * float(np.max(np.abs(grad), initial=0.0))
 
 
+def negligible_weights_to_zero(sw):
+    """``sw`` with the weights below ``eps / n`` of the largest set to 0.
+
+    Together they change no weighted sum in which the largest weight enters by more than
+    float64's resolution, but when the heavy rows are fitted exactly (one weight 1e300 among
+    ones: its row alone decides the objective) they alone set the scale of the Gram matrix,
+    about 1e-300, far below the rounding of the heavy rows' centring (1e-16): the Lipschitz
+    estimate is then rounding noise and FISTA's step overflows.  Weights of ordinary range
+    are returned unchanged (the same array).
+    """
+    if sw.size == 0:
+        return sw
+    small = sw < float(sw.max()) * (np.finfo(np.float64).eps / sw.size)
+    return np.where(small, 0.0, sw) if small.any() and sw.max() > 0 else sw
+
+
 class LSProblem:
     """Full-pass quantities of one output: objective, gradient, optimal intercept, gap.
 
@@ -58,7 +74,7 @@ class LSProblem:
         self.X = X
         self.dataset = dataset
         self.y = np.asarray(y, dtype=np.float64)
-        sw = np.asarray(sample_weight, dtype=np.float64)
+        sw = negligible_weights_to_zero(np.asarray(sample_weight, dtype=np.float64))
         self.sw = sw
         self.S = float(sw.sum())
         self.alpha = float(alpha)

@@ -138,10 +138,13 @@ def solve_stochastic(problem, w0, params, seed, stream, monitor):
                                params.first_epoch_length, budget)
     run = _Run(problem, seed, stream, w0)
     penalty = _Penalty(problem, params.lam)
-    if params.solver in EPOCH_SOLVERS:
-        result = _solve_epochs(run, penalty, w0, params, eta0, first, monitor)
-    else:
-        result = _solve_baseline(run, penalty, w0, params, eta0, monitor)
+    # a fixed step that is too long overflows: the iterate checks raise DivergenceError,
+    # without a RuntimeWarning per overflowing operation first
+    with np.errstate(over="ignore", invalid="ignore"):
+        if params.solver in EPOCH_SOLVERS:
+            result = _solve_epochs(run, penalty, w0, params, eta0, first, monitor)
+        else:
+            result = _solve_baseline(run, penalty, w0, params, eta0, monitor)
     result.extra["eta0"] = eta0
     result.extra["lam"] = penalty.last
     return result

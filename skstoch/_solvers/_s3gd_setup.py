@@ -67,7 +67,7 @@ def prepare(X, sample_weights, seed, params):
     Raises ValueError when a squared row norm overflows (steps and distances would not be
     finite).
     """
-    ds = make_dataset(X)
+    ds = make_dataset(X, float32=True)   # a float32 X stays float32 (no copy)
     X = dataset_matrix(ds)
     sq = np.empty(ds.n_samples)
     row_sqnorms(ds, sq)    # one compiled pass, no copy of X
@@ -117,7 +117,10 @@ def anchor_arrays(ds, y, sw, loss, loss_name, shared, group):
             return BT[np.newaxis], np.asarray(M.T @ sw).reshape(1, -1)
         BT, colsum = shared.cached(("decoupled", group), decoupled)
         offset = np.ascontiguousarray(loss.dloss_array(np.zeros(n), y) - loss.py_dloss(0.0, y0))
-        Lw = np.asarray(X.T @ (sw * offset)).ravel() / n
+        if ds.dtype == np.float32:   # numpy would cast all of X to float64 first
+            Lw = full_transpose_product(ds, sw * offset) / n
+        else:
+            Lw = np.asarray(X.T @ (sw * offset)).ravel() / n
         Lb = float(np.sum(sw * offset)) / n
         slot_label = np.array([y0])
     else:

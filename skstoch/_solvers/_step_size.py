@@ -2,6 +2,8 @@
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._dataset import float64_row_blocks
+
 
 def stabilized_bb_step(dx, dg, *, inner_iter, epsilon, previous):
     """Stabilized Barzilai-Borwein step of paper 000 (eq. 14 with the 1/m factor of eq. 17).
@@ -154,6 +156,7 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
     most 100 products) started from the weighted mean row plus a random part (for
     non-negative data such as text the mean row is close to the top eigenvector, and the
     iteration stops after a few products).  A non-finite estimate is returned as ``inf``.
+    A float32 X is widened to float64 in row blocks (never all at once).
     """
     n, d = X.shape
     rng = np.random.RandomState(seed % (2**32))
@@ -163,16 +166,29 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
     else:
         Xs, ws = X, sw
     s = Xs.shape[0]
-    mean_row = np.asarray(Xs.T @ ws).ravel()
+
+    def block_sum(product):
+        """``product(Xb, rows)`` summed over float64 row blocks (one block, Xs itself,
+        for a float64 X)."""
+        if Xs.dtype == np.float64:
+            return product(Xs, slice(None))
+        total = 0.0
+        for b, Xb in float64_row_blocks(Xs):
+            total = total + product(Xb, b)
+        return total
+
+    mean_row = block_sum(lambda Xb, b: np.asarray(Xb.T @ ws[b]).ravel())
     mean_norm = float(np.linalg.norm(mean_row)) / s
     if d <= GRAM_EXACT_MAX:
         root = np.sqrt(ws)
-        if sp.issparse(Xs):
-            Y = sp.diags(root) @ Xs
-            G = (Y.T @ Y).toarray()
-        else:
-            Y = Xs * root[:, np.newaxis]
-            G = Y.T @ Y          # symmetric rank-k product (much faster than a general one)
+
+        def gram(Xb, b):
+            if sp.issparse(Xb):
+                Y = sp.diags(root[b]) @ Xb
+                return (Y.T @ Y).toarray()
+            Y = Xb * root[b, np.newaxis]
+            return Y.T @ Y          # symmetric rank-k product (much faster than a general one)
+        G = block_sum(gram)
         G /= s
         lam = float(np.linalg.eigvalsh(G)[-1]) if np.all(np.isfinite(G)) else np.inf
     else:
@@ -182,7 +198,8 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
         if mnorm > 0.0 and np.isfinite(mnorm):
             v = mean_row / mnorm + 0.1 * v
         lam = rayleigh_power_iteration(
-            lambda u: np.asarray(Xs.T @ (ws * (Xs @ u))).ravel() / s, v, 100, rtol)
+            lambda u: block_sum(lambda Xb, b: np.asarray(Xb.T @ (ws[b] * (Xb @ u))).ravel()) / s,
+            v, 100, rtol)
         lam = lam if np.isfinite(lam) else np.inf
     return max(lam, 0.0), mean_norm, float(ws.mean())
 

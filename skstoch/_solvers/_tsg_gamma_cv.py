@@ -4,6 +4,11 @@ Stratified 3-fold CV over the labeled rows (the held-out rows become unlabeled r
 fit), on the grid ``base_gamma x GAMMA_CV_FACTORS``, scored by the held-out mean hinge loss.
 Every fold's fit is a call of the same driver, :func:`skstoch._solvers.tsg.solve`, with the
 parameters the estimator resolves for the fold's labeled and unlabeled counts.
+
+On more than ``CV_MAX_ROWS`` rows the CV runs on a uniform random subsample of that many rows
+(labeled and unlabeled rows drawn separately, see :func:`cv_subsample`), so its cost is bounded
+whatever n (issue 18.8: 15 fold fits on all of 2M rows took 17 minutes); below that size it
+runs on every row, as before.
 """
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
@@ -26,6 +31,12 @@ MAX_HELD_OUT = 8192
 # sample_pool block of that draw (stream 2**64 - 5: never an iteration's, pool's or labeled
 # subsample's)
 _HELD_OUT_BLOCK = -3
+# rows the CV runs on at most (labeled + unlabeled): beyond, a uniform subsample of each kind
+CV_MAX_ROWS = 2048
+# sample_pool blocks of the labeled and unlabeled subsample draws (streams 2**64 - 7 and
+# 2**64 - 9: never an iteration's, pool's, labeled pool's or held-out subsample's)
+_CV_LABELED_BLOCK = -4
+_CV_UNLABELED_BLOCK = -5
 
 
 def select_gamma(problem, y_enc, base_gamma, make_params, factors=GAMMA_CV_FACTORS):
@@ -49,10 +60,12 @@ def select_gamma(problem, y_enc, base_gamma, make_params, factors=GAMMA_CV_FACTO
     scores : ndarray of shape (len(factors),) or None
         Mean held-out hinge loss of each factor (None when the CV does not run).
     """
-    labeled = problem.labeled_rows
-    if (labeled.shape[0] < MIN_LABELED or np.bincount(y_enc).min() < MIN_PER_CLASS
-            or problem.unlabeled_rows.shape[0] == 0):
+    if not _cv_runs(problem, y_enc):
         return base_gamma, None
+    problem, y_enc = cv_subsample(problem, y_enc)
+    if not _cv_runs(problem, y_enc):   # a class too rare in the subsample
+        return base_gamma, None
+    labeled = problem.labeled_rows
     folds = list(StratifiedKFold(n_splits=N_FOLDS, shuffle=True, random_state=0)
                  .split(labeled, y_enc))
     n_u = problem.unlabeled_rows.shape[0]
@@ -64,6 +77,56 @@ def select_gamma(problem, y_enc, base_gamma, make_params, factors=GAMMA_CV_FACTO
                   for train, test in folds]
         scores.append(float(np.mean(losses)))
     return pick_gamma_factor(scores, factors) * base_gamma, np.asarray(scores)
+
+
+def _cv_runs(problem, y_enc):
+    """Enough labeled rows, of each class, and some unlabeled rows for the CV."""
+    n_classes = max(2, problem.Y.shape[1])
+    return (problem.labeled_rows.shape[0] >= MIN_LABELED
+            and np.bincount(y_enc, minlength=n_classes).min() >= MIN_PER_CLASS
+            and problem.unlabeled_rows.shape[0] > 0)
+
+
+def cv_subsample(problem, y_enc, max_rows=None):
+    """The rows the CV runs on: all of them when there are at most ``max_rows``, else a
+    uniform subsample without replacement of ``n_l'`` labeled and ``n_u'`` unlabeled rows,
+    ``n_l' + n_u' = max_rows``, each kind keeping at least half of ``max_rows`` when it has
+    that many (``n_l' = min(n_l, max(max_rows // 2, max_rows - n_u))``), drawn from the fit's
+    seed (``max_rows`` None: ``CV_MAX_ROWS``); X restricted to them (a copy of ``max_rows``
+    rows, in their original order).
+
+    Returns
+    -------
+    problem : TSGProblem
+    y_enc : int array
+        The labeled rows' class indices, in the subsample's order.
+    """
+    max_rows = CV_MAX_ROWS if max_rows is None else max_rows
+    n_l, n_u = problem.labeled_rows.shape[0], problem.unlabeled_rows.shape[0]
+    if n_l + n_u <= max_rows:
+        return problem, y_enc
+    k_l = min(n_l, max(max_rows // 2, max_rows - n_u))
+    k_u = min(n_u, max_rows - k_l)
+    pick_l = np.empty(k_l, dtype=np.int64)
+    pick_u = np.empty(k_u, dtype=np.int64)
+    _s3vm.sample_pool(problem.seed, _CV_LABELED_BLOCK, n_l, pick_l)
+    _s3vm.sample_pool(problem.seed, _CV_UNLABELED_BLOCK, n_u, pick_u)
+    pick_l.sort()
+    pick_u.sort()
+    rows_l, rows_u = problem.labeled_rows[pick_l], problem.unlabeled_rows[pick_u]
+    rows = np.concatenate([rows_l, rows_u])
+    order = np.argsort(rows, kind="stable")
+    rows = rows[order]
+    # position of each kept row in the subsample
+    where = np.empty(rows.shape[0], dtype=np.int64)
+    where[order] = np.arange(rows.shape[0], dtype=np.int64)
+    X = problem.X[rows]
+    if not hasattr(X, "toarray"):
+        X = np.ascontiguousarray(X)
+    sub = TSGProblem(X, np.ascontiguousarray(where[:k_l]),
+                     np.ascontiguousarray(problem.Y[pick_l]),
+                     np.ascontiguousarray(where[k_l:]), problem.seed)
+    return sub, y_enc[pick_l]
 
 
 def pick_gamma_factor(scores, factors):

@@ -21,6 +21,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils._dataset import float64_row_blocks
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
@@ -44,6 +45,12 @@ def softmax(Z):
     return _softmax_lse(np.asarray(Z, dtype=np.float64))[0]
 
 
+def _widens(X):
+    """A dense float32 X is read in float64 row blocks (numpy would cast all of it to float64
+    in every product with a float64 operand); CSR data is cast by scipy, as before."""
+    return X.dtype != np.float64 and not sp.issparse(X)
+
+
 class _Problem:
     """Rows, one-hot targets, weights and penalties of a multinomial fit."""
 
@@ -59,6 +66,8 @@ class _Problem:
 
     def margins(self, x, rows=None):
         Xr = self.X if rows is None else self.X[rows]
+        if _widens(Xr):
+            return np.vstack([np.asarray(B @ x[:, :-1].T) for _, B in float64_row_blocks(Xr)]) + x[:, -1]
         return np.asarray(Xr @ x[:, :-1].T) + x[:, -1]
 
     def reg_dot(self, a, b):
@@ -74,7 +83,12 @@ class _Problem:
         """[R^T X_rows | sum R] with the intercept column zeroed without an intercept."""
         Xr = self.X if rows is None else self.X[rows]
         G = np.empty((self.K, self.d + 1))
-        G[:, :-1] = np.asarray(Xr.T @ R).T if sp.issparse(Xr) else R.T @ Xr
+        if _widens(Xr):
+            G[:, :-1] = 0.0
+            for b, B in float64_row_blocks(Xr):
+                G[:, :-1] += R[b].T @ B
+        else:
+            G[:, :-1] = np.asarray(Xr.T @ R).T if sp.issparse(Xr) else R.T @ Xr
         G[:, -1] = R.sum(axis=0) if self.fit_intercept else 0.0
         return G
 

@@ -4,12 +4,14 @@
 * :func:`solve_cgvr` runs the drivers of :mod:`.cgvr` (``'cgvr'``, ``'cgvr_paper'``,
   ``'svrg'``, ``'minibatch_svrg'``) with a :class:`_DaskCGVRRun`: its full gradient is a
   distributed pass and each inner loop runs the compiled kernel on a gathered sample of
-  ``inner_iter * batch`` rows (at most a quarter of the rows; the safeguard's batch doubling
-  stops there and then halves the step cap, as the in-memory fit does at the full batch).
+  ``inner_iter * batch`` rows (at most the gather cap ``DaskData.max_rows``: a quarter of
+  the rows and the byte budget; the safeguard's batch doubling stops there and then halves
+  the step cap, as the in-memory fit does at the full batch).
 * :func:`solve_s3gd` is Prox-SVRG for the l2 penalty: per epoch one distributed pass (the
-  snapshot gradient and the exact objective there) and ``n_inner`` fixed-step steps (one
-  pass's worth by default, as in memory) drawn from a gathered sample of at most a quarter
-  of the rows.
+  snapshot gradient and the exact objective there) and ``n_inner`` fixed-step steps drawn
+  from a gathered sample (at most the gather cap); by default one pass's worth (as in
+  memory), at most ``SAMPLE_SWEEPS`` sweeps of the sample (the client's work per epoch
+  stays bounded when the byte budget makes the sample a small part of X).
 
 ``history_['passes']`` counts the distributed full passes over X; ``gathers`` and
 ``gathered_rows`` the sample gathers and the rows they brought to the client.
@@ -21,7 +23,7 @@ import numpy as np
 from .._fast import _cgvr
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
 from . import cgvr
-from ._dask_passes import DaskData, max_gather_rows, penalty, sample_indices, sample_tables
+from ._dask_passes import DaskData, penalty, sample_indices, sample_tables
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum
@@ -30,6 +32,8 @@ from ._stopping import Plateau, check_divergence
 CGVR_SOLVERS = ("cgvr", "svrg", "minibatch_svrg")
 _S3GD_CRITERION = "relative objective improvement of the last epoch"
 _SVRG_STEP_FACTOR = 4.0    # Prox-SVRG's 1 / (4 L_b), as the in-memory driver
+# S3GD's epoch reads its gathered sample at most this many times (n_inner='auto')
+SAMPLE_SWEEPS = 32
 
 
 def cgvr_loss_spec(name):
@@ -76,9 +80,15 @@ class _DaskCGVRRun(cgvr._Run):
         self.seed, self.stream = seed, 2 * stream
         self.draws = 0
         self.h, self.batch, self.cap = cgvr._resume(state, params, self.n, self.d)
-        self.sample_cap = max_gather_rows(self.n, params.batch_size)
-        self.batch_limit = min(self.n, self.sample_cap)
-        self.batch = min(self.batch, self.batch_limit)
+
+    @property
+    def sample_cap(self):
+        """The most rows one gather brings (known after the first pass)."""
+        return self.data.max_rows(self.params.batch_size)
+
+    @property
+    def batch_limit(self):
+        return min(self.n, self.sample_cap)
 
     def _sample_rows(self, n_rows):
         """The next ``min(n_rows, sample_cap)`` sample indices of this head's stream."""
@@ -92,9 +102,13 @@ class _DaskCGVRRun(cgvr._Run):
         return self.params.inner_iter * batch
 
     def full_gradient(self, x):
-        # the next inner loop's sample comes back with the pass (one round trip)
-        rows = self._sample_rows(self._rows_per_inner_loop())
+        # the next inner loop's sample comes back with the pass (one round trip), except
+        # after the first pass, which measures the bytes per row the gather cap needs
+        first = self.data.row_bytes is None
+        rows = None if first else self._sample_rows(self._rows_per_inner_loop())
         loss_f, u, sample = self.data.full_pass(x, rows)
+        if first:
+            self.batch = min(self.batch, self.batch_limit)
         pen, pen_grad = penalty(x, self.d, self.alpha, self.alpha_b)
         u = u + pen_grad
         if not self.params.fit_intercept:
@@ -173,11 +187,7 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
     n, d = data.n, data.d
     loss_spec = s3gd_loss_spec(params)
     batch = min(params.batch_size, n)
-    sample_cap = max_gather_rows(n, batch)
-    steps = (-(-n // batch) if params.n_inner == "auto" or params.solver != "svrg"
-             else int(params.n_inner))
-    n_inner = max(1, steps)
-    sample_size = min(n_inner * batch, sample_cap)
+    auto = params.n_inner == "auto" or params.solver != "svrg"
     x = np.zeros(d + 1)
     x[:d] = coef_init
     x[d] = intercept_init if params.fit_intercept else 0.0
@@ -185,11 +195,26 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
     eta, f_start, counter, draws = None, None, 0, 0
     scale, n_iter, converged = 1.0, 0, False
     name = monitor.solver_name
-    for epoch in range(params.max_iter):
-        n_iter = epoch + 1
+    n_inner = sample_size = None     # known after the first pass (the gather cap)
+
+    def draw():
+        nonlocal draws
         rows = sample_indices(seed, 2 * stream, draws, sample_size, n)
         draws += rows.size
-        loss_f, u, sample = data.full_pass(x, rows)
+        return rows
+
+    for epoch in range(params.max_iter):
+        n_iter = epoch + 1
+        # the sample comes back with the pass, except after the first one (which measures
+        # the bytes per row the gather cap needs)
+        loss_f, u, sample = data.full_pass(x, None if sample_size is None else draw())
+        if sample_size is None:
+            cap = data.max_rows(batch)
+            # one pass's worth of steps, at most SAMPLE_SWEEPS sweeps of the sample
+            epoch_rows = min(n, SAMPLE_SWEEPS * cap)
+            n_inner = max(1, -(-epoch_rows // batch) if auto else int(params.n_inner))
+            sample_size = min(n_inner * batch, cap)
+            sample = data.gather(x, draw())
         pen, pen_grad = penalty(x, d, params.lam2, 0.0)
         objective = loss_f + pen
         u = u + pen_grad

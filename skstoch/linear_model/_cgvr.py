@@ -89,6 +89,9 @@ class _CGVRMixin:
     def _fit_problem(self, problem):
         return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
 
+    def _reads_float32(self, X):
+        return True    # the binary and regression kernels read float32 rows as they are
+
     def _dask_check(self):
         """Solvers whose every step reads all rows cannot run on a sample."""
         if self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full"):
@@ -212,7 +215,8 @@ _FITTED_ATTRIBUTES_DOC = """\
         and step cap of the safeguard; these six are NaN in entry 0) and ``time`` (seconds
         since the fit started).  For a Dask array X, ``passes`` counts the distributed
         full passes over X, and ``gathers`` and ``gathered_rows`` the samples brought to
-        the client and their rows (cumulative; see Notes).
+        the client and their rows (cumulative; each sample at most a quarter of the rows
+        and the gather byte budget, see Notes).
         A list with one dict per %(heads)s when there are several.
     seed_ : int
         Seed drawn from ``random_state`` for this fit.
@@ -379,7 +383,10 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         Parameters
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-            Training data (dense or CSR; float32 is accepted and computed in float64).
+            Training data (dense or CSR).  float32 X is used without a copy (the kernels
+            widen each value and accumulate in float64, so the fit equals that of the same
+            values in float64).  The multinomial model (log loss, more than two classes)
+            widens a dense float32 X in small blocks of rows and a CSR one per product.
             A ``dask.array.Array`` is fitted on the Dask workers (see Notes).
         y : {array-like, dask array} of shape (n_samples,)
             Target values.
@@ -540,7 +547,9 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
         Parameters
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-            Training data (dense or CSR; float32 is accepted and computed in float64).
+            Training data (dense or CSR).  float32 X is used without a copy (the kernels
+            widen each value and accumulate in float64, so the fit equals that of the same
+            values in float64).
             A ``dask.array.Array`` is fitted on the Dask workers (see Notes).
         y : {array-like, dask array} of shape (n_samples,) or (n_samples, n_targets)
             Target values.

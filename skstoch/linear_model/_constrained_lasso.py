@@ -116,9 +116,9 @@ class ConstrainedLasso(BaseLinearRegressor):
           tuned to nearly orthogonal data).
     max_iter : int or None, default=None
         For the stochastic solvers, the budget T of stochastic gradients (sampled rows);
-        None means ``10 * n_samples``.  For 'fista', the total number of FISTA iterations;
-        None means 10000 with ``working_set=True`` (an iteration costs a mat-vec with the
-        working set's Gram matrix) and 1000 without (two passes over X each).
+        None means ``max(10 * n_samples, 100)``.  For 'fista', the total number of FISTA
+        iterations; None means 10000 with ``working_set=True`` (an iteration costs a mat-vec
+        with the working set's Gram matrix) and 1000 without (two passes over X each).
     tol : float, default=1e-4
         Every solver stops when the relative duality gap, the Frank-Wolfe gap divided by
         F(0) (the objective at w = 0 with its optimal intercept, half the weighted variance
@@ -331,8 +331,9 @@ class ConstrainedLasso(BaseLinearRegressor):
                 eta0 = paper_eta0
         max_iter = self.max_iter
         if max_iter is None:
+            # at least a few epochs' worth on tiny data (10 rows give 100 gradients)
             max_iter = (10000 if self.working_set else 1000) if solver == "fista" else \
-                10 * X.shape[0]
+                max(10 * X.shape[0], 100)
         return lasso.LassoParams(
             alpha=_resolve_l2_reg(self), radius=self.radius, solver=solver, max_iter=max_iter,
             tol=self.tol, eta0=eta0, lam=lam,

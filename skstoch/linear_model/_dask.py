@@ -23,35 +23,51 @@ _COMMON_NOTES = """\
     compiled full-gradient kernel over the row chunks (objective, gradient and the per-row
     loss derivatives, which stay on the workers) and sums the ``d + 2`` numbers of each
     chunk by a tree of tasks; the client receives only that sum and a sample of rows drawn
-    from the counter-based generator, at most a quarter of the rows (at least one batch),
-    on which the compiled inner loop runs.  The fit runs on the current
-    ``distributed.Client`` if there is one, else on Dask's default scheduler; persist X
-    first (``X = X.persist()``) when it fits in the cluster's memory, otherwise every pass
-    reads it from its source.  The stopping rule uses the exact distributed objective and
-    gradient, so the fit reaches the in-memory fit's optimum (not its iterates); it is
-    reproducible for a given chunking and ``random_state``, and a worker lost during the
-    fit only makes Dask recompute its chunks.  ``history_['passes']`` then counts the
+    from the counter-based generator, on which the compiled inner loop runs.  A sample
+    holds at most ``max(batch_size, min(n_samples // 4, budget // row_bytes))`` rows:
+    a quarter of the rows and at most ``budget`` bytes (256 MiB; set it with
+    ``dask.config.set({"skstoch.gather-budget": "1 GiB"})`` or the environment variable
+    ``DASK_SKSTOCH__GATHER_BUDGET``), where ``row_bytes``, the bytes a gathered row costs
+    the client with its target, weight and loss derivative, is measured on the workers
+    in the first pass: ``8 (n_features + 3)`` for dense chunks, the mean of
+    ``12 nnz + 28`` over the rows for CSR ones (so the budget bounds a CSR sample's
+    expected size).  The first pass's sample is therefore fetched right after it.  The
+    fit runs on the current ``distributed.Client`` if there is one, else on Dask's
+    default scheduler; persist X first (``X = X.persist()``) when it fits in the
+    cluster's memory, otherwise every pass reads it from its source.  The stopping rule
+    uses the exact distributed objective and gradient, so the fit reaches the in-memory
+    fit's optimum (not its iterates); it is reproducible for a given chunking and
+    ``random_state``, and a worker lost during the fit only makes Dask recompute its
+    chunks.  ``history_['passes']`` then counts the
     distributed passes over X (one per outer iteration), ``history_['gathers']`` and
     ``history_['gathered_rows']`` the samples fetched (one per pass, a second one for the
-    retry of a rejected iteration) and their rows.  ``predict``, ``decision_function``
-    and ``predict_proba`` of a Dask array return Dask arrays, computed chunk by chunk."""
+    retry of a rejected iteration) and their rows (each sample within the budget).
+    ``predict``, ``decision_function`` and ``predict_proba`` of a Dask array return Dask
+    arrays, computed chunk by chunk."""
 
 CGVR_DASK_NOTES = _COMMON_NOTES + """
 
     CGVR on Dask data: each inner loop draws its batches from a gathered sample of
-    ``min(inner_iter * batch, max(batch_size, n_samples // 4))`` rows (the in-memory
+    ``min(inner_iter * batch, cap)`` rows, ``cap`` the sample bound above (the in-memory
     kernel on that sample, with the full gradient and loss derivatives of the snapshot);
-    the safeguard's batch doubling stops at ``max(batch_size, n_samples // 4)`` rows, and
-    further rejected iterations halve the step cap.  ``solver='cg'``, ``line_search='full'``
-    and the multinomial log loss read every row at every step and raise ValueError."""
+    the safeguard's batch doubling stops at ``cap`` rows, and further rejected iterations
+    halve the step cap.  A small budget only makes the inner loops' batches come from a
+    smaller sample: the stop still uses the exact gradient.  ``solver='cg'``,
+    ``line_search='full'`` and the multinomial log loss read every row at every step and
+    raise ValueError."""
 
 S3GD_DASK_NOTES = _COMMON_NOTES + """
 
     S3GD estimators on Dask data run Prox-SVRG (``solver`` 'auto', 'hybrid' or 'svrg',
     without the SGD warm-up, the line-search start and the anchor epochs): per epoch one
     distributed pass (the exact snapshot gradient and objective, recorded with
-    ``objective_kind='snapshot'``) and ``n_inner`` steps (one pass's worth by default) whose
-    mini-batches are drawn from a gathered sample of at most a quarter of the rows.
+    ``objective_kind='snapshot'``) and ``n_inner`` steps whose mini-batches are drawn from
+    a gathered sample (the bound above).  ``n_inner='auto'`` is one pass's worth of steps
+    (as in memory), at most 32 sweeps of the sample: when the byte budget makes the
+    sample smaller than ``n_samples / 32``, an epoch makes fewer steps, so the client's
+    work per distributed pass stays bounded on large data (more epochs; the exact
+    snapshot gradient and objective keep the fit going to the optimum and decide the
+    stop).
     ``eta0='auto'`` is ``1 / (4 L_b)`` with ``L_max = c max_i s_i (||x_i||^2 + 1)`` from the
     first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.  An
     l1 part in the penalty, ``solver`` 's3gd', 'sgd', 'ssgd', 'cd' and ``anchor_epochs > 0``

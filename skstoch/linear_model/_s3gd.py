@@ -90,6 +90,10 @@ class _S3GDMixin:
             return _working_set.prepare(seed)
         return s3gd.prepare(X, sample_weights, seed, self._solver_params(X.shape[0]))
 
+    def _reads_float32(self, X):
+        # the epoch kernels read float32 rows; 'cd' works on float64 column blocks
+        return self._resolved_solver(X.shape[0]) != "cd"
+
     def _fit_problem(self, problem):
         n_samples = problem.dataset.n_samples
         params = self._solver_params(n_samples)
@@ -320,7 +324,8 @@ _ATTRIBUTES_DOC = """
         step, 1.0 for the squared error).  A Dask array X (Prox-SVRG, see Notes): one
         record per epoch with ``objective_kind='snapshot'``, plus ``passes`` (distributed
         full passes over X), ``gathers`` and ``gathered_rows`` (samples brought to the
-        client and their rows), all cumulative.
+        client and their rows; each sample at most a quarter of the rows and the gather
+        byte budget, see Notes), all cumulative.
     step_size_ : float or ndarray
         The resolved ``eta0`` of the first phase (one per problem when there are several).
     anchor_indices_ : ndarray of int

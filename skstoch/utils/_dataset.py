@@ -10,33 +10,50 @@ from ._validation import canonical_csr
 _INT32_MAX = np.iinfo(np.int32).max
 
 
-def make_dataset(X):
+def make_dataset(X, float32=False):
     """Wrap X (dense or sparse, already validated for finiteness) as a :class:`RowDataset`.
 
     Dense input becomes a C-contiguous float64 array; sparse input becomes canonical CSR
     (sorted indices, duplicates summed) with int32 column indices and int64 row pointers.
+    With ``float32=True`` a float32 X keeps its float32 values (the kernels that read them,
+    see ``_fast/_dataset.pxd``, accumulate in double); other dtypes still become float64.
     The caller's arrays are never modified: a copy is made whenever a conversion is needed.
     """
+    dtype = np.float32 if float32 and X.dtype == np.float32 else np.float64
     if sp.issparse(X):
         # checked in O(nnz) here too: the kernels index with these arrays unchecked
         X = canonical_csr(X)
-        if X.dtype != np.float64:
-            X = X.astype(np.float64)
+        if X.dtype != dtype:
+            X = X.astype(dtype)
         if X.shape[1] > _INT32_MAX:
             raise ValueError(f"X has {X.shape[1]} columns; at most {_INT32_MAX} are supported")
         indices = np.ascontiguousarray(X.indices, dtype=np.int32)
         indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
-        data = np.ascontiguousarray(X.data, dtype=np.float64)
+        data = np.ascontiguousarray(X.data, dtype=dtype)
         return RowDataset(data, indices, indptr, X.shape[1])
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = np.ascontiguousarray(X, dtype=dtype)
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got {X.ndim} dimension(s)")
     return RowDataset(X, None, None, X.shape[1])
 
 
+WIDEN_ELEMENTS = 1 << 16   # entries of a float32 X widened to float64 at once
+
+
+def float64_row_blocks(X, elements=WIDEN_ELEMENTS):
+    """``(rows, block)``: the rows of X (dense or CSR) as float64 blocks of about
+    ``elements`` entries, one at a time, so that a float32 X is never widened whole (numpy
+    casts all of it in every product with a float64 operand)."""
+    step = max(1, elements // max(X.shape[1], 1))
+    for start in range(0, X.shape[0], step):
+        rows = slice(start, start + step)
+        yield rows, X[rows].astype(np.float64)
+
+
 def dataset_matrix(ds):
-    """The float64 matrix a :class:`RowDataset` reads, sharing its arrays (no copy of the
-    values): the C-contiguous ndarray, or a CSR matrix over the dataset's canonical arrays."""
+    """The matrix a :class:`RowDataset` reads (float64, or float32 when so stored), sharing
+    its arrays (no copy of the values): the C-contiguous ndarray, or a CSR matrix over the
+    dataset's canonical arrays."""
     arrays = ds.arrays()
     if not ds.is_sparse:
         return arrays[0]

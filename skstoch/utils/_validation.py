@@ -116,17 +116,24 @@ def check_sparse_integrity(X, name="X"):
         _check_range(col, n_cols, "column indices", name)
 
 
-def _csr_is_canonical(X):
-    """Sorted column indices without duplicates in every row (computed, not the cached flag)."""
+def _csr_is_canonical(X, chunk=1 << 16):
+    """Sorted column indices without duplicates in every row (computed, not the cached flag),
+    in chunks of entries: the temporaries stay small next to X (no O(nnz) copy)."""
     indices, indptr = X.indices, X.indptr
     nnz = indices.shape[0]
     if nnz < 2:
         return True
-    same_row = np.ones(nnz - 1, dtype=bool)
     starts = indptr[1:-1]
-    starts = starts[(starts > 0) & (starts < nnz)]
-    same_row[starts - 1] = False
-    return bool(np.all(np.diff(indices)[same_row] > 0))
+    starts = starts[(starts > 0) & (starts < nnz)]   # sorted: indptr is non-decreasing
+    # pair k compares entries k and k + 1; it crosses rows when k + 1 starts a row
+    for lo in range(0, nnz - 1, chunk):
+        hi = min(lo + chunk, nnz - 1)
+        ok = np.diff(indices[lo:hi + 1]) > 0
+        crossing = starts[np.searchsorted(starts, lo + 1):np.searchsorted(starts, hi, "right")]
+        ok[crossing - 1 - lo] = True
+        if not ok.all():
+            return False
+    return True
 
 
 def canonical_csr(X, name="X"):
@@ -269,3 +276,58 @@ def check_allocation(n_bytes, what):
                          f"machine can provide (about {_human(budget)} available); use a "
                          f"smaller value.")
 
+
+
+# -- fitted state (issue 18.4) ------------------------------------------------------------------
+def fitted_state_error(estimator, what):
+    """The ValueError for a fitted state that disagrees with itself or with X (attributes
+    changed after fit, truncated, or unpickled from another version), raised before any
+    kernel reads it."""
+    return ValueError(f"{type(estimator).__name__} has an inconsistent fitted state: {what}; "
+                      "the fitted attributes were modified after fit or come from another "
+                      "version: fit again.")
+
+
+def fitted_n_heads(estimator):
+    """Decision heads that ``classes_`` implies: 1 for two classes, one per class beyond
+    (one-vs-rest); :func:`fitted_state_error` unless ``classes_`` is a 1-d array of at least
+    two labels."""
+    classes = np.asarray(estimator.classes_)
+    if classes.ndim != 1 or classes.shape[0] < 2:
+        raise fitted_state_error(estimator, f"classes_ of shape {classes.shape} (at least 2 "
+                                            "labels expected)")
+    return 1 if classes.shape[0] == 2 else classes.shape[0]
+
+
+def check_fitted_array(estimator, name, shape, dtype=np.float64):
+    """:func:`fitted_state_error` unless the attribute ``name`` is an ndarray of ``dtype``
+    and ``shape`` (a tuple; ``None`` entries match any length): what a kernel may read."""
+    a = getattr(estimator, name)
+    ok = (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == len(shape)
+          and all(s is None or s == t for s, t in zip(shape, a.shape)))
+    if not ok:
+        got = (f"{a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
+               else type(a).__name__)
+        want = ", ".join("*" if s is None else str(s) for s in shape)
+        raise fitted_state_error(estimator, f"{name} is a {got}, expected a {np.dtype(dtype)} "
+                                            f"array of shape ({want})")
+    return a
+
+
+def check_fitted_shapes(est, coef_shape, reference="n_features_in_"):
+    """:func:`fitted_state_error` unless ``coef_`` / ``intercept_`` have the shapes the input
+    and ``reference`` imply (a tampered or foreign fitted state must not reach a kernel).
+    ``coef_shape`` is ``(n_heads, n_features)``, ``n_heads`` 0 for a 1-D ``coef_`` and a
+    scalar ``intercept_``."""
+    coef_shape_now = tuple(np.shape(est.coef_))       # coef_ may be sparse (sparsify)
+    intercept_shape = tuple(np.shape(est.intercept_))
+    n_heads, n_features = coef_shape
+    if n_heads == 0:
+        ok = coef_shape_now == (n_features,) and intercept_shape == ()
+    else:
+        ok = (n_heads > 0 and coef_shape_now == (n_heads, n_features)
+              and intercept_shape == (n_heads,))
+    if not ok:
+        raise fitted_state_error(
+            est, f"coef_ {coef_shape_now}, intercept_ {intercept_shape}, {reference} and X "
+                 f"with {n_features} features disagree")

@@ -1,0 +1,184 @@
+"""float32 X is read as float32 by the kernels, never copied to float64 (issue 21.4).
+
+The estimators that read float32 rows natively fit a float32 X to the coefficients of the same
+values in float64 (the kernels widen each value to double and accumulate in double), and a fit
+allocates far less than a float64 copy of X would take.
+"""
+import gc
+import pickle
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skstoch import CGVRClassifier, CGVRRegressor, S3GDClassifier, S3GDRegressor
+from skstoch._fast._lasso import LassoData
+from skstoch.utils import make_dataset
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _matrices(rng, n=60, d=9):
+    X = rng.randn(n, d).astype(np.float32)
+    X[rng.rand(n, d) < 0.5] = 0.0
+    X[4] = 0.0   # an empty row
+    return X, sp.csr_matrix(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_dataset_keeps_float32_without_copy(rng, sparse):
+    X = _matrices(rng)[int(sparse)]
+    ds = make_dataset(X, float32=True)
+    assert ds.dtype == np.float32
+    stored = ds.arrays()[0]
+    assert np.shares_memory(stored, X.data if sparse else X)
+    # the default still converts (kernels that read only float64 rows)
+    assert make_dataset(X).dtype == np.float64
+    clone = pickle.loads(pickle.dumps(ds))
+    assert clone.dtype == np.float32
+    w = rng.randn(X.shape[1])
+    np.testing.assert_array_equal(clone.margins(w), ds.margins(w))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_rows_compute_what_float64_rows_do(rng, sparse):
+    X32 = _matrices(rng)[int(sparse)]
+    ds32, ds64 = make_dataset(X32, float32=True), make_dataset(X32.astype(np.float64))
+    w = rng.randn(X32.shape[1])
+    r = rng.randn(X32.shape[0])
+    # widening float32 to double is exact and the sums run in the same order: same bits
+    np.testing.assert_array_equal(ds32.margins(w, 0.5), ds64.margins(w, 0.5))
+    out32, out64 = np.zeros(X32.shape[1]), np.zeros(X32.shape[1])
+    ds32.add_transpose_product(r, out32, 0, X32.shape[0])
+    ds64.add_transpose_product(r, out64, 0, X32.shape[0])
+    np.testing.assert_array_equal(out32, out64)
+    for i in range(X32.shape[0]):
+        assert ds32.py_dot(i, w) == ds64.py_dot(i, w)
+        assert ds32.py_sqnorm(i) == ds64.py_sqnorm(i)
+        a32, a64 = w.copy(), w.copy()
+        ds32.py_axpy(i, -0.3, a32)
+        ds64.py_axpy(i, -0.3, a64)
+        np.testing.assert_array_equal(a32, a64)
+        v32, c32 = ds32.py_row(i)
+        v64, c64 = ds64.py_row(i)
+        assert v32.dtype == np.float32
+        np.testing.assert_array_equal(v32, v64)
+        np.testing.assert_array_equal(c32, c64)
+
+
+def test_float64_only_kernels_refuse_float32_rows(rng):
+    ds = make_dataset(_matrices(rng)[0], float32=True)
+    n = ds.n_samples
+    with pytest.raises(TypeError, match="float32"):
+        LassoData(ds, np.zeros(n), np.ones(n), 1.0, 1.0, True, 0, 0)
+
+
+def _problem(n, d, seed=0, density=1.0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d).astype(np.float32)
+    if density < 1.0:
+        X[rng.rand(n, d) >= density] = 0.0
+    margin = X[:, :5].astype(np.float64) @ rng.randn(5)
+    y_clf = (margin + 0.5 * rng.randn(n) > 0).astype(int)
+    y_reg = margin + 0.1 * rng.randn(n)
+    return X, y_clf, y_reg
+
+
+def _rel_l2(a, b):
+    return np.linalg.norm(np.ravel(a) - np.ravel(b)) / max(np.linalg.norm(np.ravel(b)), 1e-300)
+
+
+# estimators that read float32 rows natively: (factory, task)
+NATIVE = {
+    **{f"CGVRClassifier-{s}": (lambda s=s: CGVRClassifier(solver=s, random_state=0), "clf")
+       for s in ["cgvr", "cgvr_paper", "cg", "svrg", "minibatch_svrg"]},
+    "CGVRClassifier-line_search=full": (
+        lambda: CGVRClassifier(line_search="full", random_state=0), "clf"),
+    "CGVRClassifier-multinomial": (lambda: CGVRClassifier(random_state=0), "clf3"),
+    "CGVRClassifier-ovr-squared_hinge-n_jobs=2": (
+        lambda: CGVRClassifier(loss="squared_hinge", n_jobs=2, random_state=0), "clf3"),
+    "CGVRRegressor-cgvr": (lambda: CGVRRegressor(random_state=0), "reg"),
+    "CGVRRegressor-cg": (lambda: CGVRRegressor(solver="cg", random_state=0), "reg"),
+    **{f"S3GDClassifier-{s}": (lambda s=s: S3GDClassifier(solver=s, random_state=0), "clf")
+       for s in ["hybrid", "s3gd", "ssgd", "svrg", "sgd"]},
+    "S3GDClassifier-ovr-n_jobs=2": (
+        lambda: S3GDClassifier(multi_class="ovr", n_jobs=2, random_state=0), "clf3"),
+    "S3GDClassifier-multinomial": (lambda: S3GDClassifier(random_state=0), "clf3"),
+    "S3GDRegressor-hybrid": (lambda: S3GDRegressor(random_state=0), "reg"),
+    "S3GDRegressor-s3gd-elasticnet": (
+        lambda: S3GDRegressor(solver="s3gd", penalty="elasticnet", random_state=0), "reg"),
+}
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("name", list(NATIVE))
+def test_float32_fit_matches_float64_fit(name, sparse):
+    factory, task = NATIVE[name]
+    X32, y_clf, y_reg = _problem(400, 12, density=0.4 if sparse else 1.0)
+    y = {"clf": y_clf, "clf3": y_clf + (X32[:, 1] > 0.5), "reg": y_reg}[task]
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    est32, est64 = factory().fit(X32, y), factory().fit(X64, y)
+    assert _rel_l2(est32.coef_, est64.coef_) <= 1e-4
+    assert _rel_l2(est32.intercept_, est64.intercept_) <= 1e-4
+    assert est32.coef_.dtype == np.float64
+    if task == "reg":
+        np.testing.assert_allclose(est32.predict(X32), est64.predict(X64), rtol=1e-4,
+                                   atol=1e-4 * np.std(y))
+    else:
+        np.testing.assert_array_equal(est32.predict(X32), est64.predict(X64))
+
+
+def _fit_peak(est, X, y):
+    gc.collect()
+    tracemalloc.start()
+    try:
+        est.fit(X, y)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("factory, task, bound", [
+    (lambda: CGVRClassifier(max_iter=3, random_state=0), 1, 0.5),
+    (lambda: CGVRRegressor(max_iter=3, random_state=0), 2, 0.5),
+    # S3GD's own tables (anchor graph, Gram estimate) take more, but no copy of X
+    (lambda: S3GDClassifier(max_iter=3, random_state=0), 1, 1.0),
+], ids=["CGVRClassifier", "CGVRRegressor", "S3GDClassifier"])
+def test_float32_fit_makes_no_float64_copy(factory, task, bound, sparse):
+    # a float64 copy of X alone would be 2x the bytes of the float32 values
+    X, *ys = _problem(20000, 50, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+        x_bytes = X.data.nbytes + X.indices.nbytes
+    else:
+        x_bytes = X.nbytes
+    factory().fit(X[:50], ys[task - 1][:50])   # imports and one-time caches outside the count
+    assert _fit_peak(factory(), X, ys[task - 1]) < bound * x_bytes
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_threaded_full_passes(sparse):
+    # 20,000 rows: the full passes run over two fixed row blocks, in threads with n_jobs=2
+    X32, y, _ = _problem(20000, 10, seed=1, density=0.5 if sparse else 1.0)
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    threaded = CGVRClassifier(n_jobs=2, random_state=0).fit(X32, y)
+    sequential = CGVRClassifier(random_state=0).fit(X64, y)
+    assert _rel_l2(threaded.coef_, sequential.coef_) <= 1e-4
+    np.testing.assert_array_equal(threaded.predict(X32), sequential.predict(X64))
+
+
+def test_float32_multinomial_fit_casts_dense_rows_in_blocks():
+    # the multinomial model works in numpy: a dense float32 X is widened a block of rows at a
+    # time, so the fit takes no more than the fit of a float64 X (no cast of all of X)
+    X32, y, _ = _problem(20000, 50)
+    y = y + (X32[:, 1] > 0.5)
+    X64 = X32.astype(np.float64)
+    factory = lambda: CGVRClassifier(max_iter=3, random_state=0)   # noqa: E731
+    factory().fit(X32[:100], y[:100])
+    assert _fit_peak(factory(), X32, y) < _fit_peak(factory(), X64, y) + 0.25 * X32.nbytes
