@@ -2,8 +2,14 @@
 
 A ``distributed.LocalCluster`` of 2 worker processes (127.0.0.1, one thread each) whose
 per-worker memory limit is below the data's size, so X lives in pieces on both workers; the
-data are generated on the workers (``_dask_problem.make_data``: standardized correlated
-Gaussian features, logistic labels or a linear target with noise).  For each problem and
+data are generated on the workers, chunk by chunk from seeds (``_dask_problem.make_data``).
+The features are Gaussian with unit variances and a spread-out spectrum, as standardized
+real features are: ``X = Z A``, ``Z`` i.i.d. standard normal, ``A`` a fixed mixing with
+``A^T A = C``, the correlation matrix whose eigenvectors are a Haar-random orthogonal matrix
+and whose eigenvalues decay geometrically over three decades before the rescaling to unit
+diagonal (condition number of ``C``: 1020 at d = 100, 983 at d = 20).  The same ``X`` for
+both problems; labels from a noisy linear model: logistic ``y_i ~ Bernoulli(sigmoid(x_i .
+w_true))``, least squares ``y_i = x_i . w_true + 0.5 e_i``, ``w_true`` i.i.d. ``N(0, 4 / d)``.  For each problem and
 contender: wall time and distributed passes over the data to relative suboptimality
 ``(f - f*) / f* <= 1e-6`` (``--target``), f the skstoch objective without intercept and
 ``alpha = 1 / n`` (scikit-learn's ``C = 1``), ``f*`` from a damped Newton method
@@ -101,7 +107,32 @@ def to_target(trace, f_star, target_rel):
     return trace["passes"][i], trace["time"][i]
 
 
-def run_ours(kind, X, y, alpha, f_star, target_rel):
+GRAPH_LOG = "skstoch-bench-graph-log"
+
+
+def _graph_log():
+    """A scheduler plugin recording the wall-clock time of every graph a client submits (one
+    per ``compute``, i.e. one round trip): the fit's rounds counted from outside skstoch."""
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class GraphLog(SchedulerPlugin):
+        name = GRAPH_LOG
+
+        def __init__(self):
+            self.times = []
+
+        def update_graph(self, scheduler, *args, **kwargs):
+            self.times.append(time.time())
+
+    return GraphLog()
+
+
+def _graph_times(client):
+    return client.run_on_scheduler(
+        lambda dask_scheduler: list(dask_scheduler.plugins[GRAPH_LOG].times))
+
+
+def run_ours(kind, X, y, alpha, f_star, target_rel, client):
     """Fit every skstoch contender on the dask arrays; {label: row}."""
     rows = {}
     if not has_dask_fit():
@@ -109,8 +140,10 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
                   "skstoch._solvers._dask_passes)")
         return {label: {"skipped": reason} for label in our_estimators(kind, alpha, None)}
     target = f_star * (1 + target_rel)
+    stamps = []                 # wall-clock time of each history record
 
     def stop(record):
+        stamps.append(time.time())
         objective = history_column(record, "objective")
         return objective is not None and np.isfinite(objective) and objective <= target
 
@@ -122,6 +155,8 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
         except Exception:       # noqa: BLE001 - the timed fit below reports what fails
             pass
         est = make()
+        stamps.clear()
+        wall_start = time.time()
         start = time.perf_counter()
         try:
             est.fit(X, y)
@@ -134,7 +169,10 @@ def run_ours(kind, X, y, alpha, f_star, target_rel):
         trace = {"time": list(map(float, history_column(hist, "time"))),
                  "passes": list(map(float, history_column(hist, "passes"))),
                  "objective": list(map(float, history_column(hist, "objective")))}
-        # the rows gathered for the inner loops (they come back with the passes)
+        graphs = [t for t in _graph_times(client) if t >= wall_start]
+        if len(stamps) == len(trace["passes"]):
+            trace["rounds"] = [float(sum(t <= stamp for t in graphs)) for stamp in stamps]
+        # the rows gathered for the inner loops (most come back with the passes)
         for column in ("gathers", "gathered_rows"):
             values = history_column(hist, column)
             if values is not None:
@@ -171,9 +209,10 @@ def metrics(row, f_star, target_rel):
     i = P.first_reaching(trace["objective"], f_star * (1 + target_rel))
     at = (lambda column: trace[column][i] if i is not None else None)
     out = {"passes to target": at("passes"), "s to target": at("time")}
-    # one distributed round trip per pass (skstoch's sample of rows for the next inner loop
-    # comes back with the pass) or per admm iteration
-    out["rounds to target"] = at("passes")
+    # skstoch: graphs its fit submitted to the scheduler (a pass, with the next inner loop's
+    # sample when it rides on it, a sample fetched alone, any set-up computation); dask-ml:
+    # one per lbfgs evaluation or admm iteration
+    out["rounds to target"] = at("rounds") if "rounds" in trace else at("passes")
     if "gathered_rows" in trace:        # skstoch: rows sent to the client for inner loops
         out["gathered rows / n"] = (at("gathered_rows") / row["n"]) if i is not None else None
     if "data_passes" in trace:          # dask-ml admm reads its chunks many times per round
@@ -207,11 +246,13 @@ def main(argv=None):
         print(f"[dask] skipped: {exc} (pip install 'dask[distributed]')", flush=True)
         return
 
+    load_start = os.getloadavg()
     alpha = 1.0 / cfg["n"]
     data_bytes = 8 * cfg["n"] * (cfg["d"] + 1)
     refs, ours, checks = {}, {}, {}
     with dask.config.set(DASK_CONFIG), LocalCluster(**cluster_kwargs(cfg)) as cluster, \
             Client(cluster) as client:
+        client.register_plugin(_graph_log())
         for kind in args.problems:
             X, y = P.make_data(kind, cfg["n"], cfg["d"], cfg["chunk_rows"], seed=0)
             X, y = client.persist([X, y])
@@ -221,7 +262,7 @@ def main(argv=None):
             _, f_star = P.reference(kind, X, y, alpha)
             refs[kind] = dict(f_star=f_star, seconds=time.perf_counter() - start)
             print(f"[dask] {kind}: f* = {f_star!r} ({refs[kind]['seconds']:.3g} s)", flush=True)
-            ours[kind] = run_ours(kind, X, y, alpha, f_star, args.target)
+            ours[kind] = run_ours(kind, X, y, alpha, f_star, args.target, client)
             del X, y
 
     problems = [dict(name=kind, kind=kind, n=cfg["n"], d=cfg["d"],
@@ -259,8 +300,11 @@ def main(argv=None):
             cases.append(Case(f"dask-ml {model}", "dask-ml",
                               fit=_raiser(peer_error or "not run (--no-peer)")))
         gb = data_bytes / 1e9
+        cond = P.feature_condition(cfg["d"], seed=0)
         problem = (f"{'logistic regression' if kind == 'logistic' else 'least squares'}, "
-                   f"n={cfg['n']:,}, d={cfg['d']} float64 ({gb:.3g} GB with y), "
+                   f"n={cfg['n']:,}, d={cfg['d']} float64 ({gb:.3g} GB with y; Gaussian "
+                   f"features, unit variances, correlation matrix with geometrically "
+                   f"decaying spectrum, condition number {cond:.4g}), "
                    f"chunks of {cfg['chunk_rows']:,} rows, LocalCluster 2 workers x 1 thread, "
                    f"memory limit {cfg['memory_limit'] / 1e9:.3g} GB per worker; "
                    f"alpha = 1/n, no intercept; target (f - f*)/f* <= {args.target:g}")
@@ -270,13 +314,20 @@ def main(argv=None):
                  f"none for the inner loops, which read gathered rows; dask-ml lbfgs: "
                  f"loss-and-gradient evaluations, admm: iterations, each also reading every "
                  f"chunk 'local data passes' times on its worker); 'rounds' = round trips "
-                 f"(skstoch's sampled rows for the next inner loop come back with the pass; "
+                 f"(skstoch: counted, every graph its fit submitted to the scheduler: a pass with "
+                 f"the next inner loop's sample riding on it, a sample fetched alone, set-up "
+                 f"computations; "
                  f"'gathered rows / n': rows sent to the client). "
                  f"f* = {f_star!r} ({'damped Newton' if kind == 'logistic' else 'normal equations'}"
-                 f" on the cluster, {refs[kind]['seconds']:.3g} s). Data checksum {checks[kind]}."
+                 f" on the cluster, {refs[kind]['seconds']:.3g} s). Data (_dask_problem.make_data): "
+                 f"X = Z A, Z i.i.d. N(0, 1), A^T A = C = D^-1/2 Q diag(lam) Q^T D^-1/2, Q "
+                 f"Haar-random orthogonal, lam geometric from 1 to 1e-3, D = diag(Q diag(lam) "
+                 f"Q^T); cond(C) = {cond:.4g}. Data checksum {checks[kind]}."
                  f" Peer interpreter: {peer['python'] if peer else 'none'}; peer versions: "
                  f"{peer['versions'] if peer else {}}. dask config: {DASK_CONFIG}. The machine "
-                 f"was shared with other jobs (load average in the table).")
+                 f"was shared with other jobs (load average in the table; 1, 5, 15-minute load "
+                 f"averages at the start of the run {_loads(load_start)}, at the end "
+                 f"{_loads(os.getloadavg())}).")
         payload = run_benchmark(f"dask_{kind}", problem, cases, repeat=1, warmup=0,
                                 baseline=next(iter(rows)), notes=notes, write=False)
         payload["versions"].update(library_versions(("dask", "distributed")))
@@ -288,6 +339,10 @@ def main(argv=None):
                                    data_bytes=data_bytes)
         from _harness import to_markdown, write_results
         write_results(f"dask_{kind}", payload, to_markdown(payload))
+
+
+def _loads(loads):
+    return "/".join(f"{x:.1f}" for x in loads)
 
 
 def _stored(row):
