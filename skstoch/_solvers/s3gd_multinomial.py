@@ -21,7 +21,7 @@ The stop is the binary driver's plateau rule, on the exact objective of each epo
 import numpy as np
 import scipy.sparse as sp
 
-from .._fast._multinomial import svrg_epoch
+from .._fast._multinomial import MultinomialTables, svrg_epoch
 from ._monitor import DivergenceError
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
@@ -169,13 +169,14 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     with np.errstate(over="ignore", invalid="ignore"):
         eta, eta_c = prob.steps(seed, batch, step_factor)
         kept = _Snapshot(prob, W, c, lazy)
+        tables = MultinomialTables(*prob.rows, d, prob.sw, n_steps, batch, params.lam1,
+                                   params.lam2, params.fit_intercept, lazy)
         for epoch in range(params.max_iter):
             U, c = kept.W.copy(), kept.c.copy()
             scale = np.array([1.0, 0.0])
             order = np.roll(np.arange(n, dtype=np.intp), -int(rng.integers(n)))
-            svrg_epoch(*prob.rows, d, order, n_steps, batch, prob.sw, kept.P, kept.BX, kept.B,
-                       kept.Bc, U, c, scale, eta, eta_c, params.lam1, params.lam2,
-                       params.fit_intercept, lazy)
+            svrg_epoch(tables, order, kept.P, kept.BX, kept.B, kept.Bc, U, c, scale, eta,
+                       eta_c)
             W = scale[0] * U + scale[1] * kept.B if lazy else U
             n_iter = epoch + 1
             trial = _Snapshot(prob, W, c, lazy)
