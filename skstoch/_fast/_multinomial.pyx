@@ -79,15 +79,57 @@ cdef inline void _softmax(double* z, Py_ssize_t K) noexcept nogil:
         z[k] /= s
 
 
-def svrg_epoch(const double[::1] data, const int32_t[::1] indices,
-               const int64_t[::1] indptr, Py_ssize_t d, const Py_ssize_t[::1] order,
-               Py_ssize_t n_steps, Py_ssize_t batch, const double[::1] sw,
+cdef class MultinomialTables:
+    """What :func:`svrg_epoch` reads about one fit, built once per solve.
+
+    Parameters
+    ----------
+    data, indices, indptr : ndarray
+        The rows: CSR arrays (float64, int32, int64), or the C-ordered (n, d) array
+        raveled with ``indices`` and ``indptr`` empty.
+    d : int
+        Number of features.
+    sw : ndarray of float64 of shape (n_samples,)
+        Per-sample weights ``s_i``.
+    n_steps, batch : int
+        Steps per epoch and mini-batch size.
+    lam1, lam2 : float
+        The l1 and l2 penalty constants.
+    fit_intercept, lazy : bool
+        Whether ``c`` moves; whether ``W`` is kept as ``a U + beta B`` (no l1 part).
+    """
+
+    cdef const double[::1] data
+    cdef const int32_t[::1] indices
+    cdef const int64_t[::1] indptr
+    cdef const double[::1] sw
+    cdef Py_ssize_t d, n_steps, batch
+    cdef double lam1, lam2
+    cdef bint fit_intercept, lazy
+
+    def __init__(self, const double[::1] data, const int32_t[::1] indices,
+                 const int64_t[::1] indptr, Py_ssize_t d, const double[::1] sw,
+                 Py_ssize_t n_steps, Py_ssize_t batch, double lam1, double lam2,
+                 bint fit_intercept, bint lazy):
+        self.data, self.indices, self.indptr, self.d, self.sw = data, indices, indptr, d, sw
+        self.n_steps, self.batch, self.lam1, self.lam2 = n_steps, batch, lam1, lam2
+        self.fit_intercept, self.lazy = fit_intercept, lazy
+
+
+def svrg_epoch(MultinomialTables T, const Py_ssize_t[::1] order,
                const double[:, ::1] P0, const double[:, ::1] BX, const double[:, ::1] B,
                const double[::1] Bc, double[:, ::1] U, double[::1] c, double[::1] scale,
-               double eta, double eta_c, double lam1, double lam2, bint fit_intercept,
-               bint lazy):
-    """Run ``n_steps`` steps over ``order`` (mini-batches of ``batch`` consecutive rows,
-    wrapping around); ``scale`` is ``[a, beta]`` of the lazy form (read and updated)."""
+               double eta, double eta_c):
+    """Run ``T.n_steps`` steps over ``order`` (mini-batches of ``T.batch`` consecutive rows,
+    wrapping around) from the snapshot ``P0``, ``BX``, ``B``, ``Bc``; ``scale`` is
+    ``[a, beta]`` of the lazy form (read and updated)."""
+    cdef const double[::1] data = T.data
+    cdef const int32_t[::1] indices = T.indices
+    cdef const int64_t[::1] indptr = T.indptr
+    cdef const double[::1] sw = T.sw
+    cdef Py_ssize_t d = T.d, n_steps = T.n_steps, batch = T.batch
+    cdef double lam1 = T.lam1, lam2 = T.lam2
+    cdef bint fit_intercept = T.fit_intercept, lazy = T.lazy
     cdef Py_ssize_t K = c.shape[0]
     cdef Py_ssize_t n_order = order.shape[0]
     cdef const double* X = &data[0]

@@ -21,8 +21,9 @@ The stop is the binary driver's plateau rule, on the exact objective of each epo
 import numpy as np
 import scipy.sparse as sp
 
-from .._fast._multinomial import svrg_epoch
+from .._fast._multinomial import MultinomialTables, svrg_epoch
 from ._monitor import DivergenceError
+from ._multinomial_doc import solve_doc
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
 from ._stopping import Plateau
@@ -122,31 +123,6 @@ def _as_float64(X):
 
 def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
           intercept_init=None, step_factor=_STEP_FACTOR):
-    """Fit the multinomial model.
-
-    Parameters
-    ----------
-    X : ndarray or CSR matrix of shape (n_samples, n_features)
-    y : ndarray of int of shape (n_samples,)
-        Encoded classes 0..K-1.
-    sample_weight : ndarray of shape (n_samples,)
-    n_classes : int
-    params : skstoch._solvers.s3gd.S3GDParams
-    monitor : FitMonitor
-        One record per epoch.
-    seed : int
-    coef_init, intercept_init : ndarray or None
-        Warm start (K, d) and (K,).
-    step_factor : float
-        ``eta0='auto'`` is ``1 / (step_factor L_b)`` (the default 0.5 is the measured one;
-        ``benchmarks/studies/s3gd_multinomial_step.py`` varies it).
-
-    Returns
-    -------
-    SolverResult
-        ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts, ``n_iter`` the
-        epochs run, ``extra["step_size"]`` the step.
-    """
     rng = np.random.Generator(np.random.Philox(key=[seed, 2**32 + 11]))
     # the rows once in a random order (a copy): each epoch then reads them sequentially from a
     # random offset, about twice as fast as reading a fresh random order
@@ -169,13 +145,14 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     with np.errstate(over="ignore", invalid="ignore"):
         eta, eta_c = prob.steps(seed, batch, step_factor)
         kept = _Snapshot(prob, W, c, lazy)
+        tables = MultinomialTables(*prob.rows, d, prob.sw, n_steps, batch, params.lam1,
+                                   params.lam2, params.fit_intercept, lazy)
         for epoch in range(params.max_iter):
             U, c = kept.W.copy(), kept.c.copy()
             scale = np.array([1.0, 0.0])
             order = np.roll(np.arange(n, dtype=np.intp), -int(rng.integers(n)))
-            svrg_epoch(*prob.rows, d, order, n_steps, batch, prob.sw, kept.P, kept.BX, kept.B,
-                       kept.Bc, U, c, scale, eta, eta_c, params.lam1, params.lam2,
-                       params.fit_intercept, lazy)
+            svrg_epoch(tables, order, kept.P, kept.BX, kept.B, kept.Bc, U, c, scale, eta,
+                       eta_c)
             W = scale[0] * U + scale[1] * kept.B if lazy else U
             n_iter = epoch + 1
             trial = _Snapshot(prob, W, c, lazy)
@@ -204,6 +181,16 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
                         n_iter=n_iter, converged=converged,
                         criterion=float(plateau.rel_improvement), criterion_name=_CRITERION,
                         extra={"step_size": eta})
+
+
+
+solve.__doc__ = solve_doc(
+    "skstoch._solvers.s3gd.S3GDParams", "One record per epoch.",
+    "    step_factor : float\n"
+    "        ``eta0='auto'`` is ``1 / (step_factor L_b)`` (the default 0.5 is the measured one;\n"
+    "        ``benchmarks/studies/s3gd_multinomial_step.py`` varies it).\n",
+    "        ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts, ``n_iter`` the\n"
+    "        epochs run, ``extra[\"step_size\"]`` the step.\n")
 
 
 class _Snapshot:
