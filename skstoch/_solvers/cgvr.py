@@ -128,33 +128,40 @@ class _Run:
 
     def __init__(self, problem, params, monitor, state):
         ds = problem.dataset
-        self.params, self.monitor, self.ds = params, monitor, ds
-        self.n, self.d = ds.n_samples, ds.n_features
+        self._init_state(params, monitor, state, ds.n_samples, ds.n_features)
+        self.ds = ds
         self.loss = LOSSES[params.loss]()
-        self.alpha = params.alpha
-        self.alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept \
-            else 0.0
         self.y = np.ascontiguousarray(problem.y, dtype=np.float64)
         self.tables = _cgvr.HeadTables(
             ds, self.y, np.ascontiguousarray(problem.sample_weight, dtype=np.float64),
             self.loss, self.alpha, self.alpha_b, params.fit_intercept, problem.seed,
             2 * problem.stream)
+        # margins X x, kept up to date for the line searches on f itself
+        full = params.solver == "cg" or (params.solver == "cgvr" and params.line_search == "full")
+        self.z = np.empty(self.n) if full else None
+        self.batch_limit = self.n     # the safeguard doubles the batch up to this
+
+    def _init_state(self, params, monitor, state, n, d):
+        """What every solve starts from, in memory or on Dask data: the sizes, penalties,
+        CG options, counters, and the restart gradient, batch and step cap (``_resume``)."""
+        self.params, self.monitor = params, monitor
+        self.n, self.d = n, d
+        self.alpha = params.alpha
+        self.alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept \
+            else 0.0
         self.options = _cgvr.CGOptions(
             params.inner_iter, params.beta, params.line_search, params.c1, params.c2,
             params.step_init, params.ls_max_iter, params.zoom_max_iter,
             params.w_selection == "random")
         self.tol = params.tol
-        # margins X x, kept up to date for the line searches on f itself
-        full = params.solver == "cg" or (params.solver == "cgvr" and params.line_search == "full")
-        self.z = np.empty(self.n) if full else None
+        self.z = None
         self.passes = 0.0
         self.stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
         self.counter = 0
         self.rejected = 0
         self.step_size = 0.0
         self.crit = np.inf
-        self.h, self.batch, self.cap = _resume(state, params, self.n, self.d)
-        self.batch_limit = self.n     # the safeguard doubles the batch up to this
+        self.h, self.batch, self.cap = _resume(state, params, n, d)
 
     def inner_data(self, snapshot, n_rows):
         """The tables and ``loss'(X x0)`` an inner loop reading about ``n_rows`` sampled

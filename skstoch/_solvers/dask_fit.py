@@ -60,26 +60,10 @@ class _DaskCGVRRun(cgvr._Run):
     inner loops on gathered samples."""
 
     def __init__(self, data, params, monitor, state, seed, stream):
-        self.params, self.monitor, self.data = params, monitor, data
-        self.n, self.d = data.n, data.d
-        self.alpha = params.alpha
-        self.alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept \
-            else 0.0
-        self.options = _cgvr.CGOptions(
-            params.inner_iter, params.beta, params.line_search, params.c1, params.c2,
-            params.step_init, params.ls_max_iter, params.zoom_max_iter,
-            params.w_selection == "random")
-        self.tol = params.tol
-        self.z = None
-        self.passes = 0.0
-        self.stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
-        self.counter = 0
-        self.rejected = 0
-        self.step_size = 0.0
-        self.crit = np.inf
+        self._init_state(params, monitor, state, data.n, data.d)
+        self.data = data
         self.seed, self.stream = seed, 2 * stream
         self.draws = 0
-        self.h, self.batch, self.cap = cgvr._resume(state, params, self.n, self.d)
 
     @property
     def sample_cap(self):
