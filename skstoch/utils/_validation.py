@@ -1,4 +1,6 @@
 """Validation helpers shared by the estimators (on top of scikit-learn's ``validate_data``)."""
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -136,24 +138,45 @@ def _csr_is_canonical(X, chunk=1 << 16):
     return True
 
 
-def canonical_csr(X, name="X"):
+# Marks a matrix returned by canonical_csr: an identity token, so that a pickled (and possibly
+# edited) copy does not carry it, and a new matrix derived from it (copy, slice) has none.
+_CHECKED = object()
+# Formats whose stored arrays check_sparse_integrity checks (scipy converts them in C)
+_CHECKED_FORMATS = ("csr", "csc", "coo", "bsr")
+
+
+def _is_checked(X):
+    return getattr(X, "__dict__", {}).get("_skstoch_checked") is _CHECKED
+
+
+def canonical_csr(X, name="X", checked=False):
     """``X`` checked (:func:`check_sparse_integrity`) and in canonical CSR form.
 
     Unsorted or duplicate entries are sorted and summed on a copy (the caller's matrix is
-    never modified), so a non-canonical matrix fits exactly as its canonical form; a canonical
-    CSR is returned as is.
+    never modified), so a non-canonical matrix fits exactly as its canonical form.  The
+    result is a new matrix object (sharing X's arrays when X was canonical CSR) marked as
+    checked: passing it again returns it at once, so one fit checks its X once however many
+    helpers convert it.  ``checked=True``: X's arrays already passed
+    :func:`check_sparse_integrity` in a format it checks (only the canonical form is then
+    checked).
     """
-    check_sparse_integrity(X, name)
+    if _is_checked(X):
+        return X
+    if not checked:
+        check_sparse_integrity(X, name)
     if X.format != "csr":
         X = X.tocsr()
-        check_sparse_integrity(X, name)
+        if not checked:
+            check_sparse_integrity(X, name)
     if _csr_is_canonical(X):
-        return X
-    X = X.copy()
-    # the cached flags may be stale (arrays edited after construction): force the work
-    X.has_sorted_indices = False
-    X.has_canonical_format = False
-    X.sum_duplicates()
+        X = copy.copy(X)    # the caller's object is never marked
+    else:
+        X = X.copy()
+        # the cached flags may be stale (arrays edited after construction): force the work
+        X.has_sorted_indices = False
+        X.has_canonical_format = False
+        X.sum_duplicates()
+    X._skstoch_checked = _CHECKED
     return X
 
 
@@ -170,10 +193,13 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
     checked = not isinstance(X, str) and X is not None
     if kwargs.get("y_numeric") and not isinstance(y, str) and y is not None:
         reject_string_input(y, "y")
+    integrity_checked = False
     if checked:
         reject_string_input(X)
         if sp.issparse(X):
             check_sparse_integrity(X)
+            # scipy's conversions of checked arrays need no second check
+            integrity_checked = X.format in _CHECKED_FORMATS
     # scikit-learn's finiteness check sums X first: a float32 X near its range overflows
     # that sum and warns once per call, although X is finite (the check then looks closer)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -183,9 +209,9 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
     if isinstance(out, tuple):
         Xv = out[0]
         if sp.issparse(Xv):
-            return (canonical_csr(Xv),) + tuple(out[1:])
+            return (canonical_csr(Xv, checked=integrity_checked),) + tuple(out[1:])
         return out
-    return canonical_csr(out) if sp.issparse(out) else out
+    return canonical_csr(out, checked=integrity_checked) if sp.issparse(out) else out
 
 
 # Weights whose largest value lies outside this range are rescaled by it (see below).
