@@ -24,7 +24,6 @@ import scipy.sparse as sp
 from ..utils._dataset import float64_row_blocks
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
-from ._multinomial_doc import solve_doc
 from ._result import SolverResult
 from ._svrg import svrg
 from .cgvr import _cg_beta, _cg_loop
@@ -124,6 +123,29 @@ class _Line:
 
 def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
           intercept_init=None, state=None):
+    """Fit the multinomial model by CGVR (or full-gradient CG with ``solver='cg'``).
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Not copied: a dense float32 X is read in float64 row blocks.
+    y : ndarray of int of shape (n_samples,)
+        The classes, encoded 0..K-1.
+    sample_weight : ndarray of shape (n_samples,)
+    n_classes : int
+    params : skstoch._solvers.cgvr.CGVRParams
+    monitor : FitMonitor
+    seed : int
+    coef_init, intercept_init : ndarray or None
+        Warm start (K, d) and (K,).
+    state : dict or None
+        The previous fit's ``SolverResult.state``.
+
+    Returns
+    -------
+    SolverResult
+        ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts.
+    """
     alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept else 0.0
     prob = _Problem(X, y, sample_weight, n_classes, params.alpha, alpha_b,
                     params.fit_intercept)
@@ -154,14 +176,6 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
         n_iter=result.n_iter, converged=result.converged, criterion=result.criterion,
         criterion_name=CRITERION, state={"h": run.h, "batch": run.batch, "cap": run.cap},
         extra={"stats": dict(run.stats), "passes": run.passes})
-
-
-
-solve.__doc__ = solve_doc(
-    "skstoch._solvers.cgvr.CGVRParams", "",
-    "    state : dict or None\n"
-    "        The previous fit's ``SolverResult.state``.\n",
-    "        ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts.\n")
 
 
 class _Run:

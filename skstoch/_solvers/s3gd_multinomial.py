@@ -23,7 +23,6 @@ import scipy.sparse as sp
 
 from .._fast._multinomial import MultinomialTables, svrg_epoch
 from ._monitor import DivergenceError
-from ._multinomial_doc import solve_doc
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
 from ._stopping import Plateau
@@ -123,6 +122,31 @@ def _as_float64(X):
 
 def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
           intercept_init=None, step_factor=_STEP_FACTOR):
+    """Fit the multinomial model by Prox-SVRG epochs (see the module docstring).
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Copied in a random row order, as float64.
+    y, sample_weight : ndarray of shape (n_samples,)
+        Classes encoded 0..K-1 and weights.
+    n_classes : int
+    params : skstoch._solvers.s3gd.S3GDParams
+    monitor : FitMonitor
+        One record per epoch.
+    seed : int
+    coef_init, intercept_init : ndarray or None
+        Warm start (K, d) and (K,).
+    step_factor : float
+        ``eta0='auto'`` is ``1 / (step_factor L_b)`` (the default 0.5 is the measured one;
+        ``benchmarks/studies/s3gd_multinomial_step.py`` varies it).
+
+    Returns
+    -------
+    SolverResult
+        ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts, ``n_iter`` the
+        epochs run, ``extra["step_size"]`` the step.
+    """
     rng = np.random.Generator(np.random.Philox(key=[seed, 2**32 + 11]))
     # the rows once in a random order (a copy): each epoch then reads them sequentially from a
     # random offset, about twice as fast as reading a fresh random order
@@ -181,16 +205,6 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
                         n_iter=n_iter, converged=converged,
                         criterion=float(plateau.rel_improvement), criterion_name=_CRITERION,
                         extra={"step_size": eta})
-
-
-
-solve.__doc__ = solve_doc(
-    "skstoch._solvers.s3gd.S3GDParams", "One record per epoch.",
-    "    step_factor : float\n"
-    "        ``eta0='auto'`` is ``1 / (step_factor L_b)`` (the default 0.5 is the measured one;\n"
-    "        ``benchmarks/studies/s3gd_multinomial_step.py`` varies it).\n",
-    "        ``x`` the (K, d) coefficients, ``intercept`` the (K,) intercepts, ``n_iter`` the\n"
-    "        epochs run, ``extra[\"step_size\"]`` the step.\n")
 
 
 class _Snapshot:
