@@ -38,6 +38,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import normalize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_modes"))   # the modes' modules
 from _harness import (QUICK, RESULTS_DIR, Case, history_column, run_benchmark,  # noqa: E402
                       stamp, to_markdown, write_results)
 

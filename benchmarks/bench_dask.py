@@ -2,7 +2,7 @@
 
 A ``distributed.LocalCluster`` of 2 worker processes (127.0.0.1, one thread each) whose
 per-worker memory limit is below the data's size, so X lives in pieces on both workers; the
-data are generated on the workers, chunk by chunk from seeds (``_dask_problem.make_data``).
+data are generated on the workers, chunk by chunk from seeds (``_modes/_dask_problem.make_data``).
 The features are Gaussian with unit variances and a spread-out spectrum, as standardized
 real features are: ``X = Z A``, ``Z`` i.i.d. standard normal, ``A`` a fixed mixing with
 ``A^T A = C``, the correlation matrix whose eigenvectors are a Haar-random orthogonal matrix
@@ -25,7 +25,7 @@ contender.  Every objective in the table is recomputed from the coefficients rea
   ``normalize=False`` (dask-glm otherwise rescales the columns, which changes the penalised
   problem); run in the peer's interpreter (``SKSTOCH_BENCH_PEER_PYTHON``, default the running
   one) on its own identical cluster and data (checked by checksums); how its passes are
-  counted: ``_dask_peer.py``.
+  counted: ``_modes/_dask_peer.py``.
 
 Usage (from the repository root)::
 
@@ -47,7 +47,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+MODES = HERE / "_modes"     # _dask_problem.py, _dask_peer.py
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(MODES))
 
 import numpy as np  # noqa: E402
 
@@ -187,9 +189,9 @@ def run_ours(kind, X, y, alpha, f_star, target_rel, client):
 
 
 def run_peer(problems, cfg):
-    payload = {"benchmarks_dir": str(HERE), "cluster": cluster_kwargs(cfg),
+    payload = {"benchmarks_dir": str(MODES), "cluster": cluster_kwargs(cfg),
                "dask_config": DASK_CONFIG, "problems": problems}
-    return run_in_subprocess(PEER_PYTHON, (HERE / "_dask_peer.py").read_text(), payload,
+    return run_in_subprocess(PEER_PYTHON, (MODES / "_dask_peer.py").read_text(), payload,
                              timeout=4 * 3600)
 
 

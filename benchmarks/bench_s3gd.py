@@ -31,9 +31,9 @@ decaying-step option.  A plot of
 suboptimality against time goes to ``results/s3gd_<problem>.png``.
 
 Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse|l1|multinomial] (dense and
-sparse by default; ``l1``: l1 models against skglm and celer, see ``_bench_s3gd_l1.py``;
+sparse by default; ``l1``: l1 models against skglm and celer, see ``_modes/_bench_s3gd_l1.py``;
 ``multinomial``: the multinomial log loss against LogisticRegression, see
-``_bench_s3gd_multinomial.py``).  Results:
+``_modes/_bench_s3gd_multinomial.py``).  Results:
 ``benchmarks/results/s3gd_<problem>.md`` / ``.json`` / ``.png``.  Environment:
 ``SKSTOCH_BENCH_SCALE`` shrinks n (and d for sparse), ``SKSTOCH_BENCH_BUDGET`` is the seconds
 per contender (120), ``SKSTOCH_BENCH_REPEAT`` the runs of the converging contenders (3),
@@ -55,6 +55,7 @@ from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.preprocessing import StandardScaler, normalize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_modes"))   # the modes' modules
 from _harness import QUICK, history_column, stamp, write_results  # noqa: E402
 
 from skstoch import S3GDClassifier  # noqa: E402
