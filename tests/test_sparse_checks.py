@@ -77,3 +77,17 @@ def test_derived_matrices_are_checked_again(derive):
     Z.indices[0] = Z.shape[1]       # corrupted after the check
     with pytest.raises(ValueError, match="corrupted sparse"):
         make_dataset(Z)
+
+
+@pytest.mark.parametrize("name", ["ConstrainedLasso", "S3VMClassifier"])
+def test_other_sparse_fits_check_x_once(counts, name):
+    from skstoch import ConstrainedLasso, S3VMClassifier
+    X, y = _data(2)
+    if name == "S3VMClassifier":     # S3VM checked X once per iteration before (33 checks)
+        est, y = S3VMClassifier(max_iter=3), np.where(np.arange(len(y)) < 60, -1, y)
+    else:
+        est, y = ConstrainedLasso(), _data(0)[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert counts == {"integrity": 1, "canonical": 1}
