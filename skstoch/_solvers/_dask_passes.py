@@ -61,12 +61,12 @@ def max_gather_rows(n, batch, row_bytes, budget):
     return max(int(batch), min(n // GATHER_DIVISOR, int(budget // row_bytes)), 1)
 
 
-def _sample_bytes(X, n_c):
-    """Bytes of all ``n_c`` rows of chunk X once gathered with their targets, weights and
-    dl0 (CSR: data, indices and indptr)."""
+def _sample_bytes(X, n_c, per_row=24):
+    """Bytes of all ``n_c`` rows of chunk X once gathered with ``per_row`` more bytes each
+    (their targets, weights and dl0; CSR: data, indices and indptr)."""
     if sp.issparse(X):
-        return X.data.nbytes + X.indices.nbytes + n_c * (X.indptr.itemsize + 24)
-    return 8 * n_c * (X.shape[1] + 3)
+        return X.data.nbytes + X.indices.nbytes + n_c * (X.indptr.itemsize + per_row)
+    return n_c * (8 * X.shape[1] + per_row)
 
 
 def sample_indices(seed, stream, counter, size, n):
@@ -189,19 +189,23 @@ class DaskData:
         delayed = self._dask.delayed
         first = self.stats is None
         x = np.array(x, dtype=np.float64)
-        task = delayed(_chunk_pass, pure=True)
-        parts = [task(b, y, s, x, self.loss_spec, self.n, first)
-                 for b, y, s in zip(self.X, self.y, self.sw)]
+        parts = [self._pass_task(k, x, first) for k in range(len(self.X))]
         total = _tree_sum([delayed(_first)(p) for p in parts], delayed)
         takes = [] if rows is None else self._take_tasks(x, rows)
         extras = [delayed(_extra)(p) for p in parts] if first else []
         total, extras, pieces = self._dask.compute(total, extras, takes)
         self.passes += 1
         if first:
-            self._check_first(total[self.d + 2], extras)
+            self._check_first(total[-1], extras)
         sample = None if rows is None else self._assemble(pieces, rows)
-        d, scale = self.d, self.weight_scale
-        return float(total[d + 1]) * scale, total[:d + 1] * scale, sample
+        scale = self.weight_scale
+        return float(total[-2]) * scale, total[:-2] * scale, sample
+
+    def _pass_task(self, k, x, stats):
+        """The task of chunk k's share of a pass: ``(sums, extra)`` of :func:`_chunk_pass`
+        (sums: the gradient, f, then sum sw)."""
+        return self._dask.delayed(_chunk_pass, pure=True)(
+            self.X[k], self.y[k], self.sw[k], x, self.loss_spec, self.n, stats)
 
     def _check_first(self, total_w, extras):
         """Validate what the first pass found; set the weight scale and the data stats."""
@@ -222,11 +226,14 @@ class DaskData:
         return max_gather_rows(self.n, batch, self.row_bytes, self.budget)
 
     def _take_tasks(self, x, rows):
-        delayed = self._dask.delayed
         which = np.searchsorted(self.bounds, rows, side="right") - 1
-        return [delayed(_take, pure=True)(self.X[k], self.y[k], self.sw[k], x,
-                                          rows[which == k] - self.bounds[k], self.loss_spec)
+        return [self._take_task(k, x, rows[which == k] - self.bounds[k])
                 for k in np.unique(which)]
+
+    def _take_task(self, k, x, rows):
+        """The task bringing rows ``rows`` of chunk k (:func:`_take`)."""
+        return self._dask.delayed(_take, pure=True)(self.X[k], self.y[k], self.sw[k], x,
+                                                    rows, self.loss_spec)
 
     def _assemble(self, pieces, rows):
         self.gathers += 1
