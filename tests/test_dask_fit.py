@@ -175,9 +175,6 @@ def test_one_vs_rest_and_multi_output(client):
     assert dist.coef_.shape == (3, 5) and len(dist.history_) == 3
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
     np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
-    for multinomial_default in (CGVRClassifier(), S3GDClassifier()):
-        with pytest.raises(ValueError, match="multi_class='ovr'"):
-            multinomial_default.fit(Xd, yd)
     # three one-vs-rest heads (two epochs each: only the heads are checked here)
     ovr = S3GDClassifier(multi_class="ovr", **dict(S3GD_KW, max_iter=2)).fit(Xd, yd)
     assert ovr.coef_.shape == (3, 5) and len(ovr.history_) == 3
@@ -187,6 +184,96 @@ def test_one_vs_rest_and_multi_output(client):
     assert dist.coef_.shape == (2, 5) and dist.intercept_.shape == (2,)
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
     np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+
+
+K = 4
+
+
+def _multiclass(sparse=False):
+    rng = np.random.RandomState(4)
+    X = rng.standard_normal((N, D))
+    if sparse:
+        X[rng.uniform(size=X.shape) < 0.6] = 0.0
+    y = np.argmax(X @ rng.standard_normal((D, K)) + 0.8 * rng.standard_normal((N, K)), axis=1)
+    y[y == 3] = np.where(rng.uniform(size=(y == 3).sum()) < 0.5, 3, 0)    # unbalanced
+    return (sp.csr_matrix(X) if sparse else X), y
+
+
+def _multinomial_objective(est, X, y, sample_weight=None):
+    """The multinomial objective (scikit-learn's), in NumPy: weights rescaled to sum to n,
+    class_weight included, penalty (ALPHA/2) ||W||^2."""
+    n = X.shape[0]
+    s = np.ones(n) if sample_weight is None else sample_weight.copy()
+    if est.class_weight == "balanced":
+        s *= (n / (K * np.bincount(y, minlength=K)))[y]
+    s *= n / s.sum()
+    Z = np.asarray(X @ est.coef_.T) + est.intercept_
+    lse = np.logaddexp.reduce(Z, axis=1)
+    return float(s @ (lse - Z[np.arange(n), y])) / n + 0.5 * ALPHA * float(np.vdot(est.coef_,
+                                                                                 est.coef_))
+
+
+MULTINOMIAL_CASES = {
+    # dense, even chunks; the defaults resolve to the multinomial model
+    "dense": dict(sparse=False, chunks=(400, 400, 400), weighted=False, kw={}),
+    # CSR chunks of uneven sizes, sample_weight as a Dask array
+    "sparse-uneven-weighted": dict(sparse=True, chunks=UNEVEN, weighted=True, kw={}),
+    # no intercept, class weights, uneven dense chunks
+    "no-intercept-class_weight": dict(sparse=False, chunks=UNEVEN[::-1], weighted=False,
+                                      kw=dict(fit_intercept=False, class_weight="balanced")),
+}
+
+
+@pytest.mark.parametrize("case", list(MULTINOMIAL_CASES))
+@pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDClassifier"])
+def test_multinomial_same_objective_as_in_memory(client, name, case):
+    """More than two classes with the log loss: the Dask fit is the multinomial model, at
+    the in-memory fit's optimum, and its lazy predict_proba is that model's softmax."""
+    Est, kw, _ = EST[name]
+    spec = MULTINOMIAL_CASES[case]
+    X, y = _multiclass(spec["sparse"])
+    sw = np.random.RandomState(1).uniform(0.2, 3.0, N) if spec["weighted"] else None
+    # CGVR: max |grad| <= 1e-6 and strong convexity 1e-2, within 5e-11 of the optimum
+    kw = dict(kw, **spec["kw"], **({"tol": 1e-6} if Est is CGVRClassifier else {}))
+    local = Est(**kw).fit(X, y, sample_weight=sw)
+    parts = _to_dask(X, y, spec["chunks"], sw)
+    dist = Est(**kw).fit(parts[0], parts[1], sample_weight=parts[2] if sw is not None else None)
+    assert dist.coef_.shape == local.coef_.shape == (K, D)
+    assert dist.intercept_.shape == (K,)
+    assert np.any(dist.intercept_ != 0) == spec["kw"].get("fit_intercept", True)
+    f_local, f_dist = (_multinomial_objective(e, X, y, sw) for e in (local, dist))
+    assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
+    hist = dist.history_
+    assert isinstance(hist, dict) and hist["passes"][-1] >= dist.n_iter_
+    assert _max_rows_per_gather(hist) <= N // 4
+    Xd = parts[0]
+    proba = dist.predict_proba(Xd)
+    assert isinstance(proba, da.Array) and proba.shape == (N, K)
+    proba = proba.compute()
+    scores = dist.decision_function(X)
+    softmax = np.exp(scores - np.logaddexp.reduce(scores, axis=1)[:, None])
+    np.testing.assert_allclose(proba, softmax, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+    if spec["weighted"]:
+        # the weights matter: the unweighted optimum is another point
+        unweighted = S3GDClassifier(**S3GD_KW).fit(X, y)
+        assert _multinomial_objective(unweighted, X, y, sw) > f_local * (1 + 1e-6)
+
+
+def test_multinomial_errors(client):
+    """A multinomial setting the Dask fit does not support raises a ValueError naming it;
+    so does multi_class='multinomial' with a loss that is not the log loss (as in
+    memory)."""
+    X, y = _multiclass()
+    Xd, yd = _to_dask(X, y, (600, 600))
+    with pytest.raises(ValueError, match="line_search='full'"):
+        CGVRClassifier(line_search="full").fit(Xd, yd)
+    with pytest.raises(ValueError, match="solver='cg'"):
+        CGVRClassifier(solver="cg").fit(Xd, yd)
+    for est in (S3GDClassifier(loss="squared_hinge", multi_class="multinomial"),
+                CGVRClassifier(loss="squared_hinge", multi_class="multinomial")):
+        with pytest.raises(ValueError, match="multi_class='multinomial' needs"):
+            est.fit(Xd, yd)
 
 
 def _nbytes(obj):

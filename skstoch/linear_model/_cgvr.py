@@ -8,7 +8,7 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers import cgvr, cgvr_multinomial, dask_fit
+from .._solvers import cgvr, cgvr_multinomial, dask_fit, dask_multinomial
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ._dask import CGVR_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin, is_dask_array
 
@@ -408,6 +408,23 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
 
     def _multinomial(self, n_classes):
         return self.loss == "log_loss" and n_classes > 2 and self.multi_class != "ovr"
+
+    def _dask_check_multinomial(self):
+        if self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full"):
+            what = "solver='cg'" if self.solver == "cg" else "line_search='full'"
+            raise ValueError(
+                f"{what} reads every row at every step and is not supported for the "
+                "multinomial log loss on a Dask array X; use solver='cgvr' with "
+                "line_search='vr' (default) or 'batch', 'svrg' / 'minibatch_svrg', or "
+                "multi_class='ovr'.")
+
+    def _dask_solve_multinomial(self, X, codes, sample_weight, n_classes, seed, monitor,
+                                coef_init, intercept_init, state):
+        params = self._prepare_fit(X, None, seed)
+        data = dask_multinomial.make_data(X, codes, sample_weight, n_classes,
+                                          params.fit_intercept)
+        return dask_multinomial.solve_cgvr(data, params, monitor, seed, coef_init,
+                                           intercept_init, state)
 
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem for the log loss with more than two classes (the

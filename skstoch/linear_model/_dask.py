@@ -151,6 +151,13 @@ class DaskFitMixin:
         if sw.ndim != 1:
             raise ValueError("sample_weight must be 1-D.")
         targets, sw, extra = self._dask_targets(y, sw)
+        fitted = self._dask_fit_targets(X, targets, sw, extra)
+        fitted.update(extra)
+        self.__dict__.update(fitted)
+        return self
+
+    def _dask_fit_targets(self, X, targets, sw, extra):
+        """The fitted attributes of one problem per target (one-vs-rest class or output)."""
         n_heads = len(targets)
         coef_init, intercept_init = self._warm_start_arrays(n_heads, X.shape[1])
         states = self._warm_start_states(n_heads)
@@ -169,9 +176,7 @@ class DaskFitMixin:
             "seed_": seed,
         }
         fitted.update(self._dask_extras(results))
-        fitted.update(extra)
-        self.__dict__.update(fitted)
-        return self
+        return fitted
 
     def _dask_map(self, name, X, shape_tail, dtype):
         """The method ``name`` applied to every row chunk of the Dask array X, lazily."""
@@ -223,16 +228,43 @@ class DaskClassifierMixin(DaskFitMixin):
                 weights = compute_class_weight(class_weight, classes=classes, y=classes)
             sw = sw * y.map_blocks(lambda b: weights[np.searchsorted(classes, b)],
                                    dtype=np.float64)
+        if self._multinomial(len(classes)):
+            # one multinomial problem, whose target is the class index
+            codes = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.intp)
+            return [codes], sw, {"classes_": classes}
         heads = [1] if len(classes) == 2 else range(len(classes))
         targets = [da.where(y == classes[k], 1.0, -1.0) for k in heads]
         return targets, sw, {"classes_": classes}
 
     def _dask_check_classes(self, n_classes):
+        """The family's checks of a fit of ``n_classes`` classes (ValueError naming a
+        setting the Dask fit does not support)."""
+        check = getattr(self, "_check_multi_class", None)
+        if check is not None:
+            check()
         if self._multinomial(n_classes):
-            raise ValueError(
-                "The multinomial log loss (loss='log_loss' with more than two classes) is not "
-                "supported for a Dask array X yet; fit in memory, or pass multi_class='ovr' "
-                "(one-vs-rest heads, each fitted on the Dask data).")
+            self._dask_check_multinomial()
+
+    def _dask_fit_targets(self, X, targets, sw, extra):
+        """The multinomial model (log loss, more than two classes): one problem over all
+        classes, as in memory; one-vs-rest heads otherwise."""
+        n_classes = len(extra["classes_"])
+        if not self._multinomial(n_classes):
+            return super()._dask_fit_targets(X, targets, sw, extra)
+        warm = getattr(self, "warm_start", False) and hasattr(self, "coef_")
+        coef_init, intercept_init = self._warm_start_arrays(n_classes, X.shape[1])
+        state = self._warm_start_states(1)[0]
+        seed = self._draw_seed()
+        monitor = self._make_monitor(self._solver_name())
+        result = self._dask_solve_multinomial(
+            X, targets[0], sw, n_classes, seed, monitor, coef_init if warm else None,
+            intercept_init if warm else None, state)
+        fitted = {"coef_": np.asarray(result.x, dtype=np.float64),
+                  "intercept_": np.asarray(result.intercept, dtype=np.float64),
+                  "n_iter_": int(result.n_iter), "history_": monitor.history(),
+                  "seed_": seed}
+        fitted.update(self._dask_extras([result]))
+        return fitted
 
     def decision_function(self, X):
         """Signed distance to the hyperplane(s).

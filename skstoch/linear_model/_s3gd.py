@@ -18,7 +18,8 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers import _working_set, dask_fit, s3gd, s3gd_multinomial
+from .._solvers import (_working_set, dask_fit, dask_multinomial, s3gd,
+                        s3gd_multinomial)
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ._dask import S3GD_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin
 
@@ -531,6 +532,17 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         if self.multi_class == "multinomial":
             return True
         return self.solver in _MULTINOMIAL_SOLVERS and self._resolved_solver(2) != "cd"
+
+    def _dask_check_multinomial(self):
+        """Every setting ``_dask_check`` accepts is supported by the multinomial Dask fit."""
+
+    def _dask_solve_multinomial(self, X, codes, sample_weight, n_classes, seed, monitor,
+                                coef_init, intercept_init, state):
+        params = self._solver_params(X.shape[0])
+        data = dask_multinomial.make_data(X, codes, sample_weight, n_classes,
+                                          params.fit_intercept)
+        return dask_multinomial.solve_s3gd(data, params, monitor, seed, coef_init,
+                                           intercept_init)
 
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem (the one-vs-rest targets are the columns of the one-hot
