@@ -218,17 +218,23 @@ MULTINOMIAL_CASES = {
     "dense": dict(sparse=False, chunks=(400, 400, 400), weighted=False, kw={}),
     # CSR chunks of uneven sizes, sample_weight as a Dask array
     "sparse-uneven-weighted": dict(sparse=True, chunks=UNEVEN, weighted=True, kw={}),
-    # no intercept, class weights, uneven dense chunks
-    "no-intercept-class_weight": dict(sparse=False, chunks=UNEVEN[::-1], weighted=False,
-                                      kw=dict(fit_intercept=False, class_weight="balanced")),
+    # no intercept, class weights, uneven dense chunks, a gather budget of 40 rows
+    "no-intercept-class_weight-budget": dict(
+        sparse=False, chunks=UNEVEN[::-1], weighted=False, budget_rows=40,
+        kw=dict(fit_intercept=False, class_weight="balanced")),
 }
+# the client's bytes per gathered row: X's row, class index and weight, and two K-vectors
+# (snapshot probabilities, one-hot target or X B) computed on the client
+MULTINOMIAL_ROW_BYTES = 8 * D + 16 + 16 * K
 
 
 @pytest.mark.parametrize("case", list(MULTINOMIAL_CASES))
 @pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDClassifier"])
-def test_multinomial_same_objective_as_in_memory(client, name, case):
+def test_multinomial_same_objective_as_in_memory(client, received, name, case):
     """More than two classes with the log loss: the Dask fit is the multinomial model, at
-    the in-memory fit's optimum, and its lazy predict_proba is that model's softmax."""
+    the in-memory fit's optimum, and its lazy predict_proba is that model's softmax.  Under
+    a gather budget, every result the client receives is within it (plus the K (d + 1) + 2
+    sums of a pass)."""
     Est, kw, _ = EST[name]
     spec = MULTINOMIAL_CASES[case]
     X, y = _multiclass(spec["sparse"])
@@ -237,7 +243,13 @@ def test_multinomial_same_objective_as_in_memory(client, name, case):
     kw = dict(kw, **spec["kw"], **({"tol": 1e-6} if Est is CGVRClassifier else {}))
     local = Est(**kw).fit(X, y, sample_weight=sw)
     parts = _to_dask(X, y, spec["chunks"], sw)
-    dist = Est(**kw).fit(parts[0], parts[1], sample_weight=parts[2] if sw is not None else None)
+    rows = spec.get("budget_rows", N // 4)
+    received.clear()
+    with dask.config.set({"skstoch.gather-budget": rows * MULTINOMIAL_ROW_BYTES}):
+        dist = Est(**kw).fit(parts[0], parts[1],
+                             sample_weight=parts[2] if sw is not None else None)
+    if "budget_rows" in spec:
+        assert max(received) <= rows * MULTINOMIAL_ROW_BYTES + 8 * (K * (D + 1) + 2)
     assert dist.coef_.shape == local.coef_.shape == (K, D)
     assert dist.intercept_.shape == (K,)
     assert np.any(dist.intercept_ != 0) == spec["kw"].get("fit_intercept", True)
@@ -245,7 +257,7 @@ def test_multinomial_same_objective_as_in_memory(client, name, case):
     assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
     hist = dist.history_
     assert isinstance(hist, dict) and hist["passes"][-1] >= dist.n_iter_
-    assert _max_rows_per_gather(hist) <= N // 4
+    assert _max_rows_per_gather(hist) <= rows
     Xd = parts[0]
     proba = dist.predict_proba(Xd)
     assert isinstance(proba, da.Array) and proba.shape == (N, K)
@@ -258,6 +270,17 @@ def test_multinomial_same_objective_as_in_memory(client, name, case):
         # the weights matter: the unweighted optimum is another point
         unweighted = S3GDClassifier(**S3GD_KW).fit(X, y)
         assert _multinomial_objective(unweighted, X, y, sw) > f_local * (1 + 1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_multinomial_reproducible(client):
+    """For a given chunking and random_state, a multinomial Dask fit is the same bits."""
+    X, y = _multiclass()
+    Xd, yd = _to_dask(X, y, UNEVEN)
+    for Est in (CGVRClassifier, S3GDClassifier):
+        a, b = (Est(max_iter=3, random_state=0).fit(Xd, yd) for _ in range(2))
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        np.testing.assert_array_equal(a.intercept_, b.intercept_)
 
 
 def test_multinomial_errors(client):

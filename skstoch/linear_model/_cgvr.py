@@ -10,7 +10,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers import cgvr, cgvr_multinomial, dask_fit, dask_multinomial
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ._dask import CGVR_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin, is_dask_array
+from ._dask import (CGVR_DASK_NOTES, MULTINOMIAL_DASK_NOTES, DaskClassifierMixin,
+                    DaskRegressorMixin, is_dask_array)
 
 
 MAX_INNER_ITER = 10**6
@@ -587,5 +588,6 @@ for _estimator, _heads in ((CGVRClassifier, "one-vs-rest head"), (CGVRRegressor,
     _estimator.__doc__ = _estimator.__doc__ % {
         "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n"),
         "fitted_attributes": _FITTED_ATTRIBUTES_DOC % {"heads": _heads},
-        "dask_notes": CGVR_DASK_NOTES}
+        "dask_notes": CGVR_DASK_NOTES + (MULTINOMIAL_DASK_NOTES
+                                         if _estimator is CGVRClassifier else "")}
 del _estimator, _heads

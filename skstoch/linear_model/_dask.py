@@ -52,9 +52,8 @@ CGVR_DASK_NOTES = _COMMON_NOTES + """
     kernel on that sample, with the full gradient and loss derivatives of the snapshot);
     the safeguard's batch doubling stops at ``cap`` rows, and further rejected iterations
     halve the step cap.  A small budget only makes the inner loops' batches come from a
-    smaller sample: the stop still uses the exact gradient.  ``solver='cg'``,
-    ``line_search='full'`` and the multinomial log loss read every row at every step and
-    raise ValueError."""
+    smaller sample: the stop still uses the exact gradient.  ``solver='cg'`` and
+    ``line_search='full'`` read every row at every step and raise ValueError."""
 
 S3GD_DASK_NOTES = _COMMON_NOTES + """
 
@@ -72,6 +71,24 @@ S3GD_DASK_NOTES = _COMMON_NOTES + """
     first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.  An
     l1 part in the penalty, ``solver`` 's3gd', 'sgd', 'ssgd', 'cd' and ``anchor_epochs > 0``
     need X in memory and raise ValueError."""
+
+
+MULTINOMIAL_DASK_NOTES = """
+
+    With more than two classes and the log loss (``multi_class`` 'auto' or 'multinomial')
+    the Dask fit is the multinomial model, one objective over all classes as in memory.
+    Each pass runs the in-memory driver's multinomial full pass (margins and gradient by
+    BLAS, softmax in NumPy) on every chunk and sums its ``n_classes (n_features + 1) + 2``
+    numbers by the same tree.  A sample is rows only (X's row, class, weight): the client
+    computes the snapshot probabilities of its rows, so a multinomial ``row_bytes`` counts
+    ``16 + 16 n_classes`` bytes besides X's row (the class and the weight, and two vectors
+    of ``n_classes`` floats the client keeps per row).  CGVR runs its multinomial inner
+    loops on the sample (``solver='cg'`` and ``line_search='full'`` raise ValueError);
+    S3GD runs multinomial Prox-SVRG's compiled epochs over a random order of the sample (one
+    pass's worth of steps, at most 32 sweeps of it) with its safeguard and stop on the
+    exact objective of each epoch's iterate, one distributed pass per epoch; its
+    ``eta0='auto'`` takes ``lambda_max`` from the first sample and bounds
+    ``max_i s_i (||x_i||^2 + s2)`` from the first pass."""
 
 
 def is_dask_array(X):

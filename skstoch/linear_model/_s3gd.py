@@ -21,7 +21,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._solvers import (_working_set, dask_fit, dask_multinomial, s3gd,
                         s3gd_multinomial)
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ._dask import S3GD_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin
+from ._dask import (MULTINOMIAL_DASK_NOTES, S3GD_DASK_NOTES, DaskClassifierMixin,
+                    DaskRegressorMixin)
 
 _COMMON_CONSTRAINTS = {
     **STOCHASTIC_SOLVER_CONSTRAINTS,
@@ -441,7 +442,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     start, no anchor graph): on the benchmark problems building the graph cost more than the
     anchor epoch saved.  See the user guide for the differences from the paper.
 
-{S3GD_DASK_NOTES}
+{S3GD_DASK_NOTES}{MULTINOMIAL_DASK_NOTES}
 
     References
     ----------
