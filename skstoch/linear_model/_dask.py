@@ -2,7 +2,8 @@
 
 The mixins sit before the linear bases in the estimators' MRO: a Dask array X goes to
 :meth:`DaskFitMixin._fit_dask` (every O(n) pass on the Dask workers, see
-:mod:`skstoch._solvers.dask_fit`), anything else to the in-memory fit.  Dask is imported
+:mod:`skstoch._solvers.dask_fit`, and :mod:`skstoch._solvers.dask_multinomial` for the
+multinomial log loss), anything else to the in-memory fit.  Dask is imported
 only when the input is a Dask array.
 """
 import copy
@@ -221,7 +222,9 @@ def _check_dask_predict_X(est, X):
 
 
 class DaskClassifierMixin(DaskFitMixin):
-    """Dask fits and lazy predictions of the linear classifiers (one-vs-rest heads)."""
+    """Dask fits and lazy predictions of the linear classifiers: one-vs-rest heads, or
+    one multinomial problem over all classes (the family's ``_multinomial``, fitted by
+    ``_dask_solve_multinomial`` after ``_dask_check_multinomial``)."""
 
     def _dask_targets(self, y, sw):
         import dask
