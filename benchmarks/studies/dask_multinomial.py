@@ -2,9 +2,9 @@
 
 A ``LocalCluster`` of 2 worker processes (one thread each, 127.0.0.1) holds ``X`` (n x d
 standard normal) and ``y = argmax(X W_true + Gumbel noise)`` with K classes, generated on
-the workers chunk by chunk and persisted (the workers import skstoch before the timings).  ``CGVRClassifier`` and ``S3GDClassifier`` (their
-defaults, ``random_state=0``, or ``--tol``) fit the Dask arrays and, in memory, the same
-data computed on the client.  Reported per fit: seconds, outer iterations (epochs),
+the workers chunk by chunk and persisted (the workers import skstoch before the timings).
+``CGVRClassifier`` and ``S3GDClassifier`` (their defaults, ``random_state=0``, or
+``--tol``) fit the Dask arrays and, in memory, the same data computed on the client.  Reported per fit: seconds, outer iterations (epochs),
 distributed passes (in memory: the driver's own pass count for CGVR, the epochs for S3GD),
 the objective ``f`` (computed in NumPy from the coefficients), its relative gap to the
 in-memory fit and its suboptimality against ``f*`` from scikit-learn's lbfgs
