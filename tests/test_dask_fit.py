@@ -274,14 +274,20 @@ def test_multinomial_same_objective_as_in_memory(client, received, name, case):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_multinomial_reproducible(client):
-    """For a given chunking and random_state, a multinomial Dask fit is the same bits."""
+def test_multinomial_reproducible_and_warm_start(client):
+    """For a given chunking and random_state, a multinomial Dask fit is the same bits; a
+    warm start from the in-memory optimum stops at once."""
     X, y = _multiclass()
     Xd, yd = _to_dask(X, y, UNEVEN)
     for Est in (CGVRClassifier, S3GDClassifier):
         a, b = (Est(max_iter=3, random_state=0).fit(Xd, yd) for _ in range(2))
         np.testing.assert_array_equal(a.coef_, b.coef_)
         np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    warm = CGVRClassifier(warm_start=True, **dict(CGVR_KW, tol=1e-6)).fit(X, y)
+    coef = warm.coef_.copy()
+    warm.fit(Xd, yd)
+    assert warm.n_iter_ <= 1
+    np.testing.assert_allclose(warm.coef_, coef, rtol=0, atol=1e-4)
 
 
 def test_multinomial_errors(client):
