@@ -14,7 +14,8 @@ CG and the fixed-step SVRG baselines, with the same safeguard, stopping rule
 (``max |grad f| <= tol``) and history columns.  The iterate is the (K, d + 1) matrix
 ``[W | b]``.  The inner loop is vectorised NumPy over the batch (O(|S| (d + K)) per step);
 mini-batches come from NumPy's Philox generator keyed by (seed, stream), so a fit is
-reproducible for a given ``random_state``.
+reproducible for a given ``random_state``.  On a Dask array the same loops run on gathered
+samples (:mod:`.dask_multinomial`, through ``run_solve`` and the ``_Run`` hooks).
 """
 from functools import partial
 

@@ -17,6 +17,8 @@ times Prox-SVRG's ``1 / (4 L_b)`` (``L_b`` as in the binary driver, with the cur
 1/2 of the softmax log loss; measured: user guide, "Multinomial log loss"), made safe by a
 safeguard: an epoch whose exact objective does not decrease is undone and halves the step.
 The stop is the binary driver's plateau rule, on the exact objective of each epoch's iterate.
+On a Dask array the same epochs (``run_epochs``, ``inner_epoch``) run on gathered samples
+(:mod:`.dask_multinomial`).
 """
 import numpy as np
 import scipy.sparse as sp
