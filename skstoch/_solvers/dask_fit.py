@@ -7,9 +7,10 @@
   ``inner_iter * batch`` rows (at most the gather cap ``DaskData.max_rows``: a quarter of
   the rows and the byte budget; the safeguard's batch doubling stops there and then halves
   the step cap, as the in-memory fit does at the full batch).
-* :func:`solve_s3gd` is Prox-SVRG for the l2 penalty: per epoch one distributed pass (the
-  snapshot gradient and the exact objective there) and ``n_inner`` fixed-step steps drawn
-  from a gathered sample (at most the gather cap); by default one pass's worth (as in
+* :func:`solve_s3gd` is Prox-SVRG: per epoch one distributed pass (the snapshot gradient
+  and the exact objective there) and ``n_inner`` fixed-step steps drawn from a gathered
+  sample (at most the gather cap; with an l1 part, the proximal steps of the in-memory
+  kernel ``run_epoch`` given that snapshot); by default one pass's worth (as in
   memory), at most ``SAMPLE_SWEEPS`` sweeps of the sample (the client's work per epoch
   stays bounded when the byte budget makes the sample a small part of X).
 
@@ -22,6 +23,8 @@ import numpy as np
 
 from .._fast import _cgvr
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
+from .._fast._s3gd import EpochProblem, SnapshotTables, run_epoch
+from ..utils import make_dataset
 from . import cgvr
 from ._dask_passes import DaskData, penalty, sample_indices, sample_tables
 from ._monitor import check_finite_iterate
@@ -166,8 +169,29 @@ def _svrg_step(data, params, Xs, sws, batch, seed):
     return 1.0 / (_SVRG_STEP_FACTOR * max(L_b, 1e-12))
 
 
+def _prox_svrg_epoch(sample, loss_spec, params, x, u, n_inner, batch, eta, seed, stream):
+    """``n_inner`` proximal steps of the in-memory Prox-SVRG kernel (``run_epoch``, the
+    elastic-net prox ``soft(v, eta lam1) / (1 + eta lam2)``) on the gathered sample, with
+    the snapshot's full gradient ``u`` (loss part, length d + 1) from the distributed pass
+    and the sample's ``loss'(X_i x)``; ``x`` is updated in place."""
+    Xs, ys, sws, dl0 = sample
+    cls, args = loss_spec
+    d = x.shape[0] - 1
+    problem = EpochProblem(make_dataset(Xs), np.ascontiguousarray(ys, dtype=np.float64),
+                           np.ascontiguousarray(sws, dtype=np.float64), cls(*args),
+                           params.fit_intercept, params.lam1, params.lam2,
+                           min(batch, Xs.shape[0]), seed, stream)
+    tables = SnapshotTables(problem)
+    tables.set_snapshot(np.ascontiguousarray(u), np.ascontiguousarray(dl0, dtype=np.float64))
+    w, b = x[:d].copy(), x[d:].copy()
+    run_epoch(problem, w, b, eta, eta, n_inner, 1, tables)
+    x[:d] = w
+    x[d] = b[0] if params.fit_intercept else 0.0
+
+
 def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
-    """Prox-SVRG (l2 penalty) on Dask data: one distributed pass per epoch."""
+    """Prox-SVRG on Dask data: one distributed pass per epoch (l1 / elastic-net: the
+    proximal steps of the in-memory kernel on the gathered sample)."""
     n, d = data.n, data.d
     loss_spec = s3gd_loss_spec(params)
     batch = min(params.batch_size, n)
@@ -200,18 +224,21 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
             sample_size = min(n_inner * batch, cap)
             sample = data.gather(x, draw())
         pen, pen_grad = penalty(x, d, params.lam2, 0.0)
-        objective = loss_f + pen
-        u = u + pen_grad
+        objective = loss_f + pen + params.lam1 * float(np.abs(x[:d]).sum())
         if not params.fit_intercept:
             u[d] = 0.0
         f_start = objective if f_start is None else f_start
         check_divergence(objective, f_start, name, f"epoch {epoch}")
-        tables, dl0 = sample_tables(sample, loss_spec, params.lam2, 0.0, params.fit_intercept,
-                                    seed, 2 * stream)
         if eta is None:
             eta = _svrg_step(data, params, sample[0], sample[2], batch, seed)
-        counter = _cgvr.svrg_inner(tables, x, x.copy(), u, dl0, n_inner, batch, eta * scale,
-                                   counter)
+        if params.lam1 > 0:
+            _prox_svrg_epoch(sample, loss_spec, params, x, u, n_inner, batch, eta * scale,
+                             seed, 2 * stream + (epoch << 32))
+        else:
+            tables, dl0 = sample_tables(sample, loss_spec, params.lam2, 0.0,
+                                        params.fit_intercept, seed, 2 * stream)
+            counter = _cgvr.svrg_inner(tables, x, x.copy(), u + pen_grad, dl0, n_inner,
+                                       batch, eta * scale, counter)
         check_finite_iterate(x, name, f"epoch {epoch}")
         stop = monitor.record(x=x[:d].copy(), iteration=epoch + 1, pass_fraction=1.0,
                               step_size=eta * scale, solver="svrg", objective=objective,
