@@ -52,9 +52,14 @@ CGVR_DASK_NOTES = _COMMON_NOTES + """
     kernel on that sample, with the full gradient and loss derivatives of the snapshot);
     the safeguard's batch doubling stops at ``cap`` rows, and further rejected iterations
     halve the step cap.  A small budget only makes the inner loops' batches come from a
-    smaller sample: the stop still uses the exact gradient.  ``solver='cg'``,
-    ``line_search='full'`` and the multinomial log loss read every row at every step and
-    raise ValueError."""
+    smaller sample: the stop still uses the exact gradient.  ``solver='cg'`` (full-batch
+    CG) gathers no sample: each iteration is one distributed pass for the gradient and one
+    for the line search, which keeps the margins ``X w`` and ``X p`` on the workers
+    (16 bytes per row) and evaluates each trial step (with the next ones it may try) in one
+    round trip over them, the strong-Wolfe search of the in-memory fit; the pass counts
+    are those of the in-memory fit.  ``line_search='full'`` (a search on f at every inner
+    step of the compiled inner loop, which holds all margins) and the multinomial log
+    loss raise ValueError."""
 
 S3GD_DASK_NOTES = _COMMON_NOTES + """
 
