@@ -404,3 +404,16 @@ def test_full_batch_cg(client, received, name, sparse, weighted):
     assert hist["passes"][-1] == 1 + 2 * dist.n_iter_ and hist["gathers"][-1] == 0
     assert hist["line_search_evals"][-1] >= dist.n_iter_
     assert max(received) < 1000     # X: 76,800 bytes dense
+
+
+def test_unsupported_options_say_why(client):
+    """The options a Dask fit refuses name the reason (checked before any pass)."""
+    X, y = _data("clf")
+    Xd, yd = _to_dask(X, y, (600, 600))
+    reasons = {"s3gd": "anchor graph", "ssgd": "strata", "sgd": "noise floor",
+               "cd": "column of X"}
+    for solver, reason in reasons.items():
+        with pytest.raises(ValueError, match=reason):
+            S3GDClassifier(solver=solver, penalty="l1").fit(Xd, yd)
+    with pytest.raises(ValueError, match="inner step"):
+        CGVRClassifier(line_search="full").fit(Xd, yd)

@@ -80,8 +80,9 @@ S3GD_DASK_NOTES = _COMMON_NOTES + """
     ``eta0='auto'`` is ``1 / (4 L_b)`` with ``L_max = c max_i s_i (||x_i||^2 + 1)`` from the
     first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.
     ``solver='cd'`` reads a column of X at every coordinate step (row chunks give none)
-    and raises ValueError; so do ``solver`` 's3gd', 'sgd', 'ssgd' and ``anchor_epochs >
-    0``, which need X in memory."""
+    and raises ValueError; so do 's3gd' and ``anchor_epochs > 0`` (an anchor graph over
+    X in memory), 'ssgd' (k-means strata of X) and 'sgd' (no full pass: it stops at its
+    noise floor, and the cluster would only ship rows to the client)."""
 
 
 def is_dask_array(X):

@@ -110,11 +110,21 @@ class _S3GDMixin:
                 "not supported for a Dask array X (row chunks); use solver='auto', 'hybrid' "
                 "or 'svrg' (Prox-SVRG with the l1 / elastic-net prox, one distributed pass "
                 "per epoch).")
-        if self.solver in ("s3gd", "sgd", "ssgd"):
+        why = {
+            "s3gd": "builds an anchor graph over X in memory (k-means anchors, every row's "
+                    "nearest anchors, per-anchor sums of the rows) that its steps read for "
+                    "each sampled row",
+            "ssgd": "clusters X in memory into k-means strata and draws each step's rows "
+                    "from them",
+            "sgd": "(the paper's baseline) stops at the noise floor of its steps above the "
+                   "optimum; without full passes it cannot use the cluster, and each epoch "
+                   "would only bring rows to the client",
+        }
+        if self.solver in why:
             raise ValueError(
-                f"solver={self.solver!r} needs X in memory and is not supported for a Dask "
+                f"solver={self.solver!r} {why[self.solver]}: it is not supported for a Dask "
                 "array X; use solver='auto', 'hybrid' or 'svrg' (Prox-SVRG, one distributed "
-                "pass per epoch).")
+                "pass per epoch, to the optimum).")
         if self.solver == "hybrid" and self.anchor_epochs > 0:
             raise ValueError(
                 "anchor_epochs > 0 builds an anchor graph over X in memory and is not "
