@@ -97,9 +97,11 @@ class _CGVRMixin:
         if self.solver == "cgvr" and self.line_search == "full":
             raise ValueError(
                 "line_search='full' runs a line search on f over all n margins at every "
-                "inner step of the compiled inner loop, which holds X's margins in memory; "
-                "it is not supported for a Dask array X: use line_search='vr' (default) or "
-                "'batch', or solver='cg' (full-batch CG, its line search on the workers).")
+                "inner step of the compiled inner loop, which holds X's margins in memory "
+                "(on a cluster: a distributed pass per inner step, inner_iter per outer "
+                "iteration); it is not supported for a Dask array X: use line_search='vr' "
+                "(default) or 'batch', or solver='cg' (full-batch CG, its line search on the "
+                "workers).")
 
     def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
                     intercept_init, state):

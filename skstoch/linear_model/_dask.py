@@ -58,8 +58,8 @@ CGVR_DASK_NOTES = _COMMON_NOTES + """
     (16 bytes per row) and evaluates each trial step (with the next ones it may try) in one
     round trip over them, the strong-Wolfe search of the in-memory fit; the pass counts
     are those of the in-memory fit.  ``line_search='full'`` (a search on f at every inner
-    step of the compiled inner loop, which holds all margins) and the multinomial log
-    loss raise ValueError."""
+    step of the compiled inner loop, which holds all margins: on a cluster, one
+    distributed pass per inner step) and the multinomial log loss raise ValueError."""
 
 S3GD_DASK_NOTES = _COMMON_NOTES + """
 
