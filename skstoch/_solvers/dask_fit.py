@@ -40,6 +40,9 @@ _S3GD_CRITERION = "relative objective improvement of the last epoch"
 _SVRG_STEP_FACTOR = 4.0    # Prox-SVRG's 1 / (4 L_b), as the in-memory driver
 # S3GD's epoch reads its gathered sample at most this many times (n_inner='auto')
 SAMPLE_SWEEPS = 32
+# the proximal epochs' batches: streams _PROX_STREAM + (epoch << 16) + head (apart from the
+# heads' kernel streams and the gather streams _dask_passes._GATHER_STREAM + 2 head)
+_PROX_STREAM = 2**41
 
 
 def cgvr_loss_spec(name):
@@ -324,7 +327,7 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
             eta = _svrg_step(data, params, sample[0], sample[2], batch, seed)
         if params.lam1 > 0:
             _prox_svrg_epoch(sample, loss_spec, params, x, u, n_inner, batch, eta * scale,
-                             seed, 2 * stream + (epoch << 32))
+                             seed, _PROX_STREAM + (epoch << 16) + stream)
         else:
             tables, dl0 = sample_tables(sample, loss_spec, params.lam2, 0.0,
                                         params.fit_intercept, seed, 2 * stream)
