@@ -7,9 +7,9 @@
   gathered sample of ``inner_iter * batch`` rows (at most the gather cap
   ``DaskData.max_rows``: a quarter of the rows and the byte budget; the safeguard's batch
   doubling stops there and then halves the step cap, as the in-memory fit does at the
-  full batch).  ``'cg'`` gathers no
-  sample: its strong-Wolfe line search (:func:`_dask_line_search`) costs one pass that
-  keeps the margins on the workers, then one round trip per trial step.
+  full batch).  ``'cg'`` gathers no sample: its strong-Wolfe line search
+  (:func:`_dask_line_search`) costs one pass that keeps the margins on the workers, then
+  one round trip per trial step.
 * :func:`solve_s3gd` is Prox-SVRG: per epoch one distributed pass (the snapshot gradient
   and the exact objective there) and ``n_inner`` fixed-step steps drawn from a gathered
   sample (at most the gather cap; with an l1 part, the proximal steps of the in-memory
