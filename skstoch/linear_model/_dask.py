@@ -67,16 +67,16 @@ S3GD_DASK_NOTES = _COMMON_NOTES + """
     without the SGD warm-up, the line-search start and the anchor epochs) for every
     penalty: per epoch one distributed pass (the exact snapshot gradient and objective,
     recorded with ``objective_kind='snapshot'``) and ``n_inner`` steps whose mini-batches
-    are drawn from a gathered sample (the bound above).  With an l1 part (``penalty='l1'``
-    or ``'elasticnet'``) the steps are the proximal steps of the in-memory Prox-SVRG
-    kernel (the soft threshold ``soft(v, eta lam1) / (1 + eta lam2)``), so ``solver='auto'``,
-    which in memory picks coordinate descent ('cd') for an l1 part, means 'hybrid'
-    (Prox-SVRG) on Dask data for every penalty.  ``n_inner='auto'`` is one pass's worth of steps
-    (as in memory), at most 32 sweeps of the sample: when the byte budget makes the
-    sample smaller than ``n_samples / 32``, an epoch makes fewer steps, so the client's
-    work per distributed pass stays bounded on large data (more epochs; the exact
-    snapshot gradient and objective keep the fit going to the optimum and decide the
-    stop).
+    are drawn from a gathered sample (the bound above).  With an l1 part
+    (``penalty='l1'`` or ``'elasticnet'``) the steps are the proximal steps of the
+    in-memory Prox-SVRG kernel (``w <- soft(v, eta lam1) / (1 + eta lam2)``); so
+    ``solver='auto'``, which in memory picks coordinate descent ('cd') for an l1 part,
+    means 'hybrid' (Prox-SVRG) on Dask data for every penalty.  ``n_inner='auto'`` is one
+    pass's worth of steps (as in memory), at most 32 sweeps of the sample: when the byte
+    budget makes the sample smaller than ``n_samples / 32``, an epoch makes fewer steps,
+    so the client's work per distributed pass stays bounded on large data (more epochs;
+    the exact snapshot gradient and objective keep the fit going to the optimum and
+    decide the stop).
     ``eta0='auto'`` is ``1 / (4 L_b)`` with ``L_max = c max_i s_i (||x_i||^2 + 1)`` from the
     first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.
     ``solver='cd'`` reads a column of X at every coordinate step (row chunks give none)
