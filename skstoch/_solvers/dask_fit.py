@@ -73,6 +73,7 @@ class _DaskCGVRRun(cgvr._Run):
         self.data = data
         self.seed, self.stream = seed, 2 * stream
         self.draws = 0
+        self.last = None     # solver='cg': (f, grad f) of the last full gradient
 
     @property
     def sample_cap(self):
