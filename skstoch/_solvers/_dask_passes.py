@@ -115,6 +115,35 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
     return sums, extra
 
 
+def _chunk_margins(block, x, p):
+    """On a worker: the margins ``X x`` and ``X p`` of one chunk (intercepts ``x[d]``,
+    ``p[d]``), as the rows of a (2, n_chunk) array."""
+    X = _as_chunk(block)
+    if X.shape[0] == 0:
+        return np.zeros((2, 0))
+    ds = make_dataset(X)
+    return np.stack([ds.margins(np.ascontiguousarray(x[:-1]), float(x[-1])),
+                     ds.margins(np.ascontiguousarray(p[:-1]), float(p[-1]))])
+
+
+def _chunk_line(zq, y, sw, steps, loss_spec, n_total):
+    """On a worker: the chunk's share of the loss part of ``f(x + a p)`` and of its
+    derivative in ``a`` for each ``a`` in ``steps`` (weights ``sw / n``), from the margins
+    of :func:`_chunk_margins`: a (2, len(steps)) array."""
+    out = np.zeros((2, len(steps)))
+    if zq.shape[1] == 0:
+        return out
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    sw = np.ascontiguousarray(sw, dtype=np.float64).reshape(-1)
+    cls, args = loss_spec
+    loss = cls(*args)
+    for k, a in enumerate(steps):
+        t = np.ascontiguousarray(zq[0] + a * zq[1])
+        out[0, k] = sw @ np.asarray(loss.loss_array(t, y))
+        out[1, k] = sw @ (np.asarray(loss.dloss_array(t, y)) * zq[1])
+    return out / n_total
+
+
 def _first(part):
     return part[0]
 
@@ -242,6 +271,27 @@ class DaskData:
         X = sp.vstack(blocks, format="csr") if sp.issparse(blocks[0]) else np.vstack(blocks)
         y, sw, dl0 = (np.concatenate([p[j] for p in pieces]) for j in (1, 2, 3))
         return X, y, sw * self.weight_scale, dl0
+
+    def line(self, x, p):
+        """One distributed pass: the margins ``X x`` and ``X p`` of every chunk, kept on the
+        workers (16 bytes per row) for the trial steps of :meth:`line_values` (the
+        margins of an earlier line are released)."""
+        delayed = self._dask.delayed
+        x, p = np.array(x, dtype=np.float64), np.array(p, dtype=np.float64)
+        parts = [delayed(_chunk_margins, pure=True)(b, x, p) for b in self.X]
+        self._line = self._dask.persist(*parts)
+        self.passes += 1
+
+    def line_values(self, steps):
+        """``(loss part of f, its derivative in a)`` at ``x + a p`` of the last
+        :meth:`line`, for each ``a`` in ``steps``: one round trip over the kept margins (no
+        pass over X), ``2 len(steps)`` numbers back."""
+        delayed = self._dask.delayed
+        steps = np.array(steps, dtype=np.float64)
+        parts = [delayed(_chunk_line, pure=True)(zq, y, s, steps, self.loss_spec, self.n)
+                 for zq, y, s in zip(self._line, self.y, self.sw)]
+        (total,) = self._dask.compute(_tree_sum(parts, delayed))
+        return total * self.weight_scale
 
     def gather(self, x, rows):
         """The rows ``rows`` (sorted indices, duplicates allowed) of X with their targets,

@@ -94,13 +94,15 @@ class _CGVRMixin:
         return True    # the binary and regression kernels read float32 rows as they are
 
     def _dask_check(self):
-        """Solvers whose every step reads all rows cannot run on a sample."""
-        if self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full"):
-            what = ("solver='cg'" if self.solver == "cg" else "line_search='full'")
+        """line_search='full' searches on f inside the compiled inner loop: no Dask fit."""
+        if self.solver == "cgvr" and self.line_search == "full":
             raise ValueError(
-                f"{what} reads every row at every step and is not supported for a Dask array "
-                "X; use solver='cgvr' with line_search='vr' (default) or 'batch', or "
-                "'svrg' / 'minibatch_svrg'.")
+                "line_search='full' runs a line search on f over all n margins at every "
+                "inner step of the compiled inner loop, which holds X's margins in memory "
+                "(on a cluster: a distributed pass per inner step, inner_iter per outer "
+                "iteration); it is not supported for a Dask array X: use line_search='vr' "
+                "(default) or 'batch', or solver='cg' (full-batch CG, its line search on the "
+                "workers).")
 
     def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
                     intercept_init, state):

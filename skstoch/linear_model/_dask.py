@@ -53,25 +53,37 @@ CGVR_DASK_NOTES = _COMMON_NOTES + """
     kernel on that sample, with the full gradient and loss derivatives of the snapshot);
     the safeguard's batch doubling stops at ``cap`` rows, and further rejected iterations
     halve the step cap.  A small budget only makes the inner loops' batches come from a
-    smaller sample: the stop still uses the exact gradient.  ``solver='cg'`` and
-    ``line_search='full'`` read every row at every step and raise ValueError."""
+    smaller sample: the stop still uses the exact gradient.  ``solver='cg'`` (full-batch
+    CG) gathers no sample: each iteration is one distributed pass for the gradient and one
+    for the line search, which keeps the margins ``X w`` and ``X p`` on the workers
+    (16 bytes per row) and evaluates each trial step (with the next ones it may try) in one
+    round trip over them, the strong-Wolfe search of the in-memory fit; the pass counts
+    are those of the in-memory fit.  ``line_search='full'`` (a search on f at every inner
+    step of the compiled inner loop, which holds all margins: on a cluster, one
+    distributed pass per inner step) raises ValueError."""
 
 S3GD_DASK_NOTES = _COMMON_NOTES + """
 
     S3GD estimators on Dask data run Prox-SVRG (``solver`` 'auto', 'hybrid' or 'svrg',
-    without the SGD warm-up, the line-search start and the anchor epochs): per epoch one
-    distributed pass (the exact snapshot gradient and objective, recorded with
-    ``objective_kind='snapshot'``) and ``n_inner`` steps whose mini-batches are drawn from
-    a gathered sample (the bound above).  ``n_inner='auto'`` is one pass's worth of steps
-    (as in memory), at most 32 sweeps of the sample: when the byte budget makes the
-    sample smaller than ``n_samples / 32``, an epoch makes fewer steps, so the client's
-    work per distributed pass stays bounded on large data (more epochs; the exact
-    snapshot gradient and objective keep the fit going to the optimum and decide the
-    stop).
+    without the SGD warm-up, the line-search start and the anchor epochs) for every
+    penalty: per epoch one distributed pass (the exact snapshot gradient and objective,
+    recorded with ``objective_kind='snapshot'``) and ``n_inner`` steps whose mini-batches
+    are drawn from a gathered sample (the bound above).  With an l1 part
+    (``penalty='l1'`` or ``'elasticnet'``) the steps are the proximal steps of the
+    in-memory Prox-SVRG kernel (``w <- soft(v, eta lam1) / (1 + eta lam2)``); so
+    ``solver='auto'``, which in memory picks coordinate descent ('cd') for an l1 part,
+    means 'hybrid' (Prox-SVRG) on Dask data for every penalty.  ``n_inner='auto'`` is one
+    pass's worth of steps (as in memory), at most 32 sweeps of the sample: when the byte
+    budget makes the sample smaller than ``n_samples / 32``, an epoch makes fewer steps,
+    so the client's work per distributed pass stays bounded on large data (more epochs;
+    the exact snapshot gradient and objective keep the fit going to the optimum and
+    decide the stop).
     ``eta0='auto'`` is ``1 / (4 L_b)`` with ``L_max = c max_i s_i (||x_i||^2 + 1)`` from the
-    first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.  An
-    l1 part in the penalty, ``solver`` 's3gd', 'sgd', 'ssgd', 'cd' and ``anchor_epochs > 0``
-    need X in memory and raise ValueError."""
+    first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.
+    ``solver='cd'`` reads a column of X at every coordinate step (row chunks give none)
+    and raises ValueError; so do 's3gd' and ``anchor_epochs > 0`` (an anchor graph over
+    X in memory), 'ssgd' (k-means strata of X) and 'sgd' (no full pass: it stops at its
+    noise floor, and the cluster would only ship rows to the client)."""
 
 
 MULTINOMIAL_DASK_NOTES = """
