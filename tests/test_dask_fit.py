@@ -534,3 +534,19 @@ def test_unsupported_options_say_why(client):
             S3GDClassifier(solver=solver, penalty="l1").fit(Xd, yd)
     with pytest.raises(ValueError, match="inner step"):
         CGVRClassifier(line_search="full").fit(Xd, yd)
+
+
+@pytest.mark.parametrize("penalty", ["l1", "elasticnet"])
+def test_multinomial_l1_penalties(client, penalty):
+    """Multinomial Prox-SVRG with an l1 part (solver='svrg'; 'auto' picks one-vs-rest
+    coordinate descent in memory) reaches the in-memory objective with the same zeros."""
+    X, y = _multiclass()
+    kw = dict(solver="svrg", penalty=penalty, alpha=1e-2, tol=1e-10, max_iter=500,
+              random_state=0)
+    local = S3GDClassifier(**kw).fit(X, y)
+    dist = S3GDClassifier(**kw).fit(*_to_dask(X, y, UNEVEN)[:2])
+    assert dist.coef_.shape == (K, D)
+    f_local, f_dist = (e.history_["objective"][-1] for e in (local, dist))
+    assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
+    np.testing.assert_array_equal(dist.coef_ == 0, local.coef_ == 0)
+    assert np.any(local.coef_ == 0)
