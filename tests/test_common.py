@@ -301,18 +301,25 @@ def test_default_solver_estimators_cover_every_solver():
             assert check.startswith("check_") and len(reason) > 40, (type(est).__name__, check)
 
 
-# opt-in (SKSTOCH_CHECK_DEFAULTS=1): 53 configurations x about 60 checks took 28 min on a
-# loaded 2-core machine, too long for the suite's 15 min; the 2026-11-27 run's failures are
-# the entries above, and one intermittent one that a strict list cannot hold:
-# CGVRRegressor(solver='svrg' / 'minibatch_svrg') check_regressors_train diverged
-# (DivergenceError, objective inf) in some data variants of the first run, none in a second
+# The whole test is opt-in (SKSTOCH_CHECK_DEFAULTS=1): 53 configurations x about 60 checks,
+# too long for the suite's 15 min.  Without it, every configuration still runs the checks
+# below (the suite's share): what a default fit learned on the checks' data (train scores,
+# the transformer's consistency, class weights), where default steps and budgets meet data
+# they were not tuned for.  The opt-in run adds the API checks (input validation, shapes,
+# dtypes, pickling, n_features_in_, ..., max_iter capped) and the other result checks
+# (idempotence, sample-weight equivalence, sample-order and subset invariance, ...).
+CI_DEFAULT_CHECKS = {"check_classifiers_train", "check_regressors_train",
+                     "check_transformer_general", "check_class_weight_classifiers"}
+OPT_IN_DEFAULTS = os.environ.get("SKSTOCH_CHECK_DEFAULTS") == "1"
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("SKSTOCH_CHECK_DEFAULTS") != "1",
-                    reason="opt-in: set SKSTOCH_CHECK_DEFAULTS=1 (about 30 min)")
 @parametrize_with_checks(DEFAULT_SOLVER_ESTIMATORS,
                          expected_failed_checks=_expected_failed_default_checks, **_STRICT)
 def test_sklearn_compatible_with_defaults_every_solver(estimator, check):
     name = getattr(check, "func", check).__name__
+    if not OPT_IN_DEFAULTS and name not in CI_DEFAULT_CHECKS:
+        pytest.skip("opt-in: set SKSTOCH_CHECK_DEFAULTS=1 for every check (about 30 min)")
     cls = type(estimator).__name__
     if (name not in RESULT_CHECKS and "max_iter" in estimator.get_params()
             and cls not in UNCAPPED):
