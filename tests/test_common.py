@@ -273,7 +273,21 @@ _PAPER_SGD_DIVERGES = (
     "solver='epro_sgd_paper' keeps the paper's fixed step eta0=0.3 (paper 001, section 5.1, "
     "unit-variance data); on the checks' unscaled data it diverges and fit raises "
     "DivergenceError asking for a smaller eta0 (checked in tests/test_constrained_lasso.py)")
+# CGVR's SVRG baselines keep the paper's fixed step eta0=1e-3 (its grid 1e-3, 1e-4, 1e-5): for
+# the squared loss a single-row step is stable below 2 / ||x_i||^2, and the rows of
+# N(100, 1)^2 data plus the intercept have ||x_i||^2 = 2e4, so the regressor diverges
+# there (the classifier's bounded log-loss gradients do not); every other check passes.
+# Until a data-scaled default step exists this is the fixed-step trade-off, with the error
+# checked in tests/test_cgvr.py.
+_SVRG_FIXED_STEP_DIVERGES = (
+    "solver='svrg' / 'minibatch_svrg' take the fixed step eta0=1e-3 (the paper's grid); on "
+    "the checks' rows of mean 100 (squared norm 2e4, stable squared-loss steps < 1e-4) the "
+    "regressor diverges and fit raises DivergenceError asking for a smaller eta0 "
+    "(checked in tests/test_cgvr.py)")
 KNOWN_DEFAULT_FINDINGS = {
+    **{("CGVRRegressor", solver): dict.fromkeys(
+        ("check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in"),
+        _SVRG_FIXED_STEP_DIVERGES) for solver in ("svrg", "minibatch_svrg")},
     ("ConstrainedLasso", "epro_sgd_paper"): dict.fromkeys(
         ("check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in"),
         _PAPER_SGD_DIVERGES),
