@@ -350,7 +350,7 @@ OPT_IN_DEFAULTS = os.environ.get("SKSTOCH_CHECK_DEFAULTS") == "1"
 def test_sklearn_compatible_with_defaults_every_solver(estimator, check):
     name = getattr(check, "func", check).__name__
     if not OPT_IN_DEFAULTS and name not in CI_DEFAULT_CHECKS:
-        pytest.skip("opt-in: set SKSTOCH_CHECK_DEFAULTS=1 for every check (about 30 min)")
+        pytest.skip("opt-in: set SKSTOCH_CHECK_DEFAULTS=1 for every check (about 20 min)")
     cls = type(estimator).__name__
     if (name not in RESULT_CHECKS and "max_iter" in estimator.get_params()
             and cls not in UNCAPPED):
