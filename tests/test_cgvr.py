@@ -787,3 +787,21 @@ def test_full_batch_cg_stops_when_no_step_is_possible(n_classes):
     with pytest.warns(ConvergenceWarning, match="no longer changes in floating point"):
         clf.fit(X, y)
     assert clf.n_iter_ < 5000
+
+
+# the small stable step converges slowly: only a finite fit is checked
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("solver", ["svrg", "minibatch_svrg"])
+def test_fixed_step_baselines_diverge_with_a_clear_error(solver):
+    """The SVRG baselines keep the paper's fixed step eta0=1e-3: on rows of squared norm 2e4
+    (mean 100, scikit-learn's check data) a squared-loss step beyond 2 / ||x||^2 diverges and
+    fit says to decrease eta0 (test_common's written reason); a step below that bound fits."""
+    from skstoch._solvers import DivergenceError
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(loc=100, size=(100, 2))
+    y = rng.normal(size=100)
+    with pytest.raises(DivergenceError, match=r"decrease the step size \(eta0"):
+        CGVRRegressor(solver=solver, random_state=0).fit(X, y)
+    est = CGVRRegressor(solver=solver, eta0=1e-5, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(est.coef_))
