@@ -133,6 +133,10 @@ NATIVE = {
     "S3GDRegressor-hybrid": (lambda: S3GDRegressor(random_state=0), "reg"),
     "S3GDRegressor-s3gd-elasticnet": (
         lambda: S3GDRegressor(solver="s3gd", penalty="elasticnet", random_state=0), "reg"),
+    "S3GDRegressor-cd-l1": (
+        lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2), "reg"),
+    "S3GDClassifier-cd-elasticnet": (
+        lambda: S3GDClassifier(solver="cd", penalty="elasticnet", alpha=1e-3), "clf"),
 }
 
 
@@ -297,3 +301,35 @@ def test_float32_constrained_lasso_cv_copies_folds_only(sparse):
     factory = lambda: ConstrainedLassoCV(n_radii=3, cv=4)   # noqa: E731
     factory().fit(X[:200], y[:200])
     assert _fit_peak(factory(), X, y) < (0.75 + 0.5) * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("factory, task", [
+    (lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2), 2),
+    (lambda: S3GDRegressor(solver="cd", penalty="elasticnet", alpha=1e-2), 2),
+    (lambda: S3GDClassifier(solver="cd", penalty="l1", alpha=1e-3), 1),
+], ids=["reg-l1", "reg-elasticnet", "clf-l1"])
+def test_float32_s3gd_cd_is_the_float64_fit_bitwise(factory, task, sparse):
+    # 'cd' reads float32 columns (a working-set cache or a CSC copy, in float32); widening
+    # is exact and every sum runs in the same order: the float64 fit, bit for bit
+    X32, *ys = _problem(500, 40, seed=5, density=0.4 if sparse else 1.0)
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    est32, est64 = factory().fit(X32, ys[task - 1]), factory().fit(X64, ys[task - 1])
+    assert est32.coef_.dtype == np.float64
+    np.testing.assert_array_equal(est32.coef_, est64.coef_)
+    np.testing.assert_array_equal(est32.intercept_, est64.intercept_)
+
+
+@pytest.mark.parametrize("sparse, bound", [(False, 0.5), (True, 1.5)], ids=["dense", "csr"])
+def test_float32_s3gd_cd_makes_no_float64_copy(sparse, bound):
+    # dense: the working set's columns are cached in float32 (a sparse solution: a few of
+    # them); CSR: the column access needs one CSC copy of X, kept in float32 (1.0 x X's
+    # bytes; a float64 copy would add 1.5 x more)
+    X, _, y = _problem(40000, 100, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+    factory = lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2)   # noqa: E731
+    factory().fit(X[:50], y[:50])
+    assert _fit_peak(factory(), X, y) < bound * _x_bytes(X)
