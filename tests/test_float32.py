@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from skstoch import (CGVRClassifier, CGVRRegressor, ConstrainedLasso, ConstrainedLassoCV,
-                     S3GDClassifier, S3GDRegressor)
+                     S3GDClassifier, S3GDRegressor, S3VMClassifier)
 from skstoch._fast._lasso import LassoData, sparse_gram
 from skstoch._fast._s3vm import block_features
 from skstoch._solvers._lasso_problem import LSProblem, gram_block
@@ -70,14 +70,22 @@ def test_float32_rows_compute_what_float64_rows_do(rng, sparse):
         np.testing.assert_array_equal(c32, c64)
 
 
-def test_float64_only_kernels_refuse_float32_rows(rng):
-    ds = make_dataset(_matrices(rng)[0], float32=True)
-    m, d = 4, ds.n_features
+def test_float32_rows_in_the_lasso_and_s3vm_kernels(rng):
+    X32 = _matrices(rng)[0]
+    ds32, ds64 = make_dataset(X32, float32=True), make_dataset(X32.astype(np.float64))
     with pytest.raises(TypeError, match="float32"):
-        block_features(ds, np.arange(2, dtype=np.int64), np.zeros((m, d)), np.zeros(m),
-                       np.zeros((2, m)))
-    n = ds.n_samples
-    LassoData(ds, np.zeros(n), np.ones(n), 1.0, 1.0, True, 0, 0)   # reads float32 rows
+        ds32.require_float64("a float64-only kernel")
+    ds64.require_float64("a float64-only kernel")
+    n = ds32.n_samples
+    LassoData(ds32, np.zeros(n), np.ones(n), 1.0, 1.0, True, 0, 0)   # reads float32 rows
+    # the random features of float32 rows are those of their float64 values, bitwise
+    m, d = 4, ds32.n_features
+    omega, offset = rng.randn(m, d), rng.rand(m)
+    rows = np.arange(n, dtype=np.int64)
+    out32, out64 = np.empty((n, m)), np.empty((n, m))
+    block_features(ds32, rows, omega, offset, out32)
+    block_features(ds64, rows, omega, offset, out64)
+    np.testing.assert_array_equal(out32, out64)
 
 
 @pytest.mark.parametrize("subset", [False, True], ids=["all_columns", "working_set"])
@@ -333,3 +341,38 @@ def test_float32_s3gd_cd_makes_no_float64_copy(sparse, bound):
     factory = lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2)   # noqa: E731
     factory().fit(X[:50], y[:50])
     assert _fit_peak(factory(), X, y) < bound * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("params", [dict(gamma="scale"), dict(gamma="cv", max_iter=20)],
+                         ids=["gamma=scale", "gamma=cv"])
+def test_float32_s3vm_matches_float64(params, sparse):
+    # the random features read float32 rows in place (widened exactly); gamma='scale' sums
+    # the variance of a float32 X in float64 blocks; the kNN graph of the manifold term
+    # runs on X as given (scikit-learn's NearestNeighbors), float32 or float64
+    X32, y, _ = _problem(600, 10, seed=1, density=0.5 if sparse else 1.0)
+    y = y.copy()
+    y[100:] = -1
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    params = {"random_state": 0, "max_iter": 100, **params}
+    est32 = S3VMClassifier(**params).fit(X32, y)
+    est64 = S3VMClassifier(**params).fit(X64, y)
+    assert est32.gamma_ == pytest.approx(est64.gamma_, rel=1e-12)
+    assert est32.alpha_.dtype == np.float64
+    assert _rel_l2(est32.alpha_, est64.alpha_) <= 1e-4
+    np.testing.assert_allclose(est32.decision_function(X32), est64.decision_function(X64),
+                               rtol=1e-4, atol=1e-6)
+
+
+def test_float32_s3vm_makes_no_float64_copy():
+    # the fit's own tables (random features, kNN graph of a node sample) do not scale with
+    # X's bytes here; a float64 copy of X would add 2 x X's bytes
+    X32, y, _ = _problem(6000, 60, seed=1)
+    y = y.copy()
+    y[500:] = -1
+    factory = lambda: S3VMClassifier(gamma=0.1, random_state=0, max_iter=30)   # noqa: E731
+    factory().fit(X32[300:800], y[300:800])
+    peak64 = _fit_peak(factory(), X32.astype(np.float64), y)
+    assert _fit_peak(factory(), X32, y) < peak64 + 0.25 * X32.nbytes
