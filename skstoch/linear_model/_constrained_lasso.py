@@ -593,6 +593,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            float32 is read in place (no float64 copy; each fold's training rows are
+            copied in X's dtype).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Each column is an independent problem with its own radius.
         sample_weight : array-like of shape (n_samples,), default=None
