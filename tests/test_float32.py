@@ -376,3 +376,41 @@ def test_float32_s3vm_makes_no_float64_copy():
     factory().fit(X32[300:800], y[300:800])
     peak64 = _fit_peak(factory(), X32.astype(np.float64), y)
     assert _fit_peak(factory(), X32, y) < peak64 + 0.25 * X32.nbytes
+
+
+def _corrupt(kind):
+    X = sp.csr_matrix(_problem(40, 6, seed=6, density=0.5)[0])
+    if kind == "index_out_of_range":
+        X.indices[3] = 6
+    elif kind == "negative_index":
+        X.indices[3] = -1
+    elif kind == "indptr_decreasing":
+        X.indptr[5] = X.indptr[7]
+    elif kind == "nan":
+        X.data[2] = np.nan
+    elif kind == "inf":
+        X.data[2] = np.inf
+    return X
+
+
+@pytest.mark.parametrize("kind", ["index_out_of_range", "negative_index", "indptr_decreasing",
+                                  "nan", "inf"])
+@pytest.mark.parametrize("factory", [
+    lambda: ConstrainedLasso(radius=1.0), lambda: ConstrainedLasso(solver="epro_svrg"),
+    lambda: ConstrainedLassoCV(n_radii=3, cv=2),
+    lambda: S3GDRegressor(solver="cd", penalty="l1"),
+    lambda: S3VMClassifier(gamma=0.1, max_iter=5, random_state=0),
+], ids=["ConstrainedLasso", "ConstrainedLasso-epro_svrg", "ConstrainedLassoCV", "S3GD-cd",
+        "S3VMClassifier"])
+def test_float32_input_is_validated_as_float64_is(factory, kind):
+    # the kernels read a float32 X's arrays in place: its structure and values are checked
+    # exactly as for float64 (a ValueError, never a crash or a fit)
+    X = _corrupt(kind)
+    y = np.where(np.arange(40) % 2 == 0, 1, 0)
+    if isinstance(factory(), S3VMClassifier):
+        y[20:] = -1
+    for data in (X, sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr),
+                                  shape=X.shape)):
+        with pytest.raises(ValueError):
+            factory().fit(data, y.astype(float) if not isinstance(factory(), S3VMClassifier)
+                          else y)
