@@ -94,8 +94,8 @@ class _S3GDMixin:
         return s3gd.prepare(X, sample_weights, seed, self._solver_params(X.shape[0]))
 
     def _reads_float32(self, X):
-        # the epoch kernels read float32 rows; 'cd' works on float64 column blocks
-        return self._resolved_solver(X.shape[0]) != "cd"
+        # the epoch kernels read float32 rows; 'cd' float32 column blocks (fused kernels)
+        return True
 
     def _fit_problem(self, problem):
         n_samples = problem.dataset.n_samples
