@@ -263,9 +263,12 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     n_jobs : int or None, default=None
         Threads inside one fit and across the one-vs-rest heads (the kernels release the
         GIL): the full passes over X (objective, gradient, snapshot) run over fixed row
-        blocks in parallel, reduced in block order, so the fitted attributes are bitwise
-        the same for every ``n_jobs``. None means 1, -1 all processors. The multinomial
-        fit's passes use NumPy/BLAS (whose threads BLAS controls).
+        blocks in parallel, and each inner loop runs on a team of threads over fixed
+        blocks of the mini-batch rows and of the features; every block sum is reduced in
+        block order and the blocks depend on the data sizes only, so the fitted attributes
+        are bitwise the same for every ``n_jobs``. Fits below 16384 rows use one thread.
+        None means 1, -1 all processors. The multinomial fit's passes use NumPy/BLAS
+        (whose threads BLAS controls).
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -452,9 +455,11 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
 %(solver_parameters)s
     n_jobs : int or None, default=None
         Threads inside one fit and across targets (the kernels release the GIL): the full
-        passes over X run over fixed row blocks in parallel, reduced in block order, so the
-        fitted attributes are bitwise the same for every ``n_jobs``. None means 1, -1 all
-        processors.
+        passes over X run over fixed row blocks in parallel, and each inner loop runs on a
+        team of threads over fixed blocks of the mini-batch rows and of the features;
+        every block sum is reduced in block order and the blocks depend on the data sizes
+        only, so the fitted attributes are bitwise the same for every ``n_jobs``. Fits
+        below 16384 rows use one thread. None means 1, -1 all processors.
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
