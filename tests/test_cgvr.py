@@ -875,3 +875,30 @@ def test_inner_loop_blocks_match_numpy_reference(rng):
                                         "vr", seed, stream)
     np.testing.assert_allclose(x, x_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(g, g_ref, rtol=1e-9, atol=1e-12)
+
+
+def test_full_pass_column_sums_split_over_threads_keep_the_bits(rng):
+    # wide data: the blocks' column sums of the gradient are split over threads too, each
+    # column still summed in block order
+    from concurrent.futures import ThreadPoolExecutor
+    n, d = 2 * 8192, 9000
+    nnz = 20 * n      # O(nnz) draws (sp.random permutes n * d)
+    X = sp.csr_matrix((rng.rand(nnz), (rng.randint(0, n, nnz), rng.randint(0, d, nnz))),
+                      shape=(n, d))
+    X.sum_duplicates()
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    x = rng.randn(d + 1)
+    out = []
+    for n_threads in (1, 2, 3):
+        tables = _cgvr.HeadTables(make_dataset(X), y, np.ones(n), LogLoss(), 0.1, 0.1, True)
+        grad, dl = np.empty(d + 1), np.empty(n)
+        with ThreadPoolExecutor(n_threads) as ex:
+            if n_threads > 1:
+                tables.set_executor(ex, n_threads)
+            f = tables.objective_gradient(x, grad, dl)
+        out.append((f, grad))
+    for f, grad in out[1:]:
+        assert f == out[0][0]
+        np.testing.assert_array_equal(grad, out[0][1])
+    ref = X.T @ (dl / n) + 0.1 * x[:d]
+    np.testing.assert_allclose(out[0][1][:d], ref, rtol=1e-10, atol=1e-14)

@@ -97,6 +97,7 @@ cdef class HeadTables:
     cdef const double* cur_x      # arrays of the pass in progress (read by _block)
     cdef double* cur_dl
     cdef double* cur_z
+    cdef double* cur_grad
 
     def __init__(self, RowDataset ds, const double[::1] y, const double[::1] sample_weight,
                  MarginLoss loss, double alpha, double alpha_b, bint fit_intercept,
@@ -150,22 +151,55 @@ cdef class HeadTables:
         self.cur_x, self.cur_dl = &x[0], &dl[0]
         self.cur_z = &z[0] if z is not None else NULL
         cdef double start = 0.0
+        cdef Py_ssize_t d = D - 1
+        # the column sums of the blocks' gradients (O(n_blocks d)) are split over threads
+        # too when d is large; each column is summed in block order whatever the split
+        cdef bint split = d >= 2 * REDUCE_COLUMNS
+        cdef Py_ssize_t n_chunks = min(self.n_threads, d // REDUCE_COLUMNS) if split else 1
+        self.cur_grad = &grad[0]
         if self.executor is None or self.n_blocks == 1:
             with nogil:
                 if _profiling:
                     start = team_now()
                 for k in range(self.n_blocks):
                     self._block(k)
+                if split:
+                    self._columns(0, 1)
                 if _profiling:
                     _add_parallel(team_now() - start)
         else:
             for _ in self.executor.map(self._run_block, range(self.n_blocks)):
                 pass
+            if split and n_chunks > 1:
+                for _ in self.executor.map(self._run_columns, range(n_chunks),
+                                           [n_chunks] * n_chunks):
+                    pass
+            elif split:
+                self._run_columns(0, 1)
         with nogil:
+            if not split:
+                self._columns(0, 1)
             obj = reduce_blocks(&self.parts[0, 0], &self.sums[0, 0], self.n_blocks, n,
-                                D - 1, &x[0], self.alpha, self.alpha_b, self.fit_intercept,
+                                d, &x[0], self.alpha, self.alpha_b, self.fit_intercept,
                                 &grad[0])
         return obj
+
+    def _run_columns(self, Py_ssize_t c, Py_ssize_t n_chunks):
+        with nogil:
+            self._columns(c, n_chunks)
+
+    cdef void _columns(self, Py_ssize_t c, Py_ssize_t n_chunks) noexcept nogil:
+        """grad[j] = sum of the blocks' parts[:, j] in block order + alpha x[j], for the
+        columns of chunk c of n_chunks."""
+        cdef Py_ssize_t d = self.ds.rows.n_features, j, k
+        cdef Py_ssize_t D = d + 1
+        cdef const double* parts = &self.parts[0, 0]
+        cdef double acc
+        for j in range(c * d // n_chunks, (c + 1) * d // n_chunks):
+            acc = 0.0
+            for k in range(self.n_blocks):
+                acc += parts[k * D + j]
+            self.cur_grad[j] = acc + self.alpha * self.cur_x[j]
 
     def _run_block(self, Py_ssize_t k):
         with nogil:
@@ -247,6 +281,7 @@ cdef inline double reg_dot(const double* a, const double* b, Py_ssize_t d, doubl
 cdef enum:
     BLOCK_ROWS = 8192
     MAX_BLOCKS = 16
+    REDUCE_COLUMNS = 4096     # fewest columns per thread of the blocks' column sums
 
 
 cpdef Py_ssize_t n_blocks(Py_ssize_t n):
@@ -285,18 +320,13 @@ cdef inline double reduce_blocks(const double* parts, const double* sums, Py_ssi
                                  Py_ssize_t n, Py_ssize_t d, const double* x, double alpha,
                                  double alpha_b, bint fit_intercept,
                                  double* grad) noexcept nogil:
-    """Sum the blocks in block order, add the penalty: return f(x) and write grad f(x)."""
-    cdef Py_ssize_t j, k
+    """Sum the blocks' scalars in block order, add the penalty: return f(x) and write
+    grad[d] (the columns grad[:d] are summed by ``HeadTables._columns``)."""
+    cdef Py_ssize_t k
     cdef double total = 0.0, gb = 0.0
-    for j in range(d + 1):
-        grad[j] = 0.0
     for k in range(n_blk):
-        for j in range(d):
-            grad[j] += parts[k * (d + 1) + j]
         total += sums[2 * k]
         gb += sums[2 * k + 1]
-    for j in range(d):
-        grad[j] += alpha * x[j]
     if fit_intercept:
         grad[d] = gb + alpha_b * x[d]
     else:
