@@ -902,3 +902,16 @@ def test_full_pass_column_sums_split_over_threads_keep_the_bits(rng):
         np.testing.assert_array_equal(grad, out[0][1])
     ref = X.T @ (dl / n) + 0.1 * x[:d]
     np.testing.assert_allclose(out[0][1][:d], ref, rtol=1e-10, atol=1e-14)
+
+
+def test_one_vs_rest_heads_share_the_threads_and_keep_the_bits():
+    # heads fitted in parallel threads share n_jobs (no team per head beyond the cores)
+    X, y = make_classification(2 * 8192, 40, n_informative=10, n_classes=3, random_state=0)
+    kw = dict(loss="squared_hinge", max_iter=2, inner_iter=5, tol=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fits = [CGVRClassifier(n_jobs=j, **kw).fit(X, y) for j in (1, 2, 6)]
+    assert fits[2]._threads_per_head([None] * 3) == 2
+    for clf in fits[1:]:
+        np.testing.assert_array_equal(clf.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(clf.intercept_, fits[0].intercept_)
