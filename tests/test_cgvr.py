@@ -915,3 +915,30 @@ def test_one_vs_rest_heads_share_the_threads_and_keep_the_bits():
     for clf in fits[1:]:
         np.testing.assert_array_equal(clf.coef_, fits[0].coef_)
         np.testing.assert_array_equal(clf.intercept_, fits[0].intercept_)
+
+
+def test_inner_loop_team_runs_alone_when_its_workers_do_not_start(rng):
+    # a busy executor: the worker of the team never starts, the caller gives up waiting
+    # (after about 1 s) and runs every block itself, with the same bits; no deadlock
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    n, d, batch = 300, 40, 100
+    X = rng.randn(n, d)
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    x0 = rng.randn(d + 1) * 0.1
+    options = _cgvr.CGOptions(5)
+    alone = _team_inner(X, y, np.ones(n), x0, 1, batch, options, m=5)
+    tables = _cgvr.HeadTables(make_dataset(X), y, np.ones(n), LogLoss(), 0.05, 0.05, True, 3,
+                              1)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    tables.objective_gradient(x0, u, dl0)
+    x, g = x0.copy(), u.copy()
+    release = threading.Event()
+    with ThreadPoolExecutor(1) as ex:
+        ex.submit(release.wait)             # occupies the only worker
+        tables.set_executor(ex, 2)
+        _cgvr.cgvr_inner(tables, options, x, x0.copy(), u, dl0, g, -u, batch, np.inf, 0,
+                         np.zeros(_cgvr.N_STATS, dtype=np.int64), np.zeros(5))
+        release.set()
+    np.testing.assert_array_equal(x, alone[0])
+    np.testing.assert_array_equal(g, alone[1])

@@ -350,6 +350,10 @@ cdef extern from *:
     static __inline long team_load(team_atom_t* p) { return InterlockedCompareExchange(p, 0, 0); }
     static __inline void team_store(team_atom_t* p, long v) { InterlockedExchange(p, v); }
     static __inline void team_pause(int spins) { if (spins > 1000) SwitchToThread(); else YieldProcessor(); }
+    static __inline double team_wall(void) {
+        LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
+        return (double)c.QuadPart / (double)f.QuadPart;
+    }
     static __inline double team_now(void) {
         LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
         return (double)c.QuadPart / (double)f.QuadPart;
@@ -366,6 +370,10 @@ cdef extern from *:
     #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
     #endif
+    }
+    static inline double team_wall(void) {
+        struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
     }
     static inline double team_now(void) {
         struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
@@ -386,11 +394,37 @@ cdef extern from *:
         }
         while (team_load(&b->sense) != s) team_pause(++spins);
     }
+    /* start gate: the workers check in and wait; the caller opens the gate (1) when all
+       checked in within the timeout, else closes it (-1) and the team runs without them */
+    typedef struct { team_atom_t started; team_atom_t go; } team_gate_t;
+    static void team_gate_init(team_gate_t* g) { g->started = 0; g->go = 0; }
+    static long team_gate_checkin(team_gate_t* g) {
+        int spins = 0;
+        long go;
+        team_inc(&g->started);
+        while ((go = team_load(&g->go)) == 0) team_pause(++spins);
+        return go;
+    }
+    static long team_gate_open(team_gate_t* g, long n_workers, double timeout) {
+        double end = team_wall() + timeout;
+        int spins = 0;
+        while (team_load(&g->started) < n_workers) {
+            if (team_wall() > end) { team_store(&g->go, -1); return 0; }
+            team_pause(++spins);
+        }
+        team_store(&g->go, 1);
+        return 1;
+    }
     """
     ctypedef struct team_barrier_t:
         long n
     void team_barrier_init(team_barrier_t* b, long n) noexcept nogil
     void team_barrier_wait(team_barrier_t* b, int* local_sense) noexcept nogil
+    ctypedef struct team_gate_t:
+        long go
+    void team_gate_init(team_gate_t* g) noexcept nogil
+    long team_gate_checkin(team_gate_t* g) noexcept nogil
+    long team_gate_open(team_gate_t* g, long n_workers, double timeout) noexcept nogil
     double team_now() noexcept nogil
 
 
@@ -403,6 +437,7 @@ cdef enum:
 
 cdef struct team_t:
     team_barrier_t bar
+    team_gate_t gate
     double* red         # two reduction buffers of RED_STRIDE (used alternately)
     int n_threads
 
@@ -416,6 +451,9 @@ cdef struct me_t:
     double mark         # profiling: start of the current parallel section
     double par          # profiling: seconds spent in parallel sections
 
+
+# seconds the caller waits for the workers of a team to start before it runs alone
+cdef double TEAM_START_TIMEOUT = 1.0
 
 # profiling (a team of one thread): CPU seconds of the parallel sections (block work of the
 # inner loop and of the full passes), for the Amdahl ceiling of the threads report
@@ -757,7 +795,8 @@ cdef class _InnerTeam:
 
     def run_worker(self, int tid):
         with nogil:
-            self.run(tid)
+            if team_gate_checkin(&self.team.gate) == 1:
+                self.run(tid)
 
     cdef double open_line(self, me_t* me, phi_t* P, const double* sc, bint want_z,
                           Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t nr0, Py_ssize_t nr1,
@@ -1087,11 +1126,28 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.team.red = &red[0]
     S.team.n_threads = n_threads
     team_barrier_init(&S.team.bar, n_threads)
-    workers = [tables.executor.submit(S.run_worker, tid) for tid in range(1, n_threads)]
+    team_gate_init(&S.team.gate)
+    workers = []
+    cdef long opened = 1
+    cdef double timeout
+    try:
+        for tid in range(1, n_threads):
+            workers.append(tables.executor.submit(S.run_worker, tid))
+    finally:
+        # workers that do not start in time (a busy or shut-down executor) are sent away
+        # and the caller runs every block: the bits do not depend on it
+        timeout = TEAM_START_TIMEOUT if len(workers) == n_threads - 1 else 0.0
+        with nogil:
+            if n_threads > 1:
+                opened = team_gate_open(&S.team.gate, n_threads - 1, timeout)
+            if not opened:
+                S.team.n_threads = 1
+                team_barrier_init(&S.team.bar, 1)
     with nogil:
         S.run(0)
-    for future in workers:
-        future.result()
+    if opened:
+        for future in workers:
+            future.result()
     stats[STAT_RESTARTS] += S.restarts
     stats[STAT_SKIPPED] += S.skipped
     stats[STAT_LS_EVALS] += S.n_evals
