@@ -9,8 +9,9 @@ The full passes (objective, gradient, snapshot) run over fixed row blocks in thr
 inner loop on a team of the same threads over fixed blocks of the batch rows and features.
 The report also prints the serial fraction s of a one-thread fit (its CPU time outside the
 parallel sections, which the kernels time when ``_cgvr.profile_parallel`` is on; the timer
-calls add about 1%) and the Amdahl ceiling 1 / (s + (1 - s) / 2) for two threads: that part
-holds on a loaded machine, the wall speedup only on an idle one.
+calls add about 4% to the fit's CPU time, shared between both parts) and the Amdahl ceiling
+1 / (s + (1 - s) / 2) for two threads: that part holds on a loaded machine, the wall speedup
+only on an idle one.
 """
 import os
 import time
