@@ -942,3 +942,29 @@ def test_inner_loop_team_runs_alone_when_its_workers_do_not_start(rng):
         release.set()
     np.testing.assert_array_equal(x, alone[0])
     np.testing.assert_array_equal(g, alone[1])
+
+
+def test_inner_loop_team_can_be_set_aside_for_some_calls(rng):
+    # after a team mostly waited at its barriers (a loaded machine) the next inner loops
+    # run alone (solo_calls counts them down), with the same bits
+    from concurrent.futures import ThreadPoolExecutor
+    n, d, batch = 300, 40, 100
+    X = rng.randn(n, d)
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    x0 = rng.randn(d + 1) * 0.1
+    options = _cgvr.CGOptions(5)
+    alone = _team_inner(X, y, np.ones(n), x0, 1, batch, options, m=5)
+    tables = _cgvr.HeadTables(make_dataset(X), y, np.ones(n), LogLoss(), 0.05, 0.05, True, 3,
+                              1)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    tables.objective_gradient(x0, u, dl0)
+    with ThreadPoolExecutor(2) as ex:
+        tables.set_executor(ex, 2)
+        tables.solo_calls = 2
+        for left in (1, 0):
+            x, g = x0.copy(), u.copy()
+            _cgvr.cgvr_inner(tables, options, x, x0.copy(), u, dl0, g, -u, batch, np.inf, 0,
+                             np.zeros(_cgvr.N_STATS, dtype=np.int64), np.zeros(5))
+            assert tables.solo_calls == left
+            np.testing.assert_array_equal(x, alone[0])
+            np.testing.assert_array_equal(g, alone[1])

@@ -94,6 +94,7 @@ cdef class HeadTables:
     cdef double[:, ::1] sums      # per block: sum s_i loss_i and the intercept gradient
     cdef object executor
     cdef readonly int n_threads   # threads of the executor (1 without one)
+    cdef public int solo_calls    # inner loops to run without a team (it waited too long)
     cdef const double* cur_x      # arrays of the pass in progress (read by _block)
     cdef double* cur_dl
     cdef double* cur_z
@@ -349,7 +350,7 @@ cdef extern from *:
     static __inline long team_inc(team_atom_t* p) { return InterlockedIncrement(p); }
     static __inline long team_load(team_atom_t* p) { return InterlockedCompareExchange(p, 0, 0); }
     static __inline void team_store(team_atom_t* p, long v) { InterlockedExchange(p, v); }
-    static __inline void team_pause(int spins) { if (spins > 1000) SwitchToThread(); else YieldProcessor(); }
+    static __inline void team_pause(int spins) { if (spins > 200) SwitchToThread(); else YieldProcessor(); }
     static __inline double team_wall(void) {
         LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
         return (double)c.QuadPart / (double)f.QuadPart;
@@ -366,7 +367,7 @@ cdef extern from *:
     static inline long team_load(team_atom_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
     static inline void team_store(team_atom_t* p, long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
     static inline void team_pause(int spins) {
-        if (spins > 1000) { sched_yield(); return; }
+        if (spins > 200) { sched_yield(); return; }
     #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
     #endif
@@ -426,6 +427,7 @@ cdef extern from *:
     long team_gate_checkin(team_gate_t* g) noexcept nogil
     long team_gate_open(team_gate_t* g, long n_workers, double timeout) noexcept nogil
     double team_now() noexcept nogil
+    double team_wall() noexcept nogil
 
 
 cdef enum:
@@ -450,10 +452,15 @@ cdef struct me_t:
     int slot            # reductions done (selects the buffer)
     double mark         # profiling: start of the current parallel section
     double par          # profiling: seconds spent in parallel sections
+    double wait         # wall seconds thread 0 waited at barriers
 
 
 # seconds the caller waits for the workers of a team to start before it runs alone
 cdef double TEAM_START_TIMEOUT = 1.0
+# share of its wall time the caller may wait at barriers before the team is set aside
+# (for TEAM_SOLO_CALLS inner loops); with idle cores the waits are a few percent
+cdef double TEAM_MAX_WAIT = 0.5
+cdef int TEAM_SOLO_CALLS = 4
 
 # profiling (a team of one thread): CPU seconds of the parallel sections (block work of the
 # inner loop and of the full passes), for the Amdahl ceiling of the threads report
@@ -506,10 +513,16 @@ cdef void team_reduce(me_t* me, Py_ssize_t K, int W, double* out) noexcept nogil
     cdef const double* buf = team_buf(me)
     cdef Py_ssize_t k
     cdef int w
+    cdef double start
     if _profiling:
         me.par += team_now() - me.mark
     if me.team.n_threads > 1:
-        team_barrier_wait(&me.team.bar, &me.sense)
+        if me.tid == 0:
+            start = team_wall()
+            team_barrier_wait(&me.team.bar, &me.sense)
+            me.wait += team_wall() - start
+        else:
+            team_barrier_wait(&me.team.bar, &me.sense)
     for w in range(W):
         out[w] = 0.0
     for k in range(K):
@@ -792,6 +805,7 @@ cdef class _InnerTeam:
     # counters (written by thread 0)
     cdef long restarts, skipped, wolfe_fail
     cdef int n_evals, beta_resets
+    cdef double wait_share         # of thread 0's wall time spent waiting at barriers
 
     def run_worker(self, int tid):
         with nogil:
@@ -847,7 +861,8 @@ cdef class _InnerTeam:
         team_reduce(me, self.kd, 3, sc)
 
     cdef void run(self, int tid) noexcept nogil:
-        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0)
+        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0)
+        cdef double started = team_wall()
         cdef const rows_t* X = self.X
         cdef Py_ssize_t n = self.n, d = self.d, D = d + 1, b = self.b
         cdef Py_ssize_t kb = self.kb, kd = self.kd, kn = self.kn
@@ -1047,6 +1062,7 @@ cdef class _InnerTeam:
             self.wolfe_fail = wolfe_fail
             self.beta_resets = beta_resets
             self.counter = rng.counter
+            self.wait_share = me.wait / (team_wall() - started) if me.wait > 0 else 0.0
             if _profiling and self.team.n_threads == 1:
                 _add_parallel(me.par)
 
@@ -1122,6 +1138,9 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
         S.keep = (S.keep, q_full, sw_n, options)
         S.z_full, S.q_full, S.sw_n = &z_full[0], &q_full[0], &sw_n[0]
     cdef int n_threads = tables.n_threads if tables.executor is not None else 1
+    if tables.solo_calls > 0:
+        tables.solo_calls -= 1
+        n_threads = 1
     n_threads = min(n_threads, TEAM_MAX)
     S.team.red = &red[0]
     S.team.n_threads = n_threads
@@ -1148,6 +1167,10 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     if opened:
         for future in workers:
             future.result()
+    if n_threads > 1 and S.wait_share > TEAM_MAX_WAIT:
+        # the other threads were mostly descheduled (a loaded machine): the next inner
+        # loops run alone, then the team is tried again (the bits do not depend on it)
+        tables.solo_calls = TEAM_SOLO_CALLS
     stats[STAT_RESTARTS] += S.restarts
     stats[STAT_SKIPPED] += S.skipped
     stats[STAT_LS_EVALS] += S.n_evals
