@@ -85,7 +85,14 @@ class _CGVRMixin:
             regularize_intercept=bool(self.regularize_intercept),
             safeguard=bool(self.safeguard) and not paper, max_iter=int(self.max_iter),
             tol=float(self.tol),
-            n_threads=int(effective_n_jobs(self.n_jobs)))
+            n_threads=self._threads_per_head(sample_weights))
+
+    def _threads_per_head(self, sample_weights):
+        """Threads inside each head's fit: n_jobs shared out among the heads that run in
+        parallel (the inner loops' teams wait at spinning barriers: more threads than cores
+        would slow them down; the results do not depend on it)."""
+        n_heads = 1 if sample_weights is None else len(sample_weights)
+        return max(1, int(effective_n_jobs(self.n_jobs)) // n_heads)
 
     def _fit_problem(self, problem):
         return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
@@ -266,9 +273,13 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     n_jobs : int or None, default=None
         Threads inside one fit and across the one-vs-rest heads (the kernels release the
         GIL): the full passes over X (objective, gradient, snapshot) run over fixed row
-        blocks in parallel, reduced in block order, so the fitted attributes are bitwise
-        the same for every ``n_jobs``. None means 1, -1 all processors. The multinomial
-        fit's passes use NumPy/BLAS (whose threads BLAS controls).
+        blocks in parallel, and each inner loop runs on a team of threads over fixed
+        blocks of the mini-batch rows and of the features; every block sum is reduced in
+        block order and the blocks depend on the data sizes only, so the fitted attributes
+        are bitwise the same for every ``n_jobs``. Heads fitted in parallel share the
+        threads; fits below 16384 rows use one thread per head. None means 1, -1 all
+        processors. The multinomial fit's passes use NumPy/BLAS (whose threads BLAS
+        controls).
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -472,9 +483,12 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
 %(solver_parameters)s
     n_jobs : int or None, default=None
         Threads inside one fit and across targets (the kernels release the GIL): the full
-        passes over X run over fixed row blocks in parallel, reduced in block order, so the
-        fitted attributes are bitwise the same for every ``n_jobs``. None means 1, -1 all
-        processors.
+        passes over X run over fixed row blocks in parallel, and each inner loop runs on a
+        team of threads over fixed blocks of the mini-batch rows and of the features;
+        every block sum is reduced in block order and the blocks depend on the data sizes
+        only, so the fitted attributes are bitwise the same for every ``n_jobs``. Targets
+        fitted in parallel share the threads; fits below 16384 rows use one thread per
+        target. None means 1, -1 all processors.
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
