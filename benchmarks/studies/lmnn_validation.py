@@ -30,7 +30,8 @@ these keep the number of draws), ``c`` 0.25 / 0.75, ``n_neighbors=5``, ``mu2=0``
 the budget (``draws>=8000`` / ``16000`` / ``32000``: ``max_iter`` at least 500 / 1000 / 2000
 steps of 16); ``--tag=r8`` (``--seed-offset=500``) compared the defaults' budget, which
 grows with the number of features (``max(1, p / 32)`` times 12 draws per target pair), with
-the former 12 draws per pair (``draws 12/pair (no width)``).  NCA is not run on the
+the former 12 draws per pair (``draws 12/pair (no width)``), and on iris + noise
+(``--outer=20 --seed-offset=900``) the budget x 2 / 4 / 8.  NCA is not run on the
 20,000-row problem (O(n^2) memory).
 
 Run (from the repository root)::
@@ -120,6 +121,8 @@ CONFIGS = {
     "draws 12/pair (no width)": lambda default: {"max_iter": _draws_without_width(default)},
     "budget x0.5": lambda default: {"max_iter": max(8, round(0.5 * default.max_iter_))},
     "budget x2": lambda default: {"max_iter": 2 * default.max_iter_},
+    "budget x4": lambda default: {"max_iter": 4 * default.max_iter_},
+    "budget x8": lambda default: {"max_iter": 8 * default.max_iter_},
 }
 
 def _draws_without_width(default):
