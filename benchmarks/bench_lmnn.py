@@ -39,7 +39,7 @@ combinable with ``--only``, ``--splits=N`` (default 20) and ``--peer-splits=N``
 (``--only=noise`` runs the four noisy problems, ``--only=20000`` the synthetic one;
 ``--pylmnn`` compares with PyLMNN instead of NCA and metric-learn, files ``*_pylmnn_*``;
 every repeated run also writes each method's per-split results to
-``results/<name>_splits.json``, and ``--reuse-peers`` takes the peers' from there when the
+``results/lmnn_splits/<name>.json``, and ``--reuse-peers`` takes the peers' from there when the
 splits are the same (data, labels and masks checked by sha1), refitting only ours; the peers' timings then come from that earlier run); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
 scale run written to ``results/lmnn_scale.md``; ``--no-metric-learn`` leaves metric-learn
 out of the single-split tables, e.g. for the synthetic problem, where it did not finish
@@ -283,7 +283,10 @@ def _split_fingerprint(X, y, mask):
 
 
 def _splits_cache(name):
-    return _harness.results_dir() / f"{name}_splits.json"
+    """``results/lmnn_splits/<name>.json`` (a subfolder: not a results file of the family)."""
+    folder = _harness.results_dir() / "lmnn_splits"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.json"
 
 
 def _cached_peers(name, fingerprints, n_peer):
@@ -326,7 +329,7 @@ def run_repeated(name, description, draw, n_splits=10, ml_timeout=1800, peer_spl
     ``peer_splits`` splits only (ours on all; the paired difference uses the common
     splits).  ``params``: LMNNMetric parameters (default: its defaults).  ``pylmnn``: PyLMNN
     (in the metric-learn environment, patched as above) replaces metric-learn and NCA.
-    ``reuse_peers``: take the peers' per-split results from the ``<name>_splits.json`` of an
+    ``reuse_peers``: take the peers' per-split results from ``lmnn_splits/<name>.json`` of an
     earlier run on the same splits (checked by fingerprint) instead of refitting them."""
     draws = repeated_draws(draw, n_splits)
     n_peer = n_splits if peer_splits is None else min(peer_splits, n_splits)
