@@ -36,7 +36,8 @@ or ``--quick``: wine only, one fit each, 2 splits with ``--repeated``, a 3,000 x
 files in a temporary folder; ``--only=NAME`` runs only the problems whose result name contains NAME, e.g.
 ``--only=synthetic``; ``--repeated`` runs the repeated-split accuracy comparison instead,
 combinable with ``--only``, ``--splits=N`` (default 20) and ``--peer-splits=N``
-(``--only=noise`` runs the four noisy problems, ``--only=20000`` the synthetic one;
+(``--only=noise`` runs the four noisy problems, ``--only=20000`` the synthetic one, a full
+name such as ``--only=lmnn_digits`` only that problem;
 ``--pylmnn`` compares with PyLMNN instead of NCA and metric-learn, files ``*_pylmnn_*``;
 every repeated run also writes each method's per-split results to
 ``results/lmnn_splits/<name>.json``, and ``--reuse-peers`` takes the peers' from there when the
@@ -515,8 +516,10 @@ def _repeated_problems():
 
 def main_repeated(only=None, n_splits=10, quick=False, peer_splits=None, pylmnn=False,
                   reuse_peers=False):
-    for name, description, draw, default_peer_splits in _repeated_problems():
-        if only and only not in name:
+    problems = _repeated_problems()
+    exact = only in [p[0] for p in problems]     # a full name runs only that problem
+    for name, description, draw, default_peer_splits in problems:
+        if only and (only != name if exact else only not in name):
             continue
         if quick and "wine" not in name:
             continue
