@@ -298,10 +298,14 @@ if __name__ == "__main__":
     which = sys.argv[1:] or ["dense", "sparse"]
     if {"multinomial", "threads", "float32"} & set(which):   # printed reports (user guide)
         if "float32" in which:
-            from _bench_float32 import main as float32
-            for layout in ("dense", "csr"):
-                float32("CGVRClassifier", layout)
-            float32("S3GDClassifier", "dense")
+            from _bench_float32 import main as float32, write_report
+            rows = [float32("CGVRClassifier", layout) for layout in ("dense", "csr")]
+            rows.append(float32("S3GDClassifier", "dense"))
+            rows += [float32(name, layout) for name in
+                     ("ConstrainedLasso", "ConstrainedLasso-epro_svrg", "S3GDRegressor-cd")
+                     for layout in ("dense", "csr")]
+            rows.append(float32("ConstrainedLassoCV", "dense"))
+            write_report(rows)
         if "multinomial" in which:
             from _bench_cgvr_multinomial import main as multinomial
             multinomial()

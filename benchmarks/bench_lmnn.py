@@ -36,8 +36,12 @@ or ``--quick``: wine only, one fit each, 2 splits with ``--repeated``, a 3,000 x
 files in a temporary folder; ``--only=NAME`` runs only the problems whose result name contains NAME, e.g.
 ``--only=synthetic``; ``--repeated`` runs the repeated-split accuracy comparison instead,
 combinable with ``--only``, ``--splits=N`` (default 20) and ``--peer-splits=N``
-(``--only=noise`` runs the four noisy problems, ``--only=20000`` the synthetic one;
-``--pylmnn`` compares with PyLMNN instead of NCA and metric-learn, files ``*_pylmnn_*``); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
+(``--only=noise`` runs the four noisy problems, ``--only=20000`` the synthetic one, a full
+name such as ``--only=lmnn_digits`` only that problem;
+``--pylmnn`` compares with PyLMNN instead of NCA and metric-learn, files ``*_pylmnn_*``;
+every repeated run also writes each method's per-split results to
+``results/lmnn_splits/<name>.json``, and ``--reuse-peers`` takes the peers' from there when the
+splits are the same (data, labels and masks checked by sha1), refitting only ours; the peers' timings then come from that earlier run); ``--no-scale`` skips, ``--scale-only`` runs only, the 100,000 x 100
 scale run written to ``results/lmnn_scale.md``; ``--no-metric-learn`` leaves metric-learn
 out of the single-split tables, e.g. for the synthetic problem, where it did not finish
 within 300 s in rounds 3 and 4).
@@ -270,28 +274,85 @@ def _run_metric_learn(draws, timeout, script_text=None):
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _split_fingerprint(X, y, mask):
+    """sha1 of one split's data, labels and training mask (the cache key of its results)."""
+    import hashlib
+    h = hashlib.sha1()
+    for a in (np.ascontiguousarray(X, dtype=np.float64), np.asarray(y), np.asarray(mask)):
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _splits_cache(name):
+    """``results/lmnn_splits/<name>.json`` (a subfolder: not a results file of the family)."""
+    folder = _harness.results_dir() / "lmnn_splits"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.json"
+
+
+def _cached_peers(name, fingerprints, n_peer):
+    """Per-split peer results of an earlier run of ``name`` (``--reuse-peers``), if it ran
+    the peers on the first ``n_peer`` of the same splits (same data, labels and masks), else
+    None."""
+    path = _splits_cache(name)
+    if not path.exists():
+        return None
+    cache = json.loads(path.read_text())
+    if cache.get("fingerprints", [])[:n_peer] != fingerprints[:n_peer]:
+        print(f"  {path.name}: other splits, peers rerun", file=sys.stderr)
+        return None
+    peers = {}
+    for key in ("nca", "ml"):
+        res = cache["runs"].get(key)
+        if isinstance(res, list):
+            if len(res) < n_peer and key == "nca":
+                return None
+            peers[key] = res[:n_peer]
+        else:
+            peers[key] = ImportError(res or "not run")
+    return peers
+
+
+def _write_splits_cache(name, fingerprints, runs):
+    """Every method's per-split results (seconds, cpu_s, accuracy) next to the result files,
+    so that a later ``--reuse-peers`` run refits only ours."""
+    _splits_cache(name).write_text(json.dumps(
+        {"fingerprints": fingerprints,
+         "runs": {k: (v if isinstance(v, list) else str(v)) for k, v in runs.items()}},
+        indent=1) + "\n")
+
+
 def run_repeated(name, description, draw, n_splits=10, ml_timeout=1800, peer_splits=None,
-                 params=None, pylmnn=False):
+                 params=None, pylmnn=False, reuse_peers=False):
     """Mean/std 3-NN accuracy over the same repeated stratified splits (and data draws,
     ``draw(i)``) for every method, through the harness (per-split fit times are the
     harness's timed samples).  ``peer_splits``: NCA and metric-learn run on the first
     ``peer_splits`` splits only (ours on all; the paired difference uses the common
     splits).  ``params``: LMNNMetric parameters (default: its defaults).  ``pylmnn``: PyLMNN
-    (in the metric-learn environment, patched as above) replaces metric-learn and NCA."""
+    (in the metric-learn environment, patched as above) replaces metric-learn and NCA.
+    ``reuse_peers``: take the peers' per-split results from ``lmnn_splits/<name>.json`` of an
+    earlier run on the same splits (checked by fingerprint) instead of refitting them."""
     draws = repeated_draws(draw, n_splits)
     n_peer = n_splits if peer_splits is None else min(peer_splits, n_splits)
     params = params or {}
+    fingerprints = [_split_fingerprint(*d) for d in draws]
+    cached = _cached_peers(name, fingerprints, n_peer) if reuse_peers else None
     runs = _run_local(
         {"ours": lambda i: LMNNMetric(random_state=0, **params),
          "nca": lambda i: NeighborhoodComponentsAnalysis(random_state=0)
-         if i < n_peer and not pylmnn else None}, draws)
-    if pylmnn:
-        runs["nca"] = ImportError("not run with --pylmnn (see the file without _pylmnn)")
-    try:
-        runs["ml"] = _run_metric_learn(draws[:n_peer], ml_timeout,
-                                       _PYLMNN_SPLITS_SCRIPT if pylmnn else None)
-    except ImportError as exc:
-        runs["ml"] = exc
+         if i < n_peer and not pylmnn and cached is None else None}, draws)
+    if cached is not None:
+        print(f"  peers reused from {_splits_cache(name).name}", file=sys.stderr)
+        runs.update(cached)
+    else:
+        if pylmnn:
+            runs["nca"] = ImportError("not run with --pylmnn (see the file without _pylmnn)")
+        try:
+            runs["ml"] = _run_metric_learn(draws[:n_peer], ml_timeout,
+                                           _PYLMNN_SPLITS_SCRIPT if pylmnn else None)
+        except ImportError as exc:
+            runs["ml"] = exc
+    _write_splits_cache(name, fingerprints, runs)
     euclid = []
     for X, y, mask in draws:
         split = _split_from_mask(X, y, mask)
@@ -453,15 +514,18 @@ def _repeated_problems():
     ]
 
 
-def main_repeated(only=None, n_splits=10, quick=False, peer_splits=None, pylmnn=False):
-    for name, description, draw, default_peer_splits in _repeated_problems():
-        if only and only not in name:
+def main_repeated(only=None, n_splits=10, quick=False, peer_splits=None, pylmnn=False,
+                  reuse_peers=False):
+    problems = _repeated_problems()
+    exact = only in [p[0] for p in problems]     # a full name runs only that problem
+    for name, description, draw, default_peer_splits in problems:
+        if only and (only != name if exact else only not in name):
             continue
         if quick and "wine" not in name:
             continue
         run_repeated(name + ("_pylmnn" if pylmnn else "") + f"_{n_splits}splits", description,
                      draw, n_splits=n_splits, peer_splits=peer_splits or default_peer_splits,
-                     pylmnn=pylmnn)
+                     pylmnn=pylmnn, reuse_peers=reuse_peers)
 
 
 def main(quick=False, only=None, scale=True, problems_too=True, metric_learn=True):
@@ -541,7 +605,8 @@ if __name__ == "__main__":
                  if a.startswith("--peer-splits=")]
         main_repeated(only=_only[0] if _only else None,
                       n_splits=_splits[0] if _splits else (2 if _quick else 20), quick=_quick,
-                      peer_splits=_peer[0] if _peer else None, pylmnn="--pylmnn" in sys.argv)
+                      peer_splits=_peer[0] if _peer else None, pylmnn="--pylmnn" in sys.argv,
+                      reuse_peers="--reuse-peers" in sys.argv)
     else:
         main(quick=_quick, only=_only[0] if _only else None,
              scale="--no-scale" not in sys.argv and not _only,

@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._solvers import FitMonitor, row_loss_step, step_schedule, tsg
 from ._solvers._tsg_gamma_cv import select_gamma
 from .utils import AtomicFitMixin, check_allocation, seed_from_random_state, validate_data
+from .utils._dataset import float64_row_blocks
 from .utils._validation import check_fitted_array, fitted_n_heads, fitted_state_error
 
 # random features cached automatically when they take less than this many bytes
@@ -96,6 +97,19 @@ def _make_labeled_accuracy_scorer():
 #: :func:`labeled_accuracy_score` as a scikit-learn scorer (``scoring=`` of GridSearchCV,
 #: cross_validate, ...): accuracy on the rows whose label is not -1.
 labeled_accuracy_scorer = _make_labeled_accuracy_scorer()
+
+
+def _float32_variance(X):
+    """The variance of all entries of a float32 X (dense or CSR), summed in float64 a block
+    of rows at a time: numpy would compute it in float32 with a temporary of X's size."""
+    if hasattr(X, "toarray"):
+        data = X.data
+        total = X.shape[0] * X.shape[1]
+        mean = float(np.sum(data, dtype=np.float64)) / total
+        return float(np.einsum("i,i->", data, data, dtype=np.float64)) / total - mean ** 2
+    mean = sum(float(Xb.sum()) for _, Xb in float64_row_blocks(X)) / max(X.size, 1)
+    return sum(float(((Xb - mean) ** 2).sum()) for _, Xb in float64_row_blocks(X)) / \
+        max(X.size, 1)
 
 
 def _head_targets(y_enc, n_classes):
@@ -498,7 +512,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data (dense or CSR; float32 is converted to float64).
+            Training data (dense or CSR).  float32 is read in place by the kernels (each
+            value widened to double; no float64 copy of X).
         y : array-like of shape (n_samples,)
             Labels, with -1 for unlabeled rows.
 
@@ -548,7 +563,9 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         if self.gamma not in ("scale", "cv"):
             return float(self.gamma), None
         X = problem.X
-        if hasattr(X, "toarray"):
+        if X.dtype == np.float32:
+            var = _float32_variance(X)
+        elif hasattr(X, "toarray"):
             var = float(X.multiply(X).mean() - X.mean() ** 2)   # as SVC
         else:
             var = float(X.var())

@@ -787,3 +787,202 @@ def test_full_batch_cg_stops_when_no_step_is_possible(n_classes):
     with pytest.warns(ConvergenceWarning, match="no longer changes in floating point"):
         clf.fit(X, y)
     assert clf.n_iter_ < 5000
+
+
+# the small stable step converges slowly: only a finite fit is checked
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("solver", ["svrg", "minibatch_svrg"])
+def test_fixed_step_baselines_diverge_with_a_clear_error(solver):
+    """The SVRG baselines keep the paper's fixed step eta0=1e-3: on rows of squared norm 2e4
+    (mean 100, scikit-learn's check data) a squared-loss step beyond 2 / ||x||^2 diverges and
+    fit says to decrease eta0 (test_common's written reason); a step below that bound fits."""
+    from skstoch._solvers import DivergenceError
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(loc=100, size=(100, 2))
+    y = rng.normal(size=100)
+    with pytest.raises(DivergenceError, match=r"decrease the step size \(eta0"):
+        CGVRRegressor(solver=solver, random_state=0).fit(X, y)
+    est = CGVRRegressor(solver=solver, eta0=1e-5, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(est.coef_))
+
+
+def _team_inner(X, y, sw, x0, n_threads, batch, options, loss=None, alpha=0.05, seed=3,
+                intercept=True, z_full=None, m=12):
+    """One cgvr_inner call on a team of n_threads threads: (x, g, steps, stats, counter)."""
+    from concurrent.futures import ThreadPoolExecutor
+    n, d = X.shape
+    tables = _cgvr.HeadTables(make_dataset(X, float32=X.dtype == np.float32), y, sw,
+                              loss or LogLoss(), alpha, alpha if intercept else 0.0,
+                              intercept, seed, 1)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    z = None if z_full is None else np.empty(n)
+    tables.objective_gradient(x0, u, dl0, z)
+    x, g, p = x0.copy(), u.copy(), -u
+    stats = np.zeros(_cgvr.N_STATS, dtype=np.int64)
+    steps = np.zeros(m)
+    with ThreadPoolExecutor(max(n_threads, 1)) as ex:
+        if n_threads > 1:
+            tables.set_executor(ex, n_threads)
+        counter = _cgvr.cgvr_inner(tables, options, x, x0.copy(), u, dl0, g, p, batch, np.inf,
+                                   0, stats, steps, z)
+    return x, g, steps, stats, counter, z
+
+
+@pytest.mark.parametrize("case", ["dense", "csr", "float32", "full_ls", "option2",
+                                  "no_intercept", "full_batch", "hinge"])
+def test_inner_loop_team_is_bitwise_the_same_for_any_thread_count(case, rng):
+    # issue 21.3: the inner loop's batch rows and features are split into fixed blocks
+    # (a function of the batch size and d only), reduced in block order, so 1-4 threads
+    # give the same bits; the blocks have more than one block on each axis here
+    n, d, batch = 700, 70, 160
+    X = rng.randn(n, d)
+    X[rng.rand(n, d) < 0.3] = 0.0
+    y = np.where(X[:, :5].sum(axis=1) + rng.randn(n) > 0, 1.0, -1.0)
+    sw = rng.rand(n) + 0.5
+    x0 = rng.randn(d + 1) * 0.1
+    kw = dict(inner_iter=12, beta="PR+", line_search="vr")
+    loss, intercept, z_full = None, True, None
+    if case == "csr":
+        X = sp.csr_matrix(X)
+    elif case == "float32":
+        X = X.astype(np.float32)
+    elif case == "full_ls":
+        kw["line_search"], z_full = "full", True
+    elif case == "option2":
+        kw["option_two"], kw["beta"] = True, "HS"
+    elif case == "no_intercept":
+        intercept = False
+        x0[d] = 0.0
+    elif case == "full_batch":
+        batch = 2 * n
+    elif case == "hinge":
+        loss, kw["beta"] = Hinge(), "FR"
+    options = _cgvr.CGOptions(**kw)
+    runs = [_team_inner(X, y, sw, x0, t, batch, options, loss, intercept=intercept,
+                        z_full=z_full) for t in (1, 2, 3, 4)]
+    x1, g1, steps1, stats1, counter1, z1 = runs[0]
+    assert np.count_nonzero(steps1) > 0
+    for x, g, steps, stats, counter, z in runs[1:]:
+        np.testing.assert_array_equal(x, x1)
+        np.testing.assert_array_equal(g, g1)
+        np.testing.assert_array_equal(steps, steps1)
+        np.testing.assert_array_equal(stats, stats1)
+        assert counter == counter1
+        if z_full:
+            np.testing.assert_array_equal(z, z1)
+
+
+def test_inner_loop_blocks_match_numpy_reference(rng):
+    # several row and feature blocks: the blocked sums are the same function (to rounding)
+    # as the sequential numpy reference of Algorithm 3
+    n, d, m, b = 400, 48, 8, 100
+    X = rng.randn(n, d)
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    sw = rng.rand(n) + 0.5
+    x0 = rng.randn(d + 1) * 0.1
+    seed, stream, alpha = 12345, 3, 0.05
+    tables = _cgvr.HeadTables(make_dataset(X), y, sw, LogLoss(), alpha, 0.0, True, seed,
+                              stream)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    tables.objective_gradient(x0, u, dl0)
+    x, g, p = x0.copy(), u.copy(), -u
+    _cgvr.cgvr_inner(tables, _cgvr.CGOptions(m), x, x0.copy(), u, dl0, g, p, b, np.inf, 0,
+                     np.zeros(_cgvr.N_STATS, dtype=np.int64), np.zeros(m))
+    x_ref, g_ref = reference_cgvr_epoch(X, y, sw, "log_loss", x0, u, u.copy(), m, b, alpha,
+                                        "vr", seed, stream)
+    np.testing.assert_allclose(x, x_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-9, atol=1e-12)
+
+
+def test_full_pass_column_sums_split_over_threads_keep_the_bits(rng):
+    # wide data: the blocks' column sums of the gradient are split over threads too, each
+    # column still summed in block order
+    from concurrent.futures import ThreadPoolExecutor
+    n, d = 2 * 8192, 9000
+    nnz = 20 * n      # O(nnz) draws (sp.random permutes n * d)
+    X = sp.csr_matrix((rng.rand(nnz), (rng.randint(0, n, nnz), rng.randint(0, d, nnz))),
+                      shape=(n, d))
+    X.sum_duplicates()
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    x = rng.randn(d + 1)
+    out = []
+    for n_threads in (1, 2, 3):
+        tables = _cgvr.HeadTables(make_dataset(X), y, np.ones(n), LogLoss(), 0.1, 0.1, True)
+        grad, dl = np.empty(d + 1), np.empty(n)
+        with ThreadPoolExecutor(n_threads) as ex:
+            if n_threads > 1:
+                tables.set_executor(ex, n_threads)
+            f = tables.objective_gradient(x, grad, dl)
+        out.append((f, grad))
+    for f, grad in out[1:]:
+        assert f == out[0][0]
+        np.testing.assert_array_equal(grad, out[0][1])
+    ref = X.T @ (dl / n) + 0.1 * x[:d]
+    np.testing.assert_allclose(out[0][1][:d], ref, rtol=1e-10, atol=1e-14)
+
+
+def test_one_vs_rest_heads_share_the_threads_and_keep_the_bits():
+    # heads fitted in parallel threads share n_jobs (no team per head beyond the cores)
+    X, y = make_classification(2 * 8192, 40, n_informative=10, n_classes=3, random_state=0)
+    kw = dict(loss="squared_hinge", max_iter=2, inner_iter=5, tol=0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fits = [CGVRClassifier(n_jobs=j, **kw).fit(X, y) for j in (1, 2, 6)]
+    assert fits[2]._threads_per_head([None] * 3) == 2
+    for clf in fits[1:]:
+        np.testing.assert_array_equal(clf.coef_, fits[0].coef_)
+        np.testing.assert_array_equal(clf.intercept_, fits[0].intercept_)
+
+
+def test_inner_loop_team_runs_alone_when_its_workers_do_not_start(rng):
+    # a busy executor: the worker of the team never starts, the caller gives up waiting
+    # (after about 1 s) and runs every block itself, with the same bits; no deadlock
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    n, d, batch = 300, 40, 100
+    X = rng.randn(n, d)
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    x0 = rng.randn(d + 1) * 0.1
+    options = _cgvr.CGOptions(5)
+    alone = _team_inner(X, y, np.ones(n), x0, 1, batch, options, m=5)
+    tables = _cgvr.HeadTables(make_dataset(X), y, np.ones(n), LogLoss(), 0.05, 0.05, True, 3,
+                              1)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    tables.objective_gradient(x0, u, dl0)
+    x, g = x0.copy(), u.copy()
+    release = threading.Event()
+    with ThreadPoolExecutor(1) as ex:
+        ex.submit(release.wait)             # occupies the only worker
+        tables.set_executor(ex, 2)
+        _cgvr.cgvr_inner(tables, options, x, x0.copy(), u, dl0, g, -u, batch, np.inf, 0,
+                         np.zeros(_cgvr.N_STATS, dtype=np.int64), np.zeros(5))
+        release.set()
+    np.testing.assert_array_equal(x, alone[0])
+    np.testing.assert_array_equal(g, alone[1])
+
+
+def test_inner_loop_team_can_be_set_aside_for_some_calls(rng):
+    # after a team mostly waited at its barriers (a loaded machine) the next inner loops
+    # run alone (solo_calls counts them down), with the same bits
+    from concurrent.futures import ThreadPoolExecutor
+    n, d, batch = 300, 40, 100
+    X = rng.randn(n, d)
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    x0 = rng.randn(d + 1) * 0.1
+    options = _cgvr.CGOptions(5)
+    alone = _team_inner(X, y, np.ones(n), x0, 1, batch, options, m=5)
+    tables = _cgvr.HeadTables(make_dataset(X), y, np.ones(n), LogLoss(), 0.05, 0.05, True, 3,
+                              1)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    tables.objective_gradient(x0, u, dl0)
+    with ThreadPoolExecutor(2) as ex:
+        tables.set_executor(ex, 2)
+        tables.solo_calls = 2
+        for left in (1, 0):
+            x, g = x0.copy(), u.copy()
+            _cgvr.cgvr_inner(tables, options, x, x0.copy(), u, dl0, g, -u, batch, np.inf, 0,
+                             np.zeros(_cgvr.N_STATS, dtype=np.int64), np.zeros(5))
+            assert tables.solo_calls == left
+            np.testing.assert_array_equal(x, alone[0])
+            np.testing.assert_array_equal(g, alone[1])

@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.utils._available_if import available_if
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -89,15 +90,20 @@ ESTIMATORS = [
     S3VMClassifier(n_components=16, batch_size=16, max_iter=20, random_state=0),
 ]
 
+# alpha='auto' (the default of CGVR and S3GD) is 1 / n_samples: repeated rows change
+# n_samples and so the penalty, integer weights do not (measured in the 'cg' / 'cd' reasons of
+# the defaults test below); with a fixed alpha only the random streams differ
 _S3GD_SW_REASON = (
-    "stochastic solver: integer sample weights and repeated rows give the same objective but "
-    "not the same random mini-batches, k-means anchors and anchor graph, so the fits differ "
-    "(as for scikit-learn's SGDClassifier)"
+    "stochastic solver: integer sample weights and repeated rows give the same objective for "
+    "a fixed alpha (not for the default alpha='auto' = 1/n_samples) but not the same random "
+    "mini-batches, k-means anchors and anchor graph, so the fits differ (as for "
+    "scikit-learn's SGDClassifier)"
 )
 
 _CGVR_SW_REASON = (
     "stochastic solver: sample weights are rescaled to sum to n_samples, so integer weights and "
-    "repeated rows define the same objective, but the random mini-batches (drawn over rows) "
+    "repeated rows define the same objective for a fixed alpha (not for the default "
+    "alpha='auto' = 1/n_samples), but the random mini-batches (drawn over rows) "
     "differ, and the check compares fits to 1e-7, tighter than the solver's tolerance "
     "(as for scikit-learn's SGDClassifier)"
 )
@@ -232,10 +238,15 @@ _CGVR_AUTO_ALPHA_REASON = (
     "alpha='auto' is 1 / n_samples: removing or repeating rows changes n_samples and so the "
     "penalty, while integer sample weights keep it; the two objectives differ at the optimum "
     "(measured with solver='cg', tol=1e-10: predict_proba 0.657 against 0.529), so even the "
-    "deterministic full-batch solvers fail this check with the default alpha")
-_CD_TOL_REASON = (
-    "the default tol=1e-4 stops coordinate descent at a suboptimality far above the check's "
-    "rtol=1e-7; with tol=1e-10 (the 'cd' entry of ESTIMATORS) this check passes")
+    "deterministic full-batch solvers fail this check with the default alpha; with alpha "
+    "fixed to the repeated data's 1/n the classifier passes at the default tol, the regressor "
+    "needs tol=1e-10 and about 190 CG steps (max_iter=100 leaves them 5e-5 apart)")
+_CD_AUTO_ALPHA_REASON = (
+    "alpha='auto' is 1 / n_samples, as for CGVR's 'cg' entry: the repeated data's penalty is "
+    "not the weighted data's, so the optimum differs (measured at tol=1e-10: decision values "
+    "0.38 (classifier) and 0.34 (regressor) apart); with alpha fixed to the repeated data's "
+    "1/n the classifier passes at the default tol and the regressor at tol=1e-10 (7e-5 apart "
+    "at the default tol=1e-4)")
 _LASSO_CV_SW_REASON = (
     "stochastic solvers only: every fold's fit and the refit sample rows uniformly, so "
     "repeated rows change the random stream (as for ConstrainedLasso); 'auto'/'fista' pass")
@@ -245,8 +256,8 @@ EXPECTED_FAILED_DEFAULT_CHECKS = {
     **{(cls, "cg"): {"check_sample_weight_equivalence_on_dense_data": _CGVR_AUTO_ALPHA_REASON,
                      "check_sample_weight_equivalence_on_sparse_data": _CGVR_AUTO_ALPHA_REASON}
        for cls in ("CGVRClassifier", "CGVRRegressor")},
-    **{(cls, "cd"): {"check_sample_weight_equivalence_on_dense_data": _CD_TOL_REASON,
-                     "check_sample_weight_equivalence_on_sparse_data": _CD_TOL_REASON}
+    **{(cls, "cd"): {"check_sample_weight_equivalence_on_dense_data": _CD_AUTO_ALPHA_REASON,
+                     "check_sample_weight_equivalence_on_sparse_data": _CD_AUTO_ALPHA_REASON}
        for cls in ("S3GDClassifier", "S3GDRegressor")},
     **{("ConstrainedLassoCV", solver): {
         "check_sample_weight_equivalence_on_dense_data": _LASSO_CV_SW_REASON,
@@ -262,7 +273,21 @@ _PAPER_SGD_DIVERGES = (
     "solver='epro_sgd_paper' keeps the paper's fixed step eta0=0.3 (paper 001, section 5.1, "
     "unit-variance data); on the checks' unscaled data it diverges and fit raises "
     "DivergenceError asking for a smaller eta0 (checked in tests/test_constrained_lasso.py)")
+# CGVR's SVRG baselines keep the paper's fixed step eta0=1e-3 (its grid 1e-3, 1e-4, 1e-5): for
+# the squared loss a single-row step is stable below 2 / ||x_i||^2, and the rows of
+# N(100, 1)^2 data plus the intercept have ||x_i||^2 = 2e4, so the regressor diverges
+# there (the classifier's bounded log-loss gradients do not); every other check passes.
+# Until a data-scaled default step exists this is the fixed-step trade-off, with the error
+# checked in tests/test_cgvr.py.
+_SVRG_FIXED_STEP_DIVERGES = (
+    "solver='svrg' / 'minibatch_svrg' take the fixed step eta0=1e-3 (the paper's grid); on "
+    "the checks' rows of mean 100 (squared norm 2e4, stable squared-loss steps < 1e-4) the "
+    "regressor diverges and fit raises DivergenceError asking for a smaller eta0 "
+    "(checked in tests/test_cgvr.py)")
 KNOWN_DEFAULT_FINDINGS = {
+    **{("CGVRRegressor", solver): dict.fromkeys(
+        ("check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in"),
+        _SVRG_FIXED_STEP_DIVERGES) for solver in ("svrg", "minibatch_svrg")},
     ("ConstrainedLasso", "epro_sgd_paper"): dict.fromkeys(
         ("check_fit_idempotent", "check_fit_check_is_fitted", "check_n_features_in"),
         _PAPER_SGD_DIVERGES),
@@ -290,20 +315,47 @@ def test_default_solver_estimators_cover_every_solver():
             assert check.startswith("check_") and len(reason) > 40, (type(est).__name__, check)
 
 
-# opt-in (SKSTOCH_CHECK_DEFAULTS=1): 53 configurations x about 60 checks took 28 min on a
-# loaded 2-core machine, too long for the suite's 15 min; the 2026-11-27 run's failures are
-# the entries above, and one intermittent one that a strict list cannot hold:
-# CGVRRegressor(solver='svrg' / 'minibatch_svrg') check_regressors_train diverged
-# (DivergenceError, objective inf) in some data variants of the first run, none in a second
+def _check_names(estimator):
+    from sklearn.utils.estimator_checks import estimator_checks_generator
+
+    return {getattr(check, "func", check).__name__
+            for _, check in estimator_checks_generator(estimator)}
+
+
+def test_expected_failures_name_checks_that_run():
+    """A listed check that scikit-learn no longer yields (renamed, removed, misspelled) would
+    never XPASS: every entry must name a check generated for its estimator."""
+    for est, expected in ([(e, _expected_failed_checks(e)) for e in ESTIMATORS]
+                          + [(e, _expected_failed_default_checks(e))
+                             for e in DEFAULT_SOLVER_ESTIMATORS]):
+        stale = set(expected) - _check_names(est)
+        assert not stale, (type(est).__name__, getattr(est, "solver", None), stale)
+
+
+# The whole test is opt-in (SKSTOCH_CHECK_DEFAULTS=1): 53 configurations x about 60 checks,
+# too long for the suite's 15 min.  Without it, every configuration still runs the checks
+# below (the suite's share): what a default fit learned on the checks' data (train scores,
+# the transformer's consistency, class weights), where default steps and budgets meet data
+# they were not tuned for.  The opt-in run adds the API checks (input validation, shapes,
+# dtypes, pickling, n_features_in_, ..., max_iter capped) and the other result checks
+# (idempotence, sample-weight equivalence, sample-order and subset invariance, ...).
+CI_DEFAULT_CHECKS = {"check_classifiers_train", "check_regressors_train",
+                     "check_transformer_general", "check_class_weight_classifiers"}
+OPT_IN_DEFAULTS = os.environ.get("SKSTOCH_CHECK_DEFAULTS") == "1"
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("SKSTOCH_CHECK_DEFAULTS") != "1",
-                    reason="opt-in: set SKSTOCH_CHECK_DEFAULTS=1 (about 30 min)")
 @parametrize_with_checks(DEFAULT_SOLVER_ESTIMATORS,
                          expected_failed_checks=_expected_failed_default_checks, **_STRICT)
 def test_sklearn_compatible_with_defaults_every_solver(estimator, check):
     name = getattr(check, "func", check).__name__
+    if not OPT_IN_DEFAULTS and name not in CI_DEFAULT_CHECKS:
+        pytest.skip("opt-in: set SKSTOCH_CHECK_DEFAULTS=1 for every check (about 20 min)")
     cls = type(estimator).__name__
     if (name not in RESULT_CHECKS and "max_iter" in estimator.get_params()
             and cls not in UNCAPPED):
-        estimator = estimator.set_params(max_iter=API_MAX_ITER_OF.get(cls, API_MAX_ITER))
+        # a copy: pytest hands every check of one configuration the same instance, and
+        # capping it in place would cap the result checks that run after this one
+        estimator = clone(estimator).set_params(
+            max_iter=API_MAX_ITER_OF.get(cls, API_MAX_ITER))
     check(estimator)

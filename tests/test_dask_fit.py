@@ -175,9 +175,6 @@ def test_one_vs_rest_and_multi_output(client):
     assert dist.coef_.shape == (3, 5) and len(dist.history_) == 3
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
     np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
-    for multinomial_default in (CGVRClassifier(), S3GDClassifier()):
-        with pytest.raises(ValueError, match="multi_class='ovr'"):
-            multinomial_default.fit(Xd, yd)
     # three one-vs-rest heads (two epochs each: only the heads are checked here)
     ovr = S3GDClassifier(multi_class="ovr", **dict(S3GD_KW, max_iter=2)).fit(Xd, yd)
     assert ovr.coef_.shape == (3, 5) and len(ovr.history_) == 3
@@ -187,6 +184,126 @@ def test_one_vs_rest_and_multi_output(client):
     assert dist.coef_.shape == (2, 5) and dist.intercept_.shape == (2,)
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
     np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+
+
+K = 4
+
+
+def _multiclass(sparse=False):
+    rng = np.random.RandomState(4)
+    X = rng.standard_normal((N, D))
+    if sparse:
+        X[rng.uniform(size=X.shape) < 0.6] = 0.0
+    y = np.argmax(X @ rng.standard_normal((D, K)) + 0.8 * rng.standard_normal((N, K)), axis=1)
+    y[y == 3] = np.where(rng.uniform(size=(y == 3).sum()) < 0.5, 3, 0)    # unbalanced
+    return (sp.csr_matrix(X) if sparse else X), y
+
+
+def _multinomial_objective(est, X, y, sample_weight=None):
+    """The multinomial objective (scikit-learn's), in NumPy: weights rescaled to sum to n,
+    class_weight included, penalty (ALPHA/2) ||W||^2."""
+    n = X.shape[0]
+    s = np.ones(n) if sample_weight is None else sample_weight.copy()
+    if est.class_weight == "balanced":
+        s *= (n / (K * np.bincount(y, minlength=K)))[y]
+    s *= n / s.sum()
+    Z = np.asarray(X @ est.coef_.T) + est.intercept_
+    lse = np.logaddexp.reduce(Z, axis=1)
+    return float(s @ (lse - Z[np.arange(n), y])) / n + 0.5 * ALPHA * float(np.vdot(est.coef_,
+                                                                                 est.coef_))
+
+
+MULTINOMIAL_CASES = {
+    # dense, even chunks; the defaults resolve to the multinomial model
+    "dense": dict(sparse=False, chunks=(400, 400, 400), weighted=False, kw={}),
+    # CSR chunks of uneven sizes, sample_weight as a Dask array
+    "sparse-uneven-weighted": dict(sparse=True, chunks=UNEVEN, weighted=True, kw={}),
+    # no intercept, class weights, uneven dense chunks, a gather budget of 40 rows
+    "no-intercept-class_weight-budget": dict(
+        sparse=False, chunks=UNEVEN[::-1], weighted=False, budget_rows=40,
+        kw=dict(fit_intercept=False, class_weight="balanced")),
+}
+# the client's bytes per gathered row: X's row, class index and weight, and two K-vectors
+# (snapshot probabilities, one-hot target or X B) computed on the client
+MULTINOMIAL_ROW_BYTES = 8 * D + 16 + 16 * K
+
+
+@pytest.mark.parametrize("case", list(MULTINOMIAL_CASES))
+@pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDClassifier"])
+def test_multinomial_same_objective_as_in_memory(client, received, name, case):
+    """More than two classes with the log loss: the Dask fit is the multinomial model, at
+    the in-memory fit's optimum, and its lazy predict_proba is that model's softmax.  Under
+    a gather budget, every result the client receives is within it (plus the K (d + 1) + 2
+    sums of a pass)."""
+    Est, kw, _ = EST[name]
+    spec = MULTINOMIAL_CASES[case]
+    X, y = _multiclass(spec["sparse"])
+    sw = np.random.RandomState(1).uniform(0.2, 3.0, N) if spec["weighted"] else None
+    # CGVR: max |grad| <= 1e-6 and strong convexity 1e-2, within 5e-11 of the optimum
+    kw = dict(kw, **spec["kw"], **({"tol": 1e-6} if Est is CGVRClassifier else {}))
+    local = Est(**kw).fit(X, y, sample_weight=sw)
+    parts = _to_dask(X, y, spec["chunks"], sw)
+    rows = spec.get("budget_rows", N // 4)
+    received.clear()
+    with dask.config.set({"skstoch.gather-budget": rows * MULTINOMIAL_ROW_BYTES}):
+        dist = Est(**kw).fit(parts[0], parts[1],
+                             sample_weight=parts[2] if sw is not None else None)
+    if "budget_rows" in spec:
+        assert max(received) <= rows * MULTINOMIAL_ROW_BYTES + 8 * (K * (D + 1) + 2)
+    assert dist.coef_.shape == local.coef_.shape == (K, D)
+    assert dist.intercept_.shape == (K,)
+    assert np.any(dist.intercept_ != 0) == spec["kw"].get("fit_intercept", True)
+    f_local, f_dist = (_multinomial_objective(e, X, y, sw) for e in (local, dist))
+    assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
+    hist = dist.history_
+    # one distributed pass per outer iteration (epoch), plus the start's
+    assert isinstance(hist, dict) and hist["passes"][-1] == dist.n_iter_ + 1
+    assert _max_rows_per_gather(hist) <= rows
+    Xd = parts[0]
+    proba = dist.predict_proba(Xd)
+    assert isinstance(proba, da.Array) and proba.shape == (N, K)
+    proba = proba.compute()
+    scores = dist.decision_function(X)
+    softmax = np.exp(scores - np.logaddexp.reduce(scores, axis=1)[:, None])
+    np.testing.assert_allclose(proba, softmax, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
+    if spec["weighted"]:
+        # the weights matter: the unweighted optimum is another point
+        unweighted = S3GDClassifier(**S3GD_KW).fit(X, y)
+        assert _multinomial_objective(unweighted, X, y, sw) > f_local * (1 + 1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_multinomial_reproducible_and_warm_start(client):
+    """For a given chunking and random_state, a multinomial Dask fit is the same bits; a
+    warm start from the in-memory optimum stops at once."""
+    X, y = _multiclass()
+    Xd, yd = _to_dask(X, y, UNEVEN)
+    for Est in (CGVRClassifier, S3GDClassifier):
+        a, b = (Est(max_iter=3, random_state=0).fit(Xd, yd) for _ in range(2))
+        np.testing.assert_array_equal(a.coef_, b.coef_)
+        np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    warm = CGVRClassifier(warm_start=True, **dict(CGVR_KW, tol=1e-6)).fit(X, y)
+    coef = warm.coef_.copy()
+    warm.fit(Xd, yd)
+    assert warm.n_iter_ <= 1
+    np.testing.assert_allclose(warm.coef_, coef, rtol=0, atol=1e-4)
+
+
+def test_multinomial_errors(client):
+    """A multinomial setting the Dask fit does not support raises a ValueError naming it;
+    so does multi_class='multinomial' with a loss that is not the log loss (as in
+    memory)."""
+    X, y = _multiclass()
+    Xd, yd = _to_dask(X, y, (600, 600))
+    with pytest.raises(ValueError, match="line_search='full'"):
+        CGVRClassifier(line_search="full").fit(Xd, yd)
+    with pytest.raises(ValueError, match="solver='cg'"):
+        CGVRClassifier(solver="cg").fit(Xd, yd)
+    for est in (S3GDClassifier(loss="squared_hinge", multi_class="multinomial"),
+                CGVRClassifier(loss="squared_hinge", multi_class="multinomial")):
+        with pytest.raises(ValueError, match="multi_class='multinomial' needs"):
+            est.fit(Xd, yd)
 
 
 def _nbytes(obj):
@@ -258,23 +375,28 @@ def test_gather_budget_bounds_what_the_client_receives(client, received, name, r
         Est(**kw).fit(Xd, yd)
 
 
-def _generated(seed):
+def _generated(seed, n_classes=2):
     """X and y generated by the task graph (not held by the client), so that Dask can
     recompute any chunk a dead worker held."""
     X = da.random.RandomState(seed).standard_normal((N, D), chunks=(300, D))
-    y = (X @ da.from_array(np.linspace(-1, 1, D)) > 0).astype(int)
+    if n_classes == 2:
+        y = (X @ da.from_array(np.linspace(-1, 1, D)) > 0).astype(int)
+    else:
+        B = np.random.RandomState(seed).standard_normal((D, n_classes))
+        y = da.argmax(X @ da.from_array(B), axis=1)
     return X, y
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_worker_killed_during_fit(process_client):
+@pytest.mark.parametrize("n_classes", [2, 3])     # binary, and the multinomial fit
+def test_worker_killed_during_fit(process_client, n_classes):
     """A worker process killed (SIGKILL) after the second outer iteration: Dask recomputes
     the chunks it held (X persisted, reproducible from its graph) and the fit ends at exactly
     the point of an undisturbed fit."""
     kw = dict(CGVR_KW, max_iter=5)      # kill in iteration 2 of 5 (a ConvergenceWarning)
     with dask.config.set(scheduler="sync"):      # the same chunks and passes, in this process
-        reference = CGVRClassifier(**kw).fit(*_generated(3))
-    X, y = dask.persist(*_generated(3))
+        reference = CGVRClassifier(**kw).fit(*_generated(3, n_classes))
+    X, y = dask.persist(*_generated(3, n_classes))
     pids = process_client.run(os.getpid)
     victim = sorted(pids)[0]
     killed = threading.Event()
@@ -300,13 +422,13 @@ def test_dask_errors_keep_previous_state(client):
     Xd, yd = _to_dask(X, y, (600, 600))
     est = S3GDClassifier(**S3GD_KW).fit(Xd, yd)
     coef = est.coef_.copy()
-    for bad in ({"solver": "cd"}, {"solver": "s3gd"}, {"penalty": "l1"}):
+    for bad in ({"solver": "cd"}, {"solver": "s3gd"}, {"solver": "cd", "penalty": "l1"}):
         with pytest.raises(ValueError, match="Dask"):
             est.set_params(**bad).fit(Xd, yd)
         est.set_params(**S3GD_KW, solver="auto", penalty="l2")
         np.testing.assert_array_equal(est.coef_, coef)
-    with pytest.raises(ValueError, match="solver='cg'"):
-        CGVRClassifier(solver="cg").fit(Xd, yd)
+    with pytest.raises(ValueError, match="line_search='full'"):
+        CGVRClassifier(line_search="full").fit(Xd, yd)
     Xbad = Xd.copy()
     Xbad[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
@@ -322,3 +444,114 @@ def test_dask_errors_keep_previous_state(client):
         est.fit(Xd.map_blocks(lost, dtype=Xd.dtype), yd)
     np.testing.assert_array_equal(est.coef_, coef)
     assert est.n_features_in_ == D
+
+
+
+@pytest.mark.parametrize("name, penalty, sparse, weighted", [
+    ("S3GDClassifier", "l1", False, False),
+    ("S3GDClassifier", "elasticnet", True, True),
+    ("S3GDRegressor", "l1", True, False),
+    ("S3GDRegressor", "elasticnet", False, True),
+])
+def test_l1_penalties_prox_svrg(client, name, penalty, sparse, weighted):
+    """penalty='l1' / 'elasticnet' on Dask data: Prox-SVRG (solver='auto' is 'hybrid'
+    there; in memory it is coordinate descent) reaches the in-memory optimum to 1e-8,
+    with one distributed pass per epoch and sparse coefficients."""
+    Est, _, task = EST[name]
+    X, y = _data(task, sparse=sparse)
+    sw = np.random.RandomState(1).uniform(0.2, 3.0, N) if weighted else None
+    kw = dict(S3GD_KW, penalty=penalty, l1_ratio=0.5, alpha=0.2)
+    local = Est(**kw).fit(X, y, sample_weight=sw)
+    parts = _to_dask(X, y, UNEVEN, sw)
+    dist = Est(**kw).fit(parts[0], parts[1], sample_weight=parts[2] if weighted else None)
+    ratio = 1.0 if penalty == "l1" else 0.5
+    lam1, lam2 = 0.2 * ratio, 0.2 * (1 - ratio)
+
+    def objective(est):
+        w = np.ravel(est.coef_)
+        smooth = _objective(est, X, y, sw) - 0.5 * ALPHA * float(w @ w)
+        return smooth + lam1 * np.abs(w).sum() + 0.5 * lam2 * float(w @ w)
+
+    f_local, f_dist = objective(local), objective(dist)
+    assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
+    # the l1 part matters: some coefficients are exactly zero, the same ones as in memory
+    assert 0 < np.count_nonzero(dist.coef_) < D
+    np.testing.assert_array_equal(dist.coef_ != 0, local.coef_ != 0)
+    hist = dist.history_
+    assert hist["passes"][-1] == len(hist["passes"])
+    assert _max_rows_per_gather(hist) <= N // 4
+    with pytest.raises(ValueError, match="reads a column of X"):
+        Est(**dict(kw, solver="cd")).fit(parts[0], parts[1])
+
+
+def test_l1_gather_budget(client, received):
+    """An l1 fit under a gather budget of 30 rows: the client receives at most the budget
+    (never X) and the fit still reaches the in-memory (coordinate descent) optimum."""
+    X, y = _data("reg")
+    kw = dict(S3GD_KW, penalty="l1", alpha=0.1)
+    local = S3GDRegressor(**kw).fit(X, y)
+    Xd, yd = _to_dask(X, y, UNEVEN)
+    received.clear()
+    budget = 30 * ROW_BYTES
+    with dask.config.set({"skstoch.gather-budget": budget}):
+        dist = S3GDRegressor(**kw).fit(Xd, yd)
+    assert received and max(received) <= budget + 4 * ROW_BYTES
+    assert _max_rows_per_gather(dist.history_) <= 30
+
+    def objective(est):
+        return 0.5 * np.mean((X @ est.coef_ + est.intercept_ - y) ** 2) \
+            + 0.1 * np.abs(est.coef_).sum()
+
+    assert _rel(objective(dist), objective(local)) <= 1e-8
+
+
+@pytest.mark.parametrize("name, sparse, weighted", [("CGVRClassifier", False, True),
+                                                    ("CGVRRegressor", True, False)])
+def test_full_batch_cg(client, received, name, sparse, weighted):
+    """solver='cg' on Dask data: every gradient is a distributed pass and every line search
+    one more (the margins X x, X p kept on the workers; its trial steps read only them),
+    as in memory; the client receives size-d vectors and line values, never rows."""
+    Est, _, task = EST[name]
+    X, y = _data(task, sparse=sparse)
+    sw = np.random.RandomState(1).uniform(0.2, 3.0, N) if weighted else None
+    # max |grad| <= 1e-6 and strong convexity 1e-2: far below the 1e-8 compared
+    kw = dict(CGVR_KW, solver="cg", tol=1e-6)
+    local = Est(**kw).fit(X, y, sample_weight=sw)
+    parts = _to_dask(X, y, UNEVEN, sw)
+    received.clear()
+    dist = Est(**kw).fit(parts[0], parts[1], sample_weight=parts[2] if weighted else None)
+    f_local, f_dist = _objective(local, X, y, sw), _objective(dist, X, y, sw)
+    assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
+    hist = dist.history_
+    assert hist["passes"][-1] == 1 + 2 * dist.n_iter_ and hist["gathers"][-1] == 0
+    assert hist["line_search_evals"][-1] >= dist.n_iter_
+    assert max(received) < 1000     # X: 76,800 bytes dense
+
+
+def test_unsupported_options_say_why(client):
+    """The options a Dask fit refuses name the reason (checked before any pass)."""
+    X, y = _data("clf")
+    Xd, yd = _to_dask(X, y, (600, 600))
+    reasons = {"s3gd": "anchor graph", "ssgd": "strata", "sgd": "noise floor",
+               "cd": "column of X"}
+    for solver, reason in reasons.items():
+        with pytest.raises(ValueError, match=reason):
+            S3GDClassifier(solver=solver, penalty="l1").fit(Xd, yd)
+    with pytest.raises(ValueError, match="inner step"):
+        CGVRClassifier(line_search="full").fit(Xd, yd)
+
+
+@pytest.mark.parametrize("penalty", ["l1", "elasticnet"])
+def test_multinomial_l1_penalties(client, penalty):
+    """Multinomial Prox-SVRG with an l1 part (solver='svrg'; 'auto' picks one-vs-rest
+    coordinate descent in memory) reaches the in-memory objective with the same zeros."""
+    X, y = _multiclass()
+    kw = dict(solver="svrg", penalty=penalty, alpha=1e-2, tol=1e-10, max_iter=500,
+              random_state=0)
+    local = S3GDClassifier(**kw).fit(X, y)
+    dist = S3GDClassifier(**kw).fit(*_to_dask(X, y, UNEVEN)[:2])
+    assert dist.coef_.shape == (K, D)
+    f_local, f_dist = (e.history_["objective"][-1] for e in (local, dist))
+    assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
+    np.testing.assert_array_equal(dist.coef_ == 0, local.coef_ == 0)
+    assert np.any(local.coef_ == 0)

@@ -12,8 +12,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skstoch import CGVRClassifier, CGVRRegressor, S3GDClassifier, S3GDRegressor
-from skstoch._fast._lasso import LassoData
+from skstoch import (CGVRClassifier, CGVRRegressor, ConstrainedLasso, ConstrainedLassoCV,
+                     S3GDClassifier, S3GDRegressor, S3VMClassifier)
+from skstoch._fast._lasso import LassoData, sparse_gram
+from skstoch._fast._s3vm import block_features
+from skstoch._solvers._lasso_problem import LSProblem, gram_block
 from skstoch.utils import make_dataset
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -67,11 +70,41 @@ def test_float32_rows_compute_what_float64_rows_do(rng, sparse):
         np.testing.assert_array_equal(c32, c64)
 
 
-def test_float64_only_kernels_refuse_float32_rows(rng):
-    ds = make_dataset(_matrices(rng)[0], float32=True)
-    n = ds.n_samples
+def test_float32_rows_in_the_lasso_and_s3vm_kernels(rng):
+    X32 = _matrices(rng)[0]
+    ds32, ds64 = make_dataset(X32, float32=True), make_dataset(X32.astype(np.float64))
     with pytest.raises(TypeError, match="float32"):
-        LassoData(ds, np.zeros(n), np.ones(n), 1.0, 1.0, True, 0, 0)
+        ds32.require_float64("a float64-only kernel")
+    ds64.require_float64("a float64-only kernel")
+    n = ds32.n_samples
+    LassoData(ds32, np.zeros(n), np.ones(n), 1.0, 1.0, True, 0, 0)   # reads float32 rows
+    # the random features of float32 rows are those of their float64 values, bitwise
+    m, d = 4, ds32.n_features
+    omega, offset = rng.randn(m, d), rng.rand(m)
+    rows = np.arange(n, dtype=np.int64)
+    out32, out64 = np.empty((n, m)), np.empty((n, m))
+    block_features(ds32, rows, omega, offset, out32)
+    block_features(ds64, rows, omega, offset, out64)
+    np.testing.assert_array_equal(out32, out64)
+
+
+@pytest.mark.parametrize("subset", [False, True], ids=["all_columns", "working_set"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_gram_block_matches_float64(rng, sparse, subset):
+    # the exact solver's Gram matrix: float32 rows widened in blocks (dense) or read in place
+    # by a kernel (CSR); the same matrix as from the float64 conversion, up to sum order
+    X32 = _matrices(rng, n=3000, d=30)[int(sparse)]
+    X64 = X32.astype(np.float64)
+    sw = rng.rand(X32.shape[0])
+    sw[5] = 0.0
+    cols = np.array([2, 3, 7, 11, 29]) if subset else np.arange(X32.shape[1])
+    grams = [gram_block(LSProblem(X, make_dataset(X, float32=True), np.zeros(X.shape[0]), sw,
+                                  0.0, 1.0, True), cols) for X in (X32, X64)]
+    np.testing.assert_allclose(grams[0], grams[1], rtol=1e-12, atol=1e-14)
+    if sparse:
+        with pytest.raises(ValueError, match="col_pos"):
+            sparse_gram(make_dataset(X32, float32=True), np.full(30, 9, dtype=np.int32), sw,
+                        np.zeros((5, 5)))
 
 
 def _problem(n, d, seed=0, density=1.0):
@@ -108,6 +141,10 @@ NATIVE = {
     "S3GDRegressor-hybrid": (lambda: S3GDRegressor(random_state=0), "reg"),
     "S3GDRegressor-s3gd-elasticnet": (
         lambda: S3GDRegressor(solver="s3gd", penalty="elasticnet", random_state=0), "reg"),
+    "S3GDRegressor-cd-l1": (
+        lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2), "reg"),
+    "S3GDClassifier-cd-elasticnet": (
+        lambda: S3GDClassifier(solver="cd", penalty="elasticnet", alpha=1e-3), "clf"),
 }
 
 
@@ -182,3 +219,198 @@ def test_float32_multinomial_fit_casts_dense_rows_in_blocks():
     factory = lambda: CGVRClassifier(max_iter=3, random_state=0)   # noqa: E731
     factory().fit(X32[:100], y[:100])
     assert _fit_peak(factory(), X32, y) < _fit_peak(factory(), X64, y) + 0.25 * X32.nbytes
+
+
+# ConstrainedLasso: every solver reads float32 rows in place; the exact solver's products with
+# X run through the dataset and its Gram matrix is widened by blocks (dense) or built by a
+# kernel from the float32 rows (CSR)
+LASSO = {
+    **{s: dict(solver=s) for s in ["fista", "epro_sgd", "epro_svrg", "sgd", "oneproj",
+                                   "epro_sgd_paper"]},
+    # at its default budget ORDA stops ~3% from the optimum, where a penalty indicator
+    # flipped by a rounding difference moves the result by ~5e-4: given 100 passes
+    "epro_orda": dict(solver="epro_orda", max_iter=40000),
+    "fista-no_working_set": dict(solver="fista", working_set=False),
+    "fista-radius=None": dict(solver="fista", radius=None),
+    "epro_svrg-l2_reg": dict(solver="epro_svrg", l2_reg=0.01),
+}
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("name", list(LASSO))
+def test_float32_constrained_lasso_matches_float64(name, sparse):
+    X32, _, y = _problem(400, 12, seed=2, density=0.4 if sparse else 1.0)
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    sw = np.random.RandomState(0).rand(400) + 0.5
+    params = {"radius": 2.0, "random_state": 0, **LASSO[name]}
+    est32 = ConstrainedLasso(**params).fit(X32, y, sample_weight=sw)
+    est64 = ConstrainedLasso(**params).fit(X64, y, sample_weight=sw)
+    assert est32.coef_.dtype == np.float64
+    assert _rel_l2(est32.coef_, est64.coef_) <= 1e-4
+    assert abs(est32.intercept_ - est64.intercept_) <= 1e-4 * max(abs(est64.intercept_), 1.0)
+    assert est32.radius_ == pytest.approx(est64.radius_, rel=1e-10)
+
+
+def test_float32_constrained_lasso_wide_sparse_working_sets():
+    # 600 columns: the exact solver's working sets are column subsets (the CSR Gram kernel
+    # maps columns to working-set positions); two targets share the float32 rows
+    X32, _, y = _problem(300, 600, seed=3, density=0.05)
+    X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X32.astype(np.float64))
+    Y = np.column_stack([y, -2.0 * y + 1.0])
+    est32 = ConstrainedLasso(radius=1.0).fit(X32, Y)
+    est64 = ConstrainedLasso(radius=1.0).fit(X64, Y)
+    assert est32.coef_.shape == (2, 600)
+    assert _rel_l2(est32.coef_, est64.coef_) <= 1e-4
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_constrained_lasso_cv_matches_float64(sparse):
+    X32, _, y = _problem(300, 10, seed=4, density=0.5 if sparse else 1.0)
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    cv32 = ConstrainedLassoCV(n_radii=6, cv=3).fit(X32, y)
+    cv64 = ConstrainedLassoCV(n_radii=6, cv=3).fit(X64, y)
+    np.testing.assert_allclose(cv32.radii_, cv64.radii_, rtol=1e-8)
+    np.testing.assert_allclose(cv32.mse_path_, cv64.mse_path_, rtol=1e-6)
+    assert cv32.radius_ == pytest.approx(cv64.radius_, rel=1e-10)
+    assert _rel_l2(cv32.coef_, cv64.coef_) <= 1e-4
+    assert cv32.coef_.dtype == np.float64
+
+
+def _x_bytes(X):
+    return X.data.nbytes + X.indices.nbytes if sp.issparse(X) else X.nbytes
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("params", [
+    dict(solver="fista"), dict(solver="fista", radius=None), dict(solver="epro_svrg"),
+    dict(solver="epro_sgd")], ids=["fista", "fista-radius=None", "epro_svrg", "epro_sgd"])
+def test_float32_constrained_lasso_makes_no_float64_copy(params, sparse):
+    # 40,000 x 100: X (16 MB dense) dominates the per-row vectors (0.3 MB each)
+    X, _, y = _problem(40000, 100, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+    params = {"radius": 2.0, "max_iter": 120000 if params["solver"] != "fista" else None,
+              "random_state": 0, **params}
+    ConstrainedLasso(**params).fit(X[:50], y[:50])
+    assert _fit_peak(ConstrainedLasso(**params), X, y) < 0.5 * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_constrained_lasso_cv_copies_folds_only(sparse):
+    # the folds' training rows are copied (in X's dtype, as scikit-learn's LassoCV does);
+    # nothing else of X's size: no float64 copy of X or of a fold, no cast of the test rows
+    X, _, y = _problem(20000, 100, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+    factory = lambda: ConstrainedLassoCV(n_radii=3, cv=4)   # noqa: E731
+    factory().fit(X[:200], y[:200])
+    assert _fit_peak(factory(), X, y) < (0.75 + 0.5) * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("factory, task", [
+    (lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2), 2),
+    (lambda: S3GDRegressor(solver="cd", penalty="elasticnet", alpha=1e-2), 2),
+    (lambda: S3GDClassifier(solver="cd", penalty="l1", alpha=1e-3), 1),
+], ids=["reg-l1", "reg-elasticnet", "clf-l1"])
+def test_float32_s3gd_cd_is_the_float64_fit_bitwise(factory, task, sparse):
+    # 'cd' reads float32 columns (a working-set cache or a CSC copy, in float32); widening
+    # is exact and every sum runs in the same order: the float64 fit, bit for bit
+    X32, *ys = _problem(500, 40, seed=5, density=0.4 if sparse else 1.0)
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    est32, est64 = factory().fit(X32, ys[task - 1]), factory().fit(X64, ys[task - 1])
+    assert est32.coef_.dtype == np.float64
+    np.testing.assert_array_equal(est32.coef_, est64.coef_)
+    np.testing.assert_array_equal(est32.intercept_, est64.intercept_)
+
+
+@pytest.mark.parametrize("sparse, bound", [(False, 0.5), (True, 1.5)], ids=["dense", "csr"])
+def test_float32_s3gd_cd_makes_no_float64_copy(sparse, bound):
+    # dense: the working set's columns are cached in float32 (a sparse solution: a few of
+    # them); CSR: the column access needs one CSC copy of X, kept in float32 (1.0 x X's
+    # bytes; a float64 copy would add 1.5 x more)
+    X, _, y = _problem(40000, 100, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+    factory = lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2)   # noqa: E731
+    factory().fit(X[:50], y[:50])
+    assert _fit_peak(factory(), X, y) < bound * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("params", [dict(gamma="scale"), dict(gamma="cv", max_iter=20)],
+                         ids=["gamma=scale", "gamma=cv"])
+def test_float32_s3vm_matches_float64(params, sparse):
+    # the random features read float32 rows in place (widened exactly); gamma='scale' sums
+    # the variance of a float32 X in float64 blocks; the kNN graph of the manifold term
+    # runs on X as given (scikit-learn's NearestNeighbors), float32 or float64
+    X32, y, _ = _problem(600, 10, seed=1, density=0.5 if sparse else 1.0)
+    y = y.copy()
+    y[100:] = -1
+    X64 = X32.astype(np.float64)
+    if sparse:
+        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    params = {"random_state": 0, "max_iter": 100, **params}
+    est32 = S3VMClassifier(**params).fit(X32, y)
+    est64 = S3VMClassifier(**params).fit(X64, y)
+    assert est32.gamma_ == pytest.approx(est64.gamma_, rel=1e-12)
+    assert est32.alpha_.dtype == np.float64
+    assert _rel_l2(est32.alpha_, est64.alpha_) <= 1e-4
+    np.testing.assert_allclose(est32.decision_function(X32), est64.decision_function(X64),
+                               rtol=1e-4, atol=1e-6)
+
+
+def test_float32_s3vm_makes_no_float64_copy():
+    # the fit's own tables (random features, kNN graph of a node sample) do not scale with
+    # X's bytes here; a float64 copy of X would add 2 x X's bytes
+    X32, y, _ = _problem(6000, 60, seed=1)
+    y = y.copy()
+    y[500:] = -1
+    factory = lambda: S3VMClassifier(gamma=0.1, random_state=0, max_iter=30)   # noqa: E731
+    factory().fit(X32[300:800], y[300:800])
+    peak64 = _fit_peak(factory(), X32.astype(np.float64), y)
+    assert _fit_peak(factory(), X32, y) < peak64 + 0.25 * X32.nbytes
+
+
+def _corrupt(kind):
+    X = sp.csr_matrix(_problem(40, 6, seed=6, density=0.5)[0])
+    if kind == "index_out_of_range":
+        X.indices[3] = 6
+    elif kind == "negative_index":
+        X.indices[3] = -1
+    elif kind == "indptr_decreasing":
+        X.indptr[5] = X.indptr[7]
+    elif kind == "nan":
+        X.data[2] = np.nan
+    elif kind == "inf":
+        X.data[2] = np.inf
+    return X
+
+
+@pytest.mark.parametrize("kind", ["index_out_of_range", "negative_index", "indptr_decreasing",
+                                  "nan", "inf"])
+@pytest.mark.parametrize("factory", [
+    lambda: ConstrainedLasso(radius=1.0), lambda: ConstrainedLasso(solver="epro_svrg"),
+    lambda: ConstrainedLassoCV(n_radii=3, cv=2),
+    lambda: S3GDRegressor(solver="cd", penalty="l1"),
+    lambda: S3VMClassifier(gamma=0.1, max_iter=5, random_state=0),
+], ids=["ConstrainedLasso", "ConstrainedLasso-epro_svrg", "ConstrainedLassoCV", "S3GD-cd",
+        "S3VMClassifier"])
+def test_float32_input_is_validated_as_float64_is(factory, kind):
+    # the kernels read a float32 X's arrays in place: its structure and values are checked
+    # exactly as for float64 (a ValueError, never a crash or a fit)
+    X = _corrupt(kind)
+    y = np.where(np.arange(40) % 2 == 0, 1, 0)
+    if isinstance(factory(), S3VMClassifier):
+        y[20:] = -1
+    for data in (X, sp.csr_matrix((X.data.astype(np.float64), X.indices, X.indptr),
+                                  shape=X.shape)):
+        with pytest.raises(ValueError):
+            factory().fit(data, y.astype(float) if not isinstance(factory(), S3VMClassifier)
+                          else y)

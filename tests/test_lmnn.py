@@ -742,8 +742,9 @@ def test_bitwise_identical_across_blas_thread_counts():
 
 
 def test_max_iter_auto_rule_and_explicit_budget():
-    """'auto' = ceil(draws / batch_size), draws = 12 n_anchors k clipped to [4000, 128000],
-    independent of n_impostors; ints are kept."""
+    """'auto' = ceil(draws / batch_size), draws = 12 n_anchors k max(1, p / 32) clipped to
+    [4000, 128000] (p = min(n_features, n_samples - 1)), independent of n_impostors; ints
+    are kept."""
     X, y = _noisy_blobs(n=300)
     est = LMNNMetric(random_state=0, tol=0).fit(X, y)
     assert est.batch_size == 16
@@ -758,6 +759,15 @@ def test_max_iter_auto_rule_and_explicit_budget():
     assert big_batch.max_iter_ == int(np.ceil(10800 / 64)) == 169  # 12 * 300 * 3 draws
     tiny = LMNNMetric(random_state=0, tol=0, batch_size=64).fit(X[:60], y[:60])
     assert tiny.max_iter_ == int(np.ceil(4000 / 64)) == 63
+    # 64 features: twice the draws; wide data counts the span's n_samples - 1 directions
+    X64, y64 = _noisy_blobs(n=300, n_noise=61)
+    assert LMNNMetric(random_state=0, tol=0).fit(X64, y64).max_iter_ == 2 * 675
+    Xw, yw = _noisy_blobs(n=97, n_noise=200)
+    wide = LMNNMetric(random_state=0, tol=0, max_iter=8)._resolve_params(
+        Xw.shape, "knn", np.bincount(yw), 0)
+    assert wide.max_iter == 8
+    auto = LMNNMetric(random_state=0)._resolve_params(Xw.shape, "knn", np.bincount(yw), 0)
+    assert auto.max_iter == int(np.ceil(12 * 97 * 3 * 3 / 16))   # 96 / 32 = 3
     fixed = LMNNMetric(random_state=0, tol=0, max_iter=700).fit(X, y)
     assert fixed.max_iter_ == fixed.n_iter_ == 700
     with pytest.raises(ValueError, match="max_iter"):

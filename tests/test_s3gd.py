@@ -997,3 +997,36 @@ def test_extreme_class_weight_moves_the_intercept(solver):
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(X[:50], y[:50])
     assert np.mean(clf.predict(X[50:]) == 0) > 0.87
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_external_snapshot_equals_the_snapshot_pass(sparse):
+    """SnapshotTables.set_snapshot (the Dask fits' snapshot, computed on the workers):
+    given the full gradient and psi'_i that the kernel's own snapshot pass computes, a
+    Prox-SVRG epoch with an l1 part takes the same steps (up to the rounding of the
+    gradient's summation order); wrong lengths are refused."""
+    from skstoch._fast._s3gd import SnapshotTables, run_epoch
+    X, y = _small(n=300, d=6, seed=2)
+    X[np.random.RandomState(1).rand(*X.shape) < 0.4] = 0.0
+    ds = make_dataset(sp.csr_matrix(X) if sparse else X)
+    ys, sw = 2.0 * y - 1.0, np.random.RandomState(0).uniform(0.5, 2.0, 300)
+    w0, b0 = np.random.RandomState(3).standard_normal(6) * 0.3, 0.2
+    z = X @ w0 + b0
+    dl = np.asarray(LogLoss().dloss_array(np.ascontiguousarray(z), ys))
+    grad = np.append(X.T @ (sw * dl), (sw * dl).sum()) / 300
+    outs = []
+    for snapshot in (None, grad, 1.1 * grad):
+        problem = EpochProblem(ds, ys, sw, LogLoss(), True, 0.1, 0.02, 5, 11, 3)
+        tables = SnapshotTables(problem)
+        if snapshot is not None:
+            tables.set_snapshot(snapshot, dl)
+        w, b = w0.copy(), np.array([b0])
+        run_epoch(problem, w, b, 0.3, 0.3, 60, 1, tables)
+        outs.append((w, b[0]))
+    np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-10, atol=1e-12)
+    assert abs(outs[1][1] - outs[0][1]) < 1e-10
+    assert np.count_nonzero(outs[0][0]) < 6 and not np.allclose(outs[0][0], w0)
+    # the given gradient is the one used (another one gives other steps)
+    assert np.abs(outs[2][0] - outs[0][0]).max() > 1e-4
+    with pytest.raises(ValueError, match="set_snapshot"):
+        tables.set_snapshot(grad[:-1], dl)

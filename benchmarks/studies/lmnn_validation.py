@@ -28,7 +28,11 @@ these keep the number of draws), ``c`` 0.25 / 0.75, ``n_neighbors=5``, ``mu2=0``
 (``max_iter`` = 0.5 / 2 times the default's ``max_iter_`` on the same fit); ``--tag=r7`` added
 ``c`` 0.6 / 0.7 / 0.8, ``triplet_strategy='knn'`` alone and with ``c`` 0.7 / 0.8, and floors on
 the budget (``draws>=8000`` / ``16000`` / ``32000``: ``max_iter`` at least 500 / 1000 / 2000
-steps of 16).  NCA is not run on the 20,000-row problem (O(n^2) memory).
+steps of 16); ``--tag=r8`` (``--seed-offset=500``) compared the defaults' budget, which
+grows with the number of features (``max(1, p / 32)`` times 12 draws per target pair), with
+the former 12 draws per pair (``draws 12/pair (no width)``), and on iris + noise
+(``--outer=20 --seed-offset=900``) the budget x 2 / 4 / 8.  NCA is not run on the
+20,000-row problem (O(n^2) memory).
 
 Run (from the repository root)::
 
@@ -112,9 +116,23 @@ CONFIGS = {
     "draws>=8000": lambda default: {"max_iter": max(default.max_iter_, 500)},
     "draws>=16000": lambda default: {"max_iter": max(default.max_iter_, 1000)},
     "draws>=32000": lambda default: {"max_iter": max(default.max_iter_, 2000)},
+    # round 8: the budget without the width factor max(1, p / 32) of max_iter='auto'
+    # (12 draws per target pair whatever the number of features)
+    "draws 12/pair (no width)": lambda default: {"max_iter": _draws_without_width(default)},
     "budget x0.5": lambda default: {"max_iter": max(8, round(0.5 * default.max_iter_))},
     "budget x2": lambda default: {"max_iter": 2 * default.max_iter_},
+    "budget x4": lambda default: {"max_iter": 4 * default.max_iter_},
+    "budget x8": lambda default: {"max_iter": 8 * default.max_iter_},
 }
+
+def _draws_without_width(default):
+    """max_iter of the 'knn' budget rule before round 8 (no width factor) for the fit
+    ``default`` (exhaustive 'knn': every point is an anchor of k x q triplets)."""
+    k, q = default.n_neighbors_, default.n_impostors_
+    n_anchors = len(default.triplets_) // (k * q)
+    draws = int(np.clip(12 * n_anchors * k, 4000, 128000))
+    return -(-draws // default.batch_size)
+
 
 _ML_SCRIPT = r"""
 import sys, time, json, numpy as np

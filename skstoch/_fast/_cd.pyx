@@ -14,7 +14,10 @@ coordinate step is the exact minimiser of ``Q`` along the coordinate.
 A block of columns is either dense (``indices`` empty: column k is
 ``data[j n:(j + 1) n]`` with ``j = cols[k]``, or ``j = k`` when ``cols`` is empty, rows of a
 C-contiguous array of columns) or CSC (column k is column ``cols[k]`` of the CSC arrays).
+The values are float64 or float32 (fused types: a float32 X is read as it is stored, each
+value widened to double; every accumulator is a double).
 """
+from cython cimport floating
 from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t
 
@@ -23,34 +26,35 @@ from ._prox cimport soft_threshold
 
 
 cdef struct block_t:
-    const double* data
+    const void* data           # float64 or float32 values (the kernel's fused type)
     const int32_t* indices     # NULL: dense block
     const int64_t* indptr
     const int32_t* cols
     Py_ssize_t n
 
 
-cdef inline void column(const block_t* B, Py_ssize_t k, const double** x,
+cdef inline void column(const block_t* B, Py_ssize_t k, const floating** x,
                         const int32_t** idx, Py_ssize_t* nnz) noexcept nogil:
     cdef int64_t start, end
     cdef Py_ssize_t j
+    cdef const floating* data = <const floating*>B.data
     if B.indices == NULL:
         j = B.cols[k] if B.cols != NULL else k
-        x[0] = B.data + j * B.n
+        x[0] = data + j * B.n
         idx[0] = NULL
         nnz[0] = B.n
     else:
         j = B.cols[k]
         start, end = B.indptr[j], B.indptr[j + 1]
-        x[0] = B.data + start
+        x[0] = data + start
         idx[0] = B.indices + start
         nnz[0] = end - start
 
 
-cdef block_t make_block(const double[::1] data, const int32_t[::1] indices,
+cdef block_t make_block(const floating[::1] data, const int32_t[::1] indices,
                         const int64_t[::1] indptr, const int32_t[::1] cols, Py_ssize_t n):
     cdef block_t B
-    B.data = &data[0] if data.shape[0] > 0 else NULL
+    B.data = <const void*>&data[0] if data.shape[0] > 0 else NULL
     B.indices = &indices[0] if indices.shape[0] > 0 else NULL
     B.indptr = &indptr[0] if indptr.shape[0] > 0 else NULL
     B.cols = &cols[0] if cols.shape[0] > 0 else NULL
@@ -59,9 +63,10 @@ cdef block_t make_block(const double[::1] data, const int32_t[::1] indices,
 
 
 cdef inline double column_dot(const block_t* B, Py_ssize_t k, const double* v,
-                              bint square) noexcept nogil:
-    """``sum_t v_t x_tk`` (``x_tk^2`` when ``square``) over the entries of column k."""
-    cdef const double* x
+                              bint square, const floating* kind) noexcept nogil:
+    """``sum_t v_t x_tk`` (``x_tk^2`` when ``square``) over the entries of column k
+    (``kind``: any pointer of the values' type, selecting the specialisation)."""
+    cdef const floating* x
     cdef const int32_t* idx
     cdef Py_ssize_t t, i, nnz
     cdef double acc = 0.0
@@ -72,7 +77,7 @@ cdef inline double column_dot(const block_t* B, Py_ssize_t k, const double* v,
     return acc
 
 
-cdef inline double dot4(const double* a, const double* b, Py_ssize_t n) noexcept nogil:
+cdef inline double dot4(const double* a, const floating* b, Py_ssize_t n) noexcept nogil:
     """``a.b`` in four interleaved partial sums (a fixed order: the same bits everywhere;
     independent sums let the loop pipeline and vectorise)."""
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
@@ -96,7 +101,7 @@ cdef inline double violation(double grad, double w, double lam1) noexcept nogil:
     return fabs(grad) - lam1 if fabs(grad) > lam1 else 0.0
 
 
-def weighted_col_sqnorms(const double[::1] data, const int32_t[::1] indices,
+def weighted_col_sqnorms(const floating[::1] data, const int32_t[::1] indices,
                          const int64_t[::1] indptr, const int32_t[::1] cols, Py_ssize_t n,
                          const double[::1] h, double[::1] out):
     """``out[k] = sum_i h_i x_ik^2`` for the columns of the block."""
@@ -105,15 +110,15 @@ def weighted_col_sqnorms(const double[::1] data, const int32_t[::1] indices,
     cdef Py_ssize_t k
     with nogil:
         for k in range(out.shape[0]):
-            out[k] = column_dot(&B, k, hp, True)
+            out[k] = column_dot(&B, k, hp, True, <const floating*>NULL)
 
 
-def block_matvec(const double[::1] data, const int32_t[::1] indices,
+def block_matvec(const floating[::1] data, const int32_t[::1] indices,
                  const int64_t[::1] indptr, const int32_t[::1] cols, Py_ssize_t n,
                  const double[::1] coef, double shift, double[::1] out):
     """``out = X_block coef + shift``."""
     cdef block_t B = make_block(data, indices, indptr, cols, n)
-    cdef const double* x
+    cdef const floating* x
     cdef const int32_t* idx
     cdef Py_ssize_t k, t, nnz
     cdef double c
@@ -133,7 +138,7 @@ def block_matvec(const double[::1] data, const int32_t[::1] indices,
                     out[idx[t]] += c * x[t]
 
 
-def cd_epochs(const double[::1] data, const int32_t[::1] indices, const int64_t[::1] indptr,
+def cd_epochs(const floating[::1] data, const int32_t[::1] indices, const int64_t[::1] indptr,
               const int32_t[::1] cols, Py_ssize_t n, double[::1] w, const double[::1] lips,
               const double[::1] h, double[::1] q, double[::1] dm, double[::1] b,
               double hsum, bint fit_intercept, double lam1, double lam2, int n_epochs):
@@ -145,7 +150,7 @@ def cd_epochs(const double[::1] data, const int32_t[::1] indices, const int64_t[
     before its step): the distance of the model gradient to the penalty's subdifferential.
     """
     cdef block_t B = make_block(data, indices, indptr, cols, n)
-    cdef const double* x
+    cdef const floating* x
     cdef const int32_t* idx
     cdef Py_ssize_t k, t, nnz, p = w.shape[0]
     cdef int epoch
@@ -158,7 +163,8 @@ def cd_epochs(const double[::1] data, const int32_t[::1] indices, const int64_t[
                 if denom <= 0.0:
                     continue
                 column(&B, k, &x, &idx, &nnz)
-                grad = dot4(&q[0], x, nnz) if idx == NULL else column_dot(&B, k, &q[0], False)
+                grad = dot4(&q[0], x, nnz) if idx == NULL else \
+                    column_dot(&B, k, &q[0], False, <const floating*>NULL)
                 old = w[k]
                 delta = violation(grad + lam2 * old, old, lam1)
                 if delta > viol:
@@ -191,7 +197,7 @@ def cd_epochs(const double[::1] data, const int32_t[::1] indices, const int64_t[
     return viol
 
 
-def block_rmatvec(const double[::1] data, const int32_t[::1] indices,
+def block_rmatvec(const floating[::1] data, const int32_t[::1] indices,
                   const int64_t[::1] indptr, const int32_t[::1] cols, Py_ssize_t n,
                   const double[::1] v, double[::1] out):
     """``out = X_block^T v``."""
@@ -200,7 +206,7 @@ def block_rmatvec(const double[::1] data, const int32_t[::1] indices,
     cdef Py_ssize_t k
     with nogil:
         for k in range(out.shape[0]):
-            out[k] = column_dot(&B, k, vp, False)
+            out[k] = column_dot(&B, k, vp, False, <const floating*>NULL)
 
 
 def loss_derivatives(MarginLoss loss, const double[::1] m, const double[::1] dm, double t,

@@ -22,7 +22,7 @@ from libc.math cimport fabs, sqrt, isfinite
 from libc.stdint cimport int32_t, uint64_t
 
 from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
-                        dense_dot, dense_axpy)
+                        row_value, dense_dot, dense_axpy)
 from ._loss cimport MarginLoss, sum_along_line
 from ._random cimport rng_state, rng_init, rng_randint, rng_uniform
 
@@ -93,9 +93,12 @@ cdef class HeadTables:
     cdef double[:, ::1] parts     # per block: the loss part of the gradient (length d + 1)
     cdef double[:, ::1] sums      # per block: sum s_i loss_i and the intercept gradient
     cdef object executor
+    cdef readonly int n_threads   # threads of the executor (1 without one)
+    cdef public int solo_calls    # inner loops to run without a team (it waited too long)
     cdef const double* cur_x      # arrays of the pass in progress (read by _block)
     cdef double* cur_dl
     cdef double* cur_z
+    cdef double* cur_grad
 
     def __init__(self, RowDataset ds, const double[::1] y, const double[::1] sample_weight,
                  MarginLoss loss, double alpha, double alpha_b, bint fit_intercept,
@@ -112,12 +115,20 @@ cdef class HeadTables:
         self.parts = np.zeros((self.n_blocks, ds.rows.n_features + 1))
         self.sums = np.zeros((self.n_blocks, 2))
         self.executor = None
+        self.n_threads = 1
 
-    def set_executor(self, executor):
+    def set_executor(self, executor, n_threads=None):
         """Run the blocks of the full passes in ``executor`` (a ``ThreadPoolExecutor``; None:
-        in the calling thread).  The blocks and their reduction order do not depend on it,
-        so the results are bitwise the same."""
+        in the calling thread) and the inner loops of ``cgvr_inner`` on a team of
+        ``n_threads`` threads (the caller's and ``n_threads - 1`` of the executor, which must
+        have that many idle workers; None: its ``max_workers``).  The blocks and their
+        reduction order do not depend on it, so the results are bitwise the same."""
         self.executor = executor
+        if executor is None:
+            self.n_threads = 1
+        else:
+            self.n_threads = max(1, int(n_threads if n_threads is not None
+                                        else executor._max_workers))
 
     @property
     def full_weights(self):
@@ -140,18 +151,56 @@ cdef class HeadTables:
         cdef Py_ssize_t k
         self.cur_x, self.cur_dl = &x[0], &dl[0]
         self.cur_z = &z[0] if z is not None else NULL
+        cdef double start = 0.0
+        cdef Py_ssize_t d = D - 1
+        # the column sums of the blocks' gradients (O(n_blocks d)) are split over threads
+        # too when d is large; each column is summed in block order whatever the split
+        cdef bint split = d >= 2 * REDUCE_COLUMNS
+        cdef Py_ssize_t n_chunks = min(self.n_threads, d // REDUCE_COLUMNS) if split else 1
+        self.cur_grad = &grad[0]
         if self.executor is None or self.n_blocks == 1:
             with nogil:
+                if _profiling:
+                    start = team_now()
                 for k in range(self.n_blocks):
                     self._block(k)
+                if split:
+                    self._columns(0, 1)
+                if _profiling:
+                    _add_parallel(team_now() - start)
         else:
             for _ in self.executor.map(self._run_block, range(self.n_blocks)):
                 pass
+            if split and n_chunks > 1:
+                for _ in self.executor.map(self._run_columns, range(n_chunks),
+                                           [n_chunks] * n_chunks):
+                    pass
+            elif split:
+                self._run_columns(0, 1)
         with nogil:
+            if not split:
+                self._columns(0, 1)
             obj = reduce_blocks(&self.parts[0, 0], &self.sums[0, 0], self.n_blocks, n,
-                                D - 1, &x[0], self.alpha, self.alpha_b, self.fit_intercept,
+                                d, &x[0], self.alpha, self.alpha_b, self.fit_intercept,
                                 &grad[0])
         return obj
+
+    def _run_columns(self, Py_ssize_t c, Py_ssize_t n_chunks):
+        with nogil:
+            self._columns(c, n_chunks)
+
+    cdef void _columns(self, Py_ssize_t c, Py_ssize_t n_chunks) noexcept nogil:
+        """grad[j] = sum of the blocks' parts[:, j] in block order + alpha x[j], for the
+        columns of chunk c of n_chunks."""
+        cdef Py_ssize_t d = self.ds.rows.n_features, j, k
+        cdef Py_ssize_t D = d + 1
+        cdef const double* parts = &self.parts[0, 0]
+        cdef double acc
+        for j in range(c * d // n_chunks, (c + 1) * d // n_chunks):
+            acc = 0.0
+            for k in range(self.n_blocks):
+                acc += parts[k * D + j]
+            self.cur_grad[j] = acc + self.alpha * self.cur_x[j]
 
     def _run_block(self, Py_ssize_t k):
         with nogil:
@@ -233,6 +282,7 @@ cdef inline double reg_dot(const double* a, const double* b, Py_ssize_t d, doubl
 cdef enum:
     BLOCK_ROWS = 8192
     MAX_BLOCKS = 16
+    REDUCE_COLUMNS = 4096     # fewest columns per thread of the blocks' column sums
 
 
 cpdef Py_ssize_t n_blocks(Py_ssize_t n):
@@ -271,23 +321,214 @@ cdef inline double reduce_blocks(const double* parts, const double* sums, Py_ssi
                                  Py_ssize_t n, Py_ssize_t d, const double* x, double alpha,
                                  double alpha_b, bint fit_intercept,
                                  double* grad) noexcept nogil:
-    """Sum the blocks in block order, add the penalty: return f(x) and write grad f(x)."""
-    cdef Py_ssize_t j, k
+    """Sum the blocks' scalars in block order, add the penalty: return f(x) and write
+    grad[d] (the columns grad[:d] are summed by ``HeadTables._columns``)."""
+    cdef Py_ssize_t k
     cdef double total = 0.0, gb = 0.0
-    for j in range(d + 1):
-        grad[j] = 0.0
     for k in range(n_blk):
-        for j in range(d):
-            grad[j] += parts[k * (d + 1) + j]
         total += sums[2 * k]
         gb += sums[2 * k + 1]
-    for j in range(d):
-        grad[j] += alpha * x[j]
     if fit_intercept:
         grad[d] = gb + alpha_b * x[d]
     else:
         grad[d] = 0.0
     return total * (1.0 / n) + 0.5 * reg_dot(x, x, d, alpha, alpha_b)
+
+
+# ---------------------------------------------------------------------------------------------
+# thread team of one inner loop: every thread runs the same inner loop; the O(batch) and
+# O(d) work is split over FIXED blocks (their number depends on the sizes only, never on the
+# thread count), each block's partial sums go to a shared buffer, and after a barrier every
+# thread adds the partials in block order (the scalar logic is then replicated, identical in
+# every thread).  So the result is bitwise the same for any number of threads.
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <windows.h>
+    typedef volatile long team_atom_t;
+    static __inline long team_inc(team_atom_t* p) { return InterlockedIncrement(p); }
+    static __inline long team_load(team_atom_t* p) { return InterlockedCompareExchange(p, 0, 0); }
+    static __inline void team_store(team_atom_t* p, long v) { InterlockedExchange(p, v); }
+    static __inline void team_pause(int spins) { if (spins > 200) SwitchToThread(); else YieldProcessor(); }
+    static __inline double team_wall(void) {
+        LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
+        return (double)c.QuadPart / (double)f.QuadPart;
+    }
+    static __inline double team_now(void) {
+        LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
+        return (double)c.QuadPart / (double)f.QuadPart;
+    }
+    #else
+    #include <sched.h>
+    #include <time.h>
+    typedef volatile long team_atom_t;
+    static inline long team_inc(team_atom_t* p) { return __atomic_add_fetch(p, 1, __ATOMIC_ACQ_REL); }
+    static inline long team_load(team_atom_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void team_store(team_atom_t* p, long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline void team_pause(int spins) {
+        if (spins > 200) { sched_yield(); return; }
+    #if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+    #endif
+    }
+    static inline double team_wall(void) {
+        struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    }
+    static inline double team_now(void) {
+        struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    }
+    #endif
+    /* sense-reversing barrier: spin briefly, then yield the core (loaded machines) */
+    typedef struct { team_atom_t count; team_atom_t sense; long n; } team_barrier_t;
+    static void team_barrier_init(team_barrier_t* b, long n) { b->count = 0; b->sense = 0; b->n = n; }
+    static void team_barrier_wait(team_barrier_t* b, int* local_sense) {
+        long s = 1 - *local_sense;
+        int spins = 0;
+        *local_sense = (int)s;
+        if (team_inc(&b->count) == b->n) {
+            team_store(&b->count, 0);
+            team_store(&b->sense, s);
+            return;
+        }
+        while (team_load(&b->sense) != s) team_pause(++spins);
+    }
+    /* start gate: the workers check in and wait; the caller opens the gate (1) when all
+       checked in within the timeout, else closes it (-1) and the team runs without them */
+    typedef struct { team_atom_t started; team_atom_t go; } team_gate_t;
+    static void team_gate_init(team_gate_t* g) { g->started = 0; g->go = 0; }
+    static long team_gate_checkin(team_gate_t* g) {
+        int spins = 0;
+        long go;
+        team_inc(&g->started);
+        while ((go = team_load(&g->go)) == 0) team_pause(++spins);
+        return go;
+    }
+    static long team_gate_open(team_gate_t* g, long n_workers, double timeout) {
+        double end = team_wall() + timeout;
+        int spins = 0;
+        while (team_load(&g->started) < n_workers) {
+            if (team_wall() > end) { team_store(&g->go, -1); return 0; }
+            team_pause(++spins);
+        }
+        team_store(&g->go, 1);
+        return 1;
+    }
+    """
+    ctypedef struct team_barrier_t:
+        long n
+    void team_barrier_init(team_barrier_t* b, long n) noexcept nogil
+    void team_barrier_wait(team_barrier_t* b, int* local_sense) noexcept nogil
+    ctypedef struct team_gate_t:
+        long go
+    void team_gate_init(team_gate_t* g) noexcept nogil
+    long team_gate_checkin(team_gate_t* g) noexcept nogil
+    long team_gate_open(team_gate_t* g, long n_workers, double timeout) noexcept nogil
+    double team_now() noexcept nogil
+    double team_wall() noexcept nogil
+
+
+cdef enum:
+    TEAM_MAX = 8        # most blocks of a partition (and most threads of a team)
+    TEAM_ROWS = 32      # fewest batch rows per block
+    TEAM_COLS = 16      # fewest features per block
+    RED_STRIDE = 64     # partials of one reduction: TEAM_MAX blocks x up to 8 values
+
+
+cdef struct team_t:
+    team_barrier_t bar
+    team_gate_t gate
+    double* red         # two reduction buffers of RED_STRIDE (used alternately)
+    int n_threads
+
+
+cdef struct me_t:
+    # one thread of a team
+    team_t* team
+    int tid
+    int sense           # of the barrier
+    int slot            # reductions done (selects the buffer)
+    double mark         # profiling: start of the current parallel section
+    double par          # profiling: seconds spent in parallel sections
+    double wait         # wall seconds thread 0 waited at barriers
+
+
+# seconds the caller waits for the workers of a team to start before it runs alone
+cdef double TEAM_START_TIMEOUT = 1.0
+# share of its wall time the caller may wait at barriers before the team is set aside
+# (for TEAM_SOLO_CALLS inner loops); with idle cores the waits are a few percent
+cdef double TEAM_MAX_WAIT = 0.5
+cdef int TEAM_SOLO_CALLS = 4
+
+# profiling (a team of one thread): CPU seconds of the parallel sections (block work of the
+# inner loop and of the full passes), for the Amdahl ceiling of the threads report
+cdef bint _profiling = False
+cdef double _parallel_seconds = 0.0
+
+
+def profile_parallel(bint on):
+    """Start (True) or stop counting the CPU seconds spent in parallel sections (reset to 0
+    when started); only fits with one thread are counted."""
+    global _profiling, _parallel_seconds
+    _profiling = on
+    if on:
+        _parallel_seconds = 0.0
+
+
+def parallel_seconds():
+    """CPU seconds spent in parallel sections since ``profile_parallel(True)``."""
+    return _parallel_seconds
+
+
+cdef inline Py_ssize_t team_blocks(Py_ssize_t m, Py_ssize_t per) noexcept nogil:
+    """Number of fixed blocks of a range of m items (at least ``per`` items each)."""
+    cdef Py_ssize_t k = m // per
+    return 1 if k < 1 else (TEAM_MAX if k > TEAM_MAX else k)
+
+
+cdef inline Py_ssize_t first_block(const me_t* me, Py_ssize_t K) noexcept nogil:
+    return me.tid * K // me.team.n_threads
+
+
+cdef inline Py_ssize_t end_block(const me_t* me, Py_ssize_t K) noexcept nogil:
+    return (me.tid + 1) * K // me.team.n_threads
+
+
+cdef inline double* team_buf(const me_t* me) noexcept nogil:
+    """Where this reduction's partials go (block k, value w at ``k * W + w``)."""
+    return me.team.red + (me.slot & 1) * RED_STRIDE
+
+
+cdef inline void team_begin(me_t* me) noexcept nogil:
+    if _profiling:
+        me.mark = team_now()
+
+
+cdef void team_reduce(me_t* me, Py_ssize_t K, int W, double* out) noexcept nogil:
+    """Wait for every thread, then out[w] = sum of the W-value partials of blocks 0..K-1 in
+    block order.  Two buffers alternate: a buffer is rewritten only two reductions later,
+    after a barrier every thread passed once it had read it."""
+    cdef const double* buf = team_buf(me)
+    cdef Py_ssize_t k
+    cdef int w
+    cdef double start
+    if _profiling:
+        me.par += team_now() - me.mark
+    if me.team.n_threads > 1:
+        if me.tid == 0:
+            start = team_wall()
+            team_barrier_wait(&me.team.bar, &me.sense)
+            me.wait += team_wall() - start
+        else:
+            team_barrier_wait(&me.team.bar, &me.sense)
+    for w in range(W):
+        out[w] = 0.0
+    for k in range(K):
+        for w in range(W):
+            out[w] += buf[k * W + w]
+    me.slot += 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,13 +545,40 @@ cdef struct phi_t:
     double r0
     double rpp
     double lin
+    me_t* me            # NULL: one sequential sum; else the sum over nblk fixed blocks
+    Py_ssize_t nblk
 
 
-cdef inline double phi_value(phi_t* P, MarginLoss loss, double a, double* deriv) noexcept nogil:
-    cdef double dv
-    cdef double v = sum_along_line(loss, P.z, P.q, P.y, P.s, P.n, a, True, &dv, NULL)
+cdef inline double phi_finish(const phi_t* P, double a, double v, double dv,
+                              double* deriv) noexcept nogil:
     deriv[0] = dv + P.r0 + a * P.rpp + P.lin
     return v + a * (P.r0 + 0.5 * a * P.rpp + P.lin)
+
+
+cdef inline void phi_partials(const phi_t* P, MarginLoss loss, double a, double* buf,
+                              int W) noexcept nogil:
+    """Sum along the line of this thread's blocks: buf[k * W] the value, buf[k * W + 1] the
+    derivative of block k."""
+    cdef Py_ssize_t k, lo, hi
+    cdef double dv
+    for k in range(first_block(P.me, P.nblk), end_block(P.me, P.nblk)):
+        lo = k * P.n // P.nblk
+        hi = (k + 1) * P.n // P.nblk
+        buf[k * W] = sum_along_line(loss, P.z + lo, P.q + lo, P.y + lo, P.s + lo, hi - lo, a,
+                                    True, &dv, NULL)
+        buf[k * W + 1] = dv
+
+
+cdef double phi_value(phi_t* P, MarginLoss loss, double a, double* deriv) noexcept nogil:
+    cdef double dv, v
+    cdef double out[2]
+    if P.me == NULL:
+        v = sum_along_line(loss, P.z, P.q, P.y, P.s, P.n, a, True, &dv, NULL)
+        return phi_finish(P, a, v, dv, deriv)
+    team_begin(P.me)
+    phi_partials(P, loss, a, team_buf(P.me), 2)
+    team_reduce(P.me, P.nblk, 2, out)
+    return phi_finish(P, a, out[0], out[1], deriv)
 
 
 cdef double strong_wolfe(phi_t* P, MarginLoss loss, double phi0, double dphi0,
@@ -386,7 +654,7 @@ def line_search_margins(CGOptions options, MarginLoss loss, const double[::1] z,
     _check_length("q", q.shape[0], n)
     _check_length("y", y.shape[0], n)
     _check_length("s", s.shape[0], n)
-    cdef phi_t P = phi_t(&z[0], &q[0], &y[0], &s[0], n, r0, rpp, lin)
+    cdef phi_t P = phi_t(&z[0], &q[0], &y[0], &s[0], n, r0, rpp, lin, NULL, 1)
     cdef double phi0, dphi0, a = 0.0
     cdef int n_evals = 0, failed = 0
     with nogil:
@@ -439,13 +707,14 @@ cdef inline void direction_scalars(const double* x, const double* p, const doubl
     sc[0] = a0; sc[1] = a1; sc[2] = a2
 
 
-cdef inline void restart_direction(const double* x, double* p, const double* g,
-                                   const double* base, Py_ssize_t d, double* sc) noexcept nogil:
-    """p = -g, and the scalars of the new direction."""
-    cdef Py_ssize_t j
-    for j in range(d + 1):
-        p[j] = -g[j]
-    direction_scalars(x, p, base, d, sc)
+cdef inline void scalar_partials(const double* x, const double* p, const double* base,
+                                 Py_ssize_t d, Py_ssize_t K, Py_ssize_t k0, Py_ssize_t k1,
+                                 double* buf) noexcept nogil:
+    """Direction scalars (x.p, p.p, base.p over features j < d) of feature blocks k0..k1-1."""
+    cdef Py_ssize_t k, lo
+    for k in range(k0, k1):
+        lo = k * d // K
+        direction_scalars(x + lo, p + lo, base + lo, (k + 1) * d // K - lo, buf + 3 * k)
 
 
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
@@ -462,54 +731,345 @@ cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_
         q[k] = row_dot(data, indices, nnz, p) + p[d]
 
 
-cdef inline void all_margins(const rows_t* X, const double* p, double* q) noexcept nogil:
+cdef inline void range_margins(const rows_t* X, const double* p, double* q, Py_ssize_t start,
+                               Py_ssize_t end) noexcept nogil:
     cdef Py_ssize_t i, d = X.n_features
     cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
-    for i in range(X.n_samples):
+    for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
         q[i] = row_dot(data, indices, nnz, p) + p[d]
 
 
-cdef struct line_t:
-    # what opening a line search along p reads (pointers fixed for one outer iteration)
-    const rows_t* X
-    Py_ssize_t d
-    Py_ssize_t b
-    int ls_mode
-    double alpha
-    double alpha_b
-    const Py_ssize_t* idx
-    const double* x
-    const double* p
-    const double* base
-    const double* sS
-    const double* d0S
-    double* zS
-    double* qS
-    double* q_full
+cdef inline void row_axpy_cols(double a, rowvals_t data, const int32_t* indices, int nnz,
+                               double* w, Py_ssize_t c0, Py_ssize_t c1) noexcept nogil:
+    """w[j] += a * row[j] for the columns c0 <= j < c1 only."""
+    cdef int k
+    cdef Py_ssize_t j
+    if indices == NULL:
+        if data.f32 != NULL:
+            for j in range(c0, c1):
+                w[j] += a * data.f32[j]
+        else:
+            for j in range(c0, c1):
+                w[j] += a * data.f64[j]
+        return
+    for k in range(nnz):
+        j = indices[k]
+        if c0 <= j < c1:
+            w[j] += a * row_value(data, k)
 
 
-cdef inline double open_line(const line_t* L, phi_t* P, MarginLoss loss, const double* sc,
-                             bint want_z, double* dphi0) noexcept nogil:
-    """Margins along p (of the batch; of every row for a line search on f), the scalars of
-    phi from ``sc`` = (x.p, p.p, base.p); returns phi(0) and writes phi'(0)."""
-    cdef Py_ssize_t k, d = L.d
-    cdef double lin_vr
-    batch_margins(L.X, L.idx, L.b, L.x, L.p, L.zS, L.qS, want_z)
-    if L.ls_mode == LS_FULL:
-        all_margins(L.X, L.p, L.q_full)
-    P.r0 = L.alpha * sc[0] + L.alpha_b * L.x[d] * L.p[d]
-    P.rpp = L.alpha * sc[1] + L.alpha_b * L.p[d] * L.p[d]
-    P.lin = 0.0
-    if L.ls_mode == LS_VR:
-        # (u - reg x0) . p - sum_S s_k loss'(z0_k) q_k
-        lin_vr = sc[2] + L.base[d] * L.p[d]
-        for k in range(L.b):
-            lin_vr -= L.sS[k] * L.d0S[k] * L.qS[k]
-        P.lin = lin_vr
-    return phi_value(P, loss, 0.0, dphi0)
+cdef class _InnerTeam:
+    """One call of ``cgvr_inner``: its arrays and settings, and ``run(tid)``, the inner loop
+    every thread of the team runs (thread 0 in the caller, the others in the tables'
+    executor).  Thread tid owns fixed blocks of the batch rows (margins, line-search sums,
+    batch gradient factors), of the rows of f (line search on f) and of the features
+    (gradient scatter, x/g/p updates, dot products; the owner of the last feature block also
+    owns the intercept coordinate d)."""
+
+    cdef const rows_t* X
+    cdef MarginLoss loss
+    cdef team_t team
+    cdef object keep
+    cdef const double* y
+    cdef const double* sw
+    cdef const double* sw_n
+    cdef const double* x0
+    cdef const double* u
+    cdef const double* dl0
+    cdef double* x
+    cdef double* g
+    cdef double* p
+    cdef double* steps
+    cdef double* z_full
+    cdef double* q_full
+    cdef Py_ssize_t* idx
+    cdef double* zS
+    cdef double* qS
+    cdef double* yS
+    cdef double* sS
+    cdef double* d0S
+    cdef double* cS
+    cdef double* g_new
+    cdef double* base
+    cdef double* x_sel
+    cdef double* acc
+    cdef Py_ssize_t n, d, b, inner_iter, kb, kn, kd
+    cdef double alpha, alpha_b, step_max
+    cdef bint fit_intercept, full_batch, option_two
+    cdef int beta_rule, ls_mode
+    cdef const wolfe_t* wolfe
+    cdef uint64_t seed, stream, counter
+    # counters (written by thread 0)
+    cdef long restarts, skipped, wolfe_fail
+    cdef int n_evals, beta_resets
+    cdef double wait_share         # of thread 0's wall time spent waiting at barriers
+
+    def run_worker(self, int tid):
+        with nogil:
+            if team_gate_checkin(&self.team.gate) == 1:
+                self.run(tid)
+
+    cdef double open_line(self, me_t* me, phi_t* P, const double* sc, bint want_z,
+                          Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t nr0, Py_ssize_t nr1,
+                          double* dphi0) noexcept nogil:
+        """Margins along p of this thread's batch rows (and rows of f for a line search on
+        f), then phi(0), phi'(0) and the scalars of phi (from ``sc`` = (x.p, p.p, base.p))."""
+        cdef Py_ssize_t k, i, lo, hi, d = self.d
+        cdef double* buf
+        cdef double out[3]
+        cdef double s, xd, pd, bd
+        team_begin(me)
+        batch_margins(self.X, self.idx + r0, r1 - r0, self.x, self.p, self.zS + r0,
+                      self.qS + r0, want_z)
+        if self.ls_mode == LS_FULL:
+            range_margins(self.X, self.p, self.q_full, nr0, nr1)
+        buf = team_buf(me)
+        phi_partials(P, self.loss, 0.0, buf, 3)
+        for k in range(first_block(me, P.nblk), end_block(me, P.nblk)):
+            s = 0.0
+            if self.ls_mode == LS_VR:
+                # sum_S s_k loss'(z0_k) q_k (the batch is P's range here)
+                lo = k * P.n // P.nblk
+                hi = (k + 1) * P.n // P.nblk
+                for i in range(lo, hi):
+                    s += self.sS[i] * self.d0S[i] * self.qS[i]
+            buf[3 * k + 2] = s
+        # the intercept coordinates are read before the barrier: after it, a restart of the
+        # direction by their owner may rewrite p[d]
+        xd, pd, bd = self.x[d], self.p[d], self.base[d]
+        team_reduce(me, P.nblk, 3, out)
+        P.r0 = self.alpha * sc[0] + self.alpha_b * xd * pd
+        P.rpp = self.alpha * sc[1] + self.alpha_b * pd * pd
+        P.lin = 0.0
+        if self.ls_mode == LS_VR:
+            # (u - reg x0) . p - sum_S s_k loss'(z0_k) q_k
+            P.lin = (sc[2] + bd * pd) - out[2]
+        return phi_finish(P, 0.0, out[0], out[1], dphi0)
+
+    cdef void restart(self, me_t* me, Py_ssize_t fb0, Py_ssize_t fb1, double* sc) noexcept nogil:
+        """p = -g, and the scalars of the new direction."""
+        cdef Py_ssize_t j, d = self.d
+        team_begin(me)
+        for j in range(fb0 * d // self.kd, fb1 * d // self.kd):
+            self.p[j] = -self.g[j]
+        if fb1 == self.kd:
+            self.p[d] = -self.g[d]
+        scalar_partials(self.x, self.p, self.base, d, self.kd, fb0, fb1, team_buf(me))
+        team_reduce(me, self.kd, 3, sc)
+
+    cdef void run(self, int tid) noexcept nogil:
+        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0)
+        cdef double started = team_wall()
+        cdef const rows_t* X = self.X
+        cdef Py_ssize_t n = self.n, d = self.d, D = d + 1, b = self.b
+        cdef Py_ssize_t kb = self.kb, kd = self.kd, kn = self.kn
+        cdef Py_ssize_t r0 = first_block(&me, kb) * b // kb, r1 = end_block(&me, kb) * b // kb
+        cdef Py_ssize_t nr0 = first_block(&me, kn) * n // kn
+        cdef Py_ssize_t nr1 = end_block(&me, kn) * n // kn
+        cdef Py_ssize_t fb0 = first_block(&me, kd), fb1 = end_block(&me, kd)
+        cdef Py_ssize_t c0 = fb0 * d // kd, c1 = fb1 * d // kd
+        cdef bint owns_d = fb1 == kd       # the last thread
+        cdef bint all_cols = c0 == 0 and c1 == d
+        cdef double* x = self.x
+        cdef double* p = self.p
+        cdef double* g = self.g
+        cdef double* g_new = self.g_new
+        cdef double* base = self.base
+        cdef double* acc = self.acc
+        cdef double* zS = self.zS
+        cdef double* qS = self.qS
+        cdef double* cS = self.cS
+        cdef double alpha = self.alpha, alpha_b = self.alpha_b, inv_b = 1.0 / b
+        cdef bint fit_intercept = self.fit_intercept, full_batch = self.full_batch
+        cdef double sc[3]
+        cdef double dots[5]
+        cdef double* buf
+        cdef double gb, gn, xj, pj, s0, s1, s2, s3, s4, beta, gp, coef, a, phi0, dphi0
+        cdef int n_evals = 0, failed = 0, beta_resets = 0
+        cdef long restarts = 0, skipped = 0, wolfe_fail = 0
+        cdef Py_ssize_t tau = -1, t, k, j, i, lo, hi
+        cdef rng_state rng
+        cdef rowvals_t data
+        cdef const int32_t* indices
+        cdef int nnz
+        cdef phi_t P
+        if self.ls_mode == LS_FULL:
+            P = phi_t(self.z_full, self.q_full, self.y, self.sw_n, n, 0.0, 0.0, 0.0, &me, kn)
+        else:
+            P = phi_t(zS, qS, self.yS, self.sS, b, 0.0, 0.0, 0.0, &me, kb)
+        rng_init(&rng, self.seed, self.stream, self.counter)
+        if self.option_two:
+            tau = rng_randint(&rng, self.inner_iter)
+        # base = u - reg(x0): the VR gradient at x on batch S is
+        # base + reg(x) + sum_S s_k (loss'(z_k) - loss'(z0_k)) X_k / b
+        team_begin(&me)
+        for j in range(c0, c1):
+            base[j] = self.u[j] - alpha * self.x0[j]
+        if owns_d:
+            base[d] = self.u[d] - alpha_b * self.x0[d] if fit_intercept else 0.0
+        # dense scalars x.p, p.p, base.p of the current direction (then kept up to date by
+        # the sweep that forms the next direction)
+        scalar_partials(x, p, base, d, kd, fb0, fb1, team_buf(&me))
+        team_reduce(&me, kd, 3, sc)
+
+        for t in range(self.inner_iter):
+            if t == tau:
+                for j in range(c0, c1):
+                    self.x_sel[j] = x[j]
+                if owns_d:
+                    self.x_sel[d] = x[d]
+            if not full_batch:
+                # every thread draws the whole batch (one stream), keeps its own rows
+                for k in range(b):
+                    i = rng_randint(&rng, n)
+                    if r0 <= k < r1:
+                        self.idx[k] = i
+                        self.yS[k] = self.y[i]
+                        self.sS[k] = self.sw[i] * inv_b
+                        self.d0S[k] = self.dl0[i]
+            elif t == 0:
+                # deterministic full batch: the inner loop is exact nonlinear CG on f
+                for k in range(r0, r1):
+                    self.idx[k] = k
+                    self.yS[k] = self.y[k]
+                    self.sS[k] = self.sw[k] * inv_b
+                    self.d0S[k] = self.dl0[k]
+            # full batch: zS = X x is carried over from the previous step (zS += a qS)
+            phi0 = self.open_line(&me, &P, sc, not full_batch or t == 0, r0, r1, nr0, nr1,
+                                  &dphi0)
+            n_evals += 1
+            if not (dphi0 < 0):
+                # not a descent direction of the line-search objective: restart with -g
+                restarts += 1
+                self.restart(&me, fb0, fb1, sc)
+                phi0 = self.open_line(&me, &P, sc, False, r0, r1, nr0, nr1, &dphi0)
+                n_evals += 1
+            a = 0.0
+            if dphi0 < 0:
+                a = strong_wolfe(&P, self.loss, phi0, dphi0, self.wolfe, self.step_max, &n_evals,
+                                 &failed)
+                wolfe_fail += failed
+            if a == 0.0:
+                skipped += 1
+            if tid == 0:
+                self.steps[t] = a
+            # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3).  Per batch row the
+            # factor s_k (loss'(z_k) - loss'(z0_k)) (row blocks), then the scatter of the rows
+            # into acc (all zeros on entry; feature blocks, O(nnz(X_S))) and one fused sweep
+            # that moves x, forms g_{t+1} and the dot products of the beta rules, a second
+            # one forms p_{t+1} and the scalars of the next line search.
+            team_begin(&me)
+            if a != 0.0:
+                for k in range(r0, r1):
+                    zS[k] += a * qS[k]
+                if self.ls_mode == LS_FULL:
+                    for i in range(nr0, nr1):
+                        self.z_full[i] += a * self.q_full[i]
+            buf = team_buf(&me)
+            for i in range(first_block(&me, kb), end_block(&me, kb)):
+                s0 = 0.0
+                for k in range(i * b // kb, (i + 1) * b // kb):
+                    coef = self.sS[k] * (self.loss.dloss(zS[k], self.yS[k]) - self.d0S[k])
+                    cS[k] = coef
+                    s0 += coef
+                buf[i] = s0
+            team_reduce(&me, kb, 1, &gb)
+
+            team_begin(&me)
+            if c1 > c0:
+                for k in range(b):
+                    coef = cS[k]
+                    if coef != 0.0:
+                        nnz = dataset_row(X, self.idx[k], &data, &indices)
+                        if all_cols:
+                            row_axpy(coef, data, indices, nnz, acc)
+                        else:
+                            row_axpy_cols(coef, data, indices, nnz, acc, c0, c1)
+            buf = team_buf(&me)
+            for i in range(fb0, fb1):
+                s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0; s4 = 0.0
+                for j in range(i * d // kd, (i + 1) * d // kd):
+                    xj = x[j] + a * p[j]
+                    x[j] = xj
+                    gn = base[j] + alpha * xj + acc[j]
+                    acc[j] = 0.0
+                    g_new[j] = gn
+                    s0 += gn * gn
+                    s1 += gn * g[j]
+                    s2 += g[j] * g[j]
+                    s3 += p[j] * gn
+                    s4 += p[j] * g[j]
+                if i == kd - 1:
+                    x[d] += a * p[d]
+                    if fit_intercept:
+                        gn = base[d] + alpha_b * x[d] + gb
+                    else:
+                        gn = 0.0
+                    g_new[d] = gn
+                    s0 += gn * gn
+                    s1 += gn * g[d]
+                    s2 += g[d] * g[d]
+                    s3 += p[d] * gn
+                    s4 += p[d] * g[d]
+                buf[5 * i] = s0
+                buf[5 * i + 1] = s1
+                buf[5 * i + 2] = s2
+                buf[5 * i + 3] = s3
+                buf[5 * i + 4] = s4
+            team_reduce(&me, kd, 5, dots)
+            beta = beta_from_dots(self.beta_rule, dots[0], dots[1], dots[2], dots[3], dots[4],
+                                  &beta_resets)
+
+            team_begin(&me)
+            buf = team_buf(&me)
+            for i in range(fb0, fb1):
+                s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0
+                for j in range(i * d // kd, (i + 1) * d // kd):
+                    pj = -g_new[j] + beta * p[j]
+                    p[j] = pj
+                    g[j] = g_new[j]
+                    s0 += pj * g_new[j]
+                    s1 += x[j] * pj
+                    s2 += pj * pj
+                    s3 += base[j] * pj
+                if i == kd - 1:
+                    p[d] = -g_new[d] + beta * p[d]
+                    g[d] = g_new[d]
+                    s0 += p[d] * g_new[d]
+                buf[4 * i] = s0
+                buf[4 * i + 1] = s1
+                buf[4 * i + 2] = s2
+                buf[4 * i + 3] = s3
+            team_reduce(&me, kd, 4, dots)
+            gp = dots[0]
+            sc[0] = dots[1]; sc[1] = dots[2]; sc[2] = dots[3]
+            if not (gp < 0):
+                # descent guard on the VR gradient
+                restarts += 1
+                self.restart(&me, fb0, fb1, sc)
+        if self.option_two:
+            for j in range(c0, c1):
+                x[j] = self.x_sel[j]
+            if owns_d:
+                x[d] = self.x_sel[d]
+        if tid == 0:
+            self.restarts = restarts
+            self.skipped = skipped
+            self.n_evals = n_evals
+            self.wolfe_fail = wolfe_fail
+            self.beta_resets = beta_resets
+            self.counter = rng.counter
+            self.wait_share = me.wait / (team_wall() - started) if me.wait > 0 else 0.0
+            if _profiling and self.team.n_threads == 1:
+                _add_parallel(me.par)
+
+
+cdef void _add_parallel(double seconds) noexcept nogil:
+    global _parallel_seconds
+    _parallel_seconds += seconds
 
 
 def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double[::1] x0,
@@ -526,6 +1086,10 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     (``options`` line search "full") needs ``z_full`` = X w_k, updated in place.  ``stats``
     accumulates the counters listed in N_STATS, ``steps[t]`` receives the accepted step of
     inner step t.  Returns the RNG counter after the last draw.
+
+    With an executor set on ``tables`` (``HeadTables.set_executor``), the steps run on a
+    team of its threads over fixed blocks of the batch and of the features, summed in block
+    order: the result is bitwise the same for every number of threads.
     """
     cdef const rows_t* X = &tables.ds.rows
     cdef Py_ssize_t n = X.n_samples, d = X.n_features, D = d + 1
@@ -538,160 +1102,81 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
                          "entries")
     if options.ls_mode == LS_FULL and (z_full is None or z_full.shape[0] != n):
         raise ValueError("the line search on f needs z_full = X w_k (length n_samples)")
-    cdef MarginLoss loss = tables.loss
-    cdef const double* y = &tables.y[0]
-    cdef const double* sw = &tables.sw[0]
-    cdef double alpha = tables.alpha, alpha_b = tables.alpha_b
-    cdef bint fit_intercept = tables.fit_intercept
-    cdef int beta_rule = options.beta_rule, ls_mode = options.ls_mode
-    cdef const wolfe_t* wolfe = &options.wolfe
     cdef bint full_batch = batch_size >= n
-    cdef Py_ssize_t b = n if full_batch else batch_size, t, k, j, i
-    cdef double inv_b = 1.0 / b
-    cdef rng_state rng
+    cdef Py_ssize_t b = n if full_batch else batch_size
+    cdef _InnerTeam S = _InnerTeam.__new__(_InnerTeam)
     # batch workspaces
     cdef Py_ssize_t[::1] idx = np.empty(b, dtype=np.intp)
-    cdef double[::1] zS = np.empty(b), qS = np.empty(b), yS = np.empty(b), sS = np.empty(b)
-    cdef double[::1] d0S = np.empty(b)
-    cdef double[::1] g_new = np.empty(D), base = np.empty(D), x_sel = np.empty(D)
+    cdef double[::1] work = np.empty(6 * b)
+    cdef double[::1] vec = np.empty(3 * D)
     cdef double[::1] acc = np.zeros(D)
+    cdef double[::1] red = np.zeros(2 * RED_STRIDE)
     cdef double[::1] q_full = None     # margins X p (line search on f)
     cdef const double[::1] sw_n = None
-    cdef double sc[3]
-    cdef double gb, gn, xj, pj, gg_new, g_new_old, gg_old, p_new, p_old
-    cdef phi_t P
-    cdef line_t L = line_t(X, d, b, ls_mode, alpha, alpha_b, &idx[0], &x[0], &p[0], &base[0],
-                           &sS[0], &d0S[0], &zS[0], &qS[0], NULL)
-    cdef double phi0, dphi0, a, beta, gp, coef
-    cdef int n_evals = 0, failed = 0, beta_resets = 0
-    cdef long restarts = 0, skipped = 0, wolfe_fail = 0
-    cdef Py_ssize_t tau = -1
-    cdef rowvals_t data
-    cdef const int32_t* indices
-    cdef int nnz
-
-    if ls_mode == LS_FULL:
+    S.keep = (idx, work, vec, acc, red)
+    S.X, S.loss = X, tables.loss
+    S.y, S.sw = &tables.y[0], &tables.sw[0]
+    S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
+    S.x, S.g, S.p, S.steps = &x[0], &g[0], &p[0], &steps[0]
+    S.idx = &idx[0]
+    S.zS, S.qS, S.yS = &work[0], &work[b], &work[2 * b]
+    S.sS, S.d0S, S.cS = &work[3 * b], &work[4 * b], &work[5 * b]
+    S.g_new, S.base, S.x_sel, S.acc = &vec[0], &vec[D], &vec[2 * D], &acc[0]
+    S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
+    S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
+    S.kn = team_blocks(n, TEAM_ROWS)
+    S.alpha, S.alpha_b, S.step_max = tables.alpha, tables.alpha_b, step_max
+    S.fit_intercept, S.full_batch, S.option_two = (tables.fit_intercept, full_batch,
+                                                   options.option_two)
+    S.beta_rule, S.ls_mode, S.wolfe = options.beta_rule, options.ls_mode, &options.wolfe
+    S.seed, S.stream, S.counter = tables.seed, tables.stream, counter
+    S.z_full = S.q_full = NULL
+    S.sw_n = NULL
+    if options.ls_mode == LS_FULL:
         q_full = np.empty(n)
-        L.q_full = &q_full[0]
         sw_n = tables.full_weights
-        P = phi_t(&z_full[0], &q_full[0], y, &sw_n[0], n, 0.0, 0.0, 0.0)
-    else:
-        P = phi_t(&zS[0], &qS[0], &yS[0], &sS[0], b, 0.0, 0.0, 0.0)
-    rng_init(&rng, tables.seed, tables.stream, counter)
+        S.keep = (S.keep, q_full, sw_n, options)
+        S.z_full, S.q_full, S.sw_n = &z_full[0], &q_full[0], &sw_n[0]
+    cdef int n_threads = tables.n_threads if tables.executor is not None else 1
+    if tables.solo_calls > 0:
+        tables.solo_calls -= 1
+        n_threads = 1
+    n_threads = min(n_threads, TEAM_MAX)
+    S.team.red = &red[0]
+    S.team.n_threads = n_threads
+    team_barrier_init(&S.team.bar, n_threads)
+    team_gate_init(&S.team.gate)
+    workers = []
+    cdef long opened = 1
+    cdef double timeout
+    try:
+        for tid in range(1, n_threads):
+            workers.append(tables.executor.submit(S.run_worker, tid))
+    finally:
+        # workers that do not start in time (a busy or shut-down executor) are sent away
+        # and the caller runs every block: the bits do not depend on it
+        timeout = TEAM_START_TIMEOUT if len(workers) == n_threads - 1 else 0.0
+        with nogil:
+            if n_threads > 1:
+                opened = team_gate_open(&S.team.gate, n_threads - 1, timeout)
+            if not opened:
+                S.team.n_threads = 1
+                team_barrier_init(&S.team.bar, 1)
     with nogil:
-        if options.option_two:
-            tau = rng_randint(&rng, inner_iter)
-        # base = u - reg(x0): the VR gradient at x on batch S is
-        # base + reg(x) + sum_S s_k (loss'(z_k) - loss'(z0_k)) X_k / b
-        for j in range(d):
-            base[j] = u[j] - alpha * x0[j]
-        base[d] = u[d] - alpha_b * x0[d] if fit_intercept else 0.0
-        # dense scalars x.p, p.p, base.p of the current direction (then kept up to date by
-        # the sweep that forms the next direction)
-        direction_scalars(&x[0], &p[0], &base[0], d, sc)
-
-        for t in range(inner_iter):
-            if t == tau:
-                for j in range(D):
-                    x_sel[j] = x[j]
-            if not full_batch:
-                for k in range(b):
-                    i = rng_randint(&rng, n)
-                    idx[k] = i
-                    yS[k] = y[i]
-                    sS[k] = sw[i] * inv_b
-                    d0S[k] = dl0[i]
-            elif t == 0:
-                # deterministic full batch: the inner loop is exact nonlinear CG on f
-                for k in range(b):
-                    idx[k] = k
-                    yS[k] = y[k]
-                    sS[k] = sw[k] * inv_b
-                    d0S[k] = dl0[k]
-            # full batch: zS = X x is carried over from the previous step (zS += a qS)
-            phi0 = open_line(&L, &P, loss, sc, not full_batch or t == 0, &dphi0)
-            n_evals += 1
-            if not (dphi0 < 0):
-                # not a descent direction of the line-search objective: restart with -g
-                restarts += 1
-                restart_direction(&x[0], &p[0], &g[0], &base[0], d, sc)
-                phi0 = open_line(&L, &P, loss, sc, False, &dphi0)
-                n_evals += 1
-            a = 0.0
-            if dphi0 < 0:
-                a = strong_wolfe(&P, loss, phi0, dphi0, wolfe, step_max, &n_evals, &failed)
-                wolfe_fail += failed
-            if a == 0.0:
-                skipped += 1
-            steps[t] = a
-            if a != 0.0:
-                for k in range(b):
-                    zS[k] += a * qS[k]
-                if ls_mode == LS_FULL:
-                    for i in range(n):
-                        z_full[i] += a * q_full[i]
-            # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3).  The batch part
-            # sum_S s_k (loss'(z_k) - loss'(z0_k)) X_k is scattered into acc (all zeros on
-            # entry) in O(nnz(X_S)); one fused sweep then moves x, forms g_{t+1} and the dot
-            # products of the beta rules, a second one forms p_{t+1} and the scalars of the
-            # next line search.
-            gb = 0.0
-            for k in range(b):
-                coef = sS[k] * (loss.dloss(zS[k], yS[k]) - d0S[k])
-                if coef != 0.0:
-                    nnz = dataset_row(X, idx[k], &data, &indices)
-                    row_axpy(coef, data, indices, nnz, &acc[0])
-                    gb += coef
-            gg_new = 0.0; g_new_old = 0.0; gg_old = 0.0; p_new = 0.0; p_old = 0.0
-            for j in range(d):
-                xj = x[j] + a * p[j]
-                x[j] = xj
-                gn = base[j] + alpha * xj + acc[j]
-                acc[j] = 0.0
-                g_new[j] = gn
-                gg_new += gn * gn
-                g_new_old += gn * g[j]
-                gg_old += g[j] * g[j]
-                p_new += p[j] * gn
-                p_old += p[j] * g[j]
-            x[d] += a * p[d]
-            if fit_intercept:
-                gn = base[d] + alpha_b * x[d] + gb
-            else:
-                gn = 0.0
-            g_new[d] = gn
-            gg_new += gn * gn
-            g_new_old += gn * g[d]
-            gg_old += g[d] * g[d]
-            p_new += p[d] * gn
-            p_old += p[d] * g[d]
-            beta = beta_from_dots(beta_rule, gg_new, g_new_old, gg_old, p_new, p_old,
-                                  &beta_resets)
-            gp = 0.0; sc[0] = 0.0; sc[1] = 0.0; sc[2] = 0.0
-            for j in range(d):
-                pj = -g_new[j] + beta * p[j]
-                p[j] = pj
-                g[j] = g_new[j]
-                gp += pj * g_new[j]
-                sc[0] += x[j] * pj
-                sc[1] += pj * pj
-                sc[2] += base[j] * pj
-            p[d] = -g_new[d] + beta * p[d]
-            g[d] = g_new[d]
-            gp += p[d] * g_new[d]
-            if not (gp < 0):
-                # descent guard on the VR gradient
-                restarts += 1
-                restart_direction(&x[0], &p[0], &g[0], &base[0], d, sc)
-        if options.option_two:
-            for j in range(D):
-                x[j] = x_sel[j]
-    stats[STAT_RESTARTS] += restarts
-    stats[STAT_SKIPPED] += skipped
-    stats[STAT_LS_EVALS] += n_evals
-    stats[STAT_WOLFE_FAIL] += wolfe_fail
-    stats[STAT_BETA_RESET] += beta_resets
-    return rng.counter
+        S.run(0)
+    if opened:
+        for future in workers:
+            future.result()
+    if n_threads > 1 and S.wait_share > TEAM_MAX_WAIT:
+        # the other threads were mostly descheduled (a loaded machine): the next inner
+        # loops run alone, then the team is tried again (the bits do not depend on it)
+        tables.solo_calls = TEAM_SOLO_CALLS
+    stats[STAT_RESTARTS] += S.restarts
+    stats[STAT_SKIPPED] += S.skipped
+    stats[STAT_LS_EVALS] += S.n_evals
+    stats[STAT_WOLFE_FAIL] += S.wolfe_fail
+    stats[STAT_BETA_RESET] += S.beta_resets
+    return S.counter
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
 * ``oneproj_sgd``: the 'oneproj' baseline (smoothed penalty, no projection inside).
 * ``orda_epoch``: one ORDA run (Alg. 2) with g(w) = alpha ||w||^2, used by Epro-ORDA (Alg. 3).
 * ``svrg_epoch``: one prox-SVRG epoch of 'epro_svrg' (beyond the paper).
+* ``sparse_gram``: the weighted Gram matrix of a working set's columns of CSR rows (float32
+  rows without a float64 copy; used by the exact solver for a float32 X).
 
 Every kernel takes the problem's tables as one :class:`LassoData` (rows, targets, sampling
 weights, alpha, radius, fit_intercept, the generator's key), built once per output, and
@@ -30,13 +32,21 @@ the per-call values (iterate, step, multiplier, counter) as arguments.
 import numpy as np
 
 from libc.math cimport fabs, sqrt, exp, expm1, log1p
-from libc.stdint cimport int8_t, int32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint64_t
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 
-from ._dataset cimport RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy
+from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
+                        row_value)
 from ._projection cimport project_l1_ball
 from ._prox cimport soft_threshold
 from ._random cimport rng_state, rng_init, rng_randint
+
+
+cdef inline const void* _values_ptr(rowvals_t data) noexcept nogil:
+    """The first stored value of a row (float64 or float32), for a prefetch."""
+    if data.f32 != NULL:
+        return <const void*>data.f32
+    return <const void*>data.f64
 
 
 cdef inline double _sign(double v) noexcept nogil:
@@ -61,7 +71,7 @@ cdef class LassoData:
     Parameters
     ----------
     ds : RowDataset
-        The rows of X.
+        The rows of X, float64 or float32 (read in place, each value widened to double).
     y : ndarray of float64, shape (n_samples,)
         Targets.
     cweight : ndarray of float64, shape (n_samples,)
@@ -88,7 +98,6 @@ cdef class LassoData:
                              f"one entry per row of X ({n})")
         if n == 0:
             raise ValueError("X has no rows")
-        ds.require_float64("the lasso kernels")
         self.ds = ds
         self.y_view = y
         self.cw_view = cweight
@@ -281,7 +290,7 @@ cdef double _epro_dense(const lasso_t* P, double* w, double* b, double eta, doub
         for j in range(d):
             v = w[j]
             w_avg[j] += v
-            v = soft_threshold(a * v, shrink) - g * data.f64[j]
+            v = soft_threshold(a * v, shrink) - g * row_value(data, j)
             w[j] = v
             new_norm += fabs(v)
         norm1 = new_norm
@@ -549,7 +558,7 @@ cdef double _epro_sparse(const lasso_t* P, double* w, double* b, double eta, dou
             SKS_LASSO_PREFETCH(&X.indptr[i_next2])
         if t + 1 < n_steps:
             nnz_n = dataset_row(X, i_next, &data_n, &indices_n)
-            SKS_LASSO_PREFETCH(data_n.f64)
+            SKS_LASSO_PREFETCH(_values_ptr(data_n))
             SKS_LASSO_PREFETCH(indices_n)
             SKS_LASSO_PREFETCH(&y[i_next])
             SKS_LASSO_PREFETCH(&cw[i_next])
@@ -570,7 +579,7 @@ cdef double _epro_sparse(const lasso_t* P, double* w, double* b, double eta, dou
                 Kj = st.K[j]
                 # registered coordinates are alive (K_j > C): sum iterates last_j..tau
                 w_avg[j] += sg * _alive_sum(st, st.last[j], tau + 1, Kj)
-                dot += data.f64[k] * sg * s * (Kj - C)
+                dot += row_value(data, k) * sg * s * (Kj - C)
             st.last[j] = <int32_t>(tau + 1)
         r = dot + b[0] - y[i]
         g = eta * cw[i] * r
@@ -589,7 +598,7 @@ cdef double _epro_sparse(const lasso_t* P, double* w, double* b, double eta, dou
                 st.cnt -= 1
                 if track:
                     _rx_unlink(st, j)
-            v -= g * data.f64[k]
+            v -= g * row_value(data, k)
             Kj = fabs(v) * inv_s_new + C_new
             if Kj > C_new:
                 # (|v| below the rounding of C_new counts as zero: w_j would read 0)
@@ -812,7 +821,7 @@ cdef void _projected_sparse(const lasso_t* P, double* w, double* b, double* b_su
             w_sum[j] += sgn[j] * _prefix_window_sum(p1, p2, carr, last[j], tau + 1, K[j])
             last[j] = tau + 1
             if K[j] > C:
-                dot += data.f64[k] * sgn[j] * s * (K[j] - C)
+                dot += row_value(data, k) * sgn[j] * s * (K[j] - C)
         r = dot + b[0] - y[i]
         g = eta * cw[i] * r
         b_sum[0] += b[0]
@@ -820,7 +829,7 @@ cdef void _projected_sparse(const lasso_t* P, double* w, double* b, double* b_su
         for k in range(nnz):
             j = indices[k]
             v = sgn[j] * s * (K[j] - C) if K[j] > C else 0.0
-            v -= g * data.f64[k]
+            v -= g * row_value(data, k)
             if pos[j] >= 0:
                 size = _heap_remove(heap, pos, K, size, j)
                 sumK -= K[j]
@@ -960,10 +969,10 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
             # row part of S (the gradient's data term)
             if indices == NULL:
                 for k in range(nnz):
-                    S[k] += tw * cr * data.f64[k]
+                    S[k] += tw * cr * row_value(data, k)
             else:
                 for k in range(nnz):
-                    S[indices[k]] += tw * cr * data.f64[k]
+                    S[indices[k]] += tw * cr * row_value(data, k)
             norm1 = 0.0
             for j in range(d):
                 u = theta_c * x[j] + theta * z[j]
@@ -975,7 +984,7 @@ def orda_epoch(LassoData P, double[::1] x, double intercept, double eta, double 
             for k in range(nnz):
                 j = k if indices == NULL else indices[k]
                 xold = x[j]
-                x[j] = xold - cr * data.f64[k] / den_x
+                x[j] = xold - cr * row_value(data, k) / den_x
                 norm1 += fabs(x[j]) - fabs(xold)
             if fit_intercept:
                 ub = theta_c * b + theta * zb
@@ -1056,7 +1065,7 @@ cdef void _svrg_dense(const lasso_t* P, const double* rs, const double* mu, doub
         delta = cw[i] * (row_dot(data, indices, nnz, w) + b[0] - y[i] - rs[i])
         g = eta * delta
         for j in range(d):
-            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * data.f64[j], h)
+            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * row_value(data, j), h)
         if fit_intercept:
             b[0] -= eta * mu_b + g
 
@@ -1127,7 +1136,7 @@ cdef void _svrg_sparse(const lasso_t* P, const double* rs, const double* mu, dou
         if t + 1 < n_steps:
             i_next = rng_randint(rng, X.n_samples)
             nnz_n = dataset_row(X, i_next, &data_n, &indices_n)
-            SKS_LASSO_PREFETCH(data_n.f64)
+            SKS_LASSO_PREFETCH(_values_ptr(data_n))
             SKS_LASSO_PREFETCH(indices_n)
             SKS_LASSO_PREFETCH(&y[i_next])
             SKS_LASSO_PREFETCH(&rs[i_next])
@@ -1139,12 +1148,12 @@ cdef void _svrg_sparse(const lasso_t* P, const double* rs, const double* mu, dou
             if last[j] != tau:
                 v = _drift(v, tau - last[j], eta * mu[j], h, apow, geo)
                 w[j] = v
-            dot += data.f64[k] * v
+            dot += row_value(data, k) * v
         delta = cw[i] * (dot + b[0] - y[i] - rs[i])
         g = eta * delta
         for k in range(nnz):
             j = indices[k]
-            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * data.f64[k], h)
+            w[j] = soft_threshold(a * w[j] - eta * mu[j] - g * row_value(data, k), h)
             last[j] = <int32_t>(tau + 1)
         if fit_intercept:
             b[0] -= eta * mu_b + g
@@ -1155,3 +1164,55 @@ cdef void _svrg_sparse(const lasso_t* P, const double* rs, const double* mu, dou
                     w[j] = _drift(w[j], tau - last[j], eta * mu[j], h, apow, geo)
                 last[j] = 0
             tau = 0
+
+
+def sparse_gram(RowDataset ds, const int32_t[::1] col_pos, const double[::1] sw,
+                double[:, ::1] G):
+    """``G += X[:, cols]^T diag(sw) X[:, cols]`` over the CSR rows of ``ds`` (float64 or
+    float32, each value widened to double), ``col_pos[j]`` the position of column j in
+    ``cols`` or -1.  One pass over the rows, O(max row nnz) extra memory: the Gram matrix of
+    a float32 X's working set without a float64 copy of X (scipy would cast all of it)."""
+    cdef Py_ssize_t n = ds.rows.n_samples, d = ds.rows.n_features, k = G.shape[0]
+    if not ds.is_sparse:
+        raise ValueError("sparse_gram reads CSR rows")
+    if col_pos.shape[0] != d or sw.shape[0] != n or G.shape[1] != k:
+        raise ValueError("col_pos, sw or G has the wrong shape")
+    cdef Py_ssize_t i, a, b, m
+    cdef int nnz, q
+    cdef int32_t p
+    cdef double s, va
+    cdef rowvals_t data
+    cdef const int32_t* indices
+    cdef int64_t max_nnz = 0
+    for i in range(n):
+        max_nnz = max(max_nnz, ds.rows.indptr[i + 1] - ds.rows.indptr[i])
+    for i in range(d):
+        if not -1 <= col_pos[i] < k:
+            raise ValueError("col_pos entries must lie in [-1, k)")
+    cdef int32_t* pos = <int32_t*>PyMem_Malloc((max_nnz + 1) * sizeof(int32_t))
+    cdef double* val = <double*>PyMem_Malloc((max_nnz + 1) * sizeof(double))
+    if pos == NULL or val == NULL:
+        PyMem_Free(pos)
+        PyMem_Free(val)
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                s = sw[i]
+                if s == 0.0:
+                    continue
+                nnz = dataset_row(&ds.rows, i, &data, &indices)
+                m = 0
+                for q in range(nnz):
+                    p = col_pos[indices[q]]
+                    if p >= 0:
+                        pos[m] = p
+                        val[m] = row_value(data, q)
+                        m += 1
+                for a in range(m):
+                    va = s * val[a]
+                    for b in range(m):
+                        G[pos[a], pos[b]] += va * val[b]
+    finally:
+        PyMem_Free(pos)
+        PyMem_Free(val)

@@ -329,10 +329,28 @@ cdef class SnapshotTables:
     :func:`run_epoch`)."""
     cdef readonly Py_ssize_t n_samples, n_features
     cdef double[::1] dsnap
+    # a snapshot given from outside (:meth:`set_snapshot`): the loss part of the full
+    # gradient (length d + 1, the intercept's last); run_epoch then makes no snapshot pass
+    cdef readonly bint external
+    cdef double[::1] ext_grad
 
     def __init__(self, EpochProblem problem not None):
         self.n_samples, self.n_features = problem.n_samples, problem.n_features
         self.dsnap = np.zeros(self.n_samples)
+        self.external = False
+
+    def set_snapshot(self, const double[::1] grad, const double[::1] dsnap):
+        """Use the snapshot ``grad`` (the loss part of the full gradient of the whole data
+        at w~, length n_features + 1) and ``dsnap`` (``psi'_i(w~)`` of this problem's rows)
+        instead of a pass over the problem's rows: the problem is then a sample of the
+        data (a Dask fit, whose full pass runs on the workers)."""
+        if grad.shape[0] != self.n_features + 1 or dsnap.shape[0] != self.n_samples:
+            raise ValueError(f"set_snapshot: need grad of {self.n_features + 1} and dsnap of "
+                             f"{self.n_samples} entries, got {grad.shape[0]} and "
+                             f"{dsnap.shape[0]}")
+        self.ext_grad = np.array(grad, dtype=np.float64)
+        self.dsnap[:] = dsnap
+        self.external = True
 
 
 cdef class StrataTables:
@@ -586,6 +604,7 @@ def run_epoch(EpochProblem problem not None, double[::1] w, double[::1] b, doubl
     cdef const int32_t[::1] strata_order
     cdef const int64_t[::1] strata_ptr
     cdef Py_ssize_t m = 0, n_slots = 0, k = 0, n_strata = 0
+    cdef const double* ext = NULL     # an external snapshot gradient (SnapshotTables)
     _check_iterate(w, b, d)
     if not (eta > 0.0 and n_inner >= 0 and n_outer >= 0):
         raise ValueError("run_epoch: need eta > 0, n_inner >= 0 and n_outer >= 0")
@@ -601,6 +620,8 @@ def run_epoch(EpochProblem problem not None, double[::1] w, double[::1] b, doubl
     elif isinstance(tables, SnapshotTables):
         mode = _SVRG
         dsnap = (<SnapshotTables>tables).dsnap
+        if (<SnapshotTables>tables).external:
+            ext = &(<SnapshotTables>tables).ext_grad[0]
     elif isinstance(tables, StrataTables):
         mode = _SSGD
         strata_order = (<StrataTables>tables).order
@@ -656,6 +677,10 @@ def run_epoch(EpochProblem problem not None, double[::1] w, double[::1] b, doubl
                     for j in range(m):
                         dense_axpy(dA[s, j] * inv_n, &BT[s, j, 0], gp, d)
                         gHb += dA[s, j] * inv_n * colsum[s, j]
+            elif mode == _SVRG and ext != NULL:
+                for f in range(d):
+                    gp[f] = ext[f]
+                gHb = ext[d]
             elif mode == _SVRG:
                 for f in range(d):
                     gp[f] = 0.0

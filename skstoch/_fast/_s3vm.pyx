@@ -17,7 +17,7 @@ from libc.math cimport cos, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 
-from ._dataset cimport RowDataset, rows_t, rowvals_t, dataset_row, row_dot
+from ._dataset cimport RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_value
 from ._random cimport rng_state, rng_init, rng_normal, rng_uniform, rng_randint, rng_u64
 
 cdef double TWO_PI = 6.283185307179586
@@ -79,7 +79,7 @@ cdef inline void row_features(const rows_t* X, Py_ssize_t i, const double* omega
     for k in range(m):
         out[k] = 0.0
     for p in range(nnz):
-        xj = data.f64[p]
+        xj = row_value(data, p)     # float32 rows: widened, exactly
         w = omega_t + (p if indices == NULL else indices[p]) * m
         for k in range(m):
             out[k] += xj * w[k]
@@ -106,7 +106,6 @@ def random_block(uint64_t seed, Py_ssize_t block, double scale, double[:, ::1] o
 def block_features(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] omega,
                    const double[::1] offset, double[:, ::1] out):
     """out[p] = phi(x_{rows[p]}) for one block (test / transform hook)."""
-    ds.require_float64("the S3VM kernels")
     cdef Py_ssize_t p, m = omega.shape[0], d = omega.shape[1]
     cdef double norm = sqrt(2.0 / m)
     cdef double* omega_t = <double*>malloc((m * d + 1) * sizeof(double))
@@ -288,7 +287,6 @@ def decision(FeatureBlocks blocks, RowDataset ds, const int64_t[::1] rows,
     row does not depend on the chunk it falls in)."""
     cdef Py_ssize_t m = alpha.shape[2], d = ds.rows.n_features
     blocks.check(m, d, n_blocks)
-    ds.require_float64("the S3VM kernels")
     cdef double* work = <double*>malloc((2 * m * d + 2 * m + 1) * sizeof(double))
     if work == NULL:
         raise MemoryError()
@@ -302,7 +300,6 @@ def decision(FeatureBlocks blocks, RowDataset ds, const int64_t[::1] rows,
 def block_gradient(RowDataset ds, const int64_t[::1] rows, const double[:, ::1] coef,
                    const double[:, ::1] omega, const double[::1] offset, double[:, ::1] out):
     """out[h, k] += sum_p coef[p, h] * phi(x_{rows[p]})_k  (the functional-gradient block)."""
-    ds.require_float64("the S3VM kernels")
     cdef Py_ssize_t n = rows.shape[0], m = omega.shape[0], d = omega.shape[1]
     cdef Py_ssize_t K = coef.shape[1], p, k, h
     cdef double norm = sqrt(2.0 / m)

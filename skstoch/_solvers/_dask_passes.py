@@ -61,12 +61,12 @@ def max_gather_rows(n, batch, row_bytes, budget):
     return max(int(batch), min(n // GATHER_DIVISOR, int(budget // row_bytes)), 1)
 
 
-def _sample_bytes(X, n_c):
-    """Bytes of all ``n_c`` rows of chunk X once gathered with their targets, weights and
-    dl0 (CSR: data, indices and indptr)."""
+def _sample_bytes(X, n_c, per_row=24):
+    """Bytes of all ``n_c`` rows of chunk X once gathered with ``per_row`` more bytes each
+    (their targets, weights and dl0; CSR: data, indices and indptr)."""
     if sp.issparse(X):
-        return X.data.nbytes + X.indices.nbytes + n_c * (X.indptr.itemsize + 24)
-    return 8 * n_c * (X.shape[1] + 3)
+        return X.data.nbytes + X.indices.nbytes + n_c * (X.indptr.itemsize + per_row)
+    return n_c * (8 * X.shape[1] + per_row)
 
 
 def sample_indices(seed, stream, counter, size, n):
@@ -113,6 +113,35 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
     sums[d + 1] = tables.objective_gradient(np.ascontiguousarray(x), sums[:d + 1],
                                             np.empty(n_c))
     return sums, extra
+
+
+def _chunk_margins(block, x, p):
+    """On a worker: the margins ``X x`` and ``X p`` of one chunk (intercepts ``x[d]``,
+    ``p[d]``), as the rows of a (2, n_chunk) array."""
+    X = _as_chunk(block)
+    if X.shape[0] == 0:
+        return np.zeros((2, 0))
+    ds = make_dataset(X)
+    return np.stack([ds.margins(np.ascontiguousarray(x[:-1]), float(x[-1])),
+                     ds.margins(np.ascontiguousarray(p[:-1]), float(p[-1]))])
+
+
+def _chunk_line(zq, y, sw, steps, loss_spec, n_total):
+    """On a worker: the chunk's share of the loss part of ``f(x + a p)`` and of its
+    derivative in ``a`` for each ``a`` in ``steps`` (weights ``sw / n``), from the margins
+    of :func:`_chunk_margins`: a (2, len(steps)) array."""
+    out = np.zeros((2, len(steps)))
+    if zq.shape[1] == 0:
+        return out
+    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
+    sw = np.ascontiguousarray(sw, dtype=np.float64).reshape(-1)
+    cls, args = loss_spec
+    loss = cls(*args)
+    for k, a in enumerate(steps):
+        t = np.ascontiguousarray(zq[0] + a * zq[1])
+        out[0, k] = sw @ np.asarray(loss.loss_array(t, y))
+        out[1, k] = sw @ (np.asarray(loss.dloss_array(t, y)) * zq[1])
+    return out / n_total
 
 
 def _first(part):
@@ -189,19 +218,23 @@ class DaskData:
         delayed = self._dask.delayed
         first = self.stats is None
         x = np.array(x, dtype=np.float64)
-        task = delayed(_chunk_pass, pure=True)
-        parts = [task(b, y, s, x, self.loss_spec, self.n, first)
-                 for b, y, s in zip(self.X, self.y, self.sw)]
+        parts = [self._pass_task(k, x, first) for k in range(len(self.X))]
         total = _tree_sum([delayed(_first)(p) for p in parts], delayed)
         takes = [] if rows is None else self._take_tasks(x, rows)
         extras = [delayed(_extra)(p) for p in parts] if first else []
         total, extras, pieces = self._dask.compute(total, extras, takes)
         self.passes += 1
         if first:
-            self._check_first(total[self.d + 2], extras)
+            self._check_first(total[-1], extras)
         sample = None if rows is None else self._assemble(pieces, rows)
-        d, scale = self.d, self.weight_scale
-        return float(total[d + 1]) * scale, total[:d + 1] * scale, sample
+        scale = self.weight_scale
+        return float(total[-2]) * scale, total[:-2] * scale, sample
+
+    def _pass_task(self, k, x, stats):
+        """The task of chunk k's share of a pass: ``(sums, extra)`` of :func:`_chunk_pass`
+        (sums: the gradient, f, then sum sw)."""
+        return self._dask.delayed(_chunk_pass, pure=True)(
+            self.X[k], self.y[k], self.sw[k], x, self.loss_spec, self.n, stats)
 
     def _check_first(self, total_w, extras):
         """Validate what the first pass found; set the weight scale and the data stats."""
@@ -222,11 +255,14 @@ class DaskData:
         return max_gather_rows(self.n, batch, self.row_bytes, self.budget)
 
     def _take_tasks(self, x, rows):
-        delayed = self._dask.delayed
         which = np.searchsorted(self.bounds, rows, side="right") - 1
-        return [delayed(_take, pure=True)(self.X[k], self.y[k], self.sw[k], x,
-                                          rows[which == k] - self.bounds[k], self.loss_spec)
+        return [self._take_task(k, x, rows[which == k] - self.bounds[k])
                 for k in np.unique(which)]
+
+    def _take_task(self, k, x, rows):
+        """The task bringing rows ``rows`` of chunk k (:func:`_take`)."""
+        return self._dask.delayed(_take, pure=True)(self.X[k], self.y[k], self.sw[k], x,
+                                                    rows, self.loss_spec)
 
     def _assemble(self, pieces, rows):
         self.gathers += 1
@@ -235,6 +271,27 @@ class DaskData:
         X = sp.vstack(blocks, format="csr") if sp.issparse(blocks[0]) else np.vstack(blocks)
         y, sw, dl0 = (np.concatenate([p[j] for p in pieces]) for j in (1, 2, 3))
         return X, y, sw * self.weight_scale, dl0
+
+    def line(self, x, p):
+        """One distributed pass: the margins ``X x`` and ``X p`` of every chunk, kept on the
+        workers (16 bytes per row) for the trial steps of :meth:`line_values` (the
+        margins of an earlier line are released)."""
+        delayed = self._dask.delayed
+        x, p = np.array(x, dtype=np.float64), np.array(p, dtype=np.float64)
+        parts = [delayed(_chunk_margins, pure=True)(b, x, p) for b in self.X]
+        self._line = self._dask.persist(*parts)
+        self.passes += 1
+
+    def line_values(self, steps):
+        """``(loss part of f, its derivative in a)`` at ``x + a p`` of the last
+        :meth:`line`, for each ``a`` in ``steps``: one round trip over the kept margins (no
+        pass over X), ``2 len(steps)`` numbers back."""
+        delayed = self._dask.delayed
+        steps = np.array(steps, dtype=np.float64)
+        parts = [delayed(_chunk_line, pure=True)(zq, y, s, steps, self.loss_spec, self.n)
+                 for zq, y, s in zip(self._line, self.y, self.sw)]
+        (total,) = self._dask.compute(_tree_sum(parts, delayed))
+        return total * self.weight_scale
 
     def gather(self, x, rows):
         """The rows ``rows`` (sorted indices, duplicates allowed) of X with their targets,

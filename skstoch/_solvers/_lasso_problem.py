@@ -13,6 +13,9 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._fast._lasso import sparse_gram
+from .._fast._s3gd import row_sqnorms
+from ..utils._dataset import WIDEN_ELEMENTS, full_margins, full_transpose_product
 from ._projections import project_l1_ball
 from ._step_size import row_curvature, squared_row_norms
 
@@ -64,7 +67,9 @@ class LSProblem:
     ----------
     X : ndarray or CSR matrix of shape (n_samples, n_features)
     dataset : RowDataset
-        The rows of X for the kernels.
+        The rows of X for the kernels.  When it stores float32 rows (a float32 X, read
+        without a float64 copy), every product with X runs through it: each value is
+        widened to double and the sums are taken in double.
     y, sample_weight : ndarray of shape (n_samples,)
     alpha, radius : float
     fit_intercept : bool
@@ -80,12 +85,13 @@ class LSProblem:
         self.alpha = float(alpha)
         self.radius = float(radius)
         self.fit_intercept = bool(fit_intercept)
+        self.float32 = dataset.dtype == np.float32
         n = X.shape[0]
         # c_i = n s_i / S makes the uniformly sampled row's gradient unbiased
         self.cweight = np.ascontiguousarray(sw * (n / self.S))
         with np.errstate(over="ignore", invalid="ignore"):
             if fit_intercept:
-                self.x_mean = np.asarray(X.T @ sw, dtype=np.float64).ravel() / self.S
+                self.x_mean = self.rmatvec(sw) / self.S
                 self.y_mean = float(sw @ self.y) / self.S
             else:
                 self.x_mean = np.zeros(X.shape[1])
@@ -103,6 +109,18 @@ class LSProblem:
                 f"standard deviation).")
         self._row_sq = None
 
+    def matvec(self, v):
+        """``X @ v`` in float64 (a float32 X through its dataset: no float64 copy)."""
+        if self.float32:
+            return full_margins(self.dataset, v)
+        return np.asarray(self.X @ v).ravel()
+
+    def rmatvec(self, u):
+        """``X.T @ u`` in float64 (a float32 X through its dataset: no float64 copy)."""
+        if self.float32:
+            return full_transpose_product(self.dataset, u)
+        return np.asarray(self.X.T @ u, dtype=np.float64).ravel()
+
     def optimal_intercept(self, w):
         """The intercept minimizing F(w, .) (0 without ``fit_intercept``)."""
         return self.y_mean - float(self.x_mean @ w) if self.fit_intercept else 0.0
@@ -117,7 +135,7 @@ class LSProblem:
     def gradient(self, w, b):
         """Gradient in w at (w, b)."""
         r = self.residual(w, b)
-        return np.asarray(self.X.T @ (self.sw * r)).ravel() / self.S + 2.0 * self.alpha * w
+        return self.rmatvec(self.sw * r) / self.S + 2.0 * self.alpha * w
 
     def gap(self, w, grad=None):
         """Frank-Wolfe duality gap at (w, optimal intercept): an upper bound on the
@@ -141,7 +159,7 @@ class LSProblem:
             b = self.optimal_intercept(w)
         r = self.residual(w, b)
         f = 0.5 * float(self.sw @ (r * r)) / self.S + self.alpha * float(w @ w)
-        grad = np.asarray(self.X.T @ (self.sw * r)).ravel() / self.S + 2.0 * self.alpha * w
+        grad = self.rmatvec(self.sw * r) / self.S + 2.0 * self.alpha * w
         if self.fit_intercept:
             # the gradient at the optimal intercept: the residuals have weighted mean 0
             grad -= self.x_mean * (float(self.sw @ r) / self.S)
@@ -203,7 +221,11 @@ class LSProblem:
         raises ValueError naming the scale of X when it overflows float64.
         """
         if self._row_sq is None:
-            self._row_sq = squared_row_norms(self.X)
+            if self.float32:
+                self._row_sq = np.empty(self.X.shape[0])
+                row_sqnorms(self.dataset, self._row_sq)    # one compiled pass, no copy of X
+            else:
+                self._row_sq = squared_row_norms(self.X)
         value = row_curvature(self._row_sq, self.cweight, intercept=self.fit_intercept,
                               ridge=2.0 * self.alpha, reduce=reduce)
         if not (math.isfinite(value) and (reduce == "max" or value > 0)):
@@ -227,13 +249,13 @@ def step_multiplier(w, grad, radius, t):
 
 def centered_matvecs(problem):
     """Centered design operator Xc v and Xc^T u (Xc = X - 1 x_mean^T), never formed."""
-    X, xm = problem.X, problem.x_mean
+    xm = problem.x_mean
 
     def mv(v):
-        return np.asarray(X @ v).ravel() - float(xm @ v)
+        return problem.matvec(v) - float(xm @ v)
 
     def rmv(u):
-        return np.asarray(X.T @ u).ravel() - xm * float(u.sum())
+        return problem.rmatvec(u) - xm * float(u.sum())
 
     return mv, rmv
 
@@ -243,18 +265,24 @@ def gram_block(problem, cols, chunk_elems=1 << 22):
     Xc[:, cols]^T W Xc[:, cols] / S  with  Xc = X - 1 x_mean^T  (never formed).
 
     Dense X: row chunks of at most ``chunk_elems`` entries (BLAS syrk per chunk), so the
-    extra memory is O(chunk + k^2) even for a column subset or sample weights.
+    extra memory is O(chunk + k^2) even for a column subset or sample weights.  A float32 X
+    is never copied to float64: dense, widened in row chunks of ``WIDEN_ELEMENTS`` entries;
+    CSR, read row by row in place by a compiled kernel (products and sums in double).
     """
     X, sw, S = problem.X, problem.sw, problem.S
     k = len(cols)
     all_cols = k == X.shape[1]
     unit = bool(np.all(sw == sw[0]))
-    if sp.issparse(X):
+    if sp.issparse(X) and X.dtype == np.float32:
+        G = _sparse_gram_blocks(problem, cols)
+    elif sp.issparse(X):
         Xs = (X if all_cols else X[:, cols]).astype(np.float64, copy=False)
         Xw = Xs.multiply(sw[:, None]).tocsr() if not unit else Xs * sw[0]
         G = np.asarray((Xs.T @ Xw).todense())
     else:
         G = np.zeros((k, k))
+        if X.dtype == np.float32:
+            chunk_elems = min(chunk_elems, WIDEN_ELEMENTS)
         step = max(1, chunk_elems // max(k, 1))
         root = np.sqrt(sw)
         for start in range(0, X.shape[0], step):
@@ -270,4 +298,15 @@ def gram_block(problem, cols, chunk_elems=1 << 22):
     G /= S
     xm = problem.x_mean[cols]
     G -= np.outer(xm, xm)
+    return G
+
+
+def _sparse_gram_blocks(problem, cols):
+    """``X[:, cols]^T W X[:, cols]`` of a float32 CSR X from its dataset's rows in one
+    compiled pass (each value widened to double, sums in double; no float64 copy of X)."""
+    ds = problem.dataset
+    col_pos = np.full(ds.n_features, -1, dtype=np.int32)
+    col_pos[cols] = np.arange(len(cols), dtype=np.int32)
+    G = np.zeros((len(cols), len(cols)))
+    sparse_gram(ds, col_pos, np.ascontiguousarray(problem.sw), G)
     return G

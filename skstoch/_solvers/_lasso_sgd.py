@@ -218,7 +218,7 @@ def _svrg_epochs(run, penalty):
     gradient is counted as n stochastic gradients in the budget.
     """
     problem = run.problem
-    X, sw, S = problem.X, problem.sw, problem.S
+    sw, S = problem.sw, problem.S
     # step of the projected-gradient step whose threshold estimates the multiplier: the
     # inverse of the mean row curvature (an upper bound on the Hessian's largest eigenvalue)
     dual = _MultiplierSearch(problem.radius, 1.0 / problem.row_curvature("mean"))
@@ -226,7 +226,7 @@ def _svrg_epochs(run, penalty):
     def run_epoch(x_start, eta, n_steps, epoch):
         b0 = run.b
         r_snap = problem.residual(x_start, b0)
-        mu = np.asarray(X.T @ (sw * r_snap)).ravel() / S
+        mu = problem.rmatvec(sw * r_snap) / S
         mu_b = float(sw @ r_snap) / S if problem.fit_intercept else 0.0
         if penalty.auto:
             nu = dual.propose(x_start, mu + 2.0 * problem.alpha * x_start)

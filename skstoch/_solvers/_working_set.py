@@ -15,7 +15,8 @@ Minimises ``F(w, b) = (1/n) sum_i s_i psi(x_i.w + b; y_i) + lam1 ||w||_1 + lam2/
   lowers the model), until the working set's violation is below 0.3 times the outer one.
 
 Columns are read from a C-contiguous copy of the working set's columns (dense X) or from a
-CSC copy of X made once per fit (sparse X).
+CSC copy of X made once per fit (sparse X), in X's dtype: a float32 X stays float32 (the
+kernels widen each value to double).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -57,22 +58,24 @@ class _Columns:
 
     Dense X: the columns a working set needs are copied once into a growing C-contiguous
     cache of columns (at most X's size; successive working sets mostly share columns).
-    Sparse X: one CSC copy per fit, shared by the problems of the fit."""
+    Sparse X: one CSC copy per fit, shared by the problems of the fit.  Both keep the
+    values of a float32 X in float32 (no float64 copy)."""
 
     def __init__(self, ds, X, shared):
         self.ds, self.X, self.sparse = ds, X, sp.issparse(X)
         self.n, self.d = X.shape
+        dtype = np.float32 if ds.dtype == np.float32 else np.float64
         if self.sparse:
             def csc():
                 C = sp.csc_matrix(X)
                 C.sort_indices()
-                return (np.ascontiguousarray(C.data, dtype=np.float64),
+                return (np.ascontiguousarray(C.data, dtype=dtype),
                         np.ascontiguousarray(C.indices, dtype=np.int32),
                         np.ascontiguousarray(C.indptr, dtype=np.int64))
             self.csc = shared.cached(("cd_csc",), csc) if shared is not None else csc()
         else:
             self._slot = np.full(self.d, -1, dtype=np.int32)   # column -> row of the cache
-            self._cache = np.empty((min(self.d, 2 * _P0), self.n))
+            self._cache = np.empty((min(self.d, 2 * _P0), self.n), dtype=dtype)
             self._used = 0
 
     def block(self, ws):
@@ -84,7 +87,8 @@ class _Columns:
         if missing.size:
             need = self._used + missing.size
             if need > self._cache.shape[0]:
-                grown = np.empty((min(self.d, max(need, 2 * self._cache.shape[0])), self.n))
+                grown = np.empty((min(self.d, max(need, 2 * self._cache.shape[0])), self.n),
+                                 dtype=self._cache.dtype)
                 grown[:self._used] = self._cache[:self._used]
                 self._cache = grown
             self._cache[self._used:need] = self.X[:, missing].T

@@ -47,7 +47,8 @@ class CGVRParams:
 
     ``batch_size`` is a number of rows (``'sqrt'`` resolved), ``step_max`` a float
     (``inf`` for no cap) and ``n_threads`` the threads of the full passes (the fixed row
-    blocks of ``_cgvr.n_blocks`` run in parallel; the result does not depend on it).
+    blocks of ``_cgvr.n_blocks`` run in parallel) and of the team running each inner loop
+    (fixed blocks of the batch and of the features); the result does not depend on it.
     """
 
     loss: str
@@ -103,7 +104,7 @@ def solve(problem, params, monitor, state=None):
     n_threads = min(params.n_threads, run.tables.n_blocks)
     if n_threads > 1:
         with ThreadPoolExecutor(n_threads) as executor:
-            run.tables.set_executor(executor)
+            run.tables.set_executor(executor, n_threads)
             try:
                 result = loop(run, x)
             finally:

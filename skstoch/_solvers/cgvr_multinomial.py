@@ -14,7 +14,8 @@ CG and the fixed-step SVRG baselines, with the same safeguard, stopping rule
 (``max |grad f| <= tol``) and history columns.  The iterate is the (K, d + 1) matrix
 ``[W | b]``.  The inner loop is vectorised NumPy over the batch (O(|S| (d + K)) per step);
 mini-batches come from NumPy's Philox generator keyed by (seed, stream), so a fit is
-reproducible for a given ``random_state``.
+reproducible for a given ``random_state``.  On a Dask array the same loops run on gathered
+samples (:mod:`.dask_multinomial`, through ``run_solve`` and the ``_Run`` hooks).
 """
 from functools import partial
 
@@ -149,8 +150,16 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept else 0.0
     prob = _Problem(X, y, sample_weight, n_classes, params.alpha, alpha_b,
                     params.fit_intercept)
-    K, d = n_classes, prob.d
     run = _Run(prob, params, monitor, state, seed)
+    loop = (partial(_cg_loop, line_search=_full_line_search) if params.solver == "cg"
+            else _outer_loop)
+    return run_solve(run, loop, n_classes, prob.d, coef_init, intercept_init)
+
+
+def run_solve(run, loop, K, d, coef_init, intercept_init):
+    """``loop(run, x)`` from the start point (``coef_init`` and ``intercept_init``, or
+    ``params.init``), the finish record and the result (shared with the Dask fit)."""
+    params, monitor = run.params, run.monitor
     x = np.zeros((K, d + 1))
     if coef_init is not None:
         x[:, :d] = coef_init
@@ -160,8 +169,6 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
         x[:] = run.rng.random((K, d + 1))
         if not params.fit_intercept:
             x[:, d] = 0.0
-    loop = (partial(_cg_loop, line_search=_full_line_search) if params.solver == "cg"
-            else _outer_loop)
     # a line search may try steps whose margins overflow: those trials fail their Wolfe
     # test, and an iterate that is not finite raises DivergenceError (check_finite_iterate)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -199,6 +206,7 @@ class _Run:
             self.cap = min(params.step_max, state["cap"])
         else:
             self.h, self.batch, self.cap = None, params.batch_size, params.step_max
+        self.batch_limit = self.n     # the safeguard doubles the batch up to this
 
     def full_gradient(self, x):
         objective, G, P = self.prob.objective_gradient(x)
@@ -206,6 +214,20 @@ class _Run:
         if self.h is None:
             self.h = G.copy()
         return objective, (G, P)
+
+    def inner_data(self, snapshot, x0, n_rows):
+        """The gradient and snapshot probabilities an inner loop reading about ``n_rows``
+        rows of ``self.prob`` runs on: all rows here (a Dask fit sets ``prob`` to a gathered
+        sample and returns the probabilities of its rows)."""
+        return snapshot
+
+    def inner_passes(self, rows):
+        """Passes counted for ``rows`` rows read by an inner loop."""
+        return rows / self.n
+
+    def columns(self):
+        """More history columns (a Dask fit's gathers)."""
+        return {}
 
     def gradient_max(self, objective, snapshot):
         self.crit = float(np.max(np.abs(snapshot[0])))
@@ -215,32 +237,36 @@ class _Run:
         w = x[:, :-1]
         if k == 0:
             return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
-                                       step_size=0.0, passes=self.passes, x=w)
+                                       step_size=0.0, passes=self.passes, x=w,
+                                       **self.columns())
         s = self.stats
         return self.monitor.record(
             iteration=k, objective=objective, grad_max=self.crit, step_size=self.step_size,
             passes=self.passes, restarts=s["restarts"], skipped_steps=s["skipped_steps"],
             line_search_evals=s["line_search_evals"], rejected_epochs=self.rejected,
-            step_cap=self.cap, batch=self.batch, x=w)
+            step_cap=self.cap, batch=self.batch, x=w, **self.columns())
 
     def rows(self):
-        """A mini-batch (uniform with replacement), or None for the full batch."""
-        if self.batch >= self.n:
+        """A mini-batch of ``self.prob``'s rows (uniform with replacement), or None for all
+        of them."""
+        n = self.prob.n
+        if self.batch >= n:
             return None
-        return self.rng.integers(0, self.n, size=self.batch)
+        return self.rng.integers(0, n, size=self.batch)
 
 
 def _outer_loop(run, x):
     """Algorithm 3 (``solver='cgvr'``) or the fixed-step SVRG baselines, in the shared SVRG
     outer loop; with ``safeguard`` a CGVR epoch that does not decrease f is discarded."""
-    params, prob = run.params, run.prob
+    params = run.params
     cgvr = params.solver == "cgvr"
     steps = np.zeros(params.inner_iter)
     g_out = [None]
 
     def inner_loop(x, x0, snapshot, step, epoch):
-        G0, P0 = snapshot
-        base = G0 - prob.reg_grad(x0)
+        batch = run.batch if cgvr or params.solver == "minibatch_svrg" else 1
+        G0, P0 = run.inner_data(snapshot, x0, params.inner_iter * batch)
+        base = G0 - run.prob.reg_grad(x0)
         if not cgvr:
             return _svrg_inner(run, x, base, P0, step)
         g = (run.h if params.restart == "h" else G0).copy()
@@ -256,8 +282,8 @@ def _outer_loop(run, x):
             return True
         if params.safeguard and not objective <= previous + 1e-14 * abs(previous):
             run.rejected += 1
-            if run.batch < run.n:
-                run.batch = min(2 * run.batch, run.n)
+            if run.batch < run.batch_limit:
+                run.batch = min(2 * run.batch, run.batch_limit)
             else:
                 big = float(np.max(steps))
                 run.cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(run.cap, 1.0)
@@ -310,7 +336,7 @@ def _cg_inner(run, x, base, P0, g, steps):
         if not np.vdot(p, g) < 0:
             run.stats["restarts"] += 1
             p = -g
-        run.passes += (2 * (prob.n if rows is None else len(rows))) / prob.n
+        run.passes += run.inner_passes(2 * (prob.n if rows is None else len(rows)))
     return (x_sel if x_sel is not None else x), g
 
 
@@ -338,7 +364,7 @@ def _svrg_inner(run, x, base, P0, step):
         PS, _ = _softmax_lse(prob.margins(x, rows))
         x = x - step * (base + prob.reg_grad(x) + prob.scatter((PS - P0S) * sS[:, None], rows))
     check_finite_iterate(x, run.monitor.solver_name, "an outer iteration")
-    run.passes += params.inner_iter * batch / prob.n
+    run.passes += run.inner_passes(params.inner_iter * batch)
     run.step_size = step
     return x
 

@@ -2,14 +2,18 @@
 ``dask.array.Array``; the passes and samples: :mod:`._dask_passes`).
 
 * :func:`solve_cgvr` runs the drivers of :mod:`.cgvr` (``'cgvr'``, ``'cgvr_paper'``,
-  ``'svrg'``, ``'minibatch_svrg'``) with a :class:`_DaskCGVRRun`: its full gradient is a
-  distributed pass and each inner loop runs the compiled kernel on a gathered sample of
-  ``inner_iter * batch`` rows (at most the gather cap ``DaskData.max_rows``: a quarter of
-  the rows and the byte budget; the safeguard's batch doubling stops there and then halves
-  the step cap, as the in-memory fit does at the full batch).
-* :func:`solve_s3gd` is Prox-SVRG for the l2 penalty: per epoch one distributed pass (the
-  snapshot gradient and the exact objective there) and ``n_inner`` fixed-step steps drawn
-  from a gathered sample (at most the gather cap); by default one pass's worth (as in
+  ``'svrg'``, ``'minibatch_svrg'``, ``'cg'``) with a :class:`_DaskCGVRRun`: its full
+  gradient is a distributed pass and each inner loop runs the compiled kernel on a
+  gathered sample of ``inner_iter * batch`` rows (at most the gather cap
+  ``DaskData.max_rows``: a quarter of the rows and the byte budget; the safeguard's batch
+  doubling stops there and then halves the step cap, as the in-memory fit does at the
+  full batch).  ``'cg'`` gathers no sample: its strong-Wolfe line search
+  (:func:`_dask_line_search`) costs one pass that keeps the margins on the workers, then
+  one round trip per trial step.
+* :func:`solve_s3gd` is Prox-SVRG: per epoch one distributed pass (the snapshot gradient
+  and the exact objective there) and ``n_inner`` fixed-step steps drawn from a gathered
+  sample (at most the gather cap; with an l1 part, the proximal steps of the in-memory
+  kernel ``run_epoch`` given that snapshot); by default one pass's worth (as in
   memory), at most ``SAMPLE_SWEEPS`` sweeps of the sample (the client's work per epoch
   stays bounded when the byte budget makes the sample a small part of X).
 
@@ -22,6 +26,8 @@ import numpy as np
 
 from .._fast import _cgvr
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
+from .._fast._s3gd import EpochProblem, SnapshotTables, run_epoch
+from ..utils import make_dataset
 from . import cgvr
 from ._dask_passes import DaskData, penalty, sample_indices, sample_tables
 from ._monitor import check_finite_iterate
@@ -34,6 +40,9 @@ _S3GD_CRITERION = "relative objective improvement of the last epoch"
 _SVRG_STEP_FACTOR = 4.0    # Prox-SVRG's 1 / (4 L_b), as the in-memory driver
 # S3GD's epoch reads its gathered sample at most this many times (n_inner='auto')
 SAMPLE_SWEEPS = 32
+# the proximal epochs' batches: streams _PROX_STREAM + (epoch << 16) + head (apart from the
+# heads' kernel streams and the gather streams _dask_passes._GATHER_STREAM + 2 head)
+_PROX_STREAM = 2**41
 
 
 def cgvr_loss_spec(name):
@@ -64,6 +73,7 @@ class _DaskCGVRRun(cgvr._Run):
         self.data = data
         self.seed, self.stream = seed, 2 * stream
         self.draws = 0
+        self.last = None     # solver='cg': (f, grad f) of the last full gradient
 
     @property
     def sample_cap(self):
@@ -89,7 +99,8 @@ class _DaskCGVRRun(cgvr._Run):
         # the next inner loop's sample comes back with the pass (one round trip), except
         # after the first pass, which measures the bytes per row the gather cap needs
         first = self.data.row_bytes is None
-        rows = None if first else self._sample_rows(self._rows_per_inner_loop())
+        full_batch = self.params.solver == "cg"     # no inner loop: no sample
+        rows = None if first or full_batch else self._sample_rows(self._rows_per_inner_loop())
         loss_f, u, sample = self.data.full_pass(x, rows)
         if first:
             self.batch = min(self.batch, self.batch_limit)
@@ -100,6 +111,9 @@ class _DaskCGVRRun(cgvr._Run):
         self.passes = float(self.data.passes)
         if self.h is None:
             self.h = u.copy()
+        if full_batch:
+            self.last = (loss_f + pen, u)     # phi(0), phi'(0) of the next line search
+            return loss_f + pen, (u, None)
         return loss_f + pen, (u, x.copy(), [sample])
 
     def inner_data(self, snapshot, n_rows):
@@ -127,6 +141,90 @@ class _DaskCGVRRun(cgvr._Run):
             step_cap=self.cap, batch=self.batch, x=x, **dist)
 
 
+def _strong_wolfe(phi, phi0, dphi0, params, a_max):
+    """The strong-Wolfe search of the compiled kernels (``_cgvr.strong_wolfe``: Nocedal &
+    Wright Alg. 3.5 with doubling expansion up to ``a_max``, midpoint zoom, the lowest phi
+    seen when the budget runs out) over ``phi(a, ahead) -> (value, derivative)``, where
+    ``ahead`` are the steps the search may try next (their values can come back with
+    ``a``'s).  Returns ``(step, evaluations, failed)``."""
+    c1, c2 = params.c1, params.c2
+    a_prev, f_prev = 0.0, phi0
+    a = min(params.step_init, a_max)
+    best_a, best_f, n_evals = 0.0, phi0, 0
+    for i in range(params.ls_max_iter):
+        fa, da = phi(a, [min(2.0 * a, a_max), min(4.0 * a, a_max)])
+        n_evals += 1
+        if fa < best_f:
+            best_a, best_f = a, fa
+        if not np.isfinite(fa) or fa > phi0 + c1 * a * dphi0 or (i > 0 and fa >= f_prev):
+            lo, f_lo, hi = a_prev, f_prev, a
+            break
+        if abs(da) <= -c2 * dphi0:
+            return a, n_evals, False
+        if da >= 0:
+            lo, f_lo, hi = a, fa, a_prev
+            break
+        if a >= a_max:
+            return a, n_evals, False
+        a_prev, f_prev = a, fa
+        a = min(2.0 * a, a_max)
+    else:
+        return best_a, n_evals, True
+    for _ in range(params.zoom_max_iter):
+        mid = 0.5 * (lo + hi)
+        # the next midpoints, two levels down the bisection tree
+        quarters = [0.5 * (lo + mid), 0.5 * (mid + hi)]
+        fm, dm = phi(mid, quarters + [0.5 * (q + e) for q in quarters for e in (lo, mid, hi)])
+        n_evals += 1
+        if fm < best_f:
+            best_a, best_f = mid, fm
+        if not np.isfinite(fm) or fm > phi0 + c1 * mid * dphi0 or fm >= f_lo:
+            hi = mid
+        else:
+            if abs(dm) <= -c2 * dphi0:
+                return mid, n_evals, False
+            if dm * (hi - lo) >= 0:
+                hi = lo
+            lo, f_lo = mid, fm
+    return best_a, n_evals, True
+
+
+def _dask_line_search(run, x, p):
+    """``solver='cg'``'s strong-Wolfe step along p on f itself (``cgvr._full_line_search``
+    on Dask data): one distributed pass keeps the margins ``X x``, ``X p`` on the workers;
+    a round trip over them evaluates a trial step with the next ones the search may try
+    (the expansion's doublings, the zoom's next midpoints); ``phi(0)``, ``phi'(0)`` come
+    from the last full gradient."""
+    d, alpha, alpha_b = run.d, run.alpha, run.alpha_b
+    run.data.line(x, p)
+    r0 = alpha * float(x[:d] @ p[:d]) + alpha_b * x[d] * p[d]
+    rpp = alpha * float(p[:d] @ p[:d]) + alpha_b * p[d] * p[d]
+    rxx = alpha * float(x[:d] @ x[:d]) + alpha_b * x[d] * x[d]
+    seen = {}
+
+    def phi(a, ahead):
+        if a not in seen:
+            steps = [a] + [s for s in ahead if s not in seen]
+            values = run.data.line_values(steps)
+            for k, s in enumerate(steps):
+                seen[s] = (values[0, k] + 0.5 * (rxx + 2 * s * r0 + s * s * rpp),
+                           values[1, k] + r0 + s * rpp)
+        return seen[a]
+
+    objective, u = run.last
+    step, n_evals, failed = _strong_wolfe(phi, objective, float(u @ p), run.params,
+                                          run.params.step_max)
+    run.stats[2] += n_evals
+    run.stats[3] += int(failed)
+    if step == 0.0:
+        run.stats[1] += 1
+    return step
+
+
+def _dask_cg_loop(run, x):
+    return cgvr._cg_loop(run, x, line_search=_dask_line_search)
+
+
 def solve_cgvr(data, params, monitor, seed, stream, coef_init, intercept_init, state=None):
     """Fit one head of a CGVR estimator on Dask data (see ``cgvr.solve``)."""
     run = _DaskCGVRRun(data, params, monitor, state, seed, stream)
@@ -134,7 +232,7 @@ def solve_cgvr(data, params, monitor, seed, stream, coef_init, intercept_init, s
                               stream=stream, coef_init=coef_init,
                               intercept_init=intercept_init)
     x = cgvr._start(problem, params, warm=state is not None)
-    loop = cgvr._cgvr_loop if params.solver == "cgvr" else cgvr._svrg_loop
+    loop = {"cgvr": cgvr._cgvr_loop, "cg": _dask_cg_loop}.get(params.solver, cgvr._svrg_loop)
     result = loop(run, x)
     monitor.finish(converged=result.converged, criterion=cgvr.CRITERION,
                    value=result.criterion, tol=params.tol, max_iter=params.max_iter,
@@ -166,8 +264,29 @@ def _svrg_step(data, params, Xs, sws, batch, seed):
     return 1.0 / (_SVRG_STEP_FACTOR * max(L_b, 1e-12))
 
 
+def _prox_svrg_epoch(sample, loss_spec, params, x, u, n_inner, batch, eta, seed, stream):
+    """``n_inner`` proximal steps of the in-memory Prox-SVRG kernel (``run_epoch``, the
+    elastic-net prox ``soft(v, eta lam1) / (1 + eta lam2)``) on the gathered sample, with
+    the snapshot's full gradient ``u`` (loss part, length d + 1) from the distributed pass
+    and the sample's ``loss'(X_i x)``; ``x`` is updated in place."""
+    Xs, ys, sws, dl0 = sample
+    cls, args = loss_spec
+    d = x.shape[0] - 1
+    problem = EpochProblem(make_dataset(Xs), np.ascontiguousarray(ys, dtype=np.float64),
+                           np.ascontiguousarray(sws, dtype=np.float64), cls(*args),
+                           params.fit_intercept, params.lam1, params.lam2,
+                           min(batch, Xs.shape[0]), seed, stream)
+    tables = SnapshotTables(problem)
+    tables.set_snapshot(np.ascontiguousarray(u), np.ascontiguousarray(dl0, dtype=np.float64))
+    w, b = x[:d].copy(), x[d:].copy()
+    run_epoch(problem, w, b, eta, eta, n_inner, 1, tables)
+    x[:d] = w
+    x[d] = b[0] if params.fit_intercept else 0.0
+
+
 def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
-    """Prox-SVRG (l2 penalty) on Dask data: one distributed pass per epoch."""
+    """Prox-SVRG on Dask data: one distributed pass per epoch (l1 / elastic-net: the
+    proximal steps of the in-memory kernel on the gathered sample)."""
     n, d = data.n, data.d
     loss_spec = s3gd_loss_spec(params)
     batch = min(params.batch_size, n)
@@ -200,18 +319,21 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
             sample_size = min(n_inner * batch, cap)
             sample = data.gather(x, draw())
         pen, pen_grad = penalty(x, d, params.lam2, 0.0)
-        objective = loss_f + pen
-        u = u + pen_grad
+        objective = loss_f + pen + params.lam1 * float(np.abs(x[:d]).sum())
         if not params.fit_intercept:
             u[d] = 0.0
         f_start = objective if f_start is None else f_start
         check_divergence(objective, f_start, name, f"epoch {epoch}")
-        tables, dl0 = sample_tables(sample, loss_spec, params.lam2, 0.0, params.fit_intercept,
-                                    seed, 2 * stream)
         if eta is None:
             eta = _svrg_step(data, params, sample[0], sample[2], batch, seed)
-        counter = _cgvr.svrg_inner(tables, x, x.copy(), u, dl0, n_inner, batch, eta * scale,
-                                   counter)
+        if params.lam1 > 0:
+            _prox_svrg_epoch(sample, loss_spec, params, x, u, n_inner, batch, eta * scale,
+                             seed, _PROX_STREAM + (epoch << 16) + stream)
+        else:
+            tables, dl0 = sample_tables(sample, loss_spec, params.lam2, 0.0,
+                                        params.fit_intercept, seed, 2 * stream)
+            counter = _cgvr.svrg_inner(tables, x, x.copy(), u + pen_grad, dl0, n_inner,
+                                       batch, eta * scale, counter)
         check_finite_iterate(x, name, f"epoch {epoch}")
         stop = monitor.record(x=x[:d].copy(), iteration=epoch + 1, pass_fraction=1.0,
                               step_size=eta * scale, solver="svrg", objective=objective,

@@ -110,7 +110,9 @@ def radius_max(X, y, sample_weight, alpha, fit_intercept):
     squares solution for alpha = 0): radii beyond it leave the constraint inactive."""
     from scipy.sparse.linalg import LinearOperator, lsqr
 
-    lsp = LSProblem(X, make_dataset(X), y, sample_weight, alpha, np.inf, fit_intercept)
+    # a float32 X is read in place (float64 products, no float64 copy)
+    lsp = LSProblem(X, make_dataset(X, float32=True), y, sample_weight, alpha, np.inf,
+                    fit_intercept)
     mv, rmv = centered_matvecs(lsp)
     sq = np.sqrt(lsp.sw / lsp.S)
     n, d = X.shape

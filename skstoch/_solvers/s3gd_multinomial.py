@@ -17,6 +17,8 @@ times Prox-SVRG's ``1 / (4 L_b)`` (``L_b`` as in the binary driver, with the cur
 1/2 of the softmax log loss; measured: user guide, "Multinomial log loss"), made safe by a
 safeguard: an epoch whose exact objective does not decrease is undone and halves the step.
 The stop is the binary driver's plateau rule, on the exact objective of each epoch's iterate.
+On a Dask array the same epochs (``run_epochs``, ``inner_epoch``) run on gathered samples
+(:mod:`.dask_multinomial`).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -84,10 +86,18 @@ class _Problem:
         Bc = R.sum(axis=0) if self.params.fit_intercept else np.zeros(self.K)
         return loss + self.penalty(W), P, B, Bc
 
-    def steps(self, seed, batch, step_factor=_STEP_FACTOR):
+    def probabilities(self, W, c):
+        """The softmax probabilities (n, K) of the rows at (W, c)."""
+        Z = np.asarray(self.X @ W)
+        Z += c
+        return _softmax_lse(Z)[0]
+
+    def steps(self, seed, batch, step_factor=_STEP_FACTOR, n=None, row_max=None):
         """``(eta, eta_c)``: ``eta0`` (float) or ``2 / L_b`` with the binary driver's ``L_b``
         for the curvature bound 1/2; the intercept moves by ``eta s2`` (the intercept feature
-        scaled to ``sqrt(s2)``, see ``s3gd._Run.batch_smoothness``)."""
+        scaled to ``sqrt(s2)``, see ``s3gd._Run.batch_smoothness``).  ``n`` and
+        ``row_max(s2) = max_i s_i (||x_i||^2 + s2)`` are this problem's unless given (a
+        Dask fit: those of all rows, the spectrum estimated on a gathered sample)."""
         p = self.params
         if p.eta0 != "auto":
             return float(p.eta0), float(p.eta0)
@@ -97,18 +107,24 @@ class _Problem:
             lam_aug = intercept_gram_bound(lam, mean_norm, mean_w, s2)
         else:
             s2, lam_aug = 1.0, lam
-        X = self.X
-        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-              else np.einsum("ij,ij->i", X, X))
-        L_max = CURVATURE * float(np.max(self.sw * (sq + (s2 if p.fit_intercept else 0.0))))
+        if row_max is None:
+            X = self.X
+            sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+                  else np.einsum("ij,ij->i", X, X))
+
+            def row_max(s2):
+                return float(np.max(self.sw * (sq + s2)))
+
+        L_max = CURVATURE * row_max(s2 if p.fit_intercept else 0.0)
         L = min(CURVATURE * lam_aug, L_max)
-        L_b = max(expected_batch_smoothness(L, L_max, self.n, batch) + p.lam2, 1e-12)
+        L_b = max(expected_batch_smoothness(L, L_max, self.n if n is None else n, batch)
+                  + p.lam2, 1e-12)
         eta = 1.0 / (step_factor * L_b)
         if not (np.isfinite(eta * s2) and eta > 0.0):
             raise DivergenceError(
                 f"The automatic step (eta0='auto') of the multinomial fit is {eta:.3g}: the "
-                f"scale of X (largest squared row norm {np.max(sq):.3g}) overflows float64. "
-                f"Rescale X (e.g. StandardScaler) or pass a float eta0.")
+                f"scale of X (largest weighted squared row norm {row_max(0.0):.3g}) "
+                f"overflows float64. Rescale X (e.g. StandardScaler) or pass a float eta0.")
         return eta, eta * s2
 
 
@@ -163,23 +179,42 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     batch = min(params.batch_size, n)
     n_steps = -(-n // batch)
     lazy = params.lam1 == 0.0
-    plateau = Plateau(params.tol, params.n_iter_no_change)
-    n_iter, converged, rejected = 0, False, 0
     # a trial step overflows the margins before the safeguard rejects it
     with np.errstate(over="ignore", invalid="ignore"):
         eta, eta_c = prob.steps(seed, batch, step_factor)
         kept = _Snapshot(prob, W, c, lazy)
         tables = MultinomialTables(*prob.rows, d, prob.sw, n_steps, batch, params.lam1,
                                    params.lam2, params.fit_intercept, lazy)
-        for epoch in range(params.max_iter):
-            U, c = kept.W.copy(), kept.c.copy()
-            scale = np.array([1.0, 0.0])
+
+        def epoch_step(kept, eta, eta_c):
             order = np.roll(np.arange(n, dtype=np.intp), -int(rng.integers(n)))
-            svrg_epoch(tables, order, kept.P, kept.BX, kept.B, kept.Bc, U, c, scale, eta,
-                       eta_c)
-            W = scale[0] * U + scale[1] * kept.B if lazy else U
+            return inner_epoch(tables, order, kept, kept.P, kept.BX, eta, eta_c, lazy)
+
+        return run_epochs(kept, epoch_step, lambda W, c: _Snapshot(prob, W, c, lazy), eta,
+                          eta_c, params, monitor)
+
+
+def inner_epoch(tables, order, kept, P0, BX, eta, eta_c, lazy):
+    """One epoch of the compiled kernel from the snapshot ``kept`` (``P0`` and ``BX``: its
+    probabilities and ``X B`` of the rows ``tables`` holds): the new ``(W, c)``."""
+    U, c = kept.W.copy(), kept.c.copy()
+    scale = np.array([1.0, 0.0])
+    svrg_epoch(tables, order, P0, BX, kept.B, kept.Bc, U, c, scale, eta, eta_c)
+    return (scale[0] * U + scale[1] * kept.B if lazy else U), c
+
+
+def run_epochs(kept, epoch_step, snapshot, eta, eta_c, params, monitor, columns=dict):
+    """The epochs from the snapshot ``kept``: ``epoch_step(kept, eta, eta_c) -> (W, c)``,
+    ``snapshot(W, c)`` its full pass (``objective``, ``W``, ``c``, ``B``, ``Bc``), the
+    safeguard, the records (plus ``columns()``) and the plateau stop (shared with the Dask
+    fit)."""
+    plateau = Plateau(params.tol, params.n_iter_no_change)
+    n_iter, converged, rejected = 0, False, 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for epoch in range(params.max_iter):
+            W, c = epoch_step(kept, eta, eta_c)
             n_iter = epoch + 1
-            trial = _Snapshot(prob, W, c, lazy)
+            trial = snapshot(W, c)
             previous = kept.objective
             if trial.objective <= previous + 1e-12 * abs(previous):
                 kept, counts = trial, True
@@ -192,7 +227,8 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
                         f"the objective; decrease eta0.")
             stop = monitor.record(x=kept.W.T.copy(), iteration=n_iter, pass_fraction=1.0,
                                   step_size=eta, solver="svrg", objective=kept.objective,
-                                  objective_kind="exact", rejected_epochs=rejected)
+                                  objective_kind="exact", rejected_epochs=rejected,
+                                  **columns())
             if plateau.update(kept.objective, counts):
                 converged = True
                 break

@@ -180,7 +180,7 @@ def solve(problem, params, monitor, state=None):
         X_used, cols = compress_columns(problem.X)
     else:
         X_used = problem.X
-    dataset = make_dataset(X_used)
+    dataset = make_dataset(X_used, float32=True)   # a float32 X is read in place
     _check_problem(problem, dataset.n_samples)
     use_unlabeled = problem.unlabeled_rows.shape[0] > 0 and params.C_star > 0
     runs = []
@@ -628,7 +628,7 @@ def decision_values(X, alpha, intercept, *, seed, kernel_gamma, omega=None, offs
     cols = None
     if omega is None and sp.issparse(X):
         X, cols = compress_columns(X)
-    dataset = make_dataset(X)
+    dataset = make_dataset(X, float32=True)   # a float32 X is read in place
     if rows is None:
         rows = np.arange(dataset.n_samples, dtype=np.int64)
     cache = () if omega is None else (omega, offset)

@@ -8,9 +8,10 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers import cgvr, cgvr_multinomial, dask_fit
+from .._solvers import cgvr, cgvr_multinomial, dask_fit, dask_multinomial
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ._dask import CGVR_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin, is_dask_array
+from ._dask import (CGVR_DASK_NOTES, MULTINOMIAL_DASK_NOTES, DaskClassifierMixin,
+                    DaskRegressorMixin, is_dask_array)
 
 
 MAX_INNER_ITER = 10**6
@@ -84,7 +85,14 @@ class _CGVRMixin:
             regularize_intercept=bool(self.regularize_intercept),
             safeguard=bool(self.safeguard) and not paper, max_iter=int(self.max_iter),
             tol=float(self.tol),
-            n_threads=int(effective_n_jobs(self.n_jobs)))
+            n_threads=self._threads_per_head(sample_weights))
+
+    def _threads_per_head(self, sample_weights):
+        """Threads inside each head's fit: n_jobs shared out among the heads that run in
+        parallel (the inner loops' teams wait at spinning barriers: more threads than cores
+        would slow them down; the results do not depend on it)."""
+        n_heads = 1 if sample_weights is None else len(sample_weights)
+        return max(1, int(effective_n_jobs(self.n_jobs)) // n_heads)
 
     def _fit_problem(self, problem):
         return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
@@ -93,13 +101,15 @@ class _CGVRMixin:
         return True    # the binary and regression kernels read float32 rows as they are
 
     def _dask_check(self):
-        """Solvers whose every step reads all rows cannot run on a sample."""
-        if self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full"):
-            what = ("solver='cg'" if self.solver == "cg" else "line_search='full'")
+        """line_search='full' searches on f inside the compiled inner loop: no Dask fit."""
+        if self.solver == "cgvr" and self.line_search == "full":
             raise ValueError(
-                f"{what} reads every row at every step and is not supported for a Dask array "
-                "X; use solver='cgvr' with line_search='vr' (default) or 'batch', or "
-                "'svrg' / 'minibatch_svrg'.")
+                "line_search='full' runs a line search on f over all n margins at every "
+                "inner step of the compiled inner loop, which holds X's margins in memory "
+                "(on a cluster: a distributed pass per inner step, inner_iter per outer "
+                "iteration); it is not supported for a Dask array X: use line_search='vr' "
+                "(default) or 'batch', or solver='cg' (full-batch CG, its line search on the "
+                "workers).")
 
     def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
                     intercept_init, state):
@@ -263,9 +273,13 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     n_jobs : int or None, default=None
         Threads inside one fit and across the one-vs-rest heads (the kernels release the
         GIL): the full passes over X (objective, gradient, snapshot) run over fixed row
-        blocks in parallel, reduced in block order, so the fitted attributes are bitwise
-        the same for every ``n_jobs``. None means 1, -1 all processors. The multinomial
-        fit's passes use NumPy/BLAS (whose threads BLAS controls).
+        blocks in parallel, and each inner loop runs on a team of threads over fixed
+        blocks of the mini-batch rows and of the features; every block sum is reduced in
+        block order and the blocks depend on the data sizes only, so the fitted attributes
+        are bitwise the same for every ``n_jobs``. Heads fitted in parallel share the
+        threads; fits below 16384 rows use one thread per head. None means 1, -1 all
+        processors. The multinomial fit's passes use NumPy/BLAS (whose threads BLAS
+        controls).
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -409,6 +423,23 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     def _multinomial(self, n_classes):
         return self.loss == "log_loss" and n_classes > 2 and self.multi_class != "ovr"
 
+    def _dask_check_multinomial(self):
+        if self.solver == "cg" or (self.solver == "cgvr" and self.line_search == "full"):
+            what = "solver='cg'" if self.solver == "cg" else "line_search='full'"
+            raise ValueError(
+                f"{what} reads every row at every step and is not supported for the "
+                "multinomial log loss on a Dask array X; use solver='cgvr' with "
+                "line_search='vr' (default) or 'batch', 'svrg' / 'minibatch_svrg', or "
+                "multi_class='ovr'.")
+
+    def _dask_solve_multinomial(self, X, codes, sample_weight, n_classes, seed, monitor,
+                                coef_init, intercept_init, state):
+        params = self._prepare_fit(X, None, seed)
+        data = dask_multinomial.make_data(X, codes, sample_weight, n_classes,
+                                          params.fit_intercept)
+        return dask_multinomial.solve_cgvr(data, params, monitor, seed, coef_init,
+                                           intercept_init, state)
+
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem for the log loss with more than two classes (the
         one-vs-rest targets are the columns of the one-hot matrix); one-vs-rest heads
@@ -452,9 +483,12 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
 %(solver_parameters)s
     n_jobs : int or None, default=None
         Threads inside one fit and across targets (the kernels release the GIL): the full
-        passes over X run over fixed row blocks in parallel, reduced in block order, so the
-        fitted attributes are bitwise the same for every ``n_jobs``. None means 1, -1 all
-        processors.
+        passes over X run over fixed row blocks in parallel, and each inner loop runs on a
+        team of threads over fixed blocks of the mini-batch rows and of the features;
+        every block sum is reduced in block order and the blocks depend on the data sizes
+        only, so the fitted attributes are bitwise the same for every ``n_jobs``. Targets
+        fitted in parallel share the threads; fits below 16384 rows use one thread per
+        target. None means 1, -1 all processors.
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
@@ -570,5 +604,6 @@ for _estimator, _heads in ((CGVRClassifier, "one-vs-rest head"), (CGVRRegressor,
     _estimator.__doc__ = _estimator.__doc__ % {
         "solver_parameters": _SOLVER_PARAMETERS_DOC.rstrip("\n"),
         "fitted_attributes": _FITTED_ATTRIBUTES_DOC % {"heads": _heads},
-        "dask_notes": CGVR_DASK_NOTES}
+        "dask_notes": CGVR_DASK_NOTES + (MULTINOMIAL_DASK_NOTES
+                                         if _estimator is CGVRClassifier else "")}
 del _estimator, _heads

@@ -24,7 +24,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
-from ..utils import check_sample_weight, validate_data
+from ..utils import check_sample_weight, make_dataset, validate_data
+from ..utils._dataset import full_margins
 
 # the paper's algorithms exactly as published (paper 001, section 5.1): {name: (the
 # solver that runs them, the paper's T1, its tuned first step or None for ours)}; whole
@@ -317,6 +318,9 @@ class ConstrainedLasso(BaseLinearRegressor):
     def _solver_name(self):
         return f"{type(self).__name__}(solver={self._resolve_solver(0)!r})"
 
+    def _reads_float32(self, X):
+        return True    # every solver reads float32 rows in place (products in double)
+
     def _prepare_fit(self, X, sample_weights, seed):
         """The resolved parameters, the same for every output (``problem.shared``)."""
         solver = self._resolve_solver(X.shape[0], sp.issparse(X))
@@ -428,12 +432,18 @@ def _path_fold(X, y, sw, train, test, radii, params):
     est.set_params(warm_start=True)
     mse = np.empty(len(radii))
     swte = sw[test]
+    # a float32 X: test predictions from its rows in place (numpy's X[test] @ coef would
+    # cast the test rows to float64)
+    rows = make_dataset(X, float32=True) if X.dtype == np.float32 else None
     for k, radius in enumerate(radii):
         est.set_params(radius=radius)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             est.fit(Xtr, ytr, sample_weight=swtr)
-        resid = est.predict(X[test]) - y[test]
+        if rows is None:
+            resid = est.predict(X[test]) - y[test]
+        else:
+            resid = full_margins(rows, est.coef_, est.intercept_)[test] - y[test]
         mse[k] = float(swte @ (resid * resid)) / max(float(swte.sum()), 1e-300)
     return mse
 
@@ -583,6 +593,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            float32 is read in place (no float64 copy; each fold's training rows are
+            copied in X's dtype).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Each column is an independent problem with its own radius.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -2,7 +2,8 @@
 
 The mixins sit before the linear bases in the estimators' MRO: a Dask array X goes to
 :meth:`DaskFitMixin._fit_dask` (every O(n) pass on the Dask workers, see
-:mod:`skstoch._solvers.dask_fit`), anything else to the in-memory fit.  Dask is imported
+:mod:`skstoch._solvers.dask_fit`, and :mod:`skstoch._solvers.dask_multinomial` for the
+multinomial log loss), anything else to the in-memory fit.  Dask is imported
 only when the input is a Dask array.
 """
 import copy
@@ -52,26 +53,55 @@ CGVR_DASK_NOTES = _COMMON_NOTES + """
     kernel on that sample, with the full gradient and loss derivatives of the snapshot);
     the safeguard's batch doubling stops at ``cap`` rows, and further rejected iterations
     halve the step cap.  A small budget only makes the inner loops' batches come from a
-    smaller sample: the stop still uses the exact gradient.  ``solver='cg'``,
-    ``line_search='full'`` and the multinomial log loss read every row at every step and
-    raise ValueError."""
+    smaller sample: the stop still uses the exact gradient.  ``solver='cg'`` (full-batch
+    CG) gathers no sample: each iteration is one distributed pass for the gradient and one
+    for the line search, which keeps the margins ``X w`` and ``X p`` on the workers
+    (16 bytes per row) and evaluates each trial step (with the next ones it may try) in one
+    round trip over them, the strong-Wolfe search of the in-memory fit; the pass counts
+    are those of the in-memory fit.  ``line_search='full'`` (a search on f at every inner
+    step of the compiled inner loop, which holds all margins: on a cluster, one
+    distributed pass per inner step) raises ValueError."""
 
 S3GD_DASK_NOTES = _COMMON_NOTES + """
 
     S3GD estimators on Dask data run Prox-SVRG (``solver`` 'auto', 'hybrid' or 'svrg',
-    without the SGD warm-up, the line-search start and the anchor epochs): per epoch one
-    distributed pass (the exact snapshot gradient and objective, recorded with
-    ``objective_kind='snapshot'``) and ``n_inner`` steps whose mini-batches are drawn from
-    a gathered sample (the bound above).  ``n_inner='auto'`` is one pass's worth of steps
-    (as in memory), at most 32 sweeps of the sample: when the byte budget makes the
-    sample smaller than ``n_samples / 32``, an epoch makes fewer steps, so the client's
-    work per distributed pass stays bounded on large data (more epochs; the exact
-    snapshot gradient and objective keep the fit going to the optimum and decide the
-    stop).
+    without the SGD warm-up, the line-search start and the anchor epochs) for every
+    penalty: per epoch one distributed pass (the exact snapshot gradient and objective,
+    recorded with ``objective_kind='snapshot'``) and ``n_inner`` steps whose mini-batches
+    are drawn from a gathered sample (the bound above).  With an l1 part
+    (``penalty='l1'`` or ``'elasticnet'``) the steps are the proximal steps of the
+    in-memory Prox-SVRG kernel (``w <- soft(v, eta lam1) / (1 + eta lam2)``); so
+    ``solver='auto'``, which in memory picks coordinate descent ('cd') for an l1 part,
+    means 'hybrid' (Prox-SVRG) on Dask data for every penalty.  ``n_inner='auto'`` is one
+    pass's worth of steps (as in memory), at most 32 sweeps of the sample: when the byte
+    budget makes the sample smaller than ``n_samples / 32``, an epoch makes fewer steps,
+    so the client's work per distributed pass stays bounded on large data (more epochs;
+    the exact snapshot gradient and objective keep the fit going to the optimum and
+    decide the stop).
     ``eta0='auto'`` is ``1 / (4 L_b)`` with ``L_max = c max_i s_i (||x_i||^2 + 1)`` from the
-    first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.  An
-    l1 part in the penalty, ``solver`` 's3gd', 'sgd', 'ssgd', 'cd' and ``anchor_epochs > 0``
-    need X in memory and raise ValueError."""
+    first pass and ``lambda_max([X, 1]^T S [X, 1] / n)`` estimated on the first sample.
+    ``solver='cd'`` reads a column of X at every coordinate step (row chunks give none)
+    and raises ValueError; so do 's3gd' and ``anchor_epochs > 0`` (an anchor graph over
+    X in memory), 'ssgd' (k-means strata of X) and 'sgd' (no full pass: it stops at its
+    noise floor, and the cluster would only ship rows to the client)."""
+
+
+MULTINOMIAL_DASK_NOTES = """
+
+    With more than two classes and the log loss (``multi_class`` 'auto' or 'multinomial')
+    the Dask fit is the multinomial model, one objective over all classes as in memory.
+    Each pass runs the in-memory driver's multinomial full pass (margins and gradient by
+    BLAS, softmax in NumPy) on every chunk and sums its ``n_classes (n_features + 1) + 2``
+    numbers by the same tree.  A sample is rows only (X's row, class, weight): the client
+    computes the snapshot probabilities of its rows, so a multinomial ``row_bytes`` counts
+    ``16 + 16 n_classes`` bytes besides X's row (the class and the weight, and two vectors
+    of ``n_classes`` floats the client keeps per row).  CGVR runs its multinomial inner
+    loops on the sample (``solver='cg'`` and ``line_search='full'`` raise ValueError);
+    S3GD runs multinomial Prox-SVRG's compiled epochs over a random order of the sample (one
+    pass's worth of steps, at most 32 sweeps of it) with its safeguard and stop on the
+    exact objective of each epoch's iterate, one distributed pass per epoch; its
+    ``eta0='auto'`` takes ``lambda_max`` from the first sample and bounds
+    ``max_i s_i (||x_i||^2 + s2)`` from the first pass."""
 
 
 def is_dask_array(X):
@@ -151,6 +181,13 @@ class DaskFitMixin:
         if sw.ndim != 1:
             raise ValueError("sample_weight must be 1-D.")
         targets, sw, extra = self._dask_targets(y, sw)
+        fitted = self._dask_fit_targets(X, targets, sw, extra)
+        fitted.update(extra)
+        self.__dict__.update(fitted)
+        return self
+
+    def _dask_fit_targets(self, X, targets, sw, extra):
+        """The fitted attributes of one problem per target (one-vs-rest class or output)."""
         n_heads = len(targets)
         coef_init, intercept_init = self._warm_start_arrays(n_heads, X.shape[1])
         states = self._warm_start_states(n_heads)
@@ -169,9 +206,7 @@ class DaskFitMixin:
             "seed_": seed,
         }
         fitted.update(self._dask_extras(results))
-        fitted.update(extra)
-        self.__dict__.update(fitted)
-        return self
+        return fitted
 
     def _dask_map(self, name, X, shape_tail, dtype):
         """The method ``name`` applied to every row chunk of the Dask array X, lazily."""
@@ -199,7 +234,9 @@ def _check_dask_predict_X(est, X):
 
 
 class DaskClassifierMixin(DaskFitMixin):
-    """Dask fits and lazy predictions of the linear classifiers (one-vs-rest heads)."""
+    """Dask fits and lazy predictions of the linear classifiers: one-vs-rest heads, or
+    one multinomial problem over all classes (the family's ``_multinomial``, fitted by
+    ``_dask_solve_multinomial`` after ``_dask_check_multinomial``)."""
 
     def _dask_targets(self, y, sw):
         import dask
@@ -223,16 +260,43 @@ class DaskClassifierMixin(DaskFitMixin):
                 weights = compute_class_weight(class_weight, classes=classes, y=classes)
             sw = sw * y.map_blocks(lambda b: weights[np.searchsorted(classes, b)],
                                    dtype=np.float64)
+        if self._multinomial(len(classes)):
+            # one multinomial problem, whose target is the class index
+            codes = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.intp)
+            return [codes], sw, {"classes_": classes}
         heads = [1] if len(classes) == 2 else range(len(classes))
         targets = [da.where(y == classes[k], 1.0, -1.0) for k in heads]
         return targets, sw, {"classes_": classes}
 
     def _dask_check_classes(self, n_classes):
+        """The family's checks of a fit of ``n_classes`` classes (ValueError naming a
+        setting the Dask fit does not support)."""
+        check = getattr(self, "_check_multi_class", None)
+        if check is not None:
+            check()
         if self._multinomial(n_classes):
-            raise ValueError(
-                "The multinomial log loss (loss='log_loss' with more than two classes) is not "
-                "supported for a Dask array X yet; fit in memory, or pass multi_class='ovr' "
-                "(one-vs-rest heads, each fitted on the Dask data).")
+            self._dask_check_multinomial()
+
+    def _dask_fit_targets(self, X, targets, sw, extra):
+        """The multinomial model (log loss, more than two classes): one problem over all
+        classes, as in memory; one-vs-rest heads otherwise."""
+        n_classes = len(extra["classes_"])
+        if not self._multinomial(n_classes):
+            return super()._dask_fit_targets(X, targets, sw, extra)
+        warm = getattr(self, "warm_start", False) and hasattr(self, "coef_")
+        coef_init, intercept_init = self._warm_start_arrays(n_classes, X.shape[1])
+        state = self._warm_start_states(1)[0]
+        seed = self._draw_seed()
+        monitor = self._make_monitor(self._solver_name())
+        result = self._dask_solve_multinomial(
+            X, targets[0], sw, n_classes, seed, monitor, coef_init if warm else None,
+            intercept_init if warm else None, state)
+        fitted = {"coef_": np.asarray(result.x, dtype=np.float64),
+                  "intercept_": np.asarray(result.intercept, dtype=np.float64),
+                  "n_iter_": int(result.n_iter), "history_": monitor.history(),
+                  "seed_": seed}
+        fitted.update(self._dask_extras([result]))
+        return fitted
 
     def decision_function(self, X):
         """Signed distance to the hyperplane(s).

@@ -13,14 +13,17 @@ per-sample SGD, then Prox-SVRG (Xiao & Zhang).  ``solver='s3gd'`` is Algorithm 1
 (proximal mini-batch steps with the anchor-graph control variate, Algorithm 2); the paper's
 baselines (mini-batch SGD, stratified SGD, Prox-SVRG) are ``'sgd'``, ``'ssgd'``, ``'svrg'``.
 """
+import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._solvers import _working_set, dask_fit, s3gd, s3gd_multinomial
+from .._solvers import (_working_set, dask_fit, dask_multinomial, s3gd,
+                        s3gd_multinomial)
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
-from ._dask import S3GD_DASK_NOTES, DaskClassifierMixin, DaskRegressorMixin
+from ._dask import (MULTINOMIAL_DASK_NOTES, S3GD_DASK_NOTES, DaskClassifierMixin,
+                    DaskRegressorMixin)
 
 _COMMON_CONSTRAINTS = {
     **STOCHASTIC_SOLVER_CONSTRAINTS,
@@ -91,8 +94,8 @@ class _S3GDMixin:
         return s3gd.prepare(X, sample_weights, seed, self._solver_params(X.shape[0]))
 
     def _reads_float32(self, X):
-        # the epoch kernels read float32 rows; 'cd' works on float64 column blocks
-        return self._resolved_solver(X.shape[0]) != "cd"
+        # the epoch kernels read float32 rows; 'cd' float32 column blocks (fused kernels)
+        return True
 
     def _fit_problem(self, problem):
         n_samples = problem.dataset.n_samples
@@ -103,15 +106,27 @@ class _S3GDMixin:
 
     def _dask_check(self):
         """A Dask fit runs Prox-SVRG: the solvers that need X in memory are refused."""
-        if self.solver in ("s3gd", "sgd", "ssgd", "cd"):
+        if self.solver == "cd":
             raise ValueError(
-                f"solver={self.solver!r} needs X in memory and is not supported for a Dask "
+                "solver='cd' (coordinate descent) reads a column of X at every step and is "
+                "not supported for a Dask array X (row chunks); use solver='auto', 'hybrid' "
+                "or 'svrg' (Prox-SVRG with the l1 / elastic-net prox, one distributed pass "
+                "per epoch).")
+        why = {
+            "s3gd": "builds an anchor graph over X in memory (k-means anchors, every row's "
+                    "nearest anchors, per-anchor sums of the rows) that its steps read for "
+                    "each sampled row",
+            "ssgd": "clusters X in memory into k-means strata and draws each step's rows "
+                    "from them",
+            "sgd": "(the paper's baseline) stops at the noise floor of its steps above the "
+                   "optimum; without full passes it cannot use the cluster, and each epoch "
+                   "would only bring rows to the client",
+        }
+        if self.solver in why:
+            raise ValueError(
+                f"solver={self.solver!r} {why[self.solver]}: it is not supported for a Dask "
                 "array X; use solver='auto', 'hybrid' or 'svrg' (Prox-SVRG, one distributed "
-                "pass per epoch).")
-        if self._penalty_coefs(1)[0] > 0:
-            raise ValueError(
-                f"penalty={self.penalty!r} has an l1 part, whose solvers ('cd', the proximal "
-                "steps) need X in memory: a Dask array X supports penalty='l2' or None.")
+                "pass per epoch, to the optimum).")
         if self.solver == "hybrid" and self.anchor_epochs > 0:
             raise ValueError(
                 "anchor_epochs > 0 builds an anchor graph over X in memory and is not "
@@ -120,6 +135,10 @@ class _S3GDMixin:
     def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
                     intercept_init, state):
         params = self._solver_params(X.shape[0])
+        if self.solver == "auto":
+            # on Dask data 'auto' is 'hybrid' for every penalty: Prox-SVRG epochs (in memory,
+            # an l1 part selects 'cd', which reads columns of X)
+            params = dataclasses.replace(params, solver="hybrid")
         data = dask_fit.make_data(X, target, sample_weight, dask_fit.s3gd_loss_spec(params))
         return dask_fit.solve_s3gd(data, params, monitor, seed, k, coef_init, intercept_init)
 
@@ -155,7 +174,8 @@ _SOLVER_DOC = """
         ``'elasticnet'`` with ``l1_ratio > 0``, and ``alpha > 0``), else ``'hybrid'``: a
         measured decision (``benchmarks/bench_s3gd.py l1``: ``'cd'`` reached a relative
         suboptimality of 1e-6 4-10x sooner than ``'hybrid'`` on dense problems, and
-        ``'hybrid'`` did not reach it on sparse ones).
+        ``'hybrid'`` did not reach it on sparse ones).  On a Dask array X, ``'auto'`` is
+        ``'hybrid'`` (Prox-SVRG) for every penalty (see Notes).
         ``'s3gd'``: the paper's Algorithm 1 with the anchor-graph control variate throughout
         (converges to a noise floor above the optimum, Theorem 3.1).  ``'hybrid'``
         (default without an l1 part; the paper's suggested remedy, not implemented there;
@@ -440,7 +460,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     start, no anchor graph): on the benchmark problems building the graph cost more than the
     anchor epoch saved.  See the user guide for the differences from the paper.
 
-{S3GD_DASK_NOTES}
+{S3GD_DASK_NOTES}{MULTINOMIAL_DASK_NOTES}
 
     References
     ----------
@@ -531,6 +551,17 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         if self.multi_class == "multinomial":
             return True
         return self.solver in _MULTINOMIAL_SOLVERS and self._resolved_solver(2) != "cd"
+
+    def _dask_check_multinomial(self):
+        """Every setting ``_dask_check`` accepts is supported by the multinomial Dask fit."""
+
+    def _dask_solve_multinomial(self, X, codes, sample_weight, n_classes, seed, monitor,
+                                coef_init, intercept_init, state):
+        params = self._solver_params(X.shape[0])
+        data = dask_multinomial.make_data(X, codes, sample_weight, n_classes,
+                                          params.fit_intercept)
+        return dask_multinomial.solve_s3gd(data, params, monitor, seed, coef_init,
+                                           intercept_init)
 
     def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
         """One multinomial problem (the one-vs-rest targets are the columns of the one-hot

@@ -118,24 +118,13 @@ def check_sparse_integrity(X, name="X"):
         _check_range(col, n_cols, "column indices", name)
 
 
-def _csr_is_canonical(X, chunk=1 << 16):
+def _csr_is_canonical(X):
     """Sorted column indices without duplicates in every row (computed, not the cached flag),
-    in chunks of entries: the temporaries stay small next to X (no O(nnz) copy)."""
-    indices, indptr = X.indices, X.indptr
-    nnz = indices.shape[0]
-    if nnz < 2:
+    in one compiled O(nnz) pass without temporaries."""
+    from .._fast._csr import csr_is_canonical
+    if X.indices.shape[0] < 2:
         return True
-    starts = indptr[1:-1]
-    starts = starts[(starts > 0) & (starts < nnz)]   # sorted: indptr is non-decreasing
-    # pair k compares entries k and k + 1; it crosses rows when k + 1 starts a row
-    for lo in range(0, nnz - 1, chunk):
-        hi = min(lo + chunk, nnz - 1)
-        ok = np.diff(indices[lo:hi + 1]) > 0
-        crossing = starts[np.searchsorted(starts, lo + 1):np.searchsorted(starts, hi, "right")]
-        ok[crossing - 1 - lo] = True
-        if not ok.all():
-            return False
-    return True
+    return csr_is_canonical(X.indptr, X.indices)
 
 
 # Marks a matrix returned by canonical_csr: an identity token, so that a pickled (and possibly
