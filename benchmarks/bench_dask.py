@@ -15,13 +15,13 @@ contender: wall time and distributed passes over the data to relative suboptimal
 ``alpha = 1 / n`` (scikit-learn's ``C = 1``), ``f*`` from a damped Newton method
 (logistic) or the normal equations (least squares) run on the same cluster, neither
 contender.  Every objective in the table is recomputed from the coefficients reached
-(``_dask_problem.objectives``), so both sides are judged on the same function.
+(``_modes/_dask_problem.objectives``), so both sides are judged on the same function.
 
 * skstoch: CGVRClassifier / CGVRRegressor (and S3GDClassifier / S3GDRegressor) fitted on the
   dask arrays; passes and times are the ``passes`` and ``time`` columns of ``history_`` at the
   first outer iteration that reaches the target (a callback then stops the fit).
 * dask-ml: LogisticRegression(solver='lbfgs' and 'admm') and LinearRegression (same two),
-  ``C`` converted (``_dask_problem.dask_ml_scale``), ``fit_intercept=False``,
+  ``C`` converted (``_modes/_dask_problem.dask_ml_scale``), ``fit_intercept=False``,
   ``normalize=False`` (dask-glm otherwise rescales the columns, which changes the penalised
   problem); run in the peer's interpreter (``SKSTOCH_BENCH_PEER_PYTHON``, default the running
   one) on its own identical cluster and data (checked by checksums); how its passes are

@@ -2,7 +2,7 @@
 fit, X itself not counted), best wall time of alternated fits and the largest coefficient
 difference of an estimator on float32 X against the same values in float64.
 
-    PYTHONPATH=. python benchmarks/_bench_float32.py [Estimator] [dense|csr] [n] [d]
+    PYTHONPATH=. python benchmarks/_modes/_bench_float32.py [Estimator] [dense|csr] [n] [d]
 
 Defaults: CGVRClassifier, dense, 200,000 x 100 (X: 80 MB in float32).  CSR: about 30% of the
 entries kept.  Estimator: a class of skstoch fitted with ``random_state=0``, or a key of

@@ -253,7 +253,7 @@ def run():
           "(the lowest objective of all fits). Wall times on a loaded shared machine are "
           "inflated by waiting for a core; CPU time (process, all threads) is less so. "
           "Ratio: to `skstoch cd`. Produced by "
-          "`benchmarks/bench_s3gd.py l1` (see `benchmarks/_bench_s3gd_l1.py`). skglm and "
+          "`benchmarks/bench_s3gd.py l1` (see `benchmarks/_modes/_bench_s3gd_l1.py`). skglm and "
           "celer run in the peer interpreter; skglm's numba compilation is not timed. "
           "skstoch's full gradients run in 2 row-block threads: CPU time is given too.", ""]
     for cell in cells:
