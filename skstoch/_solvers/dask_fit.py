@@ -30,6 +30,7 @@ from .._fast._s3gd import EpochProblem, SnapshotTables, run_epoch
 from ..utils import make_dataset
 from . import cgvr
 from ._dask_passes import DaskData, penalty, sample_indices, sample_tables
+from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum
@@ -141,54 +142,6 @@ class _DaskCGVRRun(cgvr._Run):
             step_cap=self.cap, batch=self.batch, x=x, **dist)
 
 
-def _strong_wolfe(phi, phi0, dphi0, params, a_max):
-    """The strong-Wolfe search of the compiled kernels (``_cgvr.strong_wolfe``: Nocedal &
-    Wright Alg. 3.5 with doubling expansion up to ``a_max``, midpoint zoom, the lowest phi
-    seen when the budget runs out) over ``phi(a, ahead) -> (value, derivative)``, where
-    ``ahead`` are the steps the search may try next (their values can come back with
-    ``a``'s).  Returns ``(step, evaluations, failed)``."""
-    c1, c2 = params.c1, params.c2
-    a_prev, f_prev = 0.0, phi0
-    a = min(params.step_init, a_max)
-    best_a, best_f, n_evals = 0.0, phi0, 0
-    for i in range(params.ls_max_iter):
-        fa, da = phi(a, [min(2.0 * a, a_max), min(4.0 * a, a_max)])
-        n_evals += 1
-        if fa < best_f:
-            best_a, best_f = a, fa
-        if not np.isfinite(fa) or fa > phi0 + c1 * a * dphi0 or (i > 0 and fa >= f_prev):
-            lo, f_lo, hi = a_prev, f_prev, a
-            break
-        if abs(da) <= -c2 * dphi0:
-            return a, n_evals, False
-        if da >= 0:
-            lo, f_lo, hi = a, fa, a_prev
-            break
-        if a >= a_max:
-            return a, n_evals, False
-        a_prev, f_prev = a, fa
-        a = min(2.0 * a, a_max)
-    else:
-        return best_a, n_evals, True
-    for _ in range(params.zoom_max_iter):
-        mid = 0.5 * (lo + hi)
-        # the next midpoints, two levels down the bisection tree
-        quarters = [0.5 * (lo + mid), 0.5 * (mid + hi)]
-        fm, dm = phi(mid, quarters + [0.5 * (q + e) for q in quarters for e in (lo, mid, hi)])
-        n_evals += 1
-        if fm < best_f:
-            best_a, best_f = mid, fm
-        if not np.isfinite(fm) or fm > phi0 + c1 * mid * dphi0 or fm >= f_lo:
-            hi = mid
-        else:
-            if abs(dm) <= -c2 * dphi0:
-                return mid, n_evals, False
-            if dm * (hi - lo) >= 0:
-                hi = lo
-            lo, f_lo = mid, fm
-    return best_a, n_evals, True
-
-
 def _dask_line_search(run, x, p):
     """``solver='cg'``'s strong-Wolfe step along p on f itself (``cgvr._full_line_search``
     on Dask data): one distributed pass keeps the margins ``X x``, ``X p`` on the workers;
@@ -212,9 +165,16 @@ def _dask_line_search(run, x, p):
         return seen[a]
 
     objective, u = run.last
-    step, n_evals, failed = _strong_wolfe(phi, objective, float(u @ p), run.params,
-                                          run.params.step_max)
-    run.stats[2] += n_evals
+    calls = []
+
+    def counted(a, ahead):
+        calls.append(a)
+        return phi(a, ahead)
+
+    ps = run.params
+    step, failed = strong_wolfe(counted, objective, float(u @ p), ps.c1, ps.c2, ps.step_init,
+                                ps.ls_max_iter, ps.zoom_max_iter, ps.step_max, lookahead=True)
+    run.stats[2] += len(calls)
     run.stats[3] += int(failed)
     if step == 0.0:
         run.stats[1] += 1
