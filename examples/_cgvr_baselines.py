@@ -74,7 +74,8 @@ class StochasticLBFGS:
         return -q
 
     def fit(self, X, y):
-        X = X.tocsr() if sp.issparse(X) else np.asarray(X, dtype=float)
+        # a dense copy: gathering sqrt(n) rows of a CSR matrix costs more than the step
+        X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
         self.classes_ = np.unique(y)
         ys = np.where(y == self.classes_[-1], 1.0, -1.0)
         n, d = X.shape
@@ -95,7 +96,13 @@ class StochasticLBFGS:
             x = w.copy()
             for _ in range(self.inner_iter):
                 rows = rng.integers(0, n, batch)
-                g = self._grad(X, ys, x, rows)[0] - self._grad(X, ys, w, rows)[0] + mu
+                Xs, yb = X[rows], ys[rows]
+                dl = (self._loss.dloss_array(np.ascontiguousarray(Xs @ x[:-1] + x[-1]), yb)
+                      - self._loss.dloss_array(np.ascontiguousarray(Xs @ w[:-1] + w[-1]), yb)
+                      ) / batch
+                g = mu.copy()                 # the SVRG gradient at x on the batch
+                g[:-1] += Xs.T @ dl + self.alpha * (x[:-1] - w[:-1])
+                g[-1] += dl.sum()
                 read += 2 * batch
                 x = x + self.eta0 * self._direction(g)
                 step += 1
