@@ -1,7 +1,7 @@
 """
-==========================================================================
+=========================================================================
 CGVR: test AUC against SGD, SVRG, SLBFGS, mini-batch SVRG and CG (Fig. 3)
-==========================================================================
+=========================================================================
 
 Reproduces, on synthetic stand-ins for the paper's six datasets, the generalisation
 experiment of Jin et al. (2019), "Stochastic conjugate gradient algorithm with variance
