@@ -285,16 +285,18 @@ def verdict(n_ok, n_all):
     return "reproduced" if n_ok == n_all else ("partly" if n_ok else "refuted")
 
 
+def best_baseline(name, model):
+    """The paper's baseline (CG, SVRG, SLBFGS, mini-batch SVRG, SGD) with the lowest final gap."""
+    others = [k[2] for k in final if k[:2] == (name, model) and "CGVR" not in k[2]]
+    return min(others, key=lambda other: final[name, model, other])
+
+
 def fig2_wins(label):
-    wins = {}
-    for name in SHAPES:
-        methods = {k[2] for k in final if k[0] == name}
-        wins[name] = sum(
-            final[name, model, label] <= min(final[name, model, other]
-                                             for other in methods if "CGVR" not in other)
-            and (label == "CGVR (ours)" or final[name, model, label]
-                 <= final[name, model, "CGVR (ours)"]) for model in MODELS)
-    return wins
+    """Models on which `label` ends at or below every baseline of the paper (each CGVR row
+    is compared with the baselines only, not with the other CGVR row)."""
+    return {name: sum(final[name, model, label]
+                      <= final[name, model, best_baseline(name, model)] for model in MODELS)
+            for name in SHAPES}
 
 
 proto1 = (f"a9a-like {SHAPES['a9a-like']}, alpha={ALPHA} (paper lambda/2 convention of its "
@@ -320,10 +322,14 @@ for label, algorithm in (("CGVR (paper)", "paper"), ("CGVR (ours)", "ours")):
                  "'SLBFGS' code runs), SGD = scikit-learn "
                  "SGDClassifier (the authors' code ran momentum GD), seed 0",
         ours="; ".join(f"{name}: best on {w}/4 models (final gaps "
-                       + ", ".join(f"{m} {final[name, m, label]:.1e}" for m in MODELS) + ")"
+                       + ", ".join(f"{m} {final[name, m, label]:.1e} vs "
+                                   f"{best_baseline(name, m)} "
+                                   f"{final[name, m, best_baseline(name, m)]:.1e}"
+                                   for m in MODELS) + ")"
                        for name, w in wins.items()),
         verdict=verdict(sum(w >= 3 for w in wins.values()), len(wins)),
-        why="rule: lowest suboptimality after T outer iterations on >= 3 of 4 models",
+        why="rule: lowest suboptimality after T outer iterations among CGVR and the paper's "
+            "baselines on >= 3 of 4 models",
         algorithm=algorithm))
 for key, algorithm in (("CGVR paper", "paper"), ("CGVR ours", "ours")):
     diffs = [a - b for a, b in zip(auc[key], auc["LinearSVC"])]
