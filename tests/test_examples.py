@@ -42,3 +42,37 @@ def test_example_runs_in_fast_mode(path, monkeypatch, tmp_path):
         assert n_figures > 0 or saved, f"{path.name} made no figure"
     finally:
         plt.close("all")
+
+
+def _cgvr_baselines():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_cgvr_baselines",
+                                                  ROOT / "examples" / "_cgvr_baselines.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cgvr_examples_slbfgs_baseline_is_lbfgs_on_the_cgvr_objective():
+    """The SLBFGS baseline of the CGVR examples: its two-loop direction is -H g for the BFGS
+    inverse Hessian built from its pairs, and it minimises CGVRClassifier's objective."""
+    import numpy as np
+    from sklearn.datasets import make_classification
+
+    from skstoch import CGVRClassifier
+
+    baselines = _cgvr_baselines()
+    X, y = make_classification(400, 8, random_state=0)
+    X /= np.abs(X).max(axis=0)
+    ref = CGVRClassifier("log_loss", alpha=1e-2, tol=1e-10, max_iter=300).fit(X, y)
+    model = baselines.StochasticLBFGS("log_loss", alpha=1e-2, eta0=0.1, max_iter=40).fit(X, y)
+    assert len(model._pairs) == model.memory
+    assert model.history_["objective"][-1] <= ref.history_["objective"][-1] + 1e-8
+    s, yv, _ = model._pairs[-1]
+    H = (s @ yv) / (yv @ yv) * np.eye(len(s))
+    for s, yv, rho in model._pairs:
+        V = np.eye(len(s)) - rho * np.outer(yv, s)
+        H = V.T @ H @ V + rho * np.outer(s, s)
+    g = np.random.default_rng(0).normal(size=len(s))
+    np.testing.assert_allclose(model._direction(g), -H @ g, rtol=1e-8, atol=1e-12)
