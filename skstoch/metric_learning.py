@@ -80,8 +80,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         experimental recipe: ``n_neighbors`` random same-class partners per point and
         ``n_impostors`` random differently-labelled points per pair, drawn once (O(n)).
         'auto': 'knn' when ``n_samples <= search_size`` (exact searches), else 'random'
-        (measured at n=100,000: 'random' reached 56.4% held-out 3-NN accuracy in 1.5 s, the
-        bounded 'knn' searches 52.1% in 2.3 s; ``benchmarks/results/lmnn_scale.md``).  The
+        (measured at n=100,000: 'random' reached 56.4% held-out 3-NN accuracy in 1.415 s, the
+        bounded 'knn' searches 51.95% in 3.926 s; ``benchmarks/results/lmnn_scale.md``).  The
         recipe used is ``triplet_strategy_``.
     n_neighbors : int, default=3
         Target neighbours per point ('knn') or random same-class partners per point
