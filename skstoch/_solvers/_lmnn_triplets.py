@@ -8,6 +8,7 @@ the current metric, re-searched when the solver asks ('knn').  Every search is b
 (memory O(block x n_candidates)), never an n x n matrix.
 """
 import numpy as np
+import scipy.linalg
 from sklearn.neighbors import NearestNeighbors
 
 from .._fast._lmnn import select_ksmallest
@@ -23,6 +24,18 @@ _WORKING_MEMORY_MB = 64
 _N_SCALE_SAMPLES = 2000
 # eta0="auto" = _AUTO_FACTOR / (c s), s = mean squared length of triplet differences.
 _AUTO_FACTOR = 5.0
+# c="auto" for the 'random' recipe: c / (1 - c) = _AUTO_C_MARGIN / rho (at least
+# _AUTO_C_MIN, at most _AUTO_C_MAX), rho the largest generalized eigenvalue of (impostor
+# scatter - target scatter, prior) on the table; see auto_c.
+AUTO_C_DEFAULT = _AUTO_C_MIN = 0.5
+_AUTO_C_MAX = 0.9
+_AUTO_C_MARGIN = 1.4
+# Leave-one-out 3-NN accuracy of a candidate metric (c='auto'): queries and reference rows,
+# evenly spaced among the training rows (the queries are every 4th reference row).
+_LOO_REFERENCE = 4096
+_LOO_NEIGHBORS = 3
+# Triplets (evenly spaced in the table) on which auto_c estimates the scatters.
+_N_BALANCE_TRIPLETS = 20000
 
 
 class TripletSource:
@@ -316,3 +329,62 @@ def auto_step(X, triplets, c, rng, layout=None):
     if not np.isfinite(s) or s <= 0.0:
         s = 1.0
     return _AUTO_FACTOR / (max(c, 1e-3) * s)
+
+
+def auto_c(X, triplets, prior, refreshed):
+    """The push/pull trade-off of ``c='auto'``: 0.5 for the 'knn' recipe (``refreshed``)
+    and without a prior; for the 'random' recipe the value below.
+
+    Near the collapsed metric ``A = epsilon I`` every hinge is active and the gradient of
+    Eq. (21) is ``c (P - I) + (1 - c) L`` (P, I: scatter of the table's target and impostor
+    differences, L the prior).  Some direction v then lowers the objective by growing only
+    if ``c v'(I - P)v > (1 - c) v'Lv``, i.e. ``c / (1 - c) > 1 / rho`` with ``rho`` the
+    largest generalized eigenvalue of ``(I - P, L)``: how much farther the impostors are
+    than the targets, against the pull, along the best direction.  With c too small the
+    pull wins in every direction and the metric collapses to a multiple of the identity
+    (Euclidean neighbours).  ``c / (1 - c) = _AUTO_C_MARGIN / rho`` gives that direction a
+    fixed margin; clipped to [_AUTO_C_MIN, _AUTO_C_MAX].  The 'knn' recipe re-searches the
+    impostors that invade the margin in the current metric, so the push does not fade and
+    a larger c lost accuracy there (training-side validation, see the user guide).  The
+    scatters use at most _N_BALANCE_TRIPLETS triplets of the table (evenly spaced: no
+    random draw).
+    """
+    if refreshed or prior is None:
+        return _AUTO_C_MIN
+    d = X.shape[1]
+    rows = triplets[_evenly_spaced(len(triplets), _N_BALANCE_TRIPLETS)]
+    push = pair_scatter(X, rows[:, [0, 2]]) - pair_scatter(X, rows[:, :2])
+    # a (numerically) singular prior: regularize by a tiny multiple of its mean eigenvalue
+    pull = prior + (1e-9 * max(np.trace(prior) / d, 1e-300)) * np.eye(d)
+    try:
+        rho = float(scipy.linalg.eigh(push, pull, eigvals_only=True,
+                                      subset_by_index=[d - 1, d - 1])[0])
+    except (np.linalg.LinAlgError, ValueError):
+        return _AUTO_C_MIN
+    if not np.isfinite(rho) or rho <= 0.0:
+        return _AUTO_C_MAX
+    ratio = _AUTO_C_MARGIN / rho
+    return float(np.clip(ratio / (1.0 + ratio), _AUTO_C_MIN, _AUTO_C_MAX))
+
+
+def _evenly_spaced(n, m):
+    """At most m evenly spaced positions in range(n)."""
+    if n <= m:
+        return np.arange(n)
+    return np.linspace(0, n - 1, m).round().astype(np.int64)
+
+
+def loo_knn_accuracy(X, y, A):
+    """Leave-one-out 3-NN accuracy in the metric A of every 4th row of an evenly spaced
+    sample of at most _LOO_REFERENCE training rows, their neighbours searched in that
+    sample (blocked: memory O(block x sample))."""
+    ref = _evenly_spaced(X.shape[0], _LOO_REFERENCE)
+    Z = X[ref] @ factor(A)
+    pos = np.arange(0, len(ref), 4)
+    k = min(_LOO_NEIGHBORS, len(ref) - 1)
+    nearest = blocked_ksmallest(Z[pos], Z, k, exclude=pos)
+    labels = y[ref][nearest]
+    # majority vote, ties to the smallest label (as KNeighborsClassifier)
+    votes = np.zeros((len(pos), int(y.max()) + 1), dtype=np.int64)
+    np.add.at(votes, (np.repeat(np.arange(len(pos)), k), labels.ravel()), 1)
+    return float(np.mean(np.argmax(votes, axis=1) == y[ref][pos]))

@@ -18,7 +18,9 @@ from ..utils import single_thread_blas
 from ._averaged_sgd import averaged_sgd, checkpoint_lengths
 from ._epoch_projection import epoch_projection
 from ._lmnn_span import canonical_signs, data_span, lift
-from ._lmnn_triplets import TripletSource, auto_step, check_triplets, factor, pair_scatter
+from ._lmnn_triplets import (AUTO_C_DEFAULT, TripletSource, auto_c, auto_step,
+                             check_triplets, factor, loo_knn_accuracy, pair_scatter)
+from ._monitor import FitMonitor
 from ._projections import project_psd
 from ._result import SolverResult
 
@@ -40,7 +42,8 @@ class LMNNParams:
     """The resolved parameters of one fit (see :class:`skstoch.LMNNMetric` for each).
 
     ``triplet_strategy`` is 'knn' or 'random', ``n_impostors`` an int, ``max_iter`` the
-    budget T in stochastic gradient calls, ``eta0`` None for the automatic step and
+    budget T in stochastic gradient calls, ``c`` and ``eta0`` None for their automatic
+    values and
     ``seed`` the counter-based generator's seed.
     """
 
@@ -49,7 +52,7 @@ class LMNNParams:
     n_neighbors: int
     n_impostors: int
     search_size: int | None
-    c: float
+    c: float | None
     mu1: float
     mu2: float
     epsilon: float
@@ -94,7 +97,7 @@ def solve(problem, params, monitor, state=None):
     SolverResult
         ``x`` the metric (projected onto ``A >= epsilon I``), ``n_iter`` the stochastic
         gradient calls used; ``extra``: ``components`` (the top ``n_components`` rows of
-        the factor), ``prior``, ``triplets`` (the last table), ``objective``, ``eta0``,
+        the factor), ``prior``, ``triplets`` (the last table), ``objective``, ``eta0``, ``c``,
         ``n_projections``, ``n_epochs``.
     """
     if state is not None:
@@ -131,6 +134,11 @@ def _solve_dense(problem, params, monitor):
     else:
         prior = np.eye(d) if params.prior == "identity" else None
     table = check_triplets(source.table(np.eye(d), _first_length(params)), X.shape[0])
+    if params.c is None:
+        c = auto_c(X, table, prior, source.refreshes)
+        if c > AUTO_C_DEFAULT:
+            return _select_c(problem, params, monitor, (AUTO_C_DEFAULT, c))
+        params = replace(params, c=c)
     eta0 = params.eta0
     if eta0 is None:
         eta0 = auto_step(X, table, params.c, rng, source.layout)
@@ -141,9 +149,28 @@ def _solve_dense(problem, params, monitor):
     else:
         result = _solve_baseline(run, A0, eta0, monitor)
     result.x, components = _final_metric(result.x, params.epsilon, params.n_components)
-    result.extra.update(components=components, triplets=run.triplets, eta0=eta0,
+    result.extra.update(components=components, triplets=run.triplets, eta0=eta0, c=params.c,
                         prior=prior if prior is not None else np.zeros((d, d)),
                         objective=run.objective(result.x))
+    return result
+
+
+def _select_c(problem, params, monitor, candidates):
+    """c='auto' when the balance rule (:func:`auto_c`) asks for more push than 0.5: fit
+    each candidate and keep the one whose metric has the higher leave-one-out 3-NN accuracy
+    on a fixed sample of the training rows (ties keep the first, the paper's 0.5); the
+    chosen fit's records become the monitor's."""
+    best = None
+    for c in candidates:
+        scratch = FitMonitor(monitor.solver_name, verbose=monitor.verbose,
+                             callback=monitor.callback)
+        result = _solve_dense(problem, replace(params, c=c), scratch)
+        score = loo_knn_accuracy(problem.X, problem.y, result.x)
+        if best is None or score > best[0]:
+            best = (score, result, scratch)
+    _, result, scratch = best
+    monitor.records = scratch.records
+    monitor.stopped_by_callback = scratch.stopped_by_callback
     return result
 
 
