@@ -343,7 +343,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         self._validate_params()
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=2)
         check_classification_targets(y)
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        # float32 stays float32: the kernels and the blocked products read it as float32
+        # rows widened to float64 (no float64 copy of X; wide data excepted)
+        X = np.ascontiguousarray(X)
         _check_magnitude(X)
         if self.n_components is not None and self.n_components > X.shape[1]:
             raise ValueError(
@@ -525,7 +527,7 @@ def _smallest_table(n_samples, search_size, strategy, n_neighbors, n_impostors):
 def _check_magnitude(X):
     """Reject X whose squared distances would overflow float64 (the neighbour searches
     and the hinge terms would compare inf or nan)."""
-    max_abs = float(np.max(np.abs(X)))
+    max_abs = max(abs(float(X.max())), abs(float(X.min())))    # no |X| temporary
     with np.errstate(over="ignore"):
         largest_sq_distance = np.float64(2.0 * max_abs) ** 2 * X.shape[1]
     if not np.isfinite(largest_sq_distance):

@@ -57,7 +57,8 @@ class TripletSource:
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), float64
+    X : ndarray of shape (n_samples, n_features), float64 or float32 (read as float64 a
+        block of rows at a time)
     y : ndarray of shape (n_samples,)
         Class codes 0 .. n_classes - 1 (every class has enough members: checked by the
         front end).
@@ -146,10 +147,12 @@ class TripletSource:
             if len(queries) * len(members) <= _SMALL_SEARCH:
                 # small class: one blocked GEMM pass (NearestNeighbors' per-call overhead
                 # dominated small fits)
-                ind = blocked_ksmallest(X[queries], X[members], k, exclude=self_pos)
+                ind = blocked_ksmallest(rows64(X, queries), rows64(X, members), k,
+                                        exclude=self_pos)
             else:
-                nn = NearestNeighbors(n_neighbors=k + 1).fit(X[members])
-                ind = _drop_self(nn.kneighbors(X[queries], return_distance=False), self_pos, k)
+                nn = NearestNeighbors(n_neighbors=k + 1).fit(rows64(X, members))
+                ind = _drop_self(nn.kneighbors(rows64(X, queries), return_distance=False),
+                                 self_pos, k)
             partners[in_pool] = members[ind]
         return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(np.int64)
 
@@ -199,12 +202,12 @@ class TripletSource:
         if self.exhaustive:
             # anchors and candidates are all points: map X once (or reuse X R of the
             # objective just evaluated at this A)
-            Zc = mapped if mapped is not None else self.X @ factor(A)
+            Zc = mapped if mapped is not None else map_rows(self.X, factor(A))
             Zq = Zc[anchors]
         else:
             R = factor(A)
-            Zq = self.X[anchors] @ R
-            Zc = self.X[cand] @ R
+            Zq = map_rows(self.X, R, anchors)
+            Zc = map_rows(self.X, R, cand)
         imp = cand[_impostors(Zq, Zc, q, self.y[anchors], self.y[cand])]
         # written in place by broadcasting (no repeated temporaries of the table's size)
         table = np.empty((len(anchors), k, q, 3), dtype=np.int64)
@@ -260,13 +263,34 @@ def factor(A):
         return V * np.sqrt(np.maximum(w, 0.0))
 
 
+def rows64(X, rows):
+    """``X[rows]`` as float64: a float64 X indexes as always, a float32 X converts only the
+    selected rows (never a float64 copy of the whole X)."""
+    out = X[rows]
+    return out if out.dtype == np.float64 else out.astype(np.float64)
+
+
+def map_rows(X, R, rows=None):
+    """``X[rows] @ R`` (all rows when ``rows`` is None) in float64; a float32 X is widened
+    one block of _BLOCK rows at a time (memory O(block d) beyond the output)."""
+    if X.dtype == np.float64:
+        return (X if rows is None else X[rows]) @ R
+    n = X.shape[0] if rows is None else len(rows)
+    out = np.empty((n, R.shape[1]))
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        block = X[start:stop] if rows is None else X[rows[start:stop]]
+        np.matmul(block.astype(np.float64), R, out=out[start:stop])
+    return out
+
+
 def pair_scatter(X, pairs):
     """(1/m) sum over pairs of (x_i - x_j)(x_i - x_j)' in blocks (memory O(block d))."""
     d = X.shape[1]
     S = np.zeros((d, d))
     for start in range(0, len(pairs), _BLOCK):
         block = pairs[start:start + _BLOCK]
-        D = X[block[:, 0]] - X[block[:, 1]]
+        D = rows64(X, block[:, 0]) - rows64(X, block[:, 1])
         S += D.T @ D
     S /= len(pairs)
     return 0.5 * (S + S.T)
@@ -315,16 +339,16 @@ def auto_step(X, triplets, c, rng, layout=None):
         grid = triplets.reshape(-1, k, q, 3)
         if len(grid) > _N_SCALE_SAMPLES:
             grid = grid[rng.choice(len(grid), _N_SCALE_SAMPLES, replace=False)]
-        anchors = X[grid[:, 0, 0, 0]]
+        anchors = rows64(X, grid[:, 0, 0, 0])
         # one (anchors x d) difference at a time: memory O(n d), not O(n k q d)
-        sq_targets = sum(_sum_sq(anchors - X[grid[:, j, 0, 1]]) for j in range(k))
-        sq_impostors = sum(_sum_sq(anchors - X[grid[:, 0, j, 2]]) for j in range(q))
+        sq_targets = sum(_sum_sq(anchors - rows64(X, grid[:, j, 0, 1])) for j in range(k))
+        sq_impostors = sum(_sum_sq(anchors - rows64(X, grid[:, 0, j, 2])) for j in range(q))
         s = 0.5 * (sq_targets / (len(grid) * k) + sq_impostors / (len(grid) * q))
     else:
         sample = triplets[rng.integers(0, len(triplets),
                                        size=min(_N_SCALE_SAMPLES, len(triplets)))]
-        a = X[sample[:, 0]] - X[sample[:, 1]]
-        b = X[sample[:, 0]] - X[sample[:, 2]]
+        a = rows64(X, sample[:, 0]) - rows64(X, sample[:, 1])
+        b = rows64(X, sample[:, 0]) - rows64(X, sample[:, 2])
         s = 0.5 * (np.mean(np.sum(a * a, axis=1)) + np.mean(np.sum(b * b, axis=1)))
     if not np.isfinite(s) or s <= 0.0:
         s = 1.0
@@ -379,7 +403,7 @@ def loo_knn_accuracy(X, y, A):
     sample of at most _LOO_REFERENCE training rows, their neighbours searched in that
     sample (blocked: memory O(block x sample))."""
     ref = _evenly_spaced(X.shape[0], _LOO_REFERENCE)
-    Z = X[ref] @ factor(A)
+    Z = map_rows(X, factor(A), ref)
     pos = np.arange(0, len(ref), 4)
     k = min(_LOO_NEIGHBORS, len(ref) - 1)
     nearest = blocked_ksmallest(Z[pos], Z, k, exclude=pos)

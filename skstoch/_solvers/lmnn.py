@@ -19,7 +19,8 @@ from ._averaged_sgd import averaged_sgd, checkpoint_lengths
 from ._epoch_projection import epoch_projection
 from ._lmnn_span import canonical_signs, data_span, lift
 from ._lmnn_triplets import (AUTO_C_DEFAULT, TripletSource, auto_c, auto_step,
-                             check_triplets, factor, loo_knn_accuracy, pair_scatter)
+                             check_triplets, factor, loo_knn_accuracy, map_rows,
+                             pair_scatter)
 from ._monitor import FitMonitor
 from ._projections import project_psd
 from ._result import SolverResult
@@ -71,7 +72,8 @@ class LMNNParams:
 
 @dataclass(frozen=True)
 class LMNNProblem:
-    """Validated training data: ``X`` (n, d) float64 C-contiguous and finite, ``y`` class
+    """Validated training data: ``X`` (n, d) float64 or float32 (read without a float64
+    copy unless n_features >= n_samples), C-contiguous and finite, ``y`` class
     codes 0 .. n_classes - 1 with enough members per class for the recipe."""
 
     X: np.ndarray
@@ -113,11 +115,13 @@ def solve(problem, params, monitor, state=None):
 def _solve(problem, params, monitor):
     n, d = problem.X.shape
     if d >= n:
-        # wide data: the differences span at most n - 1 directions (see _lmnn_span)
-        basis = data_span(problem.X)
+        # wide data: the differences span at most n - 1 directions (see _lmnn_span);
+        # a float32 X is converted here (the SVD runs in float64)
+        X = np.asarray(problem.X, dtype=np.float64)
+        basis = data_span(X)
         r = basis.shape[1]
         reduced = replace(params, n_components=min(params.n_components, r))
-        result = _solve_dense(LMNNProblem(np.ascontiguousarray(problem.X @ basis),
+        result = _solve_dense(LMNNProblem(np.ascontiguousarray(X @ basis),
                                           problem.y), reduced, monitor)
         return lift(result, basis, params, d)
     return _solve_dense(problem, params, monitor)
@@ -352,11 +356,12 @@ class _Objective:
             n_triplets = len(trip)
         if 3 * len(trip) >= self.X.shape[0]:
             # the table touches about every row: map all rows (no np.unique sort)
-            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X @ R), trip)
+            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(map_rows(self.X, R)), trip)
         else:
             rows, local = np.unique(trip, return_inverse=True)
             local = np.ascontiguousarray(local.reshape(trip.shape), dtype=np.int64)
-            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X[rows] @ R), local)
+            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(map_rows(self.X, R, rows)),
+                                           local)
         return self._value(A, hinge, n_triplets)
 
     def _grouped_hinge(self, A, R, grid):
@@ -365,7 +370,7 @@ class _Objective:
         groups = (grid[:, 0, 0, 0], grid[:, :, 0, 1], grid[:, 0, :, 2])
         if 2 * len(groups[0]) >= self.X.shape[0]:
             # (about) every point is an anchor: map all rows (no np.unique sort)
-            P = self.X @ R
+            P = map_rows(self.X, R)
             self._mapped = (A, P)
         else:
             rows, local = np.unique(np.concatenate([g.ravel() for g in groups]),
@@ -373,7 +378,7 @@ class _Objective:
             sizes = np.cumsum([g.size for g in groups])[:-1]
             groups = [part.reshape(g.shape) for part, g in
                       zip(np.split(local.astype(np.int64), sizes), groups)]
-            P = self.X[rows] @ R
+            P = map_rows(self.X, R, rows)
         groups = [np.ascontiguousarray(g, dtype=np.int64) for g in groups]
         hinge, _ = _lmnn.grouped_hinge(np.ascontiguousarray(P), *groups)
         return hinge
