@@ -238,7 +238,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     and are replaced by ``eta0='auto'``; the default recipe is the classical k-NN recipe
     rather than the paper's random pairs up to ``search_size`` samples, with 10 nearest
     impostors per target pair; mini-batches of 16 triplets and a budget ``max_iter='auto'``
-    (the paper: 1 triplet, 4000 iterations); the per-iteration
+    (the paper: 1 triplet, 4000 iterations); ``c='auto'`` (the paper's 0.5, except where
+    the 'random' recipe's pull would collapse the metric, see ``c``); the per-iteration
     constraint check uses a warm-started Lanczos estimate of lambda_min, which is an upper
     bound, so a violation it misses is repaired by the next epoch-end projection.
 
