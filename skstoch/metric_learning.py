@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ._solvers._lmnn_triplets import map_rows
 from ._solvers.lmnn import EPRO_SOLVERS, LMNNParams, LMNNProblem, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 from .utils import validate_data
@@ -461,7 +462,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return np.asarray(X, dtype=np.float64) @ self.components_.T
+        # a float32 X is widened a block of rows at a time (no float64 copy of X)
+        return map_rows(X, self.components_.T)
 
     def get_mahalanobis_matrix(self):
         """The learned Mahalanobis matrix A (``metric_``)."""

@@ -446,3 +446,16 @@ def test_float32_lmnn_makes_no_float64_copy(strategy):
     factory().fit(X32[:300], y[:300])
     peak64 = _fit_peak(factory(), X32.astype(np.float64), y)
     assert _fit_peak(factory(), X32, y) < peak64 + 0.25 * X32.nbytes
+    if strategy == "knn":
+        # transform: the float64 output (n x n_components) and one widened block of rows,
+        # no float64 copy of X besides
+        est = factory().fit(X32[:600], y[:600])
+        X_big = np.random.RandomState(4).randn(40000, X32.shape[1]).astype(np.float32)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            Z = est.transform(X_big)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < Z.nbytes + 0.25 * X_big.nbytes
