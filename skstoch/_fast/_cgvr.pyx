@@ -19,7 +19,7 @@ Python entry points check every array length first.
 import numpy as np
 
 from libc.math cimport fabs, sqrt, isfinite
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
                         row_value, dense_dot, dense_axpy)
@@ -51,6 +51,86 @@ STAT_WOLFE_FAIL = 3       # line search ended by its budget (best point returned
 STAT_BETA_RESET = 4       # beta rejected (non finite or denominator ~ 0)
 N_STATS = 5
 
+
+
+cdef extern from *:
+    """
+    /* <row, w> as 8 partial sums, lane l summing the columns j = l (mod 8) in column order,
+       added in a fixed tree: the additions of one sum no longer wait on each other (a single
+       sum is bound by the latency of the adds), and a dense row and its CSR form (sorted
+       indices, zeros left out) give bitwise the same sum, on every machine */
+    #define CG_LANES 8
+    #define CG_TREE(s) (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])))
+    #define CG_DOTS(T)                                                             \
+        static inline double cg_dot_d##T(const CG_##T* v, const double* w, int n) {    \
+            double s[CG_LANES] = {0.0};                                                \
+            int k = 0, l;                                                              \
+            for (; k + CG_LANES <= n; k += CG_LANES)                                   \
+                for (l = 0; l < CG_LANES; l++) s[l] += (double)v[k + l] * w[k + l];   \
+            for (l = 0; k < n; k++, l++) s[l] += (double)v[k] * w[k];                 \
+            return CG_TREE(s);                                                         \
+        }                                                                              \
+        static inline double cg_dot_s##T(const CG_##T* v, const int* idx,              \
+                                         const double* w, int n) {                     \
+            double s[CG_LANES] = {0.0};                                                \
+            int k;                                                                     \
+            for (k = 0; k < n; k++) s[idx[k] & (CG_LANES - 1)] += (double)v[k] * w[idx[k]]; \
+            return CG_TREE(s);                                                         \
+        }
+    typedef double CG_64;
+    typedef float CG_32;
+    CG_DOTS(64)
+    CG_DOTS(32)
+    #if defined(__GNUC__) || defined(__clang__)
+    static inline void cg_prefetch(const void* p, long bytes) {
+        const char* c = (const char*)p;
+        long o;
+        for (o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 0, 3);
+    }
+    #else
+    static inline void cg_prefetch(const void* p, long bytes) { (void)p; (void)bytes; }
+    #endif
+    """
+    void cg_prefetch(const void* p, long bytes) noexcept nogil
+    double cg_dot_d64(const double* v, const double* w, int n) noexcept nogil
+    double cg_dot_d32(const float* v, const double* w, int n) noexcept nogil
+    double cg_dot_s64(const double* v, const int32_t* idx, const double* w, int n) noexcept nogil
+    double cg_dot_s32(const float* v, const int32_t* idx, const double* w, int n) noexcept nogil
+
+
+cdef inline double fast_dot(rowvals_t data, const int32_t* indices, int nnz,
+                            const double* w) noexcept nogil:
+    """<row, w> in 8 lanes (see cg_dot_*): every margin of the kernels below."""
+    if indices == NULL:
+        if data.f32 != NULL:
+            return cg_dot_d32(data.f32, w, nnz)
+        return cg_dot_d64(data.f64, w, nnz)
+    if data.f32 != NULL:
+        return cg_dot_s32(data.f32, indices, w, nnz)
+    return cg_dot_s64(data.f64, indices, w, nnz)
+
+
+# sampled rows read ahead by the inner loop (random rows miss every cache level)
+cdef enum:
+    PREFETCH_ROWS = 4
+
+
+cdef inline void prefetch_row(const rows_t* X, Py_ssize_t i) noexcept nogil:
+    """Ask the cache for row i's values (and indices) before they are read."""
+    cdef int64_t start, nnz
+    if X.indptr == NULL:
+        if X.data32 != NULL:
+            cg_prefetch(X.data32 + i * X.n_features, 4 * X.n_features)
+        else:
+            cg_prefetch(X.data + i * X.n_features, 8 * X.n_features)
+        return
+    start = X.indptr[i]
+    nnz = X.indptr[i + 1] - start
+    cg_prefetch(X.indices + start, 4 * nnz)
+    if X.data32 != NULL:
+        cg_prefetch(X.data32 + start, 4 * nnz)
+    else:
+        cg_prefetch(X.data + start, 8 * nnz)
 
 
 cdef _check_length(str name, Py_ssize_t got, Py_ssize_t expected):
@@ -91,10 +171,13 @@ cdef class HeadTables:
     # full passes over fixed row blocks (see n_blocks), reduced in block order
     cdef readonly Py_ssize_t n_blocks
     cdef double[:, ::1] parts     # per block: the loss part of the gradient (length d + 1)
+    cdef Py_ssize_t stride        # of parts: d + 1 rounded up, plus a 64-byte gap, so that
+                                  # threads on adjacent blocks never write one cache line
     cdef double[:, ::1] sums      # per block: sum s_i loss_i and the intercept gradient
     cdef object executor
     cdef readonly int n_threads   # threads of the executor (1 without one)
     cdef public int solo_calls    # inner loops to run without a team (it waited too long)
+    cdef readonly double wait_share  # of the last team's caller: wall time waited at barriers
     cdef const double* cur_x      # arrays of the pass in progress (read by _block)
     cdef double* cur_dl
     cdef double* cur_z
@@ -112,7 +195,8 @@ cdef class HeadTables:
         self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
         self.seed, self.stream = seed, stream
         self.n_blocks = n_blocks(n)
-        self.parts = np.zeros((self.n_blocks, ds.rows.n_features + 1))
+        self.stride = (ds.rows.n_features + 8) // 8 * 8 + 8
+        self.parts = np.zeros((self.n_blocks, self.stride))
         self.sums = np.zeros((self.n_blocks, 2))
         self.executor = None
         self.n_threads = 1
@@ -193,7 +277,7 @@ cdef class HeadTables:
         """grad[j] = sum of the blocks' parts[:, j] in block order + alpha x[j], for the
         columns of chunk c of n_chunks."""
         cdef Py_ssize_t d = self.ds.rows.n_features, j, k
-        cdef Py_ssize_t D = d + 1
+        cdef Py_ssize_t D = self.stride
         cdef const double* parts = &self.parts[0, 0]
         cdef double acc
         for j in range(c * d // n_chunks, (c + 1) * d // n_chunks):
@@ -303,7 +387,7 @@ cdef inline void block_pass(const rows_t* X, Py_ssize_t start, Py_ssize_t end, c
     cdef double zi, total = 0.0, gb = 0.0, di, inv_n = 1.0 / X.n_samples
     for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
-        zi = row_dot(data, indices, nnz, x) + x[d]
+        zi = fast_dot(data, indices, nnz, x) + x[d]
         total += sw[i] * loss.loss(zi, y[i])
         di = loss.dloss(zi, y[i])
         dl[i] = di
@@ -350,7 +434,8 @@ cdef extern from *:
     static __inline long team_inc(team_atom_t* p) { return InterlockedIncrement(p); }
     static __inline long team_load(team_atom_t* p) { return InterlockedCompareExchange(p, 0, 0); }
     static __inline void team_store(team_atom_t* p, long v) { InterlockedExchange(p, v); }
-    static __inline void team_pause(int spins) { if (spins > 200) SwitchToThread(); else YieldProcessor(); }
+    static __inline void team_relax(void) { YieldProcessor(); }
+    static __inline void team_yield(void) { SwitchToThread(); }
     static __inline double team_wall(void) {
         LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
         return (double)c.QuadPart / (double)f.QuadPart;
@@ -366,12 +451,12 @@ cdef extern from *:
     static inline long team_inc(team_atom_t* p) { return __atomic_add_fetch(p, 1, __ATOMIC_ACQ_REL); }
     static inline long team_load(team_atom_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
     static inline void team_store(team_atom_t* p, long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-    static inline void team_pause(int spins) {
-        if (spins > 200) { sched_yield(); return; }
+    static inline void team_relax(void) {
     #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
     #endif
     }
+    static inline void team_yield(void) { sched_yield(); }
     static inline double team_wall(void) {
         struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
         return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -381,19 +466,30 @@ cdef extern from *:
         return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
     }
     #endif
-    /* sense-reversing barrier: spin briefly, then yield the core (loaded machines) */
+    /* a waiting thread spins for TEAM_SPIN_SECONDS, then yields its core at every check: a
+       yield hands the core to any other runnable task for a whole time slice (milliseconds),
+       so yielding within the ordinary skew of a team (microseconds) would turn each
+       barrier on a busy machine into a time slice; *since is the start of the long wait */
+    #define TEAM_SPIN_SECONDS 2e-4
+    static inline void team_pause(int spins, double* since) {
+        if (spins < 256) { team_relax(); return; }
+        if (*since == 0.0) *since = team_wall();
+        if (team_wall() - *since < TEAM_SPIN_SECONDS) team_relax(); else team_yield();
+    }
+    /* sense-reversing barrier */
     typedef struct { team_atom_t count; team_atom_t sense; long n; } team_barrier_t;
     static void team_barrier_init(team_barrier_t* b, long n) { b->count = 0; b->sense = 0; b->n = n; }
     static void team_barrier_wait(team_barrier_t* b, int* local_sense) {
         long s = 1 - *local_sense;
         int spins = 0;
+        double since = 0.0;
         *local_sense = (int)s;
         if (team_inc(&b->count) == b->n) {
             team_store(&b->count, 0);
             team_store(&b->sense, s);
             return;
         }
-        while (team_load(&b->sense) != s) team_pause(++spins);
+        while (team_load(&b->sense) != s) team_pause(++spins, &since);
     }
     /* start gate: the workers check in and wait; the caller opens the gate (1) when all
        checked in within the timeout, else closes it (-1) and the team runs without them */
@@ -401,17 +497,18 @@ cdef extern from *:
     static void team_gate_init(team_gate_t* g) { g->started = 0; g->go = 0; }
     static long team_gate_checkin(team_gate_t* g) {
         int spins = 0;
+        double since = 0.0;
         long go;
         team_inc(&g->started);
-        while ((go = team_load(&g->go)) == 0) team_pause(++spins);
+        while ((go = team_load(&g->go)) == 0) team_pause(++spins, &since);
         return go;
     }
     static long team_gate_open(team_gate_t* g, long n_workers, double timeout) {
-        double end = team_wall() + timeout;
+        double end = team_wall() + timeout, since = 0.0;
         int spins = 0;
         while (team_load(&g->started) < n_workers) {
             if (team_wall() > end) { team_store(&g->go, -1); return 0; }
-            team_pause(++spins);
+            team_pause(++spins, &since);
         }
         team_store(&g->go, 1);
         return 1;
@@ -724,11 +821,15 @@ cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_
     cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
+    for k in range(min(b, PREFETCH_ROWS)):
+        prefetch_row(X, idx[k])
     for k in range(b):
+        if k + PREFETCH_ROWS < b:
+            prefetch_row(X, idx[k + PREFETCH_ROWS])
         nnz = dataset_row(X, idx[k], &data, &indices)
         if want_z:
-            z[k] = row_dot(data, indices, nnz, x) + x[d]
-        q[k] = row_dot(data, indices, nnz, p) + p[d]
+            z[k] = fast_dot(data, indices, nnz, x) + x[d]
+        q[k] = fast_dot(data, indices, nnz, p) + p[d]
 
 
 cdef inline void range_margins(const rows_t* X, const double* p, double* q, Py_ssize_t start,
@@ -739,7 +840,7 @@ cdef inline void range_margins(const rows_t* X, const double* p, double* q, Py_s
     cdef int nnz
     for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
-        q[i] = row_dot(data, indices, nnz, p) + p[d]
+        q[i] = fast_dot(data, indices, nnz, p) + p[d]
 
 
 cdef inline void row_axpy_cols(double a, rowvals_t data, const int32_t* indices, int nnz,
@@ -1167,6 +1268,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     if opened:
         for future in workers:
             future.result()
+    tables.wait_share = S.wait_share
     if n_threads > 1 and S.wait_share > TEAM_MAX_WAIT:
         # the other threads were mostly descheduled (a loaded machine): the next inner
         # loops run alone, then the team is tried again (the bits do not depend on it)
@@ -1219,7 +1321,7 @@ def svrg_inner(HeadTables tables, double[::1] x, const double[::1] x0, const dou
             for k in range(b):
                 i = rng_randint(&rng, n)
                 nnz = dataset_row(X, i, &data, &indices)
-                zk = row_dot(data, indices, nnz, &x[0]) + x[d]
+                zk = fast_dot(data, indices, nnz, &x[0]) + x[d]
                 coef = sw[i] * inv_b * (loss.dloss(zk, y[i]) - dl0[i])
                 if coef != 0.0:
                     row_axpy(coef, data, indices, nnz, &gv[0])
