@@ -436,6 +436,7 @@ cdef extern from *:
     static __inline void team_store(team_atom_t* p, long v) { InterlockedExchange(p, v); }
     static __inline void team_relax(void) { YieldProcessor(); }
     static __inline void team_yield(void) { SwitchToThread(); }
+    static __inline int team_cpu(void) { return (int)GetCurrentProcessorNumber(); }
     static __inline double team_wall(void) {
         LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
         return (double)c.QuadPart / (double)f.QuadPart;
@@ -457,6 +458,11 @@ cdef extern from *:
     #endif
     }
     static inline void team_yield(void) { sched_yield(); }
+    #if defined(__linux__)
+    static inline int team_cpu(void) { return sched_getcpu(); }
+    #else
+    static inline int team_cpu(void) { return -1; }
+    #endif
     static inline double team_wall(void) {
         struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
         return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -476,20 +482,44 @@ cdef extern from *:
         if (*since == 0.0) *since = team_wall();
         if (team_wall() - *since < TEAM_SPIN_SECONDS) team_relax(); else team_yield();
     }
-    /* sense-reversing barrier */
-    typedef struct { team_atom_t count; team_atom_t sense; long n; } team_barrier_t;
-    static void team_barrier_init(team_barrier_t* b, long n) { b->count = 0; b->sense = 0; b->n = n; }
-    static void team_barrier_wait(team_barrier_t* b, int* local_sense) {
+    /* sense-reversing barrier; each thread notes the core it arrived on: a waiting thread
+       that shares its core with a teammate yields at once (spinning would only delay the
+       teammate it waits for, which the scheduler placed on the same core) */
+    #define TEAM_THREADS 8
+    typedef struct {
+        team_atom_t count; team_atom_t sense; long n; volatile int cpu[TEAM_THREADS];
+    } team_barrier_t;
+    static void team_barrier_init(team_barrier_t* b, long n) {
+        int k;
+        b->count = 0; b->sense = 0; b->n = n;
+        for (k = 0; k < TEAM_THREADS; k++) b->cpu[k] = -1;
+    }
+    static int team_shares_core(team_barrier_t* b, int tid, int cpu) {
+        int k;
+        if (cpu < 0) return 0;
+        for (k = 0; k < b->n; k++)
+            if (k != tid && b->cpu[k] == cpu) return 1;
+        return 0;
+    }
+    static void team_barrier_wait(team_barrier_t* b, int* local_sense, int tid) {
         long s = 1 - *local_sense;
-        int spins = 0;
+        int spins = 0, cpu = team_cpu();
         double since = 0.0;
         *local_sense = (int)s;
+        b->cpu[tid] = cpu;
         if (team_inc(&b->count) == b->n) {
             team_store(&b->count, 0);
             team_store(&b->sense, s);
             return;
         }
-        while (team_load(&b->sense) != s) team_pause(++spins, &since);
+        while (team_load(&b->sense) != s) {
+            if ((++spins & 31) == 0 && team_shares_core(b, tid, cpu)) {
+                team_yield();
+                b->cpu[tid] = cpu = team_cpu();
+            } else {
+                team_pause(spins, &since);
+            }
+        }
     }
     /* start gate: the workers check in and wait; the caller opens the gate (1) when all
        checked in within the timeout, else closes it (-1) and the team runs without them */
@@ -517,7 +547,7 @@ cdef extern from *:
     ctypedef struct team_barrier_t:
         long n
     void team_barrier_init(team_barrier_t* b, long n) noexcept nogil
-    void team_barrier_wait(team_barrier_t* b, int* local_sense) noexcept nogil
+    void team_barrier_wait(team_barrier_t* b, int* local_sense, int tid) noexcept nogil
     ctypedef struct team_gate_t:
         long go
     void team_gate_init(team_gate_t* g) noexcept nogil
@@ -585,6 +615,15 @@ cdef inline Py_ssize_t team_blocks(Py_ssize_t m, Py_ssize_t per) noexcept nogil:
     return 1 if k < 1 else (TEAM_MAX if k > TEAM_MAX else k)
 
 
+cdef inline Py_ssize_t feature_edge(Py_ssize_t k, Py_ssize_t d, Py_ssize_t K) noexcept nogil:
+    """First feature of block k of K (d at k = K): the inner edges are multiples of 8, so
+    that threads owning adjacent blocks share no cache line of the gradient scatter (acc is
+    64-byte aligned; blocks hold at least TEAM_COLS >= 16 features, so none is empty)."""
+    if k >= K:
+        return d
+    return (k * d // K) & ~(<Py_ssize_t>7)
+
+
 cdef inline Py_ssize_t first_block(const me_t* me, Py_ssize_t K) noexcept nogil:
     return me.tid * K // me.team.n_threads
 
@@ -616,10 +655,10 @@ cdef void team_reduce(me_t* me, Py_ssize_t K, int W, double* out) noexcept nogil
     if me.team.n_threads > 1:
         if me.tid == 0:
             start = team_wall()
-            team_barrier_wait(&me.team.bar, &me.sense)
+            team_barrier_wait(&me.team.bar, &me.sense, me.tid)
             me.wait += team_wall() - start
         else:
-            team_barrier_wait(&me.team.bar, &me.sense)
+            team_barrier_wait(&me.team.bar, &me.sense, me.tid)
     for w in range(W):
         out[w] = 0.0
     for k in range(K):
@@ -792,6 +831,16 @@ cdef inline double beta_from_dots(int rule, double gg_new, double g_new_old, dou
     return beta
 
 
+cdef inline void beta_dot_terms(double gn, double go, double pj, double* s) noexcept nogil:
+    """Add coordinate j's terms of the beta rules' dot products g_{t+1}.g_{t+1},
+    g_{t+1}.g_t, g_t.g_t, p_t.g_{t+1} and p_t.g_t (gn, go, pj its entries) to s[0..4]."""
+    s[0] += gn * gn
+    s[1] += gn * go
+    s[2] += go * go
+    s[3] += pj * gn
+    s[4] += pj * go
+
+
 cdef inline void direction_scalars(const double* x, const double* p, const double* base,
                                    Py_ssize_t d, double* sc) noexcept nogil:
     """sc = (x[:d].p[:d], p[:d].p[:d], base[:d].p[:d]) in one sweep."""
@@ -810,8 +859,9 @@ cdef inline void scalar_partials(const double* x, const double* p, const double*
     """Direction scalars (x.p, p.p, base.p over features j < d) of feature blocks k0..k1-1."""
     cdef Py_ssize_t k, lo
     for k in range(k0, k1):
-        lo = k * d // K
-        direction_scalars(x + lo, p + lo, base + lo, (k + 1) * d // K - lo, buf + 3 * k)
+        lo = feature_edge(k, d, K)
+        direction_scalars(x + lo, p + lo, base + lo, feature_edge(k + 1, d, K) - lo,
+                          buf + 3 * k)
 
 
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
@@ -954,7 +1004,7 @@ cdef class _InnerTeam:
         """p = -g, and the scalars of the new direction."""
         cdef Py_ssize_t j, d = self.d
         team_begin(me)
-        for j in range(fb0 * d // self.kd, fb1 * d // self.kd):
+        for j in range(feature_edge(fb0, d, self.kd), feature_edge(fb1, d, self.kd)):
             self.p[j] = -self.g[j]
         if fb1 == self.kd:
             self.p[d] = -self.g[d]
@@ -971,7 +1021,7 @@ cdef class _InnerTeam:
         cdef Py_ssize_t nr0 = first_block(&me, kn) * n // kn
         cdef Py_ssize_t nr1 = end_block(&me, kn) * n // kn
         cdef Py_ssize_t fb0 = first_block(&me, kd), fb1 = end_block(&me, kd)
-        cdef Py_ssize_t c0 = fb0 * d // kd, c1 = fb1 * d // kd
+        cdef Py_ssize_t c0 = feature_edge(fb0, d, kd), c1 = feature_edge(fb1, d, kd)
         cdef bint owns_d = fb1 == kd       # the last thread
         cdef bint all_cols = c0 == 0 and c1 == d
         cdef double* x = self.x
@@ -987,8 +1037,9 @@ cdef class _InnerTeam:
         cdef bint fit_intercept = self.fit_intercept, full_batch = self.full_batch
         cdef double sc[3]
         cdef double dots[5]
+        cdef double s5[5]
         cdef double* buf
-        cdef double gb, gn, xj, pj, s0, s1, s2, s3, s4, beta, gp, coef, a, phi0, dphi0
+        cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
         cdef int n_evals = 0, failed = 0, beta_resets = 0
         cdef long restarts = 0, skipped = 0, wolfe_fail = 0
         cdef Py_ssize_t tau = -1, t, k, j, i, lo, hi
@@ -1091,18 +1142,15 @@ cdef class _InnerTeam:
                             row_axpy_cols(coef, data, indices, nnz, acc, c0, c1)
             buf = team_buf(&me)
             for i in range(fb0, fb1):
-                s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0; s4 = 0.0
-                for j in range(i * d // kd, (i + 1) * d // kd):
+                for j in range(5):
+                    s5[j] = 0.0
+                for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
                     xj = x[j] + a * p[j]
                     x[j] = xj
                     gn = base[j] + alpha * xj + acc[j]
                     acc[j] = 0.0
                     g_new[j] = gn
-                    s0 += gn * gn
-                    s1 += gn * g[j]
-                    s2 += g[j] * g[j]
-                    s3 += p[j] * gn
-                    s4 += p[j] * g[j]
+                    beta_dot_terms(gn, g[j], p[j], s5)
                 if i == kd - 1:
                     x[d] += a * p[d]
                     if fit_intercept:
@@ -1110,16 +1158,9 @@ cdef class _InnerTeam:
                     else:
                         gn = 0.0
                     g_new[d] = gn
-                    s0 += gn * gn
-                    s1 += gn * g[d]
-                    s2 += g[d] * g[d]
-                    s3 += p[d] * gn
-                    s4 += p[d] * g[d]
-                buf[5 * i] = s0
-                buf[5 * i + 1] = s1
-                buf[5 * i + 2] = s2
-                buf[5 * i + 3] = s3
-                buf[5 * i + 4] = s4
+                    beta_dot_terms(gn, g[d], p[d], s5)
+                for j in range(5):
+                    buf[5 * i + j] = s5[j]
             team_reduce(&me, kd, 5, dots)
             beta = beta_from_dots(self.beta_rule, dots[0], dots[1], dots[2], dots[3], dots[4],
                                   &beta_resets)
@@ -1128,7 +1169,7 @@ cdef class _InnerTeam:
             buf = team_buf(&me)
             for i in range(fb0, fb1):
                 s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0
-                for j in range(i * d // kd, (i + 1) * d // kd):
+                for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
                     pj = -g_new[j] + beta * p[j]
                     p[j] = pj
                     g[j] = g_new[j]
@@ -1210,7 +1251,8 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     cdef Py_ssize_t[::1] idx = np.empty(b, dtype=np.intp)
     cdef double[::1] work = np.empty(6 * b)
     cdef double[::1] vec = np.empty(3 * D)
-    cdef double[::1] acc = np.zeros(D)
+    cdef double[::1] acc = np.zeros(D + 8)     # used from its first 64-byte boundary
+    cdef Py_ssize_t acc_off = ((64 - <size_t>&acc[0] % 64) % 64) // 8
     cdef double[::1] red = np.zeros(2 * RED_STRIDE)
     cdef double[::1] q_full = None     # margins X p (line search on f)
     cdef const double[::1] sw_n = None
@@ -1222,7 +1264,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.idx = &idx[0]
     S.zS, S.qS, S.yS = &work[0], &work[b], &work[2 * b]
     S.sS, S.d0S, S.cS = &work[3 * b], &work[4 * b], &work[5 * b]
-    S.g_new, S.base, S.x_sel, S.acc = &vec[0], &vec[D], &vec[2 * D], &acc[0]
+    S.g_new, S.base, S.x_sel, S.acc = &vec[0], &vec[D], &vec[2 * D], &acc[acc_off]
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
