@@ -76,6 +76,36 @@ cdef extern from *:
             int k;                                                                     \
             for (k = 0; k < n; k++) s[idx[k] & (CG_LANES - 1)] += (double)v[k] * w[idx[k]]; \
             return CG_TREE(s);                                                         \
+        }                                                                              \
+        /* <row, w> and <row, u> in one pass over the row, each as the functions above */ \
+        static inline double cg_dot2_d##T(const CG_##T* v, const double* w,            \
+                                          const double* u, int n, double* out_u) {      \
+            double s[CG_LANES] = {0.0}, t[CG_LANES] = {0.0};                           \
+            int k = 0, l;                                                              \
+            for (; k + CG_LANES <= n; k += CG_LANES)                                   \
+                for (l = 0; l < CG_LANES; l++) {                                       \
+                    s[l] += (double)v[k + l] * w[k + l];                               \
+                    t[l] += (double)v[k + l] * u[k + l];                               \
+                }                                                                      \
+            for (l = 0; k < n; k++, l++) {                                             \
+                s[l] += (double)v[k] * w[k];                                           \
+                t[l] += (double)v[k] * u[k];                                           \
+            }                                                                          \
+            *out_u = CG_TREE(t);                                                       \
+            return CG_TREE(s);                                                         \
+        }                                                                              \
+        static inline double cg_dot2_s##T(const CG_##T* v, const int* idx,             \
+                                          const double* w, const double* u, int n,     \
+                                          double* out_u) {                             \
+            double s[CG_LANES] = {0.0}, t[CG_LANES] = {0.0};                           \
+            int k, j;                                                                  \
+            for (k = 0; k < n; k++) {                                                  \
+                j = idx[k];                                                            \
+                s[j & (CG_LANES - 1)] += (double)v[k] * w[j];                          \
+                t[j & (CG_LANES - 1)] += (double)v[k] * u[j];                          \
+            }                                                                          \
+            *out_u = CG_TREE(t);                                                       \
+            return CG_TREE(s);                                                         \
         }
     typedef double CG_64;
     typedef float CG_32;
@@ -96,6 +126,14 @@ cdef extern from *:
     double cg_dot_d32(const float* v, const double* w, int n) noexcept nogil
     double cg_dot_s64(const double* v, const int32_t* idx, const double* w, int n) noexcept nogil
     double cg_dot_s32(const float* v, const int32_t* idx, const double* w, int n) noexcept nogil
+    double cg_dot2_d64(const double* v, const double* w, const double* u, int n,
+                       double* out_u) noexcept nogil
+    double cg_dot2_d32(const float* v, const double* w, const double* u, int n,
+                       double* out_u) noexcept nogil
+    double cg_dot2_s64(const double* v, const int32_t* idx, const double* w, const double* u,
+                       int n, double* out_u) noexcept nogil
+    double cg_dot2_s32(const float* v, const int32_t* idx, const double* w, const double* u,
+                       int n, double* out_u) noexcept nogil
 
 
 cdef inline double fast_dot(rowvals_t data, const int32_t* indices, int nnz,
@@ -113,6 +151,18 @@ cdef inline double fast_dot(rowvals_t data, const int32_t* indices, int nnz,
 # sampled rows read ahead by the inner loop (random rows miss every cache level)
 cdef enum:
     PREFETCH_ROWS = 4
+
+
+cdef inline double fast_dot2(rowvals_t data, const int32_t* indices, int nnz, const double* w,
+                             const double* u, double* out_u) noexcept nogil:
+    """``fast_dot(row, w)``, and ``fast_dot(row, u)`` to out_u, in one pass over the row."""
+    if indices == NULL:
+        if data.f32 != NULL:
+            return cg_dot2_d32(data.f32, w, u, nnz, out_u)
+        return cg_dot2_d64(data.f64, w, u, nnz, out_u)
+    if data.f32 != NULL:
+        return cg_dot2_s32(data.f32, indices, w, u, nnz, out_u)
+    return cg_dot2_s64(data.f64, indices, w, u, nnz, out_u)
 
 
 cdef inline void prefetch_row(const rows_t* X, Py_ssize_t i) noexcept nogil:
@@ -871,15 +921,24 @@ cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_
     cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
+    cdef double qk
+    if X.indptr != NULL:
+        # the row pointers of the rows read ahead: a miss on them would stall the read-ahead
+        for k in range(min(b, 2 * PREFETCH_ROWS)):
+            cg_prefetch(X.indptr + idx[k], 16)
     for k in range(min(b, PREFETCH_ROWS)):
         prefetch_row(X, idx[k])
     for k in range(b):
+        if X.indptr != NULL and k + 2 * PREFETCH_ROWS < b:
+            cg_prefetch(X.indptr + idx[k + 2 * PREFETCH_ROWS], 16)
         if k + PREFETCH_ROWS < b:
             prefetch_row(X, idx[k + PREFETCH_ROWS])
         nnz = dataset_row(X, idx[k], &data, &indices)
         if want_z:
-            z[k] = fast_dot(data, indices, nnz, x) + x[d]
-        q[k] = fast_dot(data, indices, nnz, p) + p[d]
+            z[k] = fast_dot2(data, indices, nnz, x, p, &qk) + x[d]
+            q[k] = qk + p[d]
+        else:
+            q[k] = fast_dot(data, indices, nnz, p) + p[d]
 
 
 cdef inline void range_margins(const rows_t* X, const double* p, double* q, Py_ssize_t start,
