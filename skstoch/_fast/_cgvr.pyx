@@ -1002,7 +1002,6 @@ cdef class _InnerTeam:
     cdef double* sS
     cdef double* d0S
     cdef double* cS
-    cdef double* g_new
     cdef double* base
     cdef double* x_sel
     cdef double* acc
@@ -1086,7 +1085,6 @@ cdef class _InnerTeam:
         cdef double* x = self.x
         cdef double* p = self.p
         cdef double* g = self.g
-        cdef double* g_new = self.g_new
         cdef double* base = self.base
         cdef double* acc = self.acc
         cdef double* zS = self.zS
@@ -1170,8 +1168,9 @@ cdef class _InnerTeam:
             # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3).  Per batch row the
             # factor s_k (loss'(z_k) - loss'(z0_k)) (row blocks), then the scatter of the rows
             # into acc (all zeros on entry; feature blocks, O(nnz(X_S))) and one fused sweep
-            # that moves x, forms g_{t+1} and the dot products of the beta rules, a second
-            # one forms p_{t+1} and the scalars of the next line search.
+            # that moves x, forms g_{t+1} (in acc itself: one O(d) array less to stream) and
+            # the dot products of the beta rules, a second one forms p_{t+1}, copies g_{t+1}
+            # to g, zeroes acc and forms the scalars of the next line search.
             team_begin(&me)
             if a != 0.0:
                 for k in range(r0, r1):
@@ -1207,8 +1206,7 @@ cdef class _InnerTeam:
                     xj = x[j] + a * p[j]
                     x[j] = xj
                     gn = base[j] + alpha * xj + acc[j]
-                    acc[j] = 0.0
-                    g_new[j] = gn
+                    acc[j] = gn         # acc holds g_{t+1} until the next sweep zeroes it
                     beta_dot_terms(gn, g[j], p[j], s5)
                 if i == kd - 1:
                     x[d] += a * p[d]
@@ -1216,7 +1214,7 @@ cdef class _InnerTeam:
                         gn = base[d] + alpha_b * x[d] + gb
                     else:
                         gn = 0.0
-                    g_new[d] = gn
+                    acc[d] = gn
                     beta_dot_terms(gn, g[d], p[d], s5)
                 for j in range(5):
                     buf[5 * i + j] = s5[j]
@@ -1229,17 +1227,21 @@ cdef class _InnerTeam:
             for i in range(fb0, fb1):
                 s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0
                 for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
-                    pj = -g_new[j] + beta * p[j]
+                    gn = acc[j]
+                    acc[j] = 0.0
+                    pj = -gn + beta * p[j]
                     p[j] = pj
-                    g[j] = g_new[j]
-                    s0 += pj * g_new[j]
+                    g[j] = gn
+                    s0 += pj * gn
                     s1 += x[j] * pj
                     s2 += pj * pj
                     s3 += base[j] * pj
                 if i == kd - 1:
-                    p[d] = -g_new[d] + beta * p[d]
-                    g[d] = g_new[d]
-                    s0 += p[d] * g_new[d]
+                    gn = acc[d]
+                    acc[d] = 0.0
+                    p[d] = -gn + beta * p[d]
+                    g[d] = gn
+                    s0 += p[d] * gn
                 buf[4 * i] = s0
                 buf[4 * i + 1] = s1
                 buf[4 * i + 2] = s2
@@ -1309,7 +1311,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     # batch workspaces
     cdef Py_ssize_t[::1] idx = np.empty(b, dtype=np.intp)
     cdef double[::1] work = np.empty(6 * b)
-    cdef double[::1] vec = np.empty(3 * D)
+    cdef double[::1] vec = np.empty(2 * D)
     cdef double[::1] acc = np.zeros(D + 8)     # used from its first 64-byte boundary
     cdef Py_ssize_t acc_off = ((64 - <size_t>&acc[0] % 64) % 64) // 8
     cdef double[::1] red = np.zeros(2 * RED_STRIDE)
@@ -1323,7 +1325,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.idx = &idx[0]
     S.zS, S.qS, S.yS = &work[0], &work[b], &work[2 * b]
     S.sS, S.d0S, S.cS = &work[3 * b], &work[4 * b], &work[5 * b]
-    S.g_new, S.base, S.x_sel, S.acc = &vec[0], &vec[D], &vec[2 * D], &acc[acc_off]
+    S.base, S.x_sel, S.acc = &vec[0], &vec[D], &acc[acc_off]
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
