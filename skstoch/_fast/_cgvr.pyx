@@ -891,6 +891,14 @@ cdef inline void beta_dot_terms(double gn, double go, double pj, double* s) noex
     s[4] += pj * go
 
 
+cdef inline void restart_terms(double xj, double pj, double bj, double* s) noexcept nogil:
+    """Add coordinate j's terms of x.p, p.p and base.p to s[0..2], as direction_scalars
+    (pj = -g_j: the scalars of a restart's direction, summed before it is needed)."""
+    s[0] += xj * pj
+    s[1] += pj * pj
+    s[2] += bj * pj
+
+
 cdef inline void direction_scalars(const double* x, const double* p, const double* base,
                                    Py_ssize_t d, double* sc) noexcept nogil:
     """sc = (x[:d].p[:d], p[:d].p[:d], base[:d].p[:d]) in one sweep."""
@@ -1058,16 +1066,17 @@ cdef class _InnerTeam:
             P.lin = (sc[2] + bd * pd) - out[2]
         return phi_finish(P, 0.0, out[0], out[1], dphi0)
 
-    cdef void restart(self, me_t* me, Py_ssize_t fb0, Py_ssize_t fb1, double* sc) noexcept nogil:
-        """p = -g, and the scalars of the new direction."""
+    cdef void restart(self, me_t* me, Py_ssize_t fb0, Py_ssize_t fb1, double* sc,
+                      const double* rsc) noexcept nogil:
+        """p = -g; its scalars ``rsc`` were summed with those of the current direction."""
         cdef Py_ssize_t j, d = self.d
         team_begin(me)
         for j in range(feature_edge(fb0, d, self.kd), feature_edge(fb1, d, self.kd)):
             self.p[j] = -self.g[j]
         if fb1 == self.kd:
             self.p[d] = -self.g[d]
-        scalar_partials(self.x, self.p, self.base, d, self.kd, fb0, fb1, team_buf(me))
-        team_reduce(me, self.kd, 3, sc)
+        sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
+        team_reduce(me, 0, 0, NULL)     # every p[j] written before the next margins
 
     cdef void run(self, int tid) noexcept nogil:
         cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0)
@@ -1093,7 +1102,8 @@ cdef class _InnerTeam:
         cdef double alpha = self.alpha, alpha_b = self.alpha_b, inv_b = 1.0 / b
         cdef bint fit_intercept = self.fit_intercept, full_batch = self.full_batch
         cdef double sc[3]
-        cdef double dots[5]
+        cdef double dots[7]
+        cdef double rsc[3]              # the scalars of -g (see restart)
         cdef double s5[5]
         cdef double* buf
         cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
@@ -1121,8 +1131,21 @@ cdef class _InnerTeam:
             base[d] = self.u[d] - alpha_b * self.x0[d] if fit_intercept else 0.0
         # dense scalars x.p, p.p, base.p of the current direction (then kept up to date by
         # the sweep that forms the next direction)
-        scalar_partials(x, p, base, d, kd, fb0, fb1, team_buf(&me))
-        team_reduce(&me, kd, 3, sc)
+        # and those of -g (a restart's direction; then kept up to date with them)
+        buf = team_buf(&me)
+        for i in range(fb0, fb1):
+            lo = feature_edge(i, d, kd)
+            hi = feature_edge(i + 1, d, kd)
+            direction_scalars(x + lo, p + lo, base + lo, hi - lo, buf + 6 * i)
+            for j in range(3):
+                s5[j] = 0.0
+            for j in range(lo, hi):
+                restart_terms(x[j], -g[j], base[j], s5)
+            for j in range(3):
+                buf[6 * i + 3 + j] = s5[j]
+        team_reduce(&me, kd, 6, dots)
+        sc[0] = dots[0]; sc[1] = dots[1]; sc[2] = dots[2]
+        rsc[0] = dots[3]; rsc[1] = dots[4]; rsc[2] = dots[5]
 
         for t in range(self.inner_iter):
             if t == tau:
@@ -1153,7 +1176,7 @@ cdef class _InnerTeam:
             if not (dphi0 < 0):
                 # not a descent direction of the line-search objective: restart with -g
                 restarts += 1
-                self.restart(&me, fb0, fb1, sc)
+                self.restart(&me, fb0, fb1, sc, rsc)
                 phi0 = self.open_line(&me, &P, sc, False, r0, r1, nr0, nr1, &dphi0)
                 n_evals += 1
             a = 0.0
@@ -1226,6 +1249,8 @@ cdef class _InnerTeam:
             buf = team_buf(&me)
             for i in range(fb0, fb1):
                 s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0
+                for j in range(3):
+                    s5[j] = 0.0
                 for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
                     gn = acc[j]
                     acc[j] = 0.0
@@ -1236,23 +1261,27 @@ cdef class _InnerTeam:
                     s1 += x[j] * pj
                     s2 += pj * pj
                     s3 += base[j] * pj
+                    restart_terms(x[j], -gn, base[j], s5)
                 if i == kd - 1:
                     gn = acc[d]
                     acc[d] = 0.0
                     p[d] = -gn + beta * p[d]
                     g[d] = gn
                     s0 += p[d] * gn
-                buf[4 * i] = s0
-                buf[4 * i + 1] = s1
-                buf[4 * i + 2] = s2
-                buf[4 * i + 3] = s3
-            team_reduce(&me, kd, 4, dots)
+                buf[7 * i] = s0
+                buf[7 * i + 1] = s1
+                buf[7 * i + 2] = s2
+                buf[7 * i + 3] = s3
+                for j in range(3):
+                    buf[7 * i + 4 + j] = s5[j]
+            team_reduce(&me, kd, 7, dots)
             gp = dots[0]
             sc[0] = dots[1]; sc[1] = dots[2]; sc[2] = dots[3]
+            rsc[0] = dots[4]; rsc[1] = dots[5]; rsc[2] = dots[6]
             if not (gp < 0):
                 # descent guard on the VR gradient
                 restarts += 1
-                self.restart(&me, fb0, fb1, sc)
+                self.restart(&me, fb0, fb1, sc, rsc)
         if self.option_two:
             for j in range(c0, c1):
                 x[j] = self.x_sel[j]
