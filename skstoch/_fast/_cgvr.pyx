@@ -983,9 +983,9 @@ cdef class _InnerTeam:
     """One call of ``cgvr_inner``: its arrays and settings, and ``run(tid)``, the inner loop
     every thread of the team runs (thread 0 in the caller, the others in the tables'
     executor).  Thread tid owns fixed blocks of the batch rows (margins, line-search sums,
-    batch gradient factors), of the rows of f (line search on f) and of the features
-    (gradient scatter, x/g/p updates, dot products; the owner of the last feature block also
-    owns the intercept coordinate d)."""
+    batch gradient factors, and for dense rows the gradient scatter), of the rows of f (line
+    search on f) and of the features (gradient scatter of sparse rows, x/g/p updates, dot
+    products; the owner of the last feature block also owns the intercept coordinate d)."""
 
     cdef const rows_t* X
     cdef MarginLoss loss
@@ -1013,6 +1013,8 @@ cdef class _InnerTeam:
     cdef double* base
     cdef double* x_sel
     cdef double* acc
+    cdef double* accb               # dense rows: one accumulator per batch row block
+    cdef Py_ssize_t acc_stride
     cdef Py_ssize_t n, d, b, inner_iter, kb, kn, kd
     cdef double alpha, alpha_b, step_max
     cdef bint fit_intercept, full_batch, option_two
@@ -1091,6 +1093,7 @@ cdef class _InnerTeam:
         cdef Py_ssize_t c0 = feature_edge(fb0, d, kd), c1 = feature_edge(fb1, d, kd)
         cdef bint owns_d = fb1 == kd       # the last thread
         cdef bint all_cols = c0 == 0 and c1 == d
+        cdef bint row_scatter = self.accb != NULL
         cdef double* x = self.x
         cdef double* p = self.p
         cdef double* g = self.g
@@ -1208,11 +1211,26 @@ cdef class _InnerTeam:
                     coef = self.sS[k] * (self.loss.dloss(zS[k], self.yS[k]) - self.d0S[k])
                     cS[k] = coef
                     s0 += coef
+                    if row_scatter and coef != 0.0:
+                        # dense rows: into the row block's own accumulator, while the row
+                        # is still in this thread's cache
+                        nnz = dataset_row(X, self.idx[k], &data, &indices)
+                        row_axpy(coef, data, indices, nnz, self.accb + i * self.acc_stride)
                 buf[i] = s0
             team_reduce(&me, kb, 1, &gb)
 
             team_begin(&me)
-            if c1 > c0:
+            if row_scatter:
+                # acc[j] = the row blocks' sums of feature j, in block order
+                for i in range(fb0, fb1):
+                    for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                        s0 = self.accb[j]
+                        self.accb[j] = 0.0
+                        for k in range(1, kb):
+                            s0 += self.accb[k * self.acc_stride + j]
+                            self.accb[k * self.acc_stride + j] = 0.0
+                        acc[j] = s0
+            elif c1 > c0:
                 for k in range(b):
                     coef = cS[k]
                     if coef != 0.0:
@@ -1343,10 +1361,18 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     cdef double[::1] vec = np.empty(2 * D)
     cdef double[::1] acc = np.zeros(D + 8)     # used from its first 64-byte boundary
     cdef Py_ssize_t acc_off = ((64 - <size_t>&acc[0] % 64) % 64) // 8
+    # dense rows: the gradient scatter goes by row blocks into kb accumulators (each 64-byte
+    # aligned, padded apart), summed per feature in block order; sparse rows: by feature
+    # blocks into acc (kb accumulators of n_features entries would cost more than the rows)
+    cdef Py_ssize_t kb = team_blocks(b, TEAM_ROWS)
+    cdef Py_ssize_t acc_stride = (D + 8) // 8 * 8 + 8
+    cdef double[::1] accb = np.zeros(kb * acc_stride + 8) if X.indptr == NULL else None
+    cdef Py_ssize_t accb_off = ((64 - <size_t>&accb[0] % 64) % 64) // 8 if accb is not None \
+        else 0
     cdef double[::1] red = np.zeros(2 * RED_STRIDE)
     cdef double[::1] q_full = None     # margins X p (line search on f)
     cdef const double[::1] sw_n = None
-    S.keep = (idx, work, vec, acc, red)
+    S.keep = (idx, work, vec, acc, red, accb)
     S.X, S.loss = X, tables.loss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
@@ -1355,6 +1381,8 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.zS, S.qS, S.yS = &work[0], &work[b], &work[2 * b]
     S.sS, S.d0S, S.cS = &work[3 * b], &work[4 * b], &work[5 * b]
     S.base, S.x_sel, S.acc = &vec[0], &vec[D], &acc[acc_off]
+    S.accb = &accb[accb_off] if accb is not None else NULL
+    S.acc_stride = acc_stride
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
