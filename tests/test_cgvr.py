@@ -994,3 +994,36 @@ def test_inner_loop_team_can_be_set_aside_for_some_calls(small_team):
         x, g = run()                        # the team again
         np.testing.assert_array_equal(x, x_alone)
         assert 0.0 <= tables.wait_share < 1.0
+
+
+@pytest.mark.parametrize("case", ["dense", "csr"])
+def test_inner_loop_team_caller_can_go_on_alone_mid_loop(case, rng):
+    # a team its caller waited for too long is left after TEAM_PROBE_STEPS steps: the
+    # workers return and the caller runs every block of the remaining steps, same bits
+    from concurrent.futures import ThreadPoolExecutor
+    n, d, batch = 700, 70, 160
+    X = rng.randn(n, d)
+    X[rng.rand(n, d) < 0.3] = 0.0
+    X = sp.csr_matrix(X) if case == "csr" else X
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    x0 = rng.randn(d + 1) * 0.1
+    options = _cgvr.CGOptions(12)
+    alone = _team_inner(X, y, np.ones(n), x0, 1, batch, options)
+    tables = _cgvr.HeadTables(make_dataset(X), y, np.ones(n), LogLoss(), 0.05, 0.05, True, 3,
+                              1)
+    u, dl0 = np.empty(d + 1), np.empty(n)
+    tables.objective_gradient(x0, u, dl0)
+    old = _cgvr.set_team_policy(-1.0, 3)     # any wait is too long: leave after 3 steps
+    try:
+        with ThreadPoolExecutor(2) as ex:
+            tables.set_executor(ex, 2)
+            x, g, steps = x0.copy(), u.copy(), np.zeros(12)
+            _cgvr.cgvr_inner(tables, options, x, x0.copy(), u, dl0, g, -u, batch, np.inf, 0,
+                             np.zeros(_cgvr.N_STATS, dtype=np.int64), steps)
+    finally:
+        _cgvr.set_team_policy(*old)
+    assert tables.bailed_at == 3
+    assert tables.solo_calls == 0            # the next inner loop tries a team again
+    np.testing.assert_array_equal(x, alone[0])
+    np.testing.assert_array_equal(g, alone[1])
+    np.testing.assert_array_equal(steps, alone[2])

@@ -228,6 +228,7 @@ cdef class HeadTables:
     cdef readonly int n_threads   # threads of the executor (1 without one)
     cdef public int solo_calls    # inner loops to run without a team (it waited too long)
     cdef readonly double wait_share  # of the last team's caller: wall time waited at barriers
+    cdef readonly int bailed_at      # step at which the last team's caller went on alone, or -1
     cdef const double* cur_x      # arrays of the pass in progress (read by _block)
     cdef double* cur_dl
     cdef double* cur_z
@@ -250,6 +251,7 @@ cdef class HeadTables:
         self.sums = np.zeros((self.n_blocks, 2))
         self.executor = None
         self.n_threads = 1
+        self.bailed_at = -1
 
     def set_executor(self, executor, n_threads=None):
         """Run the blocks of the full passes in ``executor`` (a ``ThreadPoolExecutor``; None:
@@ -619,6 +621,7 @@ cdef struct team_t:
     team_gate_t gate
     double* red         # two reduction buffers of RED_STRIDE (used alternately)
     int n_threads
+    int stop            # set by thread 0: the workers leave at the next step (see run)
 
 
 cdef struct me_t:
@@ -630,6 +633,8 @@ cdef struct me_t:
     double mark         # profiling: start of the current parallel section
     double par          # profiling: seconds spent in parallel sections
     double wait         # wall seconds thread 0 waited at barriers
+    double wait_cpu     # CPU seconds thread 0 spent at barriers while probing
+    bint probing        # thread 0: the first TEAM_PROBE_STEPS steps
 
 
 # seconds the caller waits for the workers of a team to start before it runs alone
@@ -638,6 +643,21 @@ cdef double TEAM_START_TIMEOUT = 1.0
 # (for TEAM_SOLO_CALLS inner loops); with idle cores the waits are a few percent
 cdef double TEAM_MAX_WAIT = 0.5
 cdef int TEAM_SOLO_CALLS = 4
+# steps after which the caller leaves a team it waited for more than TEAM_MAX_WAIT of the
+# time (a team the scheduler put on one core, or whose workers lost their core) and runs
+# the rest of the inner loop alone; the next inner loop tries a team again
+cdef int TEAM_PROBE_STEPS = 5
+# ... or, at the end of the probe, when it worked (CPU time outside barriers) less than this
+# share of the wall time: with a teammate on its own core it works about 90% of the time
+cdef double TEAM_MIN_WORK = 0.7
+
+
+def set_team_policy(double max_wait, int probe_steps):
+    """Set TEAM_MAX_WAIT and TEAM_PROBE_STEPS (tests); returns the previous values."""
+    global TEAM_MAX_WAIT, TEAM_PROBE_STEPS
+    old = (TEAM_MAX_WAIT, TEAM_PROBE_STEPS)
+    TEAM_MAX_WAIT, TEAM_PROBE_STEPS = max_wait, probe_steps
+    return old
 
 # profiling (a team of one thread): CPU seconds of the parallel sections (block work of the
 # inner loop and of the full passes), for the Amdahl ceiling of the threads report
@@ -699,14 +719,18 @@ cdef void team_reduce(me_t* me, Py_ssize_t K, int W, double* out) noexcept nogil
     cdef const double* buf = team_buf(me)
     cdef Py_ssize_t k
     cdef int w
-    cdef double start
+    cdef double start, cpu = 0.0
     if _profiling:
         me.par += team_now() - me.mark
     if me.team.n_threads > 1:
         if me.tid == 0:
             start = team_wall()
+            if me.probing:
+                cpu = team_now()
             team_barrier_wait(&me.team.bar, &me.sense, me.tid)
             me.wait += team_wall() - start
+            if me.probing:
+                me.wait_cpu += team_now() - cpu
         else:
             team_barrier_wait(&me.team.bar, &me.sense, me.tid)
     for w in range(W):
@@ -1025,6 +1049,7 @@ cdef class _InnerTeam:
     cdef long restarts, skipped, wolfe_fail
     cdef int n_evals, beta_resets
     cdef double wait_share         # of thread 0's wall time spent waiting at barriers
+    cdef int bailed_at             # step at which thread 0 left the team (-1: it did not)
 
     def run_worker(self, int tid):
         with nogil:
@@ -1081,8 +1106,10 @@ cdef class _InnerTeam:
         team_reduce(me, 0, 0, NULL)     # every p[j] written before the next margins
 
     cdef void run(self, int tid) noexcept nogil:
-        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0)
+        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0, 0.0, tid == 0)
         cdef double started = team_wall()
+        cdef double cpu_started = team_now() if tid == 0 else 0.0
+        cdef double wall
         cdef const rows_t* X = self.X
         cdef Py_ssize_t n = self.n, d = self.d, D = d + 1, b = self.b
         cdef Py_ssize_t kb = self.kb, kd = self.kd, kn = self.kn
@@ -1151,6 +1178,18 @@ cdef class _InnerTeam:
         rsc[0] = dots[3]; rsc[1] = dots[4]; rsc[2] = dots[5]
 
         for t in range(self.inner_iter):
+            if self.team.stop and self.team.n_threads > 1:
+                # thread 0 leaves the team (decided before the last barrier of step t - 1):
+                # one more barrier (every thread has read the last sums), the workers
+                # return and thread 0 owns every block from here on
+                team_barrier_wait(&self.team.bar, &me.sense, tid)
+                if tid != 0:
+                    return
+                self.team.n_threads = 1
+                self.bailed_at = t
+                r0, r1, nr0, nr1 = 0, b, 0, n
+                fb0, fb1, c0, c1 = 0, kd, 0, d
+                owns_d, all_cols = True, True
             if t == tau:
                 for j in range(c0, c1):
                     self.x_sel[j] = x[j]
@@ -1292,6 +1331,12 @@ cdef class _InnerTeam:
                 buf[7 * i + 3] = s3
                 for j in range(3):
                     buf[7 * i + 4 + j] = s5[j]
+            if tid == 0 and self.team.n_threads > 1 and t + 1 >= TEAM_PROBE_STEPS:
+                wall = team_wall() - started
+                if me.wait > TEAM_MAX_WAIT * wall or (me.probing and team_now() - cpu_started
+                                                      - me.wait_cpu < TEAM_MIN_WORK * wall):
+                    self.team.stop = 1
+                me.probing = False
             team_reduce(&me, kd, 7, dots)
             gp = dots[0]
             sc[0] = dots[1]; sc[1] = dots[2]; sc[2] = dots[3]
@@ -1405,6 +1450,8 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     n_threads = min(n_threads, TEAM_MAX)
     S.team.red = &red[0]
     S.team.n_threads = n_threads
+    S.team.stop = 0
+    S.bailed_at = -1
     team_barrier_init(&S.team.bar, n_threads)
     team_gate_init(&S.team.gate)
     workers = []
@@ -1429,7 +1476,8 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
         for future in workers:
             future.result()
     tables.wait_share = S.wait_share
-    if n_threads > 1 and S.wait_share > TEAM_MAX_WAIT:
+    tables.bailed_at = S.bailed_at
+    if n_threads > 1 and S.bailed_at < 0 and S.wait_share > TEAM_MAX_WAIT:
         # the other threads were mostly descheduled (a loaded machine): the next inner
         # loops run alone, then the team is tried again (the bits do not depend on it)
         tables.solo_calls = TEAM_SOLO_CALLS
