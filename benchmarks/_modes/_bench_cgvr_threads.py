@@ -11,7 +11,11 @@ The report also prints the serial fraction s of a one-thread fit (its CPU time o
 parallel sections, which the kernels time when ``_cgvr.profile_parallel`` is on; the timer
 calls add about 4% to the fit's CPU time, shared between both parts) and the Amdahl ceiling
 1 / (s + (1 - s) / 2) for two threads: that part holds on a loaded machine, the wall speedup
-only on an idle one.
+only on an idle one.  For the fastest fit of each n_jobs it prints the wall time of its
+sections (the full passes and the inner loops, the rest is validation and bookkeeping) and,
+for n_jobs=2, the share of its wall time the caller of each inner-loop team waited at the
+team's barriers (a few percent when both threads have a core; about 0.5 when the scheduler
+put both on one core, after which the next inner loops run alone).
 """
 import os
 import time
@@ -21,6 +25,7 @@ from sklearn.datasets import make_classification
 
 from skstoch import CGVRClassifier
 from skstoch._fast import _cgvr
+from skstoch._solvers import cgvr as _driver
 
 
 def serial_fraction(X, y, repeats=3):
@@ -38,20 +43,52 @@ def serial_fraction(X, y, repeats=3):
     return (best[0] - best[1]) / best[0]
 
 
+def timed_fit(X, y, n_jobs):
+    """Wall time of a fit and of its sections: (total, full passes, inner loops, the wait
+    shares of the inner-loop teams, coef_)."""
+    sec = {"full": 0.0, "inner": 0.0, "waits": []}
+    full_gradient, cgvr_inner = _driver._Run.full_gradient, _driver._cgvr.cgvr_inner
+
+    def full(run, x):
+        start = time.perf_counter()
+        out = full_gradient(run, x)
+        sec["full"] += time.perf_counter() - start
+        return out
+
+    def inner(tables, *args):
+        start = time.perf_counter()
+        out = cgvr_inner(tables, *args)
+        sec["inner"] += time.perf_counter() - start
+        sec["waits"].append(tables.wait_share)
+        return out
+
+    _driver._Run.full_gradient, _driver._cgvr.cgvr_inner = full, inner
+    try:
+        start = time.perf_counter()
+        clf = CGVRClassifier(n_jobs=n_jobs, random_state=0).fit(X, y)
+        total = time.perf_counter() - start
+    finally:
+        _driver._Run.full_gradient, _driver._cgvr.cgvr_inner = full_gradient, cgvr_inner
+    return total, sec["full"], sec["inner"], sec["waits"], clf.coef_
+
+
 def report(X, y, desc, repeats=3):
-    times = {1: [], 2: []}
-    coef = {}
+    fits = {1: [], 2: []}
     for _ in range(repeats):
         for n_jobs in (1, 2):
-            start = time.perf_counter()
-            clf = CGVRClassifier(n_jobs=n_jobs, random_state=0).fit(X, y)
-            times[n_jobs].append(time.perf_counter() - start)
-            coef.setdefault(n_jobs, clf.coef_)
-    assert np.array_equal(coef[1], coef[2]), "n_jobs changed the fit"
+            fits[n_jobs].append(timed_fit(X, y, n_jobs))
+    assert np.array_equal(fits[1][0][4], fits[2][0][4]), "n_jobs changed the fit"
     print(f"{desc}, {os.cpu_count()} cpus, load {os.getloadavg()}")
-    for n_jobs, t in times.items():
-        print(f"n_jobs={n_jobs}: " + " ".join(f"{v:.3f}" for v in t) + " s")
-    print(f"speedup (best of {repeats}): {min(times[1]) / min(times[2]):.2f}x")
+    best = {}
+    for n_jobs, runs in fits.items():
+        print(f"n_jobs={n_jobs}: " + " ".join(f"{r[0]:.3f}" for r in runs) + " s")
+        best[n_jobs] = min(runs, key=lambda r: r[0])
+        total, full, inner, waits, _ = best[n_jobs]
+        print(f"  fastest: full passes {full:.3f} s, inner loops {inner:.3f} s "
+              f"({len(waits)}), rest {total - full - inner:.3f} s"
+              + (", team wait shares " + " ".join(f"{w:.2f}" for w in waits)
+                 if n_jobs > 1 else ""))
+    print(f"speedup (best of {repeats}): {best[1][0] / best[2][0]:.2f}x")
     s = serial_fraction(X, y, repeats)
     print(f"serial fraction of a one-thread fit: {100 * s:.1f}%, Amdahl ceiling for 2 "
           f"threads: {1 / (s + (1 - s) / 2):.2f}x")

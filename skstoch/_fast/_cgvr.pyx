@@ -19,7 +19,7 @@ Python entry points check every array length first.
 import numpy as np
 
 from libc.math cimport fabs, sqrt, isfinite
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
                         row_value, dense_dot, dense_axpy)
@@ -51,6 +51,136 @@ STAT_WOLFE_FAIL = 3       # line search ended by its budget (best point returned
 STAT_BETA_RESET = 4       # beta rejected (non finite or denominator ~ 0)
 N_STATS = 5
 
+
+
+cdef extern from *:
+    """
+    /* <row, w> as 8 partial sums, lane l summing the columns j = l (mod 8) in column order,
+       added in a fixed tree: the additions of one sum no longer wait on each other (a single
+       sum is bound by the latency of the adds), and a dense row and its CSR form (sorted
+       indices, zeros left out) give bitwise the same sum, on every machine */
+    #define CG_LANES 8
+    #define CG_TREE(s) (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])))
+    #define CG_DOTS(T)                                                             \
+        static inline double cg_dot_d##T(const CG_##T* v, const double* w, int n) {    \
+            double s[CG_LANES] = {0.0};                                                \
+            int k = 0, l;                                                              \
+            for (; k + CG_LANES <= n; k += CG_LANES)                                   \
+                for (l = 0; l < CG_LANES; l++) s[l] += (double)v[k + l] * w[k + l];   \
+            for (l = 0; k < n; k++, l++) s[l] += (double)v[k] * w[k];                 \
+            return CG_TREE(s);                                                         \
+        }                                                                              \
+        static inline double cg_dot_s##T(const CG_##T* v, const int* idx,              \
+                                         const double* w, int n) {                     \
+            double s[CG_LANES] = {0.0};                                                \
+            int k;                                                                     \
+            for (k = 0; k < n; k++) s[idx[k] & (CG_LANES - 1)] += (double)v[k] * w[idx[k]]; \
+            return CG_TREE(s);                                                         \
+        }                                                                              \
+        /* <row, w> and <row, u> in one pass over the row, each as the functions above */ \
+        static inline double cg_dot2_d##T(const CG_##T* v, const double* w,            \
+                                          const double* u, int n, double* out_u) {      \
+            double s[CG_LANES] = {0.0}, t[CG_LANES] = {0.0};                           \
+            int k = 0, l;                                                              \
+            for (; k + CG_LANES <= n; k += CG_LANES)                                   \
+                for (l = 0; l < CG_LANES; l++) {                                       \
+                    s[l] += (double)v[k + l] * w[k + l];                               \
+                    t[l] += (double)v[k + l] * u[k + l];                               \
+                }                                                                      \
+            for (l = 0; k < n; k++, l++) {                                             \
+                s[l] += (double)v[k] * w[k];                                           \
+                t[l] += (double)v[k] * u[k];                                           \
+            }                                                                          \
+            *out_u = CG_TREE(t);                                                       \
+            return CG_TREE(s);                                                         \
+        }                                                                              \
+        static inline double cg_dot2_s##T(const CG_##T* v, const int* idx,             \
+                                          const double* w, const double* u, int n,     \
+                                          double* out_u) {                             \
+            double s[CG_LANES] = {0.0}, t[CG_LANES] = {0.0};                           \
+            int k, j;                                                                  \
+            for (k = 0; k < n; k++) {                                                  \
+                j = idx[k];                                                            \
+                s[j & (CG_LANES - 1)] += (double)v[k] * w[j];                          \
+                t[j & (CG_LANES - 1)] += (double)v[k] * u[j];                          \
+            }                                                                          \
+            *out_u = CG_TREE(t);                                                       \
+            return CG_TREE(s);                                                         \
+        }
+    typedef double CG_64;
+    typedef float CG_32;
+    CG_DOTS(64)
+    CG_DOTS(32)
+    #if defined(__GNUC__) || defined(__clang__)
+    static inline void cg_prefetch(const void* p, long bytes) {
+        const char* c = (const char*)p;
+        long o;
+        for (o = 0; o < bytes; o += 64) __builtin_prefetch(c + o, 0, 3);
+    }
+    #else
+    static inline void cg_prefetch(const void* p, long bytes) { (void)p; (void)bytes; }
+    #endif
+    """
+    void cg_prefetch(const void* p, long bytes) noexcept nogil
+    double cg_dot_d64(const double* v, const double* w, int n) noexcept nogil
+    double cg_dot_d32(const float* v, const double* w, int n) noexcept nogil
+    double cg_dot_s64(const double* v, const int32_t* idx, const double* w, int n) noexcept nogil
+    double cg_dot_s32(const float* v, const int32_t* idx, const double* w, int n) noexcept nogil
+    double cg_dot2_d64(const double* v, const double* w, const double* u, int n,
+                       double* out_u) noexcept nogil
+    double cg_dot2_d32(const float* v, const double* w, const double* u, int n,
+                       double* out_u) noexcept nogil
+    double cg_dot2_s64(const double* v, const int32_t* idx, const double* w, const double* u,
+                       int n, double* out_u) noexcept nogil
+    double cg_dot2_s32(const float* v, const int32_t* idx, const double* w, const double* u,
+                       int n, double* out_u) noexcept nogil
+
+
+cdef inline double fast_dot(rowvals_t data, const int32_t* indices, int nnz,
+                            const double* w) noexcept nogil:
+    """<row, w> in 8 lanes (see cg_dot_*): every margin of the kernels below."""
+    if indices == NULL:
+        if data.f32 != NULL:
+            return cg_dot_d32(data.f32, w, nnz)
+        return cg_dot_d64(data.f64, w, nnz)
+    if data.f32 != NULL:
+        return cg_dot_s32(data.f32, indices, w, nnz)
+    return cg_dot_s64(data.f64, indices, w, nnz)
+
+
+# sampled rows read ahead by the inner loop (random rows miss every cache level)
+cdef enum:
+    PREFETCH_ROWS = 4
+
+
+cdef inline double fast_dot2(rowvals_t data, const int32_t* indices, int nnz, const double* w,
+                             const double* u, double* out_u) noexcept nogil:
+    """``fast_dot(row, w)``, and ``fast_dot(row, u)`` to out_u, in one pass over the row."""
+    if indices == NULL:
+        if data.f32 != NULL:
+            return cg_dot2_d32(data.f32, w, u, nnz, out_u)
+        return cg_dot2_d64(data.f64, w, u, nnz, out_u)
+    if data.f32 != NULL:
+        return cg_dot2_s32(data.f32, indices, w, u, nnz, out_u)
+    return cg_dot2_s64(data.f64, indices, w, u, nnz, out_u)
+
+
+cdef inline void prefetch_row(const rows_t* X, Py_ssize_t i) noexcept nogil:
+    """Ask the cache for row i's values (and indices) before they are read."""
+    cdef int64_t start, nnz
+    if X.indptr == NULL:
+        if X.data32 != NULL:
+            cg_prefetch(X.data32 + i * X.n_features, 4 * X.n_features)
+        else:
+            cg_prefetch(X.data + i * X.n_features, 8 * X.n_features)
+        return
+    start = X.indptr[i]
+    nnz = X.indptr[i + 1] - start
+    cg_prefetch(X.indices + start, 4 * nnz)
+    if X.data32 != NULL:
+        cg_prefetch(X.data32 + start, 4 * nnz)
+    else:
+        cg_prefetch(X.data + start, 8 * nnz)
 
 
 cdef _check_length(str name, Py_ssize_t got, Py_ssize_t expected):
@@ -91,10 +221,14 @@ cdef class HeadTables:
     # full passes over fixed row blocks (see n_blocks), reduced in block order
     cdef readonly Py_ssize_t n_blocks
     cdef double[:, ::1] parts     # per block: the loss part of the gradient (length d + 1)
+    cdef Py_ssize_t stride        # of parts: d + 1 rounded up, plus a 64-byte gap, so that
+                                  # threads on adjacent blocks never write one cache line
     cdef double[:, ::1] sums      # per block: sum s_i loss_i and the intercept gradient
     cdef object executor
     cdef readonly int n_threads   # threads of the executor (1 without one)
     cdef public int solo_calls    # inner loops to run without a team (it waited too long)
+    cdef readonly double wait_share  # of the last team's caller: wall time waited at barriers
+    cdef readonly int bailed_at      # step at which the last team's caller went on alone, or -1
     cdef const double* cur_x      # arrays of the pass in progress (read by _block)
     cdef double* cur_dl
     cdef double* cur_z
@@ -112,10 +246,12 @@ cdef class HeadTables:
         self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
         self.seed, self.stream = seed, stream
         self.n_blocks = n_blocks(n)
-        self.parts = np.zeros((self.n_blocks, ds.rows.n_features + 1))
+        self.stride = (ds.rows.n_features + 8) // 8 * 8 + 8
+        self.parts = np.zeros((self.n_blocks, self.stride))
         self.sums = np.zeros((self.n_blocks, 2))
         self.executor = None
         self.n_threads = 1
+        self.bailed_at = -1
 
     def set_executor(self, executor, n_threads=None):
         """Run the blocks of the full passes in ``executor`` (a ``ThreadPoolExecutor``; None:
@@ -193,7 +329,7 @@ cdef class HeadTables:
         """grad[j] = sum of the blocks' parts[:, j] in block order + alpha x[j], for the
         columns of chunk c of n_chunks."""
         cdef Py_ssize_t d = self.ds.rows.n_features, j, k
-        cdef Py_ssize_t D = d + 1
+        cdef Py_ssize_t D = self.stride
         cdef const double* parts = &self.parts[0, 0]
         cdef double acc
         for j in range(c * d // n_chunks, (c + 1) * d // n_chunks):
@@ -303,7 +439,7 @@ cdef inline void block_pass(const rows_t* X, Py_ssize_t start, Py_ssize_t end, c
     cdef double zi, total = 0.0, gb = 0.0, di, inv_n = 1.0 / X.n_samples
     for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
-        zi = row_dot(data, indices, nnz, x) + x[d]
+        zi = fast_dot(data, indices, nnz, x) + x[d]
         total += sw[i] * loss.loss(zi, y[i])
         di = loss.dloss(zi, y[i])
         dl[i] = di
@@ -350,7 +486,9 @@ cdef extern from *:
     static __inline long team_inc(team_atom_t* p) { return InterlockedIncrement(p); }
     static __inline long team_load(team_atom_t* p) { return InterlockedCompareExchange(p, 0, 0); }
     static __inline void team_store(team_atom_t* p, long v) { InterlockedExchange(p, v); }
-    static __inline void team_pause(int spins) { if (spins > 200) SwitchToThread(); else YieldProcessor(); }
+    static __inline void team_relax(void) { YieldProcessor(); }
+    static __inline void team_yield(void) { SwitchToThread(); }
+    static __inline int team_cpu(void) { return (int)GetCurrentProcessorNumber(); }
     static __inline double team_wall(void) {
         LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
         return (double)c.QuadPart / (double)f.QuadPart;
@@ -366,12 +504,17 @@ cdef extern from *:
     static inline long team_inc(team_atom_t* p) { return __atomic_add_fetch(p, 1, __ATOMIC_ACQ_REL); }
     static inline long team_load(team_atom_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
     static inline void team_store(team_atom_t* p, long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-    static inline void team_pause(int spins) {
-        if (spins > 200) { sched_yield(); return; }
+    static inline void team_relax(void) {
     #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
     #endif
     }
+    static inline void team_yield(void) { sched_yield(); }
+    #if defined(__linux__)
+    static inline int team_cpu(void) { return sched_getcpu(); }
+    #else
+    static inline int team_cpu(void) { return -1; }
+    #endif
     static inline double team_wall(void) {
         struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
         return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -381,19 +524,54 @@ cdef extern from *:
         return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
     }
     #endif
-    /* sense-reversing barrier: spin briefly, then yield the core (loaded machines) */
-    typedef struct { team_atom_t count; team_atom_t sense; long n; } team_barrier_t;
-    static void team_barrier_init(team_barrier_t* b, long n) { b->count = 0; b->sense = 0; b->n = n; }
-    static void team_barrier_wait(team_barrier_t* b, int* local_sense) {
+    /* a waiting thread spins for TEAM_SPIN_SECONDS, then yields its core at every check: a
+       yield hands the core to any other runnable task for a whole time slice (milliseconds),
+       so yielding within the ordinary skew of a team (microseconds) would turn each
+       barrier on a busy machine into a time slice; *since is the start of the long wait */
+    #define TEAM_SPIN_SECONDS 2e-4
+    static inline void team_pause(int spins, double* since) {
+        if (spins < 256) { team_relax(); return; }
+        if (*since == 0.0) *since = team_wall();
+        if (team_wall() - *since < TEAM_SPIN_SECONDS) team_relax(); else team_yield();
+    }
+    /* sense-reversing barrier; each thread notes the core it arrived on: a waiting thread
+       that shares its core with a teammate yields at once (spinning would only delay the
+       teammate it waits for, which the scheduler placed on the same core) */
+    #define TEAM_THREADS 8
+    typedef struct {
+        team_atom_t count; team_atom_t sense; long n; volatile int cpu[TEAM_THREADS];
+    } team_barrier_t;
+    static void team_barrier_init(team_barrier_t* b, long n) {
+        int k;
+        b->count = 0; b->sense = 0; b->n = n;
+        for (k = 0; k < TEAM_THREADS; k++) b->cpu[k] = -1;
+    }
+    static int team_shares_core(team_barrier_t* b, int tid, int cpu) {
+        int k;
+        if (cpu < 0) return 0;
+        for (k = 0; k < b->n; k++)
+            if (k != tid && b->cpu[k] == cpu) return 1;
+        return 0;
+    }
+    static void team_barrier_wait(team_barrier_t* b, int* local_sense, int tid) {
         long s = 1 - *local_sense;
-        int spins = 0;
+        int spins = 0, cpu = team_cpu();
+        double since = 0.0;
         *local_sense = (int)s;
+        b->cpu[tid] = cpu;
         if (team_inc(&b->count) == b->n) {
             team_store(&b->count, 0);
             team_store(&b->sense, s);
             return;
         }
-        while (team_load(&b->sense) != s) team_pause(++spins);
+        while (team_load(&b->sense) != s) {
+            if ((++spins & 31) == 0 && team_shares_core(b, tid, cpu)) {
+                team_yield();
+                b->cpu[tid] = cpu = team_cpu();
+            } else {
+                team_pause(spins, &since);
+            }
+        }
     }
     /* start gate: the workers check in and wait; the caller opens the gate (1) when all
        checked in within the timeout, else closes it (-1) and the team runs without them */
@@ -401,17 +579,18 @@ cdef extern from *:
     static void team_gate_init(team_gate_t* g) { g->started = 0; g->go = 0; }
     static long team_gate_checkin(team_gate_t* g) {
         int spins = 0;
+        double since = 0.0;
         long go;
         team_inc(&g->started);
-        while ((go = team_load(&g->go)) == 0) team_pause(++spins);
+        while ((go = team_load(&g->go)) == 0) team_pause(++spins, &since);
         return go;
     }
     static long team_gate_open(team_gate_t* g, long n_workers, double timeout) {
-        double end = team_wall() + timeout;
+        double end = team_wall() + timeout, since = 0.0;
         int spins = 0;
         while (team_load(&g->started) < n_workers) {
             if (team_wall() > end) { team_store(&g->go, -1); return 0; }
-            team_pause(++spins);
+            team_pause(++spins, &since);
         }
         team_store(&g->go, 1);
         return 1;
@@ -420,7 +599,7 @@ cdef extern from *:
     ctypedef struct team_barrier_t:
         long n
     void team_barrier_init(team_barrier_t* b, long n) noexcept nogil
-    void team_barrier_wait(team_barrier_t* b, int* local_sense) noexcept nogil
+    void team_barrier_wait(team_barrier_t* b, int* local_sense, int tid) noexcept nogil
     ctypedef struct team_gate_t:
         long go
     void team_gate_init(team_gate_t* g) noexcept nogil
@@ -442,6 +621,7 @@ cdef struct team_t:
     team_gate_t gate
     double* red         # two reduction buffers of RED_STRIDE (used alternately)
     int n_threads
+    int stop            # set by thread 0: the workers leave at the next step (see run)
 
 
 cdef struct me_t:
@@ -453,6 +633,8 @@ cdef struct me_t:
     double mark         # profiling: start of the current parallel section
     double par          # profiling: seconds spent in parallel sections
     double wait         # wall seconds thread 0 waited at barriers
+    double wait_cpu     # CPU seconds thread 0 spent at barriers while probing
+    bint probing        # thread 0: the first TEAM_PROBE_STEPS steps
 
 
 # seconds the caller waits for the workers of a team to start before it runs alone
@@ -461,6 +643,21 @@ cdef double TEAM_START_TIMEOUT = 1.0
 # (for TEAM_SOLO_CALLS inner loops); with idle cores the waits are a few percent
 cdef double TEAM_MAX_WAIT = 0.5
 cdef int TEAM_SOLO_CALLS = 4
+# steps after which the caller leaves a team it waited for more than TEAM_MAX_WAIT of the
+# time (a team the scheduler put on one core, or whose workers lost their core) and runs
+# the rest of the inner loop alone; the next inner loop tries a team again
+cdef int TEAM_PROBE_STEPS = 5
+# ... or, at the end of the probe, when it worked (CPU time outside barriers) less than this
+# share of the wall time: with a teammate on its own core it works about 90% of the time
+cdef double TEAM_MIN_WORK = 0.7
+
+
+def set_team_policy(double max_wait, int probe_steps):
+    """Set TEAM_MAX_WAIT and TEAM_PROBE_STEPS (tests); returns the previous values."""
+    global TEAM_MAX_WAIT, TEAM_PROBE_STEPS
+    old = (TEAM_MAX_WAIT, TEAM_PROBE_STEPS)
+    TEAM_MAX_WAIT, TEAM_PROBE_STEPS = max_wait, probe_steps
+    return old
 
 # profiling (a team of one thread): CPU seconds of the parallel sections (block work of the
 # inner loop and of the full passes), for the Amdahl ceiling of the threads report
@@ -488,6 +685,15 @@ cdef inline Py_ssize_t team_blocks(Py_ssize_t m, Py_ssize_t per) noexcept nogil:
     return 1 if k < 1 else (TEAM_MAX if k > TEAM_MAX else k)
 
 
+cdef inline Py_ssize_t feature_edge(Py_ssize_t k, Py_ssize_t d, Py_ssize_t K) noexcept nogil:
+    """First feature of block k of K (d at k = K): the inner edges are multiples of 8, so
+    that threads owning adjacent blocks share no cache line of the gradient scatter (acc is
+    64-byte aligned; blocks hold at least TEAM_COLS >= 16 features, so none is empty)."""
+    if k >= K:
+        return d
+    return (k * d // K) & ~(<Py_ssize_t>7)
+
+
 cdef inline Py_ssize_t first_block(const me_t* me, Py_ssize_t K) noexcept nogil:
     return me.tid * K // me.team.n_threads
 
@@ -513,16 +719,20 @@ cdef void team_reduce(me_t* me, Py_ssize_t K, int W, double* out) noexcept nogil
     cdef const double* buf = team_buf(me)
     cdef Py_ssize_t k
     cdef int w
-    cdef double start
+    cdef double start, cpu = 0.0
     if _profiling:
         me.par += team_now() - me.mark
     if me.team.n_threads > 1:
         if me.tid == 0:
             start = team_wall()
-            team_barrier_wait(&me.team.bar, &me.sense)
+            if me.probing:
+                cpu = team_now()
+            team_barrier_wait(&me.team.bar, &me.sense, me.tid)
             me.wait += team_wall() - start
+            if me.probing:
+                me.wait_cpu += team_now() - cpu
         else:
-            team_barrier_wait(&me.team.bar, &me.sense)
+            team_barrier_wait(&me.team.bar, &me.sense, me.tid)
     for w in range(W):
         out[w] = 0.0
     for k in range(K):
@@ -695,6 +905,24 @@ cdef inline double beta_from_dots(int rule, double gg_new, double g_new_old, dou
     return beta
 
 
+cdef inline void beta_dot_terms(double gn, double go, double pj, double* s) noexcept nogil:
+    """Add coordinate j's terms of the beta rules' dot products g_{t+1}.g_{t+1},
+    g_{t+1}.g_t, g_t.g_t, p_t.g_{t+1} and p_t.g_t (gn, go, pj its entries) to s[0..4]."""
+    s[0] += gn * gn
+    s[1] += gn * go
+    s[2] += go * go
+    s[3] += pj * gn
+    s[4] += pj * go
+
+
+cdef inline void restart_terms(double xj, double pj, double bj, double* s) noexcept nogil:
+    """Add coordinate j's terms of x.p, p.p and base.p to s[0..2], as direction_scalars
+    (pj = -g_j: the scalars of a restart's direction, summed before it is needed)."""
+    s[0] += xj * pj
+    s[1] += pj * pj
+    s[2] += bj * pj
+
+
 cdef inline void direction_scalars(const double* x, const double* p, const double* base,
                                    Py_ssize_t d, double* sc) noexcept nogil:
     """sc = (x[:d].p[:d], p[:d].p[:d], base[:d].p[:d]) in one sweep."""
@@ -713,8 +941,9 @@ cdef inline void scalar_partials(const double* x, const double* p, const double*
     """Direction scalars (x.p, p.p, base.p over features j < d) of feature blocks k0..k1-1."""
     cdef Py_ssize_t k, lo
     for k in range(k0, k1):
-        lo = k * d // K
-        direction_scalars(x + lo, p + lo, base + lo, (k + 1) * d // K - lo, buf + 3 * k)
+        lo = feature_edge(k, d, K)
+        direction_scalars(x + lo, p + lo, base + lo, feature_edge(k + 1, d, K) - lo,
+                          buf + 3 * k)
 
 
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
@@ -724,11 +953,24 @@ cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_
     cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
+    cdef double qk
+    if X.indptr != NULL:
+        # the row pointers of the rows read ahead: a miss on them would stall the read-ahead
+        for k in range(min(b, 2 * PREFETCH_ROWS)):
+            cg_prefetch(X.indptr + idx[k], 16)
+    for k in range(min(b, PREFETCH_ROWS)):
+        prefetch_row(X, idx[k])
     for k in range(b):
+        if X.indptr != NULL and k + 2 * PREFETCH_ROWS < b:
+            cg_prefetch(X.indptr + idx[k + 2 * PREFETCH_ROWS], 16)
+        if k + PREFETCH_ROWS < b:
+            prefetch_row(X, idx[k + PREFETCH_ROWS])
         nnz = dataset_row(X, idx[k], &data, &indices)
         if want_z:
-            z[k] = row_dot(data, indices, nnz, x) + x[d]
-        q[k] = row_dot(data, indices, nnz, p) + p[d]
+            z[k] = fast_dot2(data, indices, nnz, x, p, &qk) + x[d]
+            q[k] = qk + p[d]
+        else:
+            q[k] = fast_dot(data, indices, nnz, p) + p[d]
 
 
 cdef inline void range_margins(const rows_t* X, const double* p, double* q, Py_ssize_t start,
@@ -739,7 +981,7 @@ cdef inline void range_margins(const rows_t* X, const double* p, double* q, Py_s
     cdef int nnz
     for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
-        q[i] = row_dot(data, indices, nnz, p) + p[d]
+        q[i] = fast_dot(data, indices, nnz, p) + p[d]
 
 
 cdef inline void row_axpy_cols(double a, rowvals_t data, const int32_t* indices, int nnz,
@@ -765,9 +1007,9 @@ cdef class _InnerTeam:
     """One call of ``cgvr_inner``: its arrays and settings, and ``run(tid)``, the inner loop
     every thread of the team runs (thread 0 in the caller, the others in the tables'
     executor).  Thread tid owns fixed blocks of the batch rows (margins, line-search sums,
-    batch gradient factors), of the rows of f (line search on f) and of the features
-    (gradient scatter, x/g/p updates, dot products; the owner of the last feature block also
-    owns the intercept coordinate d)."""
+    batch gradient factors, and for dense rows the gradient scatter), of the rows of f (line
+    search on f) and of the features (gradient scatter of sparse rows, x/g/p updates, dot
+    products; the owner of the last feature block also owns the intercept coordinate d)."""
 
     cdef const rows_t* X
     cdef MarginLoss loss
@@ -792,10 +1034,11 @@ cdef class _InnerTeam:
     cdef double* sS
     cdef double* d0S
     cdef double* cS
-    cdef double* g_new
     cdef double* base
     cdef double* x_sel
     cdef double* acc
+    cdef double* accb               # dense rows: one accumulator per batch row block
+    cdef Py_ssize_t acc_stride
     cdef Py_ssize_t n, d, b, inner_iter, kb, kn, kd
     cdef double alpha, alpha_b, step_max
     cdef bint fit_intercept, full_batch, option_two
@@ -806,6 +1049,7 @@ cdef class _InnerTeam:
     cdef long restarts, skipped, wolfe_fail
     cdef int n_evals, beta_resets
     cdef double wait_share         # of thread 0's wall time spent waiting at barriers
+    cdef int bailed_at             # step at which thread 0 left the team (-1: it did not)
 
     def run_worker(self, int tid):
         with nogil:
@@ -849,20 +1093,23 @@ cdef class _InnerTeam:
             P.lin = (sc[2] + bd * pd) - out[2]
         return phi_finish(P, 0.0, out[0], out[1], dphi0)
 
-    cdef void restart(self, me_t* me, Py_ssize_t fb0, Py_ssize_t fb1, double* sc) noexcept nogil:
-        """p = -g, and the scalars of the new direction."""
+    cdef void restart(self, me_t* me, Py_ssize_t fb0, Py_ssize_t fb1, double* sc,
+                      const double* rsc) noexcept nogil:
+        """p = -g; its scalars ``rsc`` were summed with those of the current direction."""
         cdef Py_ssize_t j, d = self.d
         team_begin(me)
-        for j in range(fb0 * d // self.kd, fb1 * d // self.kd):
+        for j in range(feature_edge(fb0, d, self.kd), feature_edge(fb1, d, self.kd)):
             self.p[j] = -self.g[j]
         if fb1 == self.kd:
             self.p[d] = -self.g[d]
-        scalar_partials(self.x, self.p, self.base, d, self.kd, fb0, fb1, team_buf(me))
-        team_reduce(me, self.kd, 3, sc)
+        sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
+        team_reduce(me, 0, 0, NULL)     # every p[j] written before the next margins
 
     cdef void run(self, int tid) noexcept nogil:
-        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0)
+        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0, 0.0, tid == 0)
         cdef double started = team_wall()
+        cdef double cpu_started = team_now() if tid == 0 else 0.0
+        cdef double wall
         cdef const rows_t* X = self.X
         cdef Py_ssize_t n = self.n, d = self.d, D = d + 1, b = self.b
         cdef Py_ssize_t kb = self.kb, kd = self.kd, kn = self.kn
@@ -870,13 +1117,13 @@ cdef class _InnerTeam:
         cdef Py_ssize_t nr0 = first_block(&me, kn) * n // kn
         cdef Py_ssize_t nr1 = end_block(&me, kn) * n // kn
         cdef Py_ssize_t fb0 = first_block(&me, kd), fb1 = end_block(&me, kd)
-        cdef Py_ssize_t c0 = fb0 * d // kd, c1 = fb1 * d // kd
+        cdef Py_ssize_t c0 = feature_edge(fb0, d, kd), c1 = feature_edge(fb1, d, kd)
         cdef bint owns_d = fb1 == kd       # the last thread
         cdef bint all_cols = c0 == 0 and c1 == d
+        cdef bint row_scatter = self.accb != NULL
         cdef double* x = self.x
         cdef double* p = self.p
         cdef double* g = self.g
-        cdef double* g_new = self.g_new
         cdef double* base = self.base
         cdef double* acc = self.acc
         cdef double* zS = self.zS
@@ -885,9 +1132,11 @@ cdef class _InnerTeam:
         cdef double alpha = self.alpha, alpha_b = self.alpha_b, inv_b = 1.0 / b
         cdef bint fit_intercept = self.fit_intercept, full_batch = self.full_batch
         cdef double sc[3]
-        cdef double dots[5]
+        cdef double dots[7]
+        cdef double rsc[3]              # the scalars of -g (see restart)
+        cdef double s5[5]
         cdef double* buf
-        cdef double gb, gn, xj, pj, s0, s1, s2, s3, s4, beta, gp, coef, a, phi0, dphi0
+        cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
         cdef int n_evals = 0, failed = 0, beta_resets = 0
         cdef long restarts = 0, skipped = 0, wolfe_fail = 0
         cdef Py_ssize_t tau = -1, t, k, j, i, lo, hi
@@ -912,10 +1161,35 @@ cdef class _InnerTeam:
             base[d] = self.u[d] - alpha_b * self.x0[d] if fit_intercept else 0.0
         # dense scalars x.p, p.p, base.p of the current direction (then kept up to date by
         # the sweep that forms the next direction)
-        scalar_partials(x, p, base, d, kd, fb0, fb1, team_buf(&me))
-        team_reduce(&me, kd, 3, sc)
+        # and those of -g (a restart's direction; then kept up to date with them)
+        buf = team_buf(&me)
+        for i in range(fb0, fb1):
+            lo = feature_edge(i, d, kd)
+            hi = feature_edge(i + 1, d, kd)
+            direction_scalars(x + lo, p + lo, base + lo, hi - lo, buf + 6 * i)
+            for j in range(3):
+                s5[j] = 0.0
+            for j in range(lo, hi):
+                restart_terms(x[j], -g[j], base[j], s5)
+            for j in range(3):
+                buf[6 * i + 3 + j] = s5[j]
+        team_reduce(&me, kd, 6, dots)
+        sc[0] = dots[0]; sc[1] = dots[1]; sc[2] = dots[2]
+        rsc[0] = dots[3]; rsc[1] = dots[4]; rsc[2] = dots[5]
 
         for t in range(self.inner_iter):
+            if self.team.stop and self.team.n_threads > 1:
+                # thread 0 leaves the team (decided before the last barrier of step t - 1):
+                # one more barrier (every thread has read the last sums), the workers
+                # return and thread 0 owns every block from here on
+                team_barrier_wait(&self.team.bar, &me.sense, tid)
+                if tid != 0:
+                    return
+                self.team.n_threads = 1
+                self.bailed_at = t
+                r0, r1, nr0, nr1 = 0, b, 0, n
+                fb0, fb1, c0, c1 = 0, kd, 0, d
+                owns_d, all_cols = True, True
             if t == tau:
                 for j in range(c0, c1):
                     self.x_sel[j] = x[j]
@@ -944,7 +1218,7 @@ cdef class _InnerTeam:
             if not (dphi0 < 0):
                 # not a descent direction of the line-search objective: restart with -g
                 restarts += 1
-                self.restart(&me, fb0, fb1, sc)
+                self.restart(&me, fb0, fb1, sc, rsc)
                 phi0 = self.open_line(&me, &P, sc, False, r0, r1, nr0, nr1, &dphi0)
                 n_evals += 1
             a = 0.0
@@ -959,8 +1233,9 @@ cdef class _InnerTeam:
             # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3).  Per batch row the
             # factor s_k (loss'(z_k) - loss'(z0_k)) (row blocks), then the scatter of the rows
             # into acc (all zeros on entry; feature blocks, O(nnz(X_S))) and one fused sweep
-            # that moves x, forms g_{t+1} and the dot products of the beta rules, a second
-            # one forms p_{t+1} and the scalars of the next line search.
+            # that moves x, forms g_{t+1} (in acc itself: one O(d) array less to stream) and
+            # the dot products of the beta rules, a second one forms p_{t+1}, copies g_{t+1}
+            # to g, zeroes acc and forms the scalars of the next line search.
             team_begin(&me)
             if a != 0.0:
                 for k in range(r0, r1):
@@ -975,11 +1250,26 @@ cdef class _InnerTeam:
                     coef = self.sS[k] * (self.loss.dloss(zS[k], self.yS[k]) - self.d0S[k])
                     cS[k] = coef
                     s0 += coef
+                    if row_scatter and coef != 0.0:
+                        # dense rows: into the row block's own accumulator, while the row
+                        # is still in this thread's cache
+                        nnz = dataset_row(X, self.idx[k], &data, &indices)
+                        row_axpy(coef, data, indices, nnz, self.accb + i * self.acc_stride)
                 buf[i] = s0
             team_reduce(&me, kb, 1, &gb)
 
             team_begin(&me)
-            if c1 > c0:
+            if row_scatter:
+                # acc[j] = the row blocks' sums of feature j, in block order
+                for i in range(fb0, fb1):
+                    for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                        s0 = self.accb[j]
+                        self.accb[j] = 0.0
+                        for k in range(1, kb):
+                            s0 += self.accb[k * self.acc_stride + j]
+                            self.accb[k * self.acc_stride + j] = 0.0
+                        acc[j] = s0
+            elif c1 > c0:
                 for k in range(b):
                     coef = cS[k]
                     if coef != 0.0:
@@ -990,35 +1280,24 @@ cdef class _InnerTeam:
                             row_axpy_cols(coef, data, indices, nnz, acc, c0, c1)
             buf = team_buf(&me)
             for i in range(fb0, fb1):
-                s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0; s4 = 0.0
-                for j in range(i * d // kd, (i + 1) * d // kd):
+                for j in range(5):
+                    s5[j] = 0.0
+                for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
                     xj = x[j] + a * p[j]
                     x[j] = xj
                     gn = base[j] + alpha * xj + acc[j]
-                    acc[j] = 0.0
-                    g_new[j] = gn
-                    s0 += gn * gn
-                    s1 += gn * g[j]
-                    s2 += g[j] * g[j]
-                    s3 += p[j] * gn
-                    s4 += p[j] * g[j]
+                    acc[j] = gn         # acc holds g_{t+1} until the next sweep zeroes it
+                    beta_dot_terms(gn, g[j], p[j], s5)
                 if i == kd - 1:
                     x[d] += a * p[d]
                     if fit_intercept:
                         gn = base[d] + alpha_b * x[d] + gb
                     else:
                         gn = 0.0
-                    g_new[d] = gn
-                    s0 += gn * gn
-                    s1 += gn * g[d]
-                    s2 += g[d] * g[d]
-                    s3 += p[d] * gn
-                    s4 += p[d] * g[d]
-                buf[5 * i] = s0
-                buf[5 * i + 1] = s1
-                buf[5 * i + 2] = s2
-                buf[5 * i + 3] = s3
-                buf[5 * i + 4] = s4
+                    acc[d] = gn
+                    beta_dot_terms(gn, g[d], p[d], s5)
+                for j in range(5):
+                    buf[5 * i + j] = s5[j]
             team_reduce(&me, kd, 5, dots)
             beta = beta_from_dots(self.beta_rule, dots[0], dots[1], dots[2], dots[3], dots[4],
                                   &beta_resets)
@@ -1027,29 +1306,45 @@ cdef class _InnerTeam:
             buf = team_buf(&me)
             for i in range(fb0, fb1):
                 s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0
-                for j in range(i * d // kd, (i + 1) * d // kd):
-                    pj = -g_new[j] + beta * p[j]
+                for j in range(3):
+                    s5[j] = 0.0
+                for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                    gn = acc[j]
+                    acc[j] = 0.0
+                    pj = -gn + beta * p[j]
                     p[j] = pj
-                    g[j] = g_new[j]
-                    s0 += pj * g_new[j]
+                    g[j] = gn
+                    s0 += pj * gn
                     s1 += x[j] * pj
                     s2 += pj * pj
                     s3 += base[j] * pj
+                    restart_terms(x[j], -gn, base[j], s5)
                 if i == kd - 1:
-                    p[d] = -g_new[d] + beta * p[d]
-                    g[d] = g_new[d]
-                    s0 += p[d] * g_new[d]
-                buf[4 * i] = s0
-                buf[4 * i + 1] = s1
-                buf[4 * i + 2] = s2
-                buf[4 * i + 3] = s3
-            team_reduce(&me, kd, 4, dots)
+                    gn = acc[d]
+                    acc[d] = 0.0
+                    p[d] = -gn + beta * p[d]
+                    g[d] = gn
+                    s0 += p[d] * gn
+                buf[7 * i] = s0
+                buf[7 * i + 1] = s1
+                buf[7 * i + 2] = s2
+                buf[7 * i + 3] = s3
+                for j in range(3):
+                    buf[7 * i + 4 + j] = s5[j]
+            if tid == 0 and self.team.n_threads > 1 and t + 1 >= TEAM_PROBE_STEPS:
+                wall = team_wall() - started
+                if me.wait > TEAM_MAX_WAIT * wall or (me.probing and team_now() - cpu_started
+                                                      - me.wait_cpu < TEAM_MIN_WORK * wall):
+                    self.team.stop = 1
+                me.probing = False
+            team_reduce(&me, kd, 7, dots)
             gp = dots[0]
             sc[0] = dots[1]; sc[1] = dots[2]; sc[2] = dots[3]
+            rsc[0] = dots[4]; rsc[1] = dots[5]; rsc[2] = dots[6]
             if not (gp < 0):
                 # descent guard on the VR gradient
                 restarts += 1
-                self.restart(&me, fb0, fb1, sc)
+                self.restart(&me, fb0, fb1, sc, rsc)
         if self.option_two:
             for j in range(c0, c1):
                 x[j] = self.x_sel[j]
@@ -1108,12 +1403,21 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     # batch workspaces
     cdef Py_ssize_t[::1] idx = np.empty(b, dtype=np.intp)
     cdef double[::1] work = np.empty(6 * b)
-    cdef double[::1] vec = np.empty(3 * D)
-    cdef double[::1] acc = np.zeros(D)
+    cdef double[::1] vec = np.empty(2 * D)
+    cdef double[::1] acc = np.zeros(D + 8)     # used from its first 64-byte boundary
+    cdef Py_ssize_t acc_off = ((64 - <size_t>&acc[0] % 64) % 64) // 8
+    # dense rows: the gradient scatter goes by row blocks into kb accumulators (each 64-byte
+    # aligned, padded apart), summed per feature in block order; sparse rows: by feature
+    # blocks into acc (kb accumulators of n_features entries would cost more than the rows)
+    cdef Py_ssize_t kb = team_blocks(b, TEAM_ROWS)
+    cdef Py_ssize_t acc_stride = (D + 8) // 8 * 8 + 8
+    cdef double[::1] accb = np.zeros(kb * acc_stride + 8) if X.indptr == NULL else None
+    cdef Py_ssize_t accb_off = ((64 - <size_t>&accb[0] % 64) % 64) // 8 if accb is not None \
+        else 0
     cdef double[::1] red = np.zeros(2 * RED_STRIDE)
     cdef double[::1] q_full = None     # margins X p (line search on f)
     cdef const double[::1] sw_n = None
-    S.keep = (idx, work, vec, acc, red)
+    S.keep = (idx, work, vec, acc, red, accb)
     S.X, S.loss = X, tables.loss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
@@ -1121,7 +1425,9 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.idx = &idx[0]
     S.zS, S.qS, S.yS = &work[0], &work[b], &work[2 * b]
     S.sS, S.d0S, S.cS = &work[3 * b], &work[4 * b], &work[5 * b]
-    S.g_new, S.base, S.x_sel, S.acc = &vec[0], &vec[D], &vec[2 * D], &acc[0]
+    S.base, S.x_sel, S.acc = &vec[0], &vec[D], &acc[acc_off]
+    S.accb = &accb[accb_off] if accb is not None else NULL
+    S.acc_stride = acc_stride
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
@@ -1144,6 +1450,8 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     n_threads = min(n_threads, TEAM_MAX)
     S.team.red = &red[0]
     S.team.n_threads = n_threads
+    S.team.stop = 0
+    S.bailed_at = -1
     team_barrier_init(&S.team.bar, n_threads)
     team_gate_init(&S.team.gate)
     workers = []
@@ -1167,7 +1475,9 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     if opened:
         for future in workers:
             future.result()
-    if n_threads > 1 and S.wait_share > TEAM_MAX_WAIT:
+    tables.wait_share = S.wait_share
+    tables.bailed_at = S.bailed_at
+    if n_threads > 1 and S.bailed_at < 0 and S.wait_share > TEAM_MAX_WAIT:
         # the other threads were mostly descheduled (a loaded machine): the next inner
         # loops run alone, then the team is tried again (the bits do not depend on it)
         tables.solo_calls = TEAM_SOLO_CALLS
@@ -1219,7 +1529,7 @@ def svrg_inner(HeadTables tables, double[::1] x, const double[::1] x0, const dou
             for k in range(b):
                 i = rng_randint(&rng, n)
                 nnz = dataset_row(X, i, &data, &indices)
-                zk = row_dot(data, indices, nnz, &x[0]) + x[d]
+                zk = fast_dot(data, indices, nnz, &x[0]) + x[d]
                 coef = sw[i] * inv_b * (loss.dloss(zk, y[i]) - dl0[i])
                 if coef != 0.0:
                     row_axpy(coef, data, indices, nnz, &gv[0])
