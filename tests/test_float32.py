@@ -138,6 +138,10 @@ NATIVE = {
     "S3GDClassifier-ovr-n_jobs=2": (
         lambda: S3GDClassifier(multi_class="ovr", n_jobs=2, random_state=0), "clf3"),
     "S3GDClassifier-multinomial": (lambda: S3GDClassifier(random_state=0), "clf3"),
+    # an l1 part (every step updates all of W) and batches of a third of the rows
+    "S3GDClassifier-multinomial-elasticnet-batch_size=150": (
+        lambda: S3GDClassifier(solver="svrg", penalty="elasticnet", alpha=1e-3,
+                               batch_size=150, random_state=0), "clf3"),
     "S3GDRegressor-hybrid": (lambda: S3GDRegressor(random_state=0), "reg"),
     "S3GDRegressor-s3gd-elasticnet": (
         lambda: S3GDRegressor(solver="s3gd", penalty="elasticnet", random_state=0), "reg"),
@@ -208,6 +212,51 @@ def test_float32_threaded_full_passes(sparse):
     sequential = CGVRClassifier(random_state=0).fit(X64, y)
     assert _rel_l2(threaded.coef_, sequential.coef_) <= 1e-4
     np.testing.assert_array_equal(threaded.predict(X32), sequential.predict(X64))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("lazy", [True, False], ids=["lazy", "l1"])
+@pytest.mark.parametrize("batch", [1, 7, 400])
+def test_multinomial_epoch_gathers_the_rows_it_reads(rng, sparse, lazy, batch):
+    # a float32 X read in place: the epoch copies the rows of its random order to a buffer,
+    # a chunk at a time (batch=400: 400 x 120 entries, more than a chunk); the arithmetic
+    # is that of reading them in place, bit for bit
+    from skstoch._fast._multinomial import MultinomialTables, svrg_epoch
+    n, d, K = 3000, 120, 4
+    X = rng.randn(n, d).astype(np.float32)
+    if sparse:
+        X[rng.rand(n, d) < 0.7] = 0.0
+        C = sp.csr_matrix(X)
+        rows = (C.data, C.indices, C.indptr.astype(np.int64))
+    else:
+        rows = (X.ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
+    sw = rng.rand(n) + 0.5
+    P0 = rng.dirichlet(np.ones(K), size=n)
+    BX, B, Bc = rng.randn(n, K) if lazy else np.empty((0, K)), 0.01 * rng.randn(d, K), rng.randn(K)
+    order = np.roll(rng.permutation(n), -17)
+    out = []
+    for gather in (False, True):
+        T = MultinomialTables(*rows, d, sw, 2 * n // batch + 3, batch, 0.0 if lazy else 1e-3,
+                              1e-2, True, lazy, gather)
+        U, c, scale = 0.01 * np.ones((d, K)), np.zeros(K), np.array([1.0, 0.0])
+        svrg_epoch(T, order, P0, BX, B, Bc, U, c, scale, 0.05, 0.05)
+        out.append((U, c, scale))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+    assert np.abs(out[0][0] - 0.01).max() > 1e-6     # the epoch moved
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_multinomial_s3gd_reads_x_in_place(sparse):
+    # multinomial Prox-SVRG used to copy X in a random row order, as float64 (2 x the float32
+    # bytes); a float32 X is now read in place: the fit's (n, K) tables only
+    X, y, _ = _problem(10000, 200, density=0.5 if sparse else 1.0)
+    y = y + (X[:, 1] > 0.5)
+    if sparse:
+        X = sp.csr_matrix(X)
+    factory = lambda: S3GDClassifier(max_iter=3, random_state=0)   # noqa: E731
+    factory().fit(X[:100], y[:100])
+    assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
 
 
 def test_float32_multinomial_fit_casts_dense_rows_in_blocks():
