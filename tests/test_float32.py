@@ -247,14 +247,16 @@ def test_multinomial_epoch_gathers_the_rows_it_reads(rng, sparse, lazy, batch):
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-def test_float32_multinomial_s3gd_reads_x_in_place(sparse):
+@pytest.mark.parametrize("cls", [S3GDClassifier, CGVRClassifier])
+def test_float32_multinomial_reads_x_in_place(cls, sparse):
     # multinomial Prox-SVRG used to copy X in a random row order, as float64 (2 x the float32
-    # bytes); a float32 X is now read in place: the fit's (n, K) tables only
+    # bytes), and CGVR's full passes on a CSR X had scipy widen its values (1 x); the full
+    # passes and epochs now read a float32 X in place: the fit's (n, K) tables only
     X, y, _ = _problem(10000, 200, density=0.5 if sparse else 1.0)
     y = y + (X[:, 1] > 0.5)
     if sparse:
         X = sp.csr_matrix(X)
-    factory = lambda: S3GDClassifier(max_iter=3, random_state=0)   # noqa: E731
+    factory = lambda: cls(max_iter=3, random_state=0)   # noqa: E731
     factory().fit(X[:100], y[:100])
     assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
 
