@@ -381,17 +381,34 @@ def test_float32_s3gd_cd_is_the_float64_fit_bitwise(factory, task, sparse):
     np.testing.assert_array_equal(est32.intercept_, est64.intercept_)
 
 
-@pytest.mark.parametrize("sparse, bound", [(False, 0.5), (True, 1.5)], ids=["dense", "csr"])
-def test_float32_s3gd_cd_makes_no_float64_copy(sparse, bound):
-    # dense: the working set's columns are cached in float32 (a sparse solution: a few of
-    # them); CSR: the column access needs one CSC copy of X, kept in float32 (1.0 x X's
-    # bytes; a float64 copy would add 1.5 x more)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_s3gd_cd_makes_no_float64_copy(sparse):
+    # the working sets' columns are cached in float32 (a sparse solution: a few of them),
+    # C-contiguous (dense) or CSC (CSR; a CSC copy of all of X took 1.0 x X's bytes)
+    bound = 0.5
     X, _, y = _problem(40000, 100, density=0.5 if sparse else 1.0)
     if sparse:
         X = sp.csr_matrix(X)
     factory = lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2)   # noqa: E731
     factory().fit(X[:50], y[:50])
     assert _fit_peak(factory(), X, y) < bound * _x_bytes(X)
+
+
+@pytest.mark.parametrize("alpha", [1e-2, 1e-5], ids=["sparse_solution", "dense_solution"])
+def test_s3gd_cd_csc_cache_is_the_full_csc_bitwise(monkeypatch, alpha):
+    # CSR X: the columns of the working sets copied to a CSC cache read as the CSC copy of
+    # all of X (which the fit falls back to once the cache would hold half of X's entries)
+    from skstoch._solvers import _working_set
+    X, _, y = _problem(600, 60, seed=7, density=0.3)
+    X = sp.csr_matrix(X)
+    fits = []
+    for share in (0.0, 1.0, 0.5):     # always the full CSC, always the cache, the default
+        monkeypatch.setattr(_working_set, "_CSC_CACHE_SHARE", share)
+        fits.append(S3GDRegressor(solver="cd", penalty="l1", alpha=alpha).fit(X, y))
+    assert np.count_nonzero(fits[0].coef_) > (40 if alpha < 1e-3 else 0)
+    for est in fits[1:]:
+        np.testing.assert_array_equal(est.coef_, fits[0].coef_)
+        assert est.intercept_ == fits[0].intercept_
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
