@@ -352,14 +352,51 @@ def test_float32_constrained_lasso_makes_no_float64_copy(params, sparse):
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_float32_constrained_lasso_cv_copies_folds_only(sparse):
-    # the folds' training rows are copied (in X's dtype, as scikit-learn's LassoCV does);
-    # nothing else of X's size: no float64 copy of X or of a fold, no cast of the test rows
+    # a stochastic solver: the folds' training rows are copied (in X's dtype, as
+    # scikit-learn's LassoCV does); nothing else of X's size: no float64 copy of X or of a
+    # fold, no cast of the test rows
+    X, _, y = _problem(20000, 100, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+    factory = lambda: ConstrainedLassoCV(n_radii=2, cv=4, solver="epro_svrg",   # noqa: E731
+                                         max_iter=40000)
+    factory().fit(X[:200], y[:200])
+    assert _fit_peak(factory(), X, y) < (0.75 + 0.5) * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_constrained_lasso_cv_reads_folds_in_place(sparse):
+    # the exact solver (the default): each fold's fits read all of X in place, the test
+    # rows weighted 0; the fold copies took (cv - 1) / cv x X's bytes
     X, _, y = _problem(20000, 100, density=0.5 if sparse else 1.0)
     if sparse:
         X = sp.csr_matrix(X)
     factory = lambda: ConstrainedLassoCV(n_radii=3, cv=4)   # noqa: E731
     factory().fit(X[:200], y[:200])
-    assert _fit_peak(factory(), X, y) < (0.75 + 0.5) * _x_bytes(X)
+    assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("repeats", [False, True], ids=["kfold", "repeated_indices"])
+def test_constrained_lasso_cv_fold_in_place_is_the_fold_copy(monkeypatch, sparse, repeats):
+    # the training fold as weights (0 outside it, a repeated index counted twice) is the
+    # problem of its copied rows: the same path of validation errors and the same choice
+    from skstoch.linear_model import _constrained_lasso
+    X, _, y = _problem(300, 10, seed=8, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+    sw = np.random.RandomState(1).rand(300) + 0.5
+    rng = np.random.RandomState(2)
+    cv = ([(rng.randint(0, 200, 250), np.arange(200, 300)),
+           (rng.randint(100, 300, 250), np.arange(100))] if repeats else 3)
+    fits = []
+    for in_place in (False, True):
+        monkeypatch.setattr(_constrained_lasso, "_FOLD_IN_PLACE", in_place)
+        fits.append(ConstrainedLassoCV(n_radii=6, cv=cv, tol=1e-10).fit(X, y,
+                                                                          sample_weight=sw))
+    np.testing.assert_allclose(fits[1].mse_path_, fits[0].mse_path_, rtol=1e-7)
+    assert fits[1].radius_ == fits[0].radius_
+    np.testing.assert_allclose(fits[1].coef_, fits[0].coef_, rtol=1e-7, atol=1e-10)
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
