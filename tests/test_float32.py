@@ -247,6 +247,34 @@ def test_multinomial_epoch_gathers_the_rows_it_reads(rng, sparse, lazy, batch):
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_multinomial_full_pass_kernels_match_numpy(rng, sparse):
+    # the full passes of a float32 X in place: products with each value widened to double
+    from skstoch._fast._multinomial import (MultinomialTables, row_sqnorms, rows_times,
+                                            rows_transpose_times, softmax_gradient)
+    X32 = _matrices(rng, n=70, d=9)[int(sparse)]
+    X64 = X32.astype(np.float64)
+    n, d, K = 70, 9, 4
+    if sparse:
+        rows = (X32.data, X32.indices, X32.indptr.astype(np.int64))
+        X64 = X64.toarray()
+    else:
+        rows = (X32.ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
+    T = MultinomialTables(*rows, d, np.ones(0), 0, 1, 0.0, 0.0, False, False)
+    M, R = rng.randn(d, K), rng.randn(n, K)
+    P, y, s = rng.dirichlet(np.ones(K), size=n), rng.randint(K, size=n), rng.rand(n)
+    Z, B, G, Gc, sq = (np.empty((n, K)), np.empty((d, K)), np.empty((d, K)), np.empty(K),
+                       np.empty(n))
+    rows_times(T, M, Z)
+    rows_transpose_times(T, R, B)
+    softmax_gradient(T, P, y.astype(np.intp), s, G, Gc)
+    row_sqnorms(T, sq)
+    Rs = (P - np.eye(K)[y]) * s[:, None]
+    for got, want in ((Z, X64 @ M), (B, X64.T @ R), (G, X64.T @ Rs), (Gc, Rs.sum(axis=0)),
+                      (sq, (X64 ** 2).sum(axis=1))):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("cls", [S3GDClassifier, CGVRClassifier])
 def test_float32_multinomial_reads_x_in_place(cls, sparse):
     # multinomial Prox-SVRG used to copy X in a random row order, as float64 (2 x the float32

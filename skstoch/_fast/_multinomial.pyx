@@ -33,6 +33,19 @@ from ._prox cimport soft_threshold
 # than the kernel's random reads)
 cdef Py_ssize_t _GATHER_ROWS = 1024
 cdef Py_ssize_t _GATHER_ENTRIES = 1 << 15
+# the gather asks the cache for the row this many places ahead (random rows: the loads of
+# several rows then overlap)
+cdef Py_ssize_t _GATHER_AHEAD = 8
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SKSTOCH_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define SKSTOCH_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void SKSTOCH_PREFETCH(const void* p) noexcept nogil
 
 # W = a U + beta B: U is rescaled into W when a falls below this (a shrinks by 1/(1+eta lam2)
 # per step; the rescale costs one O(d K) pass)
@@ -219,11 +232,25 @@ cdef Py_ssize_t _fill(const floating* X, const int32_t* ind, const int64_t* ptr,
                       _buffer_t* buf) noexcept nogil:
     """Copy the rows ``order[pos], order[pos + 1], ...`` (wrapping) into ``buf`` while they
     fit; return their number."""
-    cdef Py_ssize_t r = 0, used = 0, nnz, i, n_order = order.shape[0]
+    cdef Py_ssize_t r = 0, used = 0, nnz, i, t, n_order = order.shape[0]
+    cdef Py_ssize_t ahead = (pos + _GATHER_AHEAD) % n_order
     cdef const floating* x
     cdef const int32_t* idx
     cdef floating* values = <floating*>buf.values
     while r < buf.max_rows:
+        i = order[ahead]
+        nnz = _row(X, ind, ptr, d, i, &x, &idx)
+        t = 0
+        while t < nnz:
+            SKSTOCH_PREFETCH(x + t)
+            if idx != NULL:
+                SKSTOCH_PREFETCH(idx + t)
+            t += 64 // sizeof(floating)
+        SKSTOCH_PREFETCH(P0 + i * K)
+        if BX != NULL:
+            SKSTOCH_PREFETCH(BX + i * K)
+        SKSTOCH_PREFETCH(sw + i)
+        ahead = ahead + 1 if ahead + 1 < n_order else 0
         i = order[pos]
         nnz = _row(X, ind, ptr, d, i, &x, &idx)
         if used + nnz > buf.capacity:
@@ -421,3 +448,45 @@ def row_sqnorms(MultinomialTables T, double[::1] out):
                 for t in range(nnz):
                     acc += x64[t] * x64[t]
             out[i] = acc
+
+
+def softmax_gradient(MultinomialTables T, const double[:, ::1] P, const Py_ssize_t[::1] y,
+                     const double[::1] s, double[:, ::1] out, double[::1] out_c):
+    """``out = X^T R`` and ``out_c = sum_i R_i`` for ``R_ik = s_i (P_ik - [k = y_i])`` (the
+    data gradient of the softmax log loss at the probabilities ``P``), without forming the
+    (n, K) ``R``."""
+    cdef int status
+    with nogil:
+        if T.is32:
+            status = _softmax_gradient(T._x32(), T, P, y, s, out, out_c)
+        else:
+            status = _softmax_gradient(T._x64(), T, P, y, s, out, out_c)
+    if status != 0:
+        raise MemoryError()
+
+
+cdef int _softmax_gradient(const floating* X, MultinomialTables T, const double[:, ::1] P,
+                            const Py_ssize_t[::1] y, const double[::1] s, double[:, ::1] out,
+                            double[::1] out_c) noexcept nogil:
+    cdef Py_ssize_t i, k, t, nnz, K = P.shape[1]
+    cdef const floating* x
+    cdef const int32_t* idx
+    cdef double* o = &out[0, 0]
+    cdef double* rr = <double*>malloc(K * sizeof(double))
+    if rr == NULL:
+        return -1
+    for t in range(T.d * K):
+        o[t] = 0.0
+    for k in range(K):
+        out_c[k] = 0.0
+    for i in range(T.n):
+        for k in range(K):
+            rr[k] = P[i, k]
+        rr[y[i]] -= 1.0
+        for k in range(K):
+            rr[k] *= s[i]
+            out_c[k] += rr[k]
+        nnz = _row(X, T._ind(), T._ptr(), T.d, i, &x, &idx)
+        _row_outer(x, idx, nnz, rr, K, 1.0, o)
+    free(rr)
+    return 0

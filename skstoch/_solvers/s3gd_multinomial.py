@@ -28,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._fast._multinomial import (MultinomialTables, row_sqnorms, rows_times,
-                                  rows_transpose_times, svrg_epoch)
+                                  rows_transpose_times, softmax_gradient, svrg_epoch)
 from ..utils._validation import canonical_csr
 from ._monitor import DivergenceError
 from ._result import SolverResult
@@ -115,6 +115,12 @@ class _Problem:
         zy = Z[np.arange(n), self.y]
         P, lse = _softmax_lse(Z)
         loss = float(self.sw @ (lse - zy)) / n
+        if self.tables is not None:    # float32 rows: the gradient without the (n, K) R
+            B, Bc = np.empty((self.d, self.K)), np.empty(self.K)
+            softmax_gradient(self.tables, P, self.y, self.sw / n, B, Bc)
+            if not self.params.fit_intercept:
+                Bc[:] = 0.0
+            return loss + self.penalty(W), P, B, Bc
         R = P.copy()
         R[np.arange(n), self.y] -= 1.0
         R *= (self.sw / n)[:, None]
