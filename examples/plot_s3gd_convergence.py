@@ -35,12 +35,9 @@ if FAST:
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.special import expit  # noqa: E402
-from sklearn.datasets import load_breast_cancer, load_digits, make_classification  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
-from sklearn.preprocessing import StandardScaler, normalize  # noqa: E402
-from sklearn.utils.class_weight import compute_sample_weight  # noqa: E402
 
 from skstoch import S3GDClassifier  # noqa: E402
 from skstoch._solvers._anchor_graph import build_anchor_graph  # noqa: E402
@@ -53,9 +50,10 @@ except ImportError:  # run from another directory (sphinx-gallery runs it from e
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _reproduction import claim, record
+from _s3gd_baselines import (LAMBDA, datasets, objective, protocol,  # noqa: E402
+                             scv_fit, weights)
 
 warnings.simplefilter("ignore", ConvergenceWarning)
-LAMBDA = 1e-3                       # the paper's Tikhonov weight: penalty lambda ||w||^2
 N_BIG = 1_500 if FAST else 20_000
 EPOCHS = 3 if FAST else 15
 SEEDS = [0, 1] if FAST else [0, 1, 2, 3, 4]
@@ -64,84 +62,12 @@ GRID = [0.1, 1.0, 5.0, 10.0]        # the paper's step grid
 ITERS, LAST = (3_000, 600) if FAST else (20_000, 2_500)   # rule (47): 40,000 / 5,000 in the paper
 
 
-def prepare(X):
-    X = normalize(StandardScaler().fit_transform(X))
-    return np.hstack([X, np.ones((X.shape[0], 1))])   # the paper's constant feature
-
-
-def datasets():
-    """(name, X, y, balanced): eq. (46) class weights on the imbalanced sets."""
-    X, y = make_classification(N_BIG, 54, n_informative=20, n_redundant=10,
-                               n_clusters_per_class=4, flip_y=0.05, random_state=0)
-    yield "covtype-like", prepare(X), y, False
-    X, y = make_classification(N_BIG, 22, n_informative=10, weights=[0.9], flip_y=0.02,
-                               random_state=1)
-    yield "ijcnn-like (1:9)", prepare(X), y, True
-    X, y = load_breast_cancer(return_X_y=True)
-    yield "breast_cancer", prepare(X), y, False
-    X, y = load_digits(return_X_y=True)
-    largest = np.bincount(y).argmax()
-    yield "digits (largest class vs rest)", prepare(X), (y == largest).astype(int), True
-
-
-def protocol(balanced):
-    """Our parameters for the paper's objective: without class weights ``F = mean loss +
-    lambda ||w||^2`` is ``alpha = 2 lambda`` and the same step; with eq. (46), whose
-    weights sum to 2n, our rescaled objective is half the paper's: ``alpha = lambda`` and
-    our step is twice the paper's (``step_factor``)."""
-    if balanced:
-        return dict(alpha=LAMBDA, class_weight="balanced", fit_intercept=False), 2.0
-    return dict(alpha=2 * LAMBDA, fit_intercept=False), 1.0
-
-
-def weights(y, balanced):
-    return compute_sample_weight("balanced", y) if balanced else np.ones(len(y))
-
-
-def objective(X, y, s, alpha, w):
-    z = (2.0 * y - 1) * (X @ w)
-    return float(np.mean(s * np.logaddexp(0, -z)) + 0.5 * alpha * w @ w)
-
-
 def optimum(X, y, balanced):
     kw, _ = protocol(balanced)
     s = weights(y, balanced)
     lr = LogisticRegression(C=1 / (kw["alpha"] * X.shape[0]), fit_intercept=False, tol=1e-10,
                             max_iter=10_000).fit(X, y, sample_weight=s)
     return objective(X, y, s, kw["alpha"], lr.coef_[0])
-
-
-def scv_fit(X, y, balanced, eta, iters, seed, budget=np.inf, record_every=None):
-    """SCV (Wang et al. 2013), built from numpy: mini-batch gradient with the control variate
-    of the second-order Taylor expansion of the logistic loss at margin 0,
-    ``h_i'(w) = x_i (x_i.w / 4 - y_i / 2)``, whose mean needs only the weighted first and
-    second moments of the data (O(d^2) per step).  Returns the objective records and times."""
-    kw, factor = protocol(balanced)
-    alpha, eta = kw["alpha"], eta * factor
-    s, ys = weights(y, balanced), 2.0 * y - 1
-    n, d = X.shape
-    t0 = time.process_time()
-    mean_y = X.T @ (s * ys) / n
-    second = (X.T * s) @ X / n
-    rng = np.random.RandomState(seed)
-    w = np.zeros(d)
-    record_every = record_every or max(1, n // 10)
-    objs, times = [], []
-    for it in range(1, iters + 1):
-        idx = rng.randint(0, n, 10)
-        Xi, si, yi = X[idx], s[idx], ys[idx]
-        m = Xi @ w
-        g = Xi.T @ (si * (-yi * expit(-yi * m) - (m / 4 - yi / 2))) / 10
-        g += second @ w / 4 - mean_y / 2
-        w = (w - eta * g) / (1 + eta * alpha)
-        if not np.all(np.isfinite(w)) or np.abs(w).max() > 1e6:
-            return objs + [np.inf], times + [time.process_time() - t0]
-        if it % record_every == 0:
-            times.append(time.process_time() - t0)
-            objs.append(objective(X, y, s, alpha, w))
-            if times[-1] > budget:
-                break
-    return objs, times
 
 
 METHODS = {"sgd": dict(solver="sgd"), "ssgd": dict(solver="ssgd"),
@@ -179,7 +105,7 @@ def run_method(label, X, y, balanced, eta, epochs, seed, budget=np.inf):
 # the paper runs 40,000 iterations (mini-batch steps) and averages over the last 5,000; we run
 # 20,000 and average the per-epoch objectives covering the last 2,500 (3,000 and 600 in fast
 # mode); a run that diverges is unstable.  When no step passes, the smallest is kept.
-data = list(datasets())
+data = list(datasets(N_BIG))
 fig, axes = plt.subplots(1, len(data), figsize=(4 * len(data), 3.4))
 STEPS = {}
 for ax, (name, X, y, balanced) in zip(axes, data):

@@ -547,3 +547,48 @@ def test_float32_input_is_validated_as_float64_is(factory, kind):
         with pytest.raises(ValueError):
             factory().fit(data, y.astype(float) if not isinstance(factory(), S3VMClassifier)
                           else y)
+
+
+@pytest.mark.parametrize("strategy", ["knn", "random"])
+def test_float32_lmnn_matches_float64(strategy):
+    from skstoch import LMNNMetric
+    from sklearn.datasets import make_classification
+    X, y = make_classification(1500, 20, n_informative=4, n_redundant=0, n_classes=3,
+                               random_state=2)
+    X32 = ((X - X.mean(0)) / X.std(0)).astype(np.float32)
+    est32 = LMNNMetric(triplet_strategy=strategy, random_state=0).fit(X32, y)
+    est64 = LMNNMetric(triplet_strategy=strategy, random_state=0).fit(
+        X32.astype(np.float64), y)
+    # rows widened to double in the kernels and in blocks elsewhere: the float64 fit's values
+    np.testing.assert_allclose(est32.metric_, est64.metric_, rtol=1e-4,
+                               atol=1e-4 * np.abs(est64.metric_).max())
+    assert est32.c_ == est64.c_
+    np.testing.assert_allclose(est32.transform(X32), est64.transform(X32), rtol=1e-4,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("strategy", ["knn", "random"])
+def test_float32_lmnn_makes_no_float64_copy(strategy):
+    # the fit's own tables (triplets, mapped rows) are alike for both dtypes; a float64 copy
+    # of X would add 2 x X's bytes
+    from skstoch import LMNNMetric
+    X32, y, _ = _problem(6000, 60, seed=3)
+    y = (y > 0).astype(int) + (np.arange(len(y)) % 2)     # 3 classes
+    factory = lambda: LMNNMetric(triplet_strategy=strategy, random_state=0,  # noqa: E731
+                                 max_iter=64)
+    factory().fit(X32[:300], y[:300])
+    peak64 = _fit_peak(factory(), X32.astype(np.float64), y)
+    assert _fit_peak(factory(), X32, y) < peak64 + 0.25 * X32.nbytes
+    if strategy == "knn":
+        # transform: the float64 output (n x n_components) and one widened block of rows,
+        # no float64 copy of X besides
+        est = factory().fit(X32[:600], y[:600])
+        X_big = np.random.RandomState(4).randn(40000, X32.shape[1]).astype(np.float32)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            Z = est.transform(X_big)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < Z.nbytes + 0.25 * X_big.nbytes

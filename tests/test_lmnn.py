@@ -2,6 +2,7 @@
 import pickle
 import warnings
 import runpy
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,8 @@ def _objective(est, X, prior, layout=None):
     fitted)."""
     counts = np.array([X.shape[0] // 2, X.shape[0] - X.shape[0] // 2])
     params = est._resolve_params(X.shape, "knn", counts, getattr(est, "seed_", 0))
+    # the c used by the fit (c='auto' is resolved by the driver)
+    params = replace(params, c=getattr(est, "c_", params.c))
     return driver._Objective(X, prior, params, layout)
 
 
@@ -855,3 +858,50 @@ def test_auto_step_is_exact_table_mean_for_knn():
     s = 0.5 * (np.mean(np.sum((X[t[:, 0]] - X[t[:, 1]]) ** 2, axis=1))
                + np.mean(np.sum((X[t[:, 0]] - X[t[:, 2]]) ** 2, axis=1)))
     assert m.eta0_ == pytest.approx(5.0 / (0.4 * s), rel=1e-12)
+
+
+def test_auto_c_keeps_the_random_recipe_from_collapsing():
+    # 4 informative features among 30: with the random recipe's fixed far impostors the pull
+    # of c=0.5 wins in every direction and the metric collapses to epsilon I (Euclidean)
+    from sklearn.datasets import make_classification
+    X, y = make_classification(2000, 30, n_informative=4, n_redundant=0, n_classes=4,
+                               random_state=1)
+    X = StandardScaler().fit_transform(X)
+    fit, held = slice(0, 1000), slice(1000, None)
+
+    def accuracy(transform):
+        Z = transform(X)
+        return KNeighborsClassifier(3).fit(Z[fit], y[fit]).score(Z[held], y[held])
+
+    half = LMNNMetric(c=0.5, triplet_strategy="random", random_state=0).fit(X[fit], y[fit])
+    assert np.linalg.eigvalsh(half.metric_)[-1] < 2 * half.epsilon
+    auto = LMNNMetric(triplet_strategy="random", random_state=0).fit(X[fit], y[fit])
+    assert 0.5 < auto.c_ <= 0.9
+    assert np.linalg.eigvalsh(auto.metric_)[-1] > 10 * auto.epsilon
+    assert accuracy(auto.transform) > accuracy(lambda Z: Z) + 0.03
+    # the chosen candidate's records only
+    assert len(auto.history_["objective"]) == auto.n_epochs_
+    assert auto.history_["iteration"][-1] == auto.n_iter_
+    # the 'knn' recipe and fixed values keep their c
+    assert LMNNMetric(random_state=0, max_iter=8).fit(X[fit], y[fit]).c_ == 0.5
+    assert LMNNMetric(c=0.3, triplet_strategy="random", random_state=0,
+                      max_iter=8).fit(X[fit], y[fit]).c_ == 0.3
+
+
+def test_auto_c_keeps_the_candidate_with_the_better_training_accuracy(monkeypatch):
+    from sklearn.datasets import make_classification
+    X, y = make_classification(1500, 30, n_informative=4, n_redundant=0, n_classes=4,
+                               random_state=1)
+    X = StandardScaler().fit_transform(X)
+    scores = []
+
+    def prefer_first(X, y, A):
+        scores.append(A)
+        return 1.0 if len(scores) == 1 else 0.5
+
+    monkeypatch.setattr(driver, "loo_knn_accuracy", prefer_first)
+    kept = LMNNMetric(triplet_strategy="random", random_state=0).fit(X, y)
+    assert len(scores) == 2 and kept.c_ == 0.5
+    plain = LMNNMetric(c=0.5, triplet_strategy="random", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(kept.metric_, plain.metric_)
+    assert len(kept.history_["objective"]) == plain.n_epochs_

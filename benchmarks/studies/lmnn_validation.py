@@ -31,7 +31,16 @@ the budget (``draws>=8000`` / ``16000`` / ``32000``: ``max_iter`` at least 500 /
 steps of 16); ``--tag=r8`` (``--seed-offset=500``) compared the defaults' budget, which
 grows with the number of features (``max(1, p / 32)`` times 12 draws per target pair), with
 the former 12 draws per pair (``draws 12/pair (no width)``), and on iris + noise
-(``--outer=20 --seed-offset=900``) the budget x 2 / 4 / 8.  NCA is not run on the
+(``--outer=20 --seed-offset=900``) the budget x 2 / 4 / 8; ``--tag=r9``
+(``--seed-offset=1100``) chose ``c='auto'``: the former ``c=0.5`` and the margin of its rule
+``c / (1 - c) = margin / rho`` (1.0 / 2.0 / 3.0; the default 1.4), on the two synthetic
+problems (the others have rho >= 8, hence c = 0.5 for every margin up to 8).  In that run
+the rule applied to both recipes (``default`` is the rule with margin 1.4): it gained 7.4
+points (s.e. 2.2) with the 'random' recipe on the 20,000 x 50 problem and lost 8.0 (s.e.
+1.2) with the 'knn' recipe on the 5,000 x 200 one, so 'auto' keeps c = 0.5 for 'knn'; for
+'random' the final 'auto' fits 0.5 and the rule's value and keeps the better leave-one-out
+3-NN accuracy on training rows (``--configs=default,c=0.5 --tag=r9final``; fresh draws of
+the large generators: ``lmnn_auto_c_check.py``).  NCA is not run on the
 20,000-row problem (O(n^2) memory).
 
 Run (from the repository root)::
@@ -43,7 +52,7 @@ Run (from the repository root)::
 Default sizes: 10 outer x 2 inner = 20 fits per configuration for wine, breast cancer and
 digits and iris (+ noise), 2 x 1 = 2 fits for the synthetic 5,000 x 200 problem, 4 x 1 for
 the 20,000 x 50 one (``--only=`` wine, breast, iris, digits_noise, digits, synthetic,
-synthetic20k; ``synthetic`` also matches ``synthetic20k``).
+synthetic20k; a full name selects only that problem, a part of one every problem containing it).
 ``--outer`` / ``--inner`` override them, ``--configs`` selects configurations by label,
 ``--seed-offset=N`` draws other inner splits (``random_state = N + part``, default 100: the
 splits on which the defaults were chosen; another offset gives fresh validation splits, not
@@ -80,6 +89,7 @@ from bench_lmnn import (ML_PYTHON, _problems, _repeated_problems, knn_accuracy, 
                         repeated_splits)
 
 from skstoch import LMNNMetric  # noqa: E402
+from skstoch._solvers import _lmnn_triplets as _triplets  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -92,6 +102,9 @@ SIZES = {"wine": (10, 2), "breast": (10, 2), "iris": (10, 2), "digits_noise": (1
 # The benchmark's repeated comparison runs 20 splits; the study uses the training parts of
 # the first n_outer of them.
 N_BENCH_SPLITS = 20
+
+# A configuration key that sets the margin of c='auto' (a module constant) for its fits.
+_MARGIN = "_auto_c_margin"
 
 # label -> parameters, or a function of the default model fitted on the same split
 CONFIGS = {
@@ -123,6 +136,13 @@ CONFIGS = {
     "budget x2": lambda default: {"max_iter": 2 * default.max_iter_},
     "budget x4": lambda default: {"max_iter": 4 * default.max_iter_},
     "budget x8": lambda default: {"max_iter": 8 * default.max_iter_},
+    # round 9: c='auto' (the default since round 9) against the former c=0.5, and the
+    # margin of its rule c / (1 - c) = margin / rho (module constant _AUTO_C_MARGIN, 1.4)
+    "c=0.5": {"c": 0.5},
+    "c auto margin 1.0": {_MARGIN: 1.0},
+    "c auto margin 2.0": {_MARGIN: 2.0},
+    "c auto margin 3.0": {_MARGIN: 3.0},
+    "c auto + knn": {"triplet_strategy": "knn"},
 }
 
 def _draws_without_width(default):
@@ -209,7 +229,8 @@ def _summary(acc, cpu, base_acc=None, extra=None):
 def validate(problem, draw, n_outer, n_inner, configs, nca=True, metric_learn=False,
              seed_offset=100):
     splits = inner_splits(draw, n_outer, n_inner, seed_offset)
-    runs = {label: {"acc": [], "cpu": [], "max_iter": [], "n_iter": []} for label in configs}
+    runs = {label: {"acc": [], "cpu": [], "max_iter": [], "n_iter": [], "c": []}
+            for label in configs}
     peers = {"Euclidean 3-NN": {"acc": [], "cpu": None}}
     if nca:
         peers["sklearn NCA"] = {"acc": [], "cpu": []}
@@ -217,10 +238,15 @@ def validate(problem, draw, n_outer, n_inner, configs, nca=True, metric_learn=Fa
         split = (Xa, Xb, ya, yb)
         default = None
         for label, spec in configs.items():
-            params = spec(default) if callable(spec) else spec
-            cpu = time.process_time()
-            model = LMNNMetric(random_state=0, **params).fit(Xa, ya)
-            cpu = time.process_time() - cpu
+            params = dict(spec(default) if callable(spec) else spec)
+            margin = params.pop(_MARGIN, _triplets._AUTO_C_MARGIN)
+            saved, _triplets._AUTO_C_MARGIN = _triplets._AUTO_C_MARGIN, margin
+            try:
+                cpu = time.process_time()
+                model = LMNNMetric(random_state=0, **params).fit(Xa, ya)
+                cpu = time.process_time() - cpu
+            finally:
+                _triplets._AUTO_C_MARGIN = saved
             if label == "default":
                 default = model
             run = runs[label]
@@ -228,6 +254,7 @@ def validate(problem, draw, n_outer, n_inner, configs, nca=True, metric_learn=Fa
             run["cpu"].append(cpu)
             run["max_iter"].append(model.max_iter_)
             run["n_iter"].append(model.n_iter_)
+            run["c"].append(model.c_)
         peers["Euclidean 3-NN"]["acc"].append(knn_accuracy(lambda Z: Z, split))
         if nca:
             cpu = time.process_time()
@@ -247,7 +274,8 @@ def validate(problem, draw, n_outer, n_inner, configs, nca=True, metric_learn=Fa
     for label, run in runs.items():
         table[label] = _summary(run["acc"], run["cpu"], base,
                                 {"max_iter_median": int(np.median(run["max_iter"])),
-                                 "n_iter_median": int(np.median(run["n_iter"]))})
+                                 "n_iter_median": int(np.median(run["n_iter"])),
+                                 "c_median": float(np.median(run["c"]))})
     for label, run in peers.items():
         table[label] = _summary(run["acc"], run["cpu"], base)
     return {"problem": problem, "n_outer": n_outer, "n_inner": n_inner,
@@ -274,14 +302,16 @@ def to_markdown(result, description, command):
              "rows, in %, mean with standard error; diff: mean paired difference to the "
              "defaults on the same fits (points), with its standard error; CPU: median "
              "process seconds of one fit (one BLAS thread).", "",
-             "| configuration | accuracy % | s.e. | diff to default | s.e. | CPU s | max_iter_ |",
-             "|---|---|---|---|---|---|---|"]
+             "| configuration | accuracy % | s.e. | diff to default | s.e. | CPU s | max_iter_ "
+             "| c_ |",
+             "|---|---|---|---|---|---|---|---|"]
     for label, row in result["rows"].items():
         lines.append(
             f"| {label} | {_pct(row['acc_mean'])} | {_pct(row['acc_stderr'])} | "
             f"{_pct(row.get('diff_to_default'), True)} | {_pct(row.get('diff_stderr'))} | "
             f"{'' if row['cpu_s_median'] is None else format(row['cpu_s_median'], '.4f')} | "
-            f"{row.get('max_iter_median', '')} |")
+            f"{row.get('max_iter_median', '')} | "
+            f"{'' if row.get('c_median') is None else format(row['c_median'], '.3f')} |")
     lines += ["", f"Run on {result['date']} with `{command}`; load average at the start "
               f"{result['load']}.", "",
               "Versions: " + ", ".join(f"{k} {v}" for k, v in result["versions"].items()
@@ -316,7 +346,8 @@ def main(argv):
                  for name, description, data in _problems() if "synthetic" in name]
     for name, description, draw in problems:
         short = SHORT[name]
-        if only and only not in short:
+        # a full short name (e.g. 'synthetic') selects only that problem
+        if only and (only != short if only in SHORT.values() else only not in short):
             continue
         n_outer, n_inner = SIZES[short]
         n_outer = int(outer) if outer else n_outer

@@ -60,10 +60,6 @@ UNRECORDED = {
          "precision and recall, the convex route about chance",
          "the SUN397 features cannot be downloaded here; a synthetic analogue was not built"),
     ],
-    "002": [
-        ("Fig. 3: an S3GD iteration costs about 1.4x an SGD iteration (SCV about 2,800x)",
-         "the example times whole fits, not iterations; no verdict recorded"),
-    ],
     "004": [
         ("Fig. 4 (time): LIBLINEAR is faster on data sets below 100,000 rows, CGVR faster on "
          "SUSY and HIGGS (millions of rows)",

@@ -89,11 +89,23 @@ cdef inline void _matvec(const double* A, const double* v, double* out,
     _dgemv(&trans, &n, &n, &alpha, <double*>A, &n, <double*>v, &one, &beta, out, &one)
 
 
-cdef inline void _diff(const double* X, Py_ssize_t d, Py_ssize_t i, Py_ssize_t j,
-                       double* out) noexcept nogil:
+cdef inline void _diff(const double* X, const float* X32, Py_ssize_t d, Py_ssize_t i,
+                       Py_ssize_t j, double* out) noexcept nogil:
+    """out = x_i - x_j in double; rows of a float32 X (``X32`` not NULL) are widened to
+    double first, so the result is the float64 fit's on the same values."""
     cdef Py_ssize_t k
-    cdef const double* xi = X + i * d
-    cdef const double* xj = X + j * d
+    cdef const double* xi
+    cdef const double* xj
+    cdef const float* fi
+    cdef const float* fj
+    if X32 != NULL:
+        fi = X32 + i * d
+        fj = X32 + j * d
+        for k in range(d):
+            out[k] = <double>fi[k] - <double>fj[k]
+        return
+    xi = X + i * d
+    xj = X + j * d
     for k in range(d):
         out[k] = xi[k] - xj[k]
 
@@ -253,7 +265,8 @@ cdef double _lanczos_min(const double* A, double* u, Lanczos* lz,
 # stochastic gradient pieces
 
 cdef struct Problem:
-    const double* X
+    const double* X         # float64 rows, or NULL when X32 is set
+    const float* X32        # float32 rows (read without a float64 copy), or NULL
     Py_ssize_t n
     Py_ssize_t d
     const int64_t* trip     # n_trip x 3
@@ -293,8 +306,8 @@ cdef Py_ssize_t _active_batch(Problem* pb, const double* A, Work* wk,
         t = rng_randint(rng, pb.n_trip)
         a = wk.pos + b * d
         bn = wk.neg + b * d
-        _diff(pb.X, d, pb.trip[3 * t], pb.trip[3 * t + 1], a)
-        _diff(pb.X, d, pb.trip[3 * t], pb.trip[3 * t + 2], bn)
+        _diff(pb.X, pb.X32, d, pb.trip[3 * t], pb.trip[3 * t + 1], a)
+        _diff(pb.X, pb.X32, d, pb.trip[3 * t], pb.trip[3 * t + 2], bn)
         dif = wk.dif + b * d
         sm = wk.sm + b * d
         for k in range(d):
@@ -458,7 +471,9 @@ cdef class Tables:
 
     Parameters
     ----------
-    X : (n, d) float64, C-contiguous
+    X : (n, d) float64 or float32, C-contiguous
+        float32 rows are read as float32 and widened to double in the kernels (no float64
+        copy of X).
     triplets : (N, 3) int64, indices into X (validated by the caller; see ``set_triplets``)
     prior : (d, d) float64 or None
     c, mu1, mu2, lam, eps : float
@@ -476,21 +491,33 @@ cdef class Tables:
     cdef Work wk
     cdef Lanczos lz
     cdef const double[:, ::1] X
+    cdef const float[:, ::1] X32
     cdef const int64_t[:, ::1] triplets
     cdef const double[:, ::1] prior
     cdef readonly uint64_t seed, stream
 
-    def __cinit__(self, const double[:, ::1] X, const int64_t[:, ::1] triplets, prior,
+    def __cinit__(self, X, const int64_t[:, ::1] triplets, prior,
                   double c, double mu1, double mu2, double lam, double eps, Py_ssize_t batch,
                   Py_ssize_t lanczos_steps, uint64_t seed, uint64_t stream=0):
-        cdef Py_ssize_t d = X.shape[1]
+        cdef Py_ssize_t n, d
         _work_null(&self.wk)
         _lanczos_null(&self.lz)
-        if batch < 1 or lanczos_steps < 1 or X.shape[0] < 1 or d < 1:
+        cdef bint single = getattr(X, "dtype", None) == np.float32
+        self.pb.X = NULL
+        self.pb.X32 = NULL
+        if single:
+            self.X32 = X
+            n, d = self.X32.shape[0], self.X32.shape[1]
+        else:
+            self.X = X
+            n, d = self.X.shape[0], self.X.shape[1]
+        if batch < 1 or lanczos_steps < 1 or n < 1 or d < 1:
             raise ValueError("need a non-empty X, batch >= 1 and lanczos_steps >= 1")
-        self.X = X
-        self.pb.X = &X[0, 0]
-        self.pb.n = X.shape[0]
+        if single:
+            self.pb.X32 = &self.X32[0, 0]
+        else:
+            self.pb.X = &self.X[0, 0]
+        self.pb.n = n
         self.pb.d = d
         self.pb.prior = NULL
         if prior is not None:

@@ -8,6 +8,7 @@ the current metric, re-searched when the solver asks ('knn').  Every search is b
 (memory O(block x n_candidates)), never an n x n matrix.
 """
 import numpy as np
+import scipy.linalg
 from sklearn.neighbors import NearestNeighbors
 
 from .._fast._lmnn import select_ksmallest
@@ -23,6 +24,18 @@ _WORKING_MEMORY_MB = 64
 _N_SCALE_SAMPLES = 2000
 # eta0="auto" = _AUTO_FACTOR / (c s), s = mean squared length of triplet differences.
 _AUTO_FACTOR = 5.0
+# c="auto" for the 'random' recipe: c / (1 - c) = _AUTO_C_MARGIN / rho (at least
+# _AUTO_C_MIN, at most _AUTO_C_MAX), rho the largest generalized eigenvalue of (impostor
+# scatter - target scatter, prior) on the table; see auto_c.
+AUTO_C_DEFAULT = _AUTO_C_MIN = 0.5
+_AUTO_C_MAX = 0.9
+_AUTO_C_MARGIN = 1.4
+# Leave-one-out 3-NN accuracy of a candidate metric (c='auto'): queries and reference rows,
+# evenly spaced among the training rows (the queries are every 4th reference row).
+_LOO_REFERENCE = 4096
+_LOO_NEIGHBORS = 3
+# Triplets (evenly spaced in the table) on which auto_c estimates the scatters.
+_N_BALANCE_TRIPLETS = 20000
 
 
 class TripletSource:
@@ -44,7 +57,8 @@ class TripletSource:
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), float64
+    X : ndarray of shape (n_samples, n_features), float64 or float32 (read as float64 a
+        block of rows at a time)
     y : ndarray of shape (n_samples,)
         Class codes 0 .. n_classes - 1 (every class has enough members: checked by the
         front end).
@@ -133,10 +147,12 @@ class TripletSource:
             if len(queries) * len(members) <= _SMALL_SEARCH:
                 # small class: one blocked GEMM pass (NearestNeighbors' per-call overhead
                 # dominated small fits)
-                ind = blocked_ksmallest(X[queries], X[members], k, exclude=self_pos)
+                ind = blocked_ksmallest(rows64(X, queries), rows64(X, members), k,
+                                        exclude=self_pos)
             else:
-                nn = NearestNeighbors(n_neighbors=k + 1).fit(X[members])
-                ind = _drop_self(nn.kneighbors(X[queries], return_distance=False), self_pos, k)
+                nn = NearestNeighbors(n_neighbors=k + 1).fit(rows64(X, members))
+                ind = _drop_self(nn.kneighbors(rows64(X, queries), return_distance=False),
+                                 self_pos, k)
             partners[in_pool] = members[ind]
         return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(np.int64)
 
@@ -186,12 +202,12 @@ class TripletSource:
         if self.exhaustive:
             # anchors and candidates are all points: map X once (or reuse X R of the
             # objective just evaluated at this A)
-            Zc = mapped if mapped is not None else self.X @ factor(A)
+            Zc = mapped if mapped is not None else map_rows(self.X, factor(A))
             Zq = Zc[anchors]
         else:
             R = factor(A)
-            Zq = self.X[anchors] @ R
-            Zc = self.X[cand] @ R
+            Zq = map_rows(self.X, R, anchors)
+            Zc = map_rows(self.X, R, cand)
         imp = cand[_impostors(Zq, Zc, q, self.y[anchors], self.y[cand])]
         # written in place by broadcasting (no repeated temporaries of the table's size)
         table = np.empty((len(anchors), k, q, 3), dtype=np.int64)
@@ -247,13 +263,34 @@ def factor(A):
         return V * np.sqrt(np.maximum(w, 0.0))
 
 
+def rows64(X, rows):
+    """``X[rows]`` as float64: a float64 X indexes as always, a float32 X converts only the
+    selected rows (never a float64 copy of the whole X)."""
+    out = X[rows]
+    return out if out.dtype == np.float64 else out.astype(np.float64)
+
+
+def map_rows(X, R, rows=None):
+    """``X[rows] @ R`` (all rows when ``rows`` is None) in float64; a float32 X is widened
+    one block of _BLOCK rows at a time (memory O(block d) beyond the output)."""
+    if X.dtype == np.float64:
+        return (X if rows is None else X[rows]) @ R
+    n = X.shape[0] if rows is None else len(rows)
+    out = np.empty((n, R.shape[1]))
+    for start in range(0, n, _BLOCK):
+        stop = min(n, start + _BLOCK)
+        block = X[start:stop] if rows is None else X[rows[start:stop]]
+        np.matmul(block.astype(np.float64), R, out=out[start:stop])
+    return out
+
+
 def pair_scatter(X, pairs):
     """(1/m) sum over pairs of (x_i - x_j)(x_i - x_j)' in blocks (memory O(block d))."""
     d = X.shape[1]
     S = np.zeros((d, d))
     for start in range(0, len(pairs), _BLOCK):
         block = pairs[start:start + _BLOCK]
-        D = X[block[:, 0]] - X[block[:, 1]]
+        D = rows64(X, block[:, 0]) - rows64(X, block[:, 1])
         S += D.T @ D
     S /= len(pairs)
     return 0.5 * (S + S.T)
@@ -302,17 +339,76 @@ def auto_step(X, triplets, c, rng, layout=None):
         grid = triplets.reshape(-1, k, q, 3)
         if len(grid) > _N_SCALE_SAMPLES:
             grid = grid[rng.choice(len(grid), _N_SCALE_SAMPLES, replace=False)]
-        anchors = X[grid[:, 0, 0, 0]]
+        anchors = rows64(X, grid[:, 0, 0, 0])
         # one (anchors x d) difference at a time: memory O(n d), not O(n k q d)
-        sq_targets = sum(_sum_sq(anchors - X[grid[:, j, 0, 1]]) for j in range(k))
-        sq_impostors = sum(_sum_sq(anchors - X[grid[:, 0, j, 2]]) for j in range(q))
+        sq_targets = sum(_sum_sq(anchors - rows64(X, grid[:, j, 0, 1])) for j in range(k))
+        sq_impostors = sum(_sum_sq(anchors - rows64(X, grid[:, 0, j, 2])) for j in range(q))
         s = 0.5 * (sq_targets / (len(grid) * k) + sq_impostors / (len(grid) * q))
     else:
         sample = triplets[rng.integers(0, len(triplets),
                                        size=min(_N_SCALE_SAMPLES, len(triplets)))]
-        a = X[sample[:, 0]] - X[sample[:, 1]]
-        b = X[sample[:, 0]] - X[sample[:, 2]]
+        a = rows64(X, sample[:, 0]) - rows64(X, sample[:, 1])
+        b = rows64(X, sample[:, 0]) - rows64(X, sample[:, 2])
         s = 0.5 * (np.mean(np.sum(a * a, axis=1)) + np.mean(np.sum(b * b, axis=1)))
     if not np.isfinite(s) or s <= 0.0:
         s = 1.0
     return _AUTO_FACTOR / (max(c, 1e-3) * s)
+
+
+def auto_c(X, triplets, prior, refreshed):
+    """The push/pull trade-off of ``c='auto'``: 0.5 for the 'knn' recipe (``refreshed``)
+    and without a prior; for the 'random' recipe the value below.
+
+    Near the collapsed metric ``A = epsilon I`` every hinge is active and the gradient of
+    Eq. (21) is ``c (P - I) + (1 - c) L`` (P, I: scatter of the table's target and impostor
+    differences, L the prior).  Some direction v then lowers the objective by growing only
+    if ``c v'(I - P)v > (1 - c) v'Lv``, i.e. ``c / (1 - c) > 1 / rho`` with ``rho`` the
+    largest generalized eigenvalue of ``(I - P, L)``: how much farther the impostors are
+    than the targets, against the pull, along the best direction.  With c too small the
+    pull wins in every direction and the metric collapses to a multiple of the identity
+    (Euclidean neighbours).  ``c / (1 - c) = _AUTO_C_MARGIN / rho`` gives that direction a
+    fixed margin; clipped to [_AUTO_C_MIN, _AUTO_C_MAX].  The 'knn' recipe re-searches the
+    impostors that invade the margin in the current metric, so the push does not fade and
+    a larger c lost accuracy there (training-side validation, see the user guide).  The
+    scatters use at most _N_BALANCE_TRIPLETS triplets of the table (evenly spaced: no
+    random draw).
+    """
+    if refreshed or prior is None:
+        return _AUTO_C_MIN
+    d = X.shape[1]
+    rows = triplets[_evenly_spaced(len(triplets), _N_BALANCE_TRIPLETS)]
+    push = pair_scatter(X, rows[:, [0, 2]]) - pair_scatter(X, rows[:, :2])
+    # a (numerically) singular prior: regularize by a tiny multiple of its mean eigenvalue
+    pull = prior + (1e-9 * max(np.trace(prior) / d, 1e-300)) * np.eye(d)
+    try:
+        rho = float(scipy.linalg.eigh(push, pull, eigvals_only=True,
+                                      subset_by_index=[d - 1, d - 1])[0])
+    except (np.linalg.LinAlgError, ValueError):
+        return _AUTO_C_MIN
+    if not np.isfinite(rho) or rho <= 0.0:
+        return _AUTO_C_MAX
+    ratio = _AUTO_C_MARGIN / rho
+    return float(np.clip(ratio / (1.0 + ratio), _AUTO_C_MIN, _AUTO_C_MAX))
+
+
+def _evenly_spaced(n, m):
+    """At most m evenly spaced positions in range(n)."""
+    if n <= m:
+        return np.arange(n)
+    return np.linspace(0, n - 1, m).round().astype(np.int64)
+
+
+def loo_knn_accuracy(X, y, A):
+    """Leave-one-out 3-NN accuracy in the metric A of every 4th row of an evenly spaced
+    sample of at most _LOO_REFERENCE training rows, their neighbours searched in that
+    sample (blocked: memory O(block x sample))."""
+    ref = _evenly_spaced(X.shape[0], _LOO_REFERENCE)
+    Z = map_rows(X, factor(A), ref)
+    pos = np.arange(0, len(ref), 4)
+    k = min(_LOO_NEIGHBORS, len(ref) - 1)
+    nearest = blocked_ksmallest(Z[pos], Z, k, exclude=pos)
+    labels = y[ref][nearest]
+    # majority vote, ties to the smallest label (as KNeighborsClassifier)
+    votes = np.zeros((len(pos), int(y.max()) + 1), dtype=np.int64)
+    np.add.at(votes, (np.repeat(np.arange(len(pos)), k), labels.ravel()), 1)
+    return float(np.mean(np.argmax(votes, axis=1) == y[ref][pos]))

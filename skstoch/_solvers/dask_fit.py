@@ -65,7 +65,41 @@ def make_data(X, y, sample_weight, loss_spec):
     return DaskData(X, y, sample_weight, loss_spec)
 
 
-class _DaskCGVRRun(cgvr._Run):
+class SampleStream:
+    """The gathered samples of a Dask run's inner loops (a mixin of the binary and the
+    multinomial :class:`_DaskCGVRRun`): ``min(n_rows, sample_cap)`` indices at a time,
+    drawn by the counter-based generator from stream ``self.stream`` of ``self.seed``
+    (``self.draws`` indices drawn so far).  Needs ``data``, ``params``, ``n``, ``batch``,
+    ``seed``, ``stream`` and ``draws``."""
+
+    @property
+    def sample_cap(self):
+        """The most rows one gather brings (known after the first pass)."""
+        return self.data.max_rows(self.params.batch_size)
+
+    def _sample_rows(self, n_rows):
+        """The next ``min(n_rows, sample_cap)`` sample indices of this run's stream."""
+        size = min(n_rows, self.sample_cap)
+        rows = sample_indices(self.seed, self.stream, self.draws, size, self.n)
+        self.draws += size
+        return rows
+
+    def _rows_per_inner_loop(self):
+        batch = 1 if self.params.solver == "svrg" else self.batch
+        return self.params.inner_iter * batch
+
+    def _inner_sample(self, sample, x0, n_rows):
+        """``sample`` (prefetched with the last pass) if it has the rows of an inner loop of
+        ``n_rows``, else a fresh gather (a retry after the safeguard doubled the batch)."""
+        if sample is None or sample[0].shape[0] != min(n_rows, self.sample_cap):
+            sample = self.data.gather(x0, self._sample_rows(n_rows))
+        return sample
+
+    def inner_passes(self, rows):
+        return 0.0     # the inner loops read gathered rows, not X
+
+
+class _DaskCGVRRun(SampleStream, cgvr._Run):
     """``cgvr._Run`` over a Dask array: the same loops, with distributed full gradients and
     inner loops on gathered samples."""
 
@@ -77,24 +111,8 @@ class _DaskCGVRRun(cgvr._Run):
         self.last = None     # solver='cg': (f, grad f) of the last full gradient
 
     @property
-    def sample_cap(self):
-        """The most rows one gather brings (known after the first pass)."""
-        return self.data.max_rows(self.params.batch_size)
-
-    @property
     def batch_limit(self):
         return min(self.n, self.sample_cap)
-
-    def _sample_rows(self, n_rows):
-        """The next ``min(n_rows, sample_cap)`` sample indices of this head's stream."""
-        size = min(n_rows, self.sample_cap)
-        rows = sample_indices(self.seed, self.stream, self.draws, size, self.n)
-        self.draws += size
-        return rows
-
-    def _rows_per_inner_loop(self):
-        batch = 1 if self.params.solver == "svrg" else self.batch
-        return self.params.inner_iter * batch
 
     def full_gradient(self, x):
         # the next inner loop's sample comes back with the pass (one round trip), except
@@ -120,14 +138,9 @@ class _DaskCGVRRun(cgvr._Run):
     def inner_data(self, snapshot, n_rows):
         _, x0, box = snapshot
         sample, box[0] = box[0], None      # a prefetched sample serves one inner loop
-        if sample is None or sample[0].shape[0] != min(n_rows, self.sample_cap):
-            # a retry from a rejected iteration (batch doubled): a fresh sample
-            sample = self.data.gather(x0, self._sample_rows(n_rows))
+        sample = self._inner_sample(sample, x0, n_rows)
         return sample_tables(sample, cgvr_loss_spec(self.params.loss), self.alpha,
                              self.alpha_b, self.params.fit_intercept, self.seed, self.stream)
-
-    def inner_passes(self, rows):
-        return 0.0     # the inner loops read gathered rows, not X
 
     def record(self, k, x, objective, snapshot=None, step=None):
         x = x[:self.d]

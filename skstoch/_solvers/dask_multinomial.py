@@ -32,7 +32,7 @@ from .._fast._s3gd import row_sqnorms
 from ..utils import make_dataset
 from . import cgvr_multinomial, s3gd_multinomial
 from ._dask_passes import DaskData, _as_chunk, _sample_bytes, sample_indices
-from .dask_fit import SAMPLE_SWEEPS
+from .dask_fit import SAMPLE_SWEEPS, SampleStream
 
 def _row_bytes(n_classes):
     """The client's bytes per gathered row besides X's: class index and weight (gathered),
@@ -125,7 +125,7 @@ def make_data(X, codes, sample_weight, n_classes, fit_intercept):
     return MultinomialDaskData(X, codes, sample_weight, n_classes, fit_intercept)
 
 
-class _DaskCGVRRun(cgvr_multinomial._Run):
+class _DaskCGVRRun(SampleStream, cgvr_multinomial._Run):
     """``cgvr_multinomial._Run`` over a Dask array: distributed full gradients; each inner
     loop runs on a gathered sample (``self.prob``)."""
 
@@ -137,30 +137,16 @@ class _DaskCGVRRun(cgvr_multinomial._Run):
         self.prob = cgvr_multinomial._Problem(np.empty((0, d)), np.empty(0, np.intp),
                                               np.empty(0), K, params.alpha, alpha_b,
                                               params.fit_intercept)
-        self.data, self.seed = data, seed
+        self.data, self.seed, self.stream = data, seed, 0
         self.draws = 0
         self.sample = None      # the rows prefetched with the last pass
-
-    @property
-    def sample_cap(self):
-        return self.data.max_rows(self.params.batch_size)
-
-    def _draw(self, n_rows):
-        size = min(n_rows, self.sample_cap)
-        rows = sample_indices(self.seed, 0, self.draws, size, self.n)
-        self.draws += size
-        return rows
-
-    def _rows_per_inner_loop(self):
-        batch = 1 if self.params.solver == "svrg" else self.batch
-        return self.params.inner_iter * batch
 
     def full_gradient(self, x):
         # the next inner loop's sample comes with the pass, except after the first pass
         # (which measures the bytes per row the gather cap needs)
         first = self.data.row_bytes is None
         loss, G, sample = self.data.pass_at(
-            x, None if first else self._draw(self._rows_per_inner_loop()))
+            x, None if first else self._sample_rows(self._rows_per_inner_loop()))
         if first:
             self.batch_limit = min(self.n, self.sample_cap)
             self.batch = min(self.batch, self.batch_limit)
@@ -174,15 +160,11 @@ class _DaskCGVRRun(cgvr_multinomial._Run):
 
     def inner_data(self, snapshot, x0, n_rows):
         sample, self.sample = self.sample, None
-        if sample is None or sample[0].shape[0] != min(n_rows, self.sample_cap):
-            sample = self.data.gather(x0, self._draw(n_rows))   # e.g. the batch doubled
+        sample = self._inner_sample(sample, x0, n_rows)
         p = self.prob
         self.prob = cgvr_multinomial._Problem(*sample, p.K, p.alpha, p.alpha_b,
                                               p.fit_intercept)
         return snapshot[0], cgvr_multinomial.softmax(self.prob.margins(x0))
-
-    def inner_passes(self, rows):
-        return 0.0      # the inner loops read gathered rows, not X
 
     def columns(self):
         return {"gathers": self.data.gathers, "gathered_rows": self.data.gathered_rows}

@@ -18,7 +18,10 @@ from ..utils import single_thread_blas
 from ._averaged_sgd import averaged_sgd, checkpoint_lengths
 from ._epoch_projection import epoch_projection
 from ._lmnn_span import canonical_signs, data_span, lift
-from ._lmnn_triplets import TripletSource, auto_step, check_triplets, factor, pair_scatter
+from ._lmnn_triplets import (AUTO_C_DEFAULT, TripletSource, auto_c, auto_step,
+                             check_triplets, factor, loo_knn_accuracy, map_rows,
+                             pair_scatter)
+from ._monitor import FitMonitor
 from ._projections import project_psd
 from ._result import SolverResult
 
@@ -40,7 +43,8 @@ class LMNNParams:
     """The resolved parameters of one fit (see :class:`skstoch.LMNNMetric` for each).
 
     ``triplet_strategy`` is 'knn' or 'random', ``n_impostors`` an int, ``max_iter`` the
-    budget T in stochastic gradient calls, ``eta0`` None for the automatic step and
+    budget T in stochastic gradient calls, ``c`` and ``eta0`` None for their automatic
+    values and
     ``seed`` the counter-based generator's seed.
     """
 
@@ -49,7 +53,7 @@ class LMNNParams:
     n_neighbors: int
     n_impostors: int
     search_size: int | None
-    c: float
+    c: float | None
     mu1: float
     mu2: float
     epsilon: float
@@ -68,7 +72,8 @@ class LMNNParams:
 
 @dataclass(frozen=True)
 class LMNNProblem:
-    """Validated training data: ``X`` (n, d) float64 C-contiguous and finite, ``y`` class
+    """Validated training data: ``X`` (n, d) float64 or float32 (read without a float64
+    copy unless n_features >= n_samples), C-contiguous and finite, ``y`` class
     codes 0 .. n_classes - 1 with enough members per class for the recipe."""
 
     X: np.ndarray
@@ -94,7 +99,7 @@ def solve(problem, params, monitor, state=None):
     SolverResult
         ``x`` the metric (projected onto ``A >= epsilon I``), ``n_iter`` the stochastic
         gradient calls used; ``extra``: ``components`` (the top ``n_components`` rows of
-        the factor), ``prior``, ``triplets`` (the last table), ``objective``, ``eta0``,
+        the factor), ``prior``, ``triplets`` (the last table), ``objective``, ``eta0``, ``c``,
         ``n_projections``, ``n_epochs``.
     """
     if state is not None:
@@ -110,11 +115,13 @@ def solve(problem, params, monitor, state=None):
 def _solve(problem, params, monitor):
     n, d = problem.X.shape
     if d >= n:
-        # wide data: the differences span at most n - 1 directions (see _lmnn_span)
-        basis = data_span(problem.X)
+        # wide data: the differences span at most n - 1 directions (see _lmnn_span);
+        # a float32 X is converted here (the SVD runs in float64)
+        X = np.asarray(problem.X, dtype=np.float64)
+        basis = data_span(X)
         r = basis.shape[1]
         reduced = replace(params, n_components=min(params.n_components, r))
-        result = _solve_dense(LMNNProblem(np.ascontiguousarray(problem.X @ basis),
+        result = _solve_dense(LMNNProblem(np.ascontiguousarray(X @ basis),
                                           problem.y), reduced, monitor)
         return lift(result, basis, params, d)
     return _solve_dense(problem, params, monitor)
@@ -131,6 +138,11 @@ def _solve_dense(problem, params, monitor):
     else:
         prior = np.eye(d) if params.prior == "identity" else None
     table = check_triplets(source.table(np.eye(d), _first_length(params)), X.shape[0])
+    if params.c is None:
+        c = auto_c(X, table, prior, source.refreshes)
+        if c > AUTO_C_DEFAULT:
+            return _select_c(problem, params, monitor, (AUTO_C_DEFAULT, c))
+        params = replace(params, c=c)
     eta0 = params.eta0
     if eta0 is None:
         eta0 = auto_step(X, table, params.c, rng, source.layout)
@@ -141,9 +153,28 @@ def _solve_dense(problem, params, monitor):
     else:
         result = _solve_baseline(run, A0, eta0, monitor)
     result.x, components = _final_metric(result.x, params.epsilon, params.n_components)
-    result.extra.update(components=components, triplets=run.triplets, eta0=eta0,
+    result.extra.update(components=components, triplets=run.triplets, eta0=eta0, c=params.c,
                         prior=prior if prior is not None else np.zeros((d, d)),
                         objective=run.objective(result.x))
+    return result
+
+
+def _select_c(problem, params, monitor, candidates):
+    """c='auto' when the balance rule (:func:`auto_c`) asks for more push than 0.5: fit
+    each candidate and keep the one whose metric has the higher leave-one-out 3-NN accuracy
+    on a fixed sample of the training rows (ties keep the first, the paper's 0.5); the
+    chosen fit's records become the monitor's."""
+    best = None
+    for c in candidates:
+        scratch = FitMonitor(monitor.solver_name, verbose=monitor.verbose,
+                             callback=monitor.callback)
+        result = _solve_dense(problem, replace(params, c=c), scratch)
+        score = loo_knn_accuracy(problem.X, problem.y, result.x)
+        if best is None or score > best[0]:
+            best = (score, result, scratch)
+    _, result, scratch = best
+    monitor.records = scratch.records
+    monitor.stopped_by_callback = scratch.stopped_by_callback
     return result
 
 
@@ -325,11 +356,12 @@ class _Objective:
             n_triplets = len(trip)
         if 3 * len(trip) >= self.X.shape[0]:
             # the table touches about every row: map all rows (no np.unique sort)
-            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X @ R), trip)
+            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(map_rows(self.X, R)), trip)
         else:
             rows, local = np.unique(trip, return_inverse=True)
             local = np.ascontiguousarray(local.reshape(trip.shape), dtype=np.int64)
-            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(self.X[rows] @ R), local)
+            hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(map_rows(self.X, R, rows)),
+                                           local)
         return self._value(A, hinge, n_triplets)
 
     def _grouped_hinge(self, A, R, grid):
@@ -338,7 +370,7 @@ class _Objective:
         groups = (grid[:, 0, 0, 0], grid[:, :, 0, 1], grid[:, 0, :, 2])
         if 2 * len(groups[0]) >= self.X.shape[0]:
             # (about) every point is an anchor: map all rows (no np.unique sort)
-            P = self.X @ R
+            P = map_rows(self.X, R)
             self._mapped = (A, P)
         else:
             rows, local = np.unique(np.concatenate([g.ravel() for g in groups]),
@@ -346,7 +378,7 @@ class _Objective:
             sizes = np.cumsum([g.size for g in groups])[:-1]
             groups = [part.reshape(g.shape) for part, g in
                       zip(np.split(local.astype(np.int64), sizes), groups)]
-            P = self.X[rows] @ R
+            P = map_rows(self.X, R, rows)
         groups = [np.ascontiguousarray(g, dtype=np.int64) for g in groups]
         hinge, _ = _lmnn.grouped_hinge(np.ascontiguousarray(P), *groups)
         return hinge

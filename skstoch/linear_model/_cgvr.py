@@ -128,7 +128,8 @@ _SOLVER_PARAMETERS_DOC = """\
     alpha : float or 'auto', default='auto'
         Strength of the L2 penalty ``(alpha/2) ||w||^2`` (must be >= 0; CG line searches need
         ``alpha > 0`` for the hinge loss). ``'auto'`` is ``1 / n_samples``: the penalty of
-        scikit-learn's defaults, ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)``.
+        scikit-learn's defaults, ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)`` (with
+        sample weights: when they average 1, since they are rescaled to sum to n_samples).
         scikit-learn's ``C`` is ``1 / (n_samples * alpha)`` and Ridge's ``alpha`` is
         ``n_samples * alpha``; the paper's ``lambda`` (penalty ``lambda ||w||^2``, Eqs. 47-50)
         is ``alpha / 2``.
@@ -240,11 +241,12 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     """Linear classifier trained by stochastic conjugate gradient with variance reduction (CGVR).
 
     Minimises ``(1/n) sum_i s_i loss(y_i, x_i . w + b) + (alpha/2) ||w||^2`` (``s_i`` the sample
-    weights times class weights) with Algorithm 3 of Jin et al. (2019): an SVRG outer loop (a
-    full gradient ``u_k`` at the snapshot ``w_k``) around nonlinear conjugate-gradient inner
-    steps along variance-reduced mini-batch gradients, each with a strong-Wolfe line search
-    computed on margins (O(batch) per evaluation). With more than two classes the log loss
-    is multinomial, one objective over all classes as scikit-learn's LogisticRegression::
+    weights times class weights, rescaled to sum to n) with Algorithm 3 of Jin et al. (2019):
+    an SVRG outer loop (a full gradient ``u_k`` at the snapshot ``w_k``) around nonlinear
+    conjugate-gradient inner steps along variance-reduced mini-batch gradients, each with a
+    strong-Wolfe line search computed on margins (O(batch) per evaluation). With more than two
+    classes the log loss is multinomial, one objective over all classes as scikit-learn's
+    LogisticRegression::
 
         (1/n) sum_i s_i [log sum_k exp(x_i . w_k + b_k) - (x_i . w_{y_i} + b_{y_i})]
         + (alpha/2) sum_k ||w_k||^2
@@ -405,7 +407,8 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         y : {array-like, dask array} of shape (n_samples,)
             Target values.
         sample_weight : {array-like, dask array} of shape (n_samples,), default=None
-            Per-sample weights ``s_i`` of the objective.
+            Per-sample weights ``s_i`` of the objective, rescaled to sum to n_samples (only
+            relative weights matter, as in scikit-learn's ElasticNet).
 
         Returns
         -------
@@ -468,11 +471,12 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
 class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
     """Ridge regression trained by stochastic conjugate gradient with variance reduction (CGVR).
 
-    Minimises ``(1/n) sum_i s_i (y_i - x_i . w - b)^2 / 2 + (alpha/2) ||w||^2`` with Algorithm 3
-    of Jin et al. (2019) (see :class:`CGVRClassifier`). This equals scikit-learn's
-    :class:`~sklearn.linear_model.Ridge` with ``alpha_ridge = n_samples * alpha`` (the paper's
-    ridge model, Eq. 47, with ``lambda = alpha / 2`` has twice this objective). Several targets
-    are solved one after the other as independent problems.
+    Minimises ``(1/n) sum_i s_i (y_i - x_i . w - b)^2 / 2 + (alpha/2) ||w||^2`` (``s_i`` the
+    sample weights rescaled to sum to n) with Algorithm 3 of Jin et al. (2019) (see
+    :class:`CGVRClassifier`). This equals scikit-learn's :class:`~sklearn.linear_model.Ridge`
+    with ``alpha_ridge = n_samples * alpha`` (the paper's ridge model, Eq. 47, with
+    ``lambda = alpha / 2`` has twice this objective). Several targets are solved one after the
+    other as independent problems.
 
     Read more in the :ref:`User Guide <cgvr>`.
 
@@ -588,7 +592,8 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
         y : {array-like, dask array} of shape (n_samples,) or (n_samples, n_targets)
             Target values.
         sample_weight : {array-like, dask array} of shape (n_samples,), default=None
-            Per-sample weights ``s_i`` of the objective.
+            Per-sample weights ``s_i`` of the objective, rescaled to sum to n_samples (only
+            relative weights matter, as in scikit-learn's ElasticNet).
 
         Returns
         -------
