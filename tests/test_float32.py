@@ -246,6 +246,28 @@ def test_multinomial_epoch_gathers_the_rows_it_reads(rng, sparse, lazy, batch):
     assert np.abs(out[0][0] - 0.01).max() > 1e-6     # the epoch moved
 
 
+def test_multinomial_epoch_gathers_wide_sparse_rows(rng):
+    # wide CSR rows with one long row: the buffer is sized by the longest row, not by d
+    from skstoch._fast._multinomial import MultinomialTables, svrg_epoch
+    n, d, K, batch = 500, 20000, 3, 20
+    X = sp.random(n, d, density=0.001, format="csr", dtype=np.float32, random_state=0)
+    X = sp.vstack([X[:250], sp.csr_matrix(rng.randn(1, d).astype(np.float32)), X[251:]],
+                  format="csr")
+    rows = (X.data, X.indices, X.indptr.astype(np.int64))
+    sw, P0 = rng.rand(n) + 0.5, rng.dirichlet(np.ones(K), size=n)
+    B, Bc = 0.01 * rng.randn(d, K), rng.randn(K)
+    order = rng.permutation(n)
+    out = []
+    for gather in (False, True):
+        T = MultinomialTables(*rows, d, sw, 3 * n // batch, batch, 1e-4, 1e-2, True, False,
+                              gather)
+        U, c, scale = np.zeros((d, K)), np.zeros(K), np.array([1.0, 0.0])
+        svrg_epoch(T, order, P0, np.empty((0, K)), B, Bc, U, c, scale, 0.05, 0.05)
+        out.append((U, c))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_multinomial_full_pass_kernels_match_numpy(rng, sparse):
     # the full passes of a float32 X in place: products with each value widened to double

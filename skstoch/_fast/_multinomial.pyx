@@ -161,7 +161,7 @@ cdef class MultinomialTables:
     cdef const int32_t[::1] indices
     cdef const int64_t[::1] indptr
     cdef const double[::1] sw
-    cdef Py_ssize_t d, n, n_steps, batch
+    cdef Py_ssize_t d, n, n_steps, batch, max_row
     cdef double lam1, lam2
     cdef bint fit_intercept, lazy, gather
 
@@ -177,6 +177,11 @@ cdef class MultinomialTables:
         self.indices, self.indptr, self.d, self.sw = indices, indptr, d, sw
         self.n = indptr.shape[0] - 1 if indptr.shape[0] > 0 else (
             data.shape[0] // d if d > 0 else 0)
+        # the most entries of a row (sizes the gather's buffer: wide CSR rows are short)
+        cdef Py_ssize_t i
+        self.max_row = d if indptr.shape[0] == 0 else 0
+        for i in range(indptr.shape[0] - 1):
+            self.max_row = max(self.max_row, <Py_ssize_t>(indptr[i + 1] - indptr[i]))
         self.n_steps, self.batch, self.lam1, self.lam2 = n_steps, batch, lam1, lam2
         self.fit_intercept, self.lazy, self.gather = fit_intercept, lazy, gather
 
@@ -307,7 +312,7 @@ cdef int _epoch(const floating* X, MultinomialTables T, const Py_ssize_t[::1] or
     buf.n_rows, buf.next = 0, 0
     if gather:
         buf.max_rows = max(_GATHER_ROWS, batch)
-        buf.capacity = max(_GATHER_ENTRIES, batch * d)
+        buf.capacity = max(_GATHER_ENTRIES, batch * T.max_row)
         buf.values = malloc(buf.capacity * sizeof(floating))
         buf.start = <Py_ssize_t*>malloc((buf.max_rows + 1) * sizeof(Py_ssize_t))
         buf.p0 = <double*>malloc(buf.max_rows * K * sizeof(double))
