@@ -23,7 +23,8 @@ the PNGs from the committed JSONs.  ``SKSTOCH_BENCH_QUICK=1`` (quick mode) shrin
 and writes to a temporary folder, e.g. ``SKSTOCH_BENCH_QUICK=1 PYTHONPATH=. python
 benchmarks/bench_cgvr.py trace dense sparse``.  Printed reports: ``multinomial``, ``threads``
 and ``float32`` (float32 X read in place: the fit's allocation beyond X and the coefficient
-difference against float64, CGVR dense and CSR, S3GD dense, 200,000 x 100).
+difference against float64, 200,000 x 100, dense and CSR: the rows of
+``_modes/_bench_float32.ROWS``).
 """
 import sys
 import time
@@ -298,14 +299,8 @@ if __name__ == "__main__":
     which = sys.argv[1:] or ["dense", "sparse"]
     if {"multinomial", "threads", "float32"} & set(which):   # printed reports (user guide)
         if "float32" in which:
-            from _bench_float32 import main as float32, write_report
-            rows = [float32("CGVRClassifier", layout) for layout in ("dense", "csr")]
-            rows.append(float32("S3GDClassifier", "dense"))
-            rows += [float32(name, layout) for name in
-                     ("ConstrainedLasso", "ConstrainedLasso-epro_svrg", "S3GDRegressor-cd")
-                     for layout in ("dense", "csr")]
-            rows.append(float32("ConstrainedLassoCV", "dense"))
-            write_report(rows)
+            from _bench_float32 import run_all
+            run_all()
         if "multinomial" in which:
             from _bench_cgvr_multinomial import main as multinomial
             multinomial()

@@ -138,6 +138,10 @@ NATIVE = {
     "S3GDClassifier-ovr-n_jobs=2": (
         lambda: S3GDClassifier(multi_class="ovr", n_jobs=2, random_state=0), "clf3"),
     "S3GDClassifier-multinomial": (lambda: S3GDClassifier(random_state=0), "clf3"),
+    # an l1 part (every step updates all of W) and batches of a third of the rows
+    "S3GDClassifier-multinomial-elasticnet-batch_size=150": (
+        lambda: S3GDClassifier(solver="svrg", penalty="elasticnet", alpha=1e-3,
+                               batch_size=150, random_state=0), "clf3"),
     "S3GDRegressor-hybrid": (lambda: S3GDRegressor(random_state=0), "reg"),
     "S3GDRegressor-s3gd-elasticnet": (
         lambda: S3GDRegressor(solver="s3gd", penalty="elasticnet", random_state=0), "reg"),
@@ -208,6 +212,103 @@ def test_float32_threaded_full_passes(sparse):
     sequential = CGVRClassifier(random_state=0).fit(X64, y)
     assert _rel_l2(threaded.coef_, sequential.coef_) <= 1e-4
     np.testing.assert_array_equal(threaded.predict(X32), sequential.predict(X64))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("lazy", [True, False], ids=["lazy", "l1"])
+@pytest.mark.parametrize("batch", [1, 7, 400])
+def test_multinomial_epoch_gathers_the_rows_it_reads(rng, sparse, lazy, batch):
+    # a float32 X read in place: the epoch copies the rows of its random order to a buffer,
+    # a chunk at a time (batch=400: 400 x 120 entries, more than a chunk); the arithmetic
+    # is that of reading them in place, bit for bit
+    from skstoch._fast._multinomial import MultinomialTables, svrg_epoch
+    n, d, K = 3000, 120, 4
+    X = rng.randn(n, d).astype(np.float32)
+    if sparse:
+        X[rng.rand(n, d) < 0.7] = 0.0
+        C = sp.csr_matrix(X)
+        rows = (C.data, C.indices, C.indptr.astype(np.int64))
+    else:
+        rows = (X.ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
+    sw = rng.rand(n) + 0.5
+    P0 = rng.dirichlet(np.ones(K), size=n)
+    BX, B, Bc = rng.randn(n, K) if lazy else np.empty((0, K)), 0.01 * rng.randn(d, K), rng.randn(K)
+    order = np.roll(rng.permutation(n), -17)
+    out = []
+    for gather in (False, True):
+        T = MultinomialTables(*rows, d, sw, 2 * n // batch + 3, batch, 0.0 if lazy else 1e-3,
+                              1e-2, True, lazy, gather)
+        U, c, scale = 0.01 * np.ones((d, K)), np.zeros(K), np.array([1.0, 0.0])
+        svrg_epoch(T, order, P0, BX, B, Bc, U, c, scale, 0.05, 0.05)
+        out.append((U, c, scale))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+    assert np.abs(out[0][0] - 0.01).max() > 1e-6     # the epoch moved
+
+
+def test_multinomial_epoch_gathers_wide_sparse_rows(rng):
+    # wide CSR rows with one long row: the buffer is sized by the longest row, not by d
+    from skstoch._fast._multinomial import MultinomialTables, svrg_epoch
+    n, d, K, batch = 500, 20000, 3, 20
+    X = sp.random(n, d, density=0.001, format="csr", dtype=np.float32, random_state=0)
+    X = sp.vstack([X[:250], sp.csr_matrix(rng.randn(1, d).astype(np.float32)), X[251:]],
+                  format="csr")
+    rows = (X.data, X.indices, X.indptr.astype(np.int64))
+    sw, P0 = rng.rand(n) + 0.5, rng.dirichlet(np.ones(K), size=n)
+    B, Bc = 0.01 * rng.randn(d, K), rng.randn(K)
+    order = rng.permutation(n)
+    out = []
+    for gather in (False, True):
+        T = MultinomialTables(*rows, d, sw, 3 * n // batch, batch, 1e-4, 1e-2, True, False,
+                              gather)
+        U, c, scale = np.zeros((d, K)), np.zeros(K), np.array([1.0, 0.0])
+        svrg_epoch(T, order, P0, np.empty((0, K)), B, Bc, U, c, scale, 0.05, 0.05)
+        out.append((U, c))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_multinomial_full_pass_kernels_match_numpy(rng, sparse):
+    # the full passes of a float32 X in place: products with each value widened to double
+    from skstoch._fast._multinomial import (MultinomialTables, row_sqnorms, rows_times,
+                                            rows_transpose_times, softmax_gradient)
+    X32 = _matrices(rng, n=70, d=9)[int(sparse)]
+    X64 = X32.astype(np.float64)
+    n, d, K = 70, 9, 4
+    if sparse:
+        rows = (X32.data, X32.indices, X32.indptr.astype(np.int64))
+        X64 = X64.toarray()
+    else:
+        rows = (X32.ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
+    T = MultinomialTables(*rows, d, np.ones(0), 0, 1, 0.0, 0.0, False, False)
+    M, R = rng.randn(d, K), rng.randn(n, K)
+    P, y, s = rng.dirichlet(np.ones(K), size=n), rng.randint(K, size=n), rng.rand(n)
+    Z, B, G, Gc, sq = (np.empty((n, K)), np.empty((d, K)), np.empty((d, K)), np.empty(K),
+                       np.empty(n))
+    rows_times(T, M, Z)
+    rows_transpose_times(T, R, B)
+    softmax_gradient(T, P, y.astype(np.intp), s, G, Gc)
+    row_sqnorms(T, sq)
+    Rs = (P - np.eye(K)[y]) * s[:, None]
+    for got, want in ((Z, X64 @ M), (B, X64.T @ R), (G, X64.T @ Rs), (Gc, Rs.sum(axis=0)),
+                      (sq, (X64 ** 2).sum(axis=1))):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("cls", [S3GDClassifier, CGVRClassifier])
+def test_float32_multinomial_reads_x_in_place(cls, sparse):
+    # multinomial Prox-SVRG used to copy X in a random row order, as float64 (2 x the float32
+    # bytes), and CGVR's full passes on a CSR X had scipy widen its values (1 x); the full
+    # passes and epochs now read a float32 X in place: the fit's (n, K) tables only
+    X, y, _ = _problem(10000, 200, density=0.5 if sparse else 1.0)
+    y = y + (X[:, 1] > 0.5)
+    if sparse:
+        X = sp.csr_matrix(X)
+    factory = lambda: cls(max_iter=3, random_state=0)   # noqa: E731
+    factory().fit(X[:100], y[:100])
+    assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
 
 
 def test_float32_multinomial_fit_casts_dense_rows_in_blocks():
@@ -301,14 +402,51 @@ def test_float32_constrained_lasso_makes_no_float64_copy(params, sparse):
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_float32_constrained_lasso_cv_copies_folds_only(sparse):
-    # the folds' training rows are copied (in X's dtype, as scikit-learn's LassoCV does);
-    # nothing else of X's size: no float64 copy of X or of a fold, no cast of the test rows
+    # a stochastic solver: the folds' training rows are copied (in X's dtype, as
+    # scikit-learn's LassoCV does); nothing else of X's size: no float64 copy of X or of a
+    # fold, no cast of the test rows
+    X, _, y = _problem(20000, 100, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+    factory = lambda: ConstrainedLassoCV(n_radii=2, cv=4, solver="epro_svrg",   # noqa: E731
+                                         max_iter=40000)
+    factory().fit(X[:200], y[:200])
+    assert _fit_peak(factory(), X, y) < (0.75 + 0.5) * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_constrained_lasso_cv_reads_folds_in_place(sparse):
+    # the exact solver (the default): each fold's fits read all of X in place, the test
+    # rows weighted 0; the fold copies took (cv - 1) / cv x X's bytes
     X, _, y = _problem(20000, 100, density=0.5 if sparse else 1.0)
     if sparse:
         X = sp.csr_matrix(X)
     factory = lambda: ConstrainedLassoCV(n_radii=3, cv=4)   # noqa: E731
     factory().fit(X[:200], y[:200])
-    assert _fit_peak(factory(), X, y) < (0.75 + 0.5) * _x_bytes(X)
+    assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize("repeats", [False, True], ids=["kfold", "repeated_indices"])
+def test_constrained_lasso_cv_fold_in_place_is_the_fold_copy(monkeypatch, sparse, repeats):
+    # the training fold as weights (0 outside it, a repeated index counted twice) is the
+    # problem of its copied rows: the same path of validation errors and the same choice
+    from skstoch.linear_model import _constrained_lasso
+    X, _, y = _problem(300, 10, seed=8, density=0.5 if sparse else 1.0)
+    if sparse:
+        X = sp.csr_matrix(X)
+    sw = np.random.RandomState(1).rand(300) + 0.5
+    rng = np.random.RandomState(2)
+    cv = ([(rng.randint(0, 200, 250), np.arange(200, 300)),
+           (rng.randint(100, 300, 250), np.arange(100))] if repeats else 3)
+    fits = []
+    for in_place in (False, True):
+        monkeypatch.setattr(_constrained_lasso, "_FOLD_IN_PLACE", in_place)
+        fits.append(ConstrainedLassoCV(n_radii=6, cv=cv, tol=1e-10).fit(X, y,
+                                                                          sample_weight=sw))
+    np.testing.assert_allclose(fits[1].mse_path_, fits[0].mse_path_, rtol=1e-7)
+    assert fits[1].radius_ == fits[0].radius_
+    np.testing.assert_allclose(fits[1].coef_, fits[0].coef_, rtol=1e-7, atol=1e-10)
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
@@ -330,17 +468,34 @@ def test_float32_s3gd_cd_is_the_float64_fit_bitwise(factory, task, sparse):
     np.testing.assert_array_equal(est32.intercept_, est64.intercept_)
 
 
-@pytest.mark.parametrize("sparse, bound", [(False, 0.5), (True, 1.5)], ids=["dense", "csr"])
-def test_float32_s3gd_cd_makes_no_float64_copy(sparse, bound):
-    # dense: the working set's columns are cached in float32 (a sparse solution: a few of
-    # them); CSR: the column access needs one CSC copy of X, kept in float32 (1.0 x X's
-    # bytes; a float64 copy would add 1.5 x more)
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_float32_s3gd_cd_makes_no_float64_copy(sparse):
+    # the working sets' columns are cached in float32 (a sparse solution: a few of them),
+    # C-contiguous (dense) or CSC (CSR; a CSC copy of all of X took 1.0 x X's bytes)
+    bound = 0.5
     X, _, y = _problem(40000, 100, density=0.5 if sparse else 1.0)
     if sparse:
         X = sp.csr_matrix(X)
     factory = lambda: S3GDRegressor(solver="cd", penalty="l1", alpha=1e-2)   # noqa: E731
     factory().fit(X[:50], y[:50])
     assert _fit_peak(factory(), X, y) < bound * _x_bytes(X)
+
+
+@pytest.mark.parametrize("alpha", [1e-2, 1e-5], ids=["sparse_solution", "dense_solution"])
+def test_s3gd_cd_csc_cache_is_the_full_csc_bitwise(monkeypatch, alpha):
+    # CSR X: the columns of the working sets copied to a CSC cache read as the CSC copy of
+    # all of X (which the fit falls back to once the cache would hold half of X's entries)
+    from skstoch._solvers import _working_set
+    X, _, y = _problem(600, 60, seed=7, density=0.3)
+    X = sp.csr_matrix(X)
+    fits = []
+    for share in (0.0, 1.0, 0.5):     # always the full CSC, always the cache, the default
+        monkeypatch.setattr(_working_set, "_CSC_CACHE_SHARE", share)
+        fits.append(S3GDRegressor(solver="cd", penalty="l1", alpha=alpha).fit(X, y))
+    assert np.count_nonzero(fits[0].coef_) > (40 if alpha < 1e-3 else 0)
+    for est in fits[1:]:
+        np.testing.assert_array_equal(est.coef_, fits[0].coef_)
+        assert est.intercept_ == fits[0].intercept_
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])

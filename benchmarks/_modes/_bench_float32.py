@@ -6,7 +6,8 @@ difference of an estimator on float32 X against the same values in float64.
 
 Defaults: CGVRClassifier, dense, 200,000 x 100 (X: 80 MB in float32).  CSR: about 30% of the
 entries kept.  Estimator: a class of skstoch fitted with ``random_state=0``, or a key of
-:data:`SPECS` (other parameters, regression targets).  Timings on a loaded machine are noisy:
+:data:`SPECS` (other parameters, regression or 3-class targets).  :func:`run_all` runs the
+rows of ``bench_cgvr.py float32``.  Timings on a loaded machine are noisy:
 read the ratio of one run.  :func:`main` prints its report and returns it as a dict (the row
 of ``results/cgvr_float32``, written by ``bench_cgvr.py float32``).
 """
@@ -21,24 +22,38 @@ import scipy.sparse as sp
 import skstoch
 
 
-# name -> (class, parameters, regression target, timed repeats)
+# name -> (class, parameters, target: "binary", "regression" or "3 classes", timed repeats)
 SPECS = {
-    "ConstrainedLasso": ("ConstrainedLasso", dict(radius=2.0), True, 3),
+    "ConstrainedLasso": ("ConstrainedLasso", dict(radius=2.0), "regression", 3),
     "ConstrainedLasso-epro_svrg": ("ConstrainedLasso", dict(radius=2.0, solver="epro_svrg"),
-                                   True, 3),
-    "ConstrainedLassoCV": ("ConstrainedLassoCV", dict(n_radii=5, cv=3), True, 1),
-    "S3GDRegressor-cd": ("S3GDRegressor", dict(solver="cd", penalty="l1", alpha=1e-2), True,
-                         3),
+                                   "regression", 3),
+    "ConstrainedLassoCV": ("ConstrainedLassoCV", dict(n_radii=5, cv=3), "regression", 1),
+    "S3GDRegressor-cd": ("S3GDRegressor", dict(solver="cd", penalty="l1", alpha=1e-2),
+                         "regression", 3),
+    # multinomial log loss (the default for more than two classes)
+    "CGVRClassifier-multinomial": ("CGVRClassifier", {}, "3 classes", 3),
+    "S3GDClassifier-multinomial": ("S3GDClassifier", {}, "3 classes", 1),
 }
 
+# the rows of ``bench_cgvr.py float32`` (estimator, layout)
+ROWS = ([("CGVRClassifier", layout) for layout in ("dense", "csr")]
+        + [("S3GDClassifier", "dense")]
+        + [(name, layout) for name in ("CGVRClassifier-multinomial",
+                                       "S3GDClassifier-multinomial", "ConstrainedLasso",
+                                       "ConstrainedLasso-epro_svrg", "S3GDRegressor-cd",
+                                       "ConstrainedLassoCV")
+           for layout in ("dense", "csr")])
 
-def _data(n, d, sparse, regression=False):
+
+def _data(n, d, sparse, target="binary"):
     rng = np.random.RandomState(0)
     X32 = rng.randn(n, d).astype(np.float32)
     if sparse:
         X32[rng.rand(n, d) > 0.3] = 0.0
     y = (X32[:, 0] + rng.randn(n) > 0).astype(int)
-    if regression:
+    if target == "3 classes":
+        y = y + (X32[:, 1] > 0.5)
+    elif target == "regression":
         y = X32[:, :5].astype(np.float64) @ np.arange(1.0, 6.0) + rng.randn(n)
     X64 = X32.astype(np.float64)
     if sparse:
@@ -48,8 +63,8 @@ def _data(n, d, sparse, regression=False):
 
 
 def main(name="CGVRClassifier", layout="dense", n=200_000, d=100, repeats=3):
-    cls_name, params, regression, repeats = SPECS.get(name, (name, {}, False, repeats))
-    X32, X64, y, x_bytes = _data(n, d, layout == "csr", regression)
+    cls_name, params, target, repeats = SPECS.get(name, (name, {}, "binary", repeats))
+    X32, X64, y, x_bytes = _data(n, d, layout == "csr", target)
     cls = getattr(skstoch, cls_name)
 
     def make():
@@ -92,6 +107,11 @@ def main(name="CGVRClassifier", layout="dense", n=200_000, d=100, repeats=3):
 if __name__ == "__main__":
     args = sys.argv[1:]
     main(*(args[:2] + [int(a) for a in args[2:4]]))
+
+
+def run_all():
+    """Every row of :data:`ROWS`, written by :func:`write_report`."""
+    write_report([main(name, layout) for name, layout in ROWS])
 
 
 COLUMNS = ("estimator", "layout", "x_float32_mb", "peak_float32_x", "peak_float64_x",

@@ -285,15 +285,22 @@ def gram_block(problem, cols, chunk_elems=1 << 22):
             chunk_elems = min(chunk_elems, WIDEN_ELEMENTS)
         step = max(1, chunk_elems // max(k, 1))
         root = np.sqrt(sw)
+        # a float32 X read in place with rows of weight 0 (ConstrainedLassoCV's folds): only
+        # the weighted rows are widened
+        skip = X.dtype == np.float32 and not unit and not np.all(sw > 0)
         for start in range(0, X.shape[0], step):
             block = X[start:start + step]
+            w = root[start:start + step]
+            if skip:
+                keep = w > 0
+                block, w = block[keep], w[keep]
             if not all_cols:
                 block = block[:, cols]
             block = block.astype(np.float64, copy=False)   # float32 X: accumulate in double
             if unit:
                 Xb = block if sw[0] == 1.0 else block * root[0]
             else:
-                Xb = block * root[start:start + step, None]
+                Xb = block * w[:, None]
             G += Xb.T @ Xb
     G /= S
     xm = problem.x_mean[cols]

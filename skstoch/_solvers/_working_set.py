@@ -14,9 +14,9 @@ Minimises ``F(w, b) = (1/n) sum_i s_i psi(x_i.w + b; y_i) + lam1 ||w||_1 + lam2/
   cyclic coordinate descent with Anderson extrapolation every 5 sweeps (kept only when it
   lowers the model), until the working set's violation is below 0.3 times the outer one.
 
-Columns are read from a C-contiguous copy of the working set's columns (dense X) or from a
-CSC copy of X made once per fit (sparse X), in X's dtype: a float32 X stays float32 (the
-kernels widen each value to double).
+Columns are read from a copy of the working sets' columns, C-contiguous (dense X) or CSC
+(sparse X; a CSC copy of all of X once the columns seen hold half of X's entries), in X's
+dtype: a float32 X stays float32 (the kernels widen each value to double).
 """
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from .._fast._cd import (block_matvec, block_rmatvec, cd_epochs, loss_derivatives,
                          weighted_col_sqnorms)
 from ..utils import single_thread_blas
-from ..utils._dataset import full_margins, full_transpose_product
+from ..utils._dataset import dataset_matrix, full_margins, full_transpose_product
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._s3gd_setup import S3GDShared
@@ -38,6 +38,9 @@ _INNER_RATIO = 0.3    # working-set tolerance relative to the outer violation
 _MAX_SWEEPS = 5_000   # sweeps per working-set (or Newton) subproblem
 _MAX_NEWTON = 50      # proximal Newton steps per working set
 _NEWTON_SWEEPS = 20   # sweeps per Newton step
+# sparse X: the working sets' columns are cached until they would hold this share of X's
+# entries, then one CSC copy of all of X is made
+_CSC_CACHE_SHARE = 0.5
 _CURVATURE_FLOOR = {"smooth_hinge": 1e-2}   # losses with a linear part: floor of psi''
 
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
@@ -53,36 +56,81 @@ def _violations(grad, w, lam1):
     return v
 
 
+def _column_counts(indices, d, chunk=1 << 16):
+    """Entries per column of a CSR matrix, by chunks of its indices (``np.bincount`` widens
+    all of them to int64 at once: the bytes of a float32 X's values and indices)."""
+    counts = np.zeros(d, dtype=np.int64)
+    for start in range(0, indices.shape[0], chunk):
+        counts += np.bincount(indices[start:start + chunk], minlength=d)
+    return counts
+
+
 class _Columns:
     """Column access to X: working-set blocks for the kernels and full products.
 
     Dense X: the columns a working set needs are copied once into a growing C-contiguous
     cache of columns (at most X's size; successive working sets mostly share columns).
-    Sparse X: one CSC copy per fit, shared by the problems of the fit.  Both keep the
-    values of a float32 X in float32 (no float64 copy)."""
+    Sparse X: likewise into a growing CSC cache of columns (a sparse solution needs few of
+    them) until its columns would hold half of X's entries; then one CSC copy of X,
+    shared by the problems of the fit.  Every copy keeps the values of a float32 X in
+    float32 and int32 row indices (no float64 copy); a column's entries are those of the
+    full CSC copy, in the same order (the same fit, bit for bit)."""
 
     def __init__(self, ds, X, shared):
         self.ds, self.X, self.sparse = ds, X, sp.issparse(X)
         self.n, self.d = X.shape
-        dtype = np.float32 if ds.dtype == np.float32 else np.float64
+        self.dtype = dtype = np.float32 if ds.dtype == np.float32 else np.float64
+        self._slot = np.full(self.d, -1, dtype=np.int32)   # column -> column of the cache
+        self._used = 0
         if self.sparse:
-            def csc():
-                C = sp.csc_matrix(X)
-                C.sort_indices()
-                return (np.ascontiguousarray(C.data, dtype=dtype),
-                        np.ascontiguousarray(C.indices, dtype=np.int32),
-                        np.ascontiguousarray(C.indptr, dtype=np.int64))
-            self.csc = shared.cached(("cd_csc",), csc) if shared is not None else csc()
+            # the dataset's canonical CSR (X's arrays when X was canonical)
+            self.X = dataset_matrix(ds)
+            self.csc, self._shared = None, shared
+            self._col_nnz = _column_counts(self.X.indices, self.d)
+            self._cache = (np.empty(0, dtype), np.empty(0, np.int32), np.zeros(1, np.int64))
         else:
-            self._slot = np.full(self.d, -1, dtype=np.int32)   # column -> row of the cache
             self._cache = np.empty((min(self.d, 2 * _P0), self.n), dtype=dtype)
-            self._used = 0
+
+    def _full_csc(self):
+        X, dtype = self.X, self.dtype
+
+        def csc():
+            C = sp.csc_matrix(X)
+            C.sort_indices()
+            return (np.ascontiguousarray(C.data, dtype=dtype),
+                    np.ascontiguousarray(C.indices, dtype=np.int32),
+                    np.ascontiguousarray(C.indptr, dtype=np.int64))
+        shared = self._shared
+        return shared.cached(("cd_csc",), csc) if shared is not None else csc()
+
+    def _sparse_block(self, ws):
+        if self.csc is None:
+            missing = ws[self._slot[ws] < 0]
+            data, indices, indptr = self._cache
+            if missing.size and (indptr[-1] + self._col_nnz[missing].sum()
+                                 > _CSC_CACHE_SHARE * self.X.nnz):
+                self._cache = None     # released before the full copy is made
+                self.csc = self._full_csc()
+            elif missing.size:
+                C = sp.csc_matrix(self.X[:, missing])
+                C.sort_indices()
+                self._cache = (
+                    np.concatenate([data, C.data.astype(self.dtype, copy=False)]),
+                    np.concatenate([indices, C.indices.astype(np.int32, copy=False)]),
+                    np.concatenate([indptr, indptr[-1] + C.indptr[1:].astype(np.int64)]))
+                self._slot[missing] = np.arange(self._used, self._used + missing.size,
+                                                dtype=np.int32)
+                self._used += missing.size
+        if self.csc is not None:
+            data, indices, indptr = self.csc
+            return data, indices, indptr, ws.astype(np.int32), self.n
+        data, indices, indptr = self._cache
+        return data, indices, indptr, np.ascontiguousarray(self._slot[ws]), self.n
 
     def block(self, ws):
         """The kernels' ``(data, indices, indptr, cols, n)`` of the columns ``ws``."""
         if self.sparse:
-            data, indices, indptr = self.csc
-            return data, indices, indptr, ws.astype(np.int32), self.n
+            return self._sparse_block(ws)
         missing = ws[self._slot[ws] < 0]
         if missing.size:
             need = self._used + missing.size

@@ -22,7 +22,9 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from .._fast._multinomial import MultinomialTables, rows_times, rows_transpose_times
 from ..utils._dataset import float64_row_blocks
+from ..utils._validation import canonical_csr
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
@@ -33,12 +35,14 @@ CRITERION = "max |gradient|"
 STATS = ("restarts", "skipped_steps", "line_search_evals")
 
 
-def _softmax_lse(Z):
-    """Row-wise softmax of Z and log-sum-exp (stable)."""
+def _softmax_lse(Z, out=None):
+    """Row-wise softmax of Z (in ``out``, which may be Z) and log-sum-exp (stable)."""
     m = Z.max(axis=1, keepdims=True)
-    E = np.exp(Z - m)
+    E = np.subtract(Z, m, out=out)
+    np.exp(E, out=E)
     s = E.sum(axis=1, keepdims=True)
-    return E / s, (m + np.log(s))[:, 0]
+    E /= s
+    return E, (m + np.log(s))[:, 0]
 
 
 def softmax(Z):
@@ -47,9 +51,24 @@ def softmax(Z):
 
 
 def _widens(X):
-    """A dense float32 X is read in float64 row blocks (numpy would cast all of it to float64
-    in every product with a float64 operand); CSR data is cast by scipy, as before."""
+    """A dense float32 mini-batch is read in float64 row blocks (numpy would cast all of it to
+    float64 in every product with a float64 operand); CSR data is cast by scipy."""
     return X.dtype != np.float64 and not sp.issparse(X)
+
+
+def _full_pass_tables(X):
+    """The kernels' view of a float32 X (dense or CSR, its values shared) for the full
+    passes, which read it in place (``rows_times``, ``rows_transpose_times``); None for
+    another dtype (NumPy/BLAS or scipy products)."""
+    if X.dtype != np.float32 or X.shape[0] == 0:
+        return None
+    if sp.issparse(X):
+        X = canonical_csr(X)
+        rows = (X.data, X.indices.astype(np.int32, copy=False),
+                X.indptr.astype(np.int64, copy=False))
+    else:
+        rows = (np.ascontiguousarray(X).ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
+    return MultinomialTables(*rows, X.shape[1], np.ones(0), 0, 1, 0.0, 0.0, False, False)
 
 
 class _Problem:
@@ -64,8 +83,14 @@ class _Problem:
         self.Y[np.arange(self.n), y] = 1.0
         self.sw = np.asarray(sample_weight, dtype=np.float64)
         self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
+        self.tables = _full_pass_tables(X)
 
     def margins(self, x, rows=None):
+        if rows is None and self.tables is not None:
+            Z = np.empty((self.n, self.K))
+            rows_times(self.tables, np.ascontiguousarray(x[:, :-1].T), Z)
+            Z += x[:, -1]
+            return Z
         Xr = self.X if rows is None else self.X[rows]
         if _widens(Xr):
             return np.vstack([np.asarray(B @ x[:, :-1].T) for _, B in float64_row_blocks(Xr)]) + x[:, -1]
@@ -82,23 +107,30 @@ class _Problem:
 
     def scatter(self, R, rows=None):
         """[R^T X_rows | sum R] with the intercept column zeroed without an intercept."""
-        Xr = self.X if rows is None else self.X[rows]
         G = np.empty((self.K, self.d + 1))
+        G[:, -1] = R.sum(axis=0) if self.fit_intercept else 0.0
+        if rows is None and self.tables is not None:
+            out = np.empty((self.d, self.K))
+            rows_transpose_times(self.tables, np.ascontiguousarray(R, dtype=np.float64), out)
+            G[:, :-1] = out.T
+            return G
+        Xr = self.X if rows is None else self.X[rows]
         if _widens(Xr):
             G[:, :-1] = 0.0
             for b, B in float64_row_blocks(Xr):
                 G[:, :-1] += R[b].T @ B
         else:
             G[:, :-1] = np.asarray(Xr.T @ R).T if sp.issparse(Xr) else R.T @ Xr
-        G[:, -1] = R.sum(axis=0) if self.fit_intercept else 0.0
         return G
 
     def objective_gradient(self, x):
         """f(x), grad f(x) and the softmax probabilities P (n, K) at x."""
         Z = self.margins(x)
-        P, lse = _softmax_lse(Z)
-        loss = float(self.sw @ (lse - Z[np.arange(self.n), self.y])) / self.n
-        R = (P - self.Y) * (self.sw / self.n)[:, None]
+        zy = Z[np.arange(self.n), self.y]
+        P, lse = _softmax_lse(Z, out=Z)     # the (n, K) margins' memory holds P
+        loss = float(self.sw @ (lse - zy)) / self.n
+        R = P - self.Y
+        R *= (self.sw / self.n)[:, None]
         G = self.scatter(R) + self.reg_grad(x)
         return loss + 0.5 * self.reg_dot(x, x), G, P
 
@@ -129,7 +161,8 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     Parameters
     ----------
     X : ndarray or CSR matrix of shape (n_samples, n_features)
-        Not copied: a dense float32 X is read in float64 row blocks.
+        Not copied: the full passes read a float32 X in place (fused-type kernels of
+        ``skstoch._fast._multinomial``), a dense float32 mini-batch in float64 row blocks.
     y : ndarray of int of shape (n_samples,)
         The classes, encoded 0..K-1.
     sample_weight : ndarray of shape (n_samples,)

@@ -9,10 +9,14 @@ with more than two classes (``multi_class='multinomial'``, the default for ``'hy
 
 (scikit-learn's multinomial ``LogisticRegression``; ``b`` unpenalised) by Prox-SVRG (Xiao &
 Zhang 2014): each epoch is one pass of proximal mini-batch steps along variance-reduced
-gradients in the compiled kernel (``skstoch._fast._multinomial``) over a copy of X whose rows
-were put in a random order once, read sequentially from a random offset (each row once per
-epoch), around the snapshot of a full pass with NumPy/BLAS (exact
-objective, data gradient and probabilities of every row).  The step is ``2 / L_b``, eight
+gradients in the compiled kernel (``skstoch._fast._multinomial``) over the rows in a random
+order drawn once, read from a random offset (each row once per epoch), around the snapshot
+of a full pass (exact objective, data gradient and probabilities of every row).  A float64
+X is copied once in that order (read sequentially) and its full passes run in NumPy/BLAS;
+a float32 X is read in place by the fused-type kernels (the epochs, which copy the rows of
+the order a chunk at a time to a small buffer, and the full passes: ``rows_times``,
+``rows_transpose_times``), each value widened to double, so a float32 fit allocates no
+copy of X.  The step is ``2 / L_b``, eight
 times Prox-SVRG's ``1 / (4 L_b)`` (``L_b`` as in the binary driver, with the curvature bound
 1/2 of the softmax log loss; measured: user guide, "Multinomial log loss"), made safe by a
 safeguard: an epoch whose exact objective does not decrease is undone and halves the step.
@@ -23,7 +27,9 @@ On a Dask array the same epochs (``run_epochs``, ``inner_epoch``) run on gathere
 import numpy as np
 import scipy.sparse as sp
 
-from .._fast._multinomial import MultinomialTables, svrg_epoch
+from .._fast._multinomial import (MultinomialTables, row_sqnorms, rows_times,
+                                  rows_transpose_times, softmax_gradient, svrg_epoch)
+from ..utils._validation import canonical_csr
 from ._monitor import DivergenceError
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
@@ -65,6 +71,36 @@ class _Problem:
                          X.indptr.astype(np.int64, copy=False))
         else:
             self.rows = (X.ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
+        # float32 rows: every product with X runs in the kernels (numpy and scipy would
+        # widen all of X to float64 in each product with a float64 operand)
+        self.tables = (MultinomialTables(*self.rows, self.d, self.sw, 0, 1, 0.0, 0.0, False,
+                                         False) if X.dtype == np.float32 else None)
+
+    def times(self, M):
+        """``X @ M`` (n, K) for a (d, K) ``M``."""
+        if self.tables is None:
+            return np.asarray(self.X @ M)
+        out = np.empty((self.n, M.shape[1]))
+        rows_times(self.tables, np.ascontiguousarray(M, dtype=np.float64), out)
+        return out
+
+    def transpose_times(self, R):
+        """``X.T @ R`` (d, K), C-ordered, for an (n, K) ``R``."""
+        if self.tables is None:
+            return np.ascontiguousarray(self.X.T @ R)
+        out = np.empty((self.d, R.shape[1]))
+        rows_transpose_times(self.tables, np.ascontiguousarray(R, dtype=np.float64), out)
+        return out
+
+    def row_sqnorms(self):
+        """``||x_i||^2`` of every row, accumulated in float64."""
+        X = self.X
+        if self.tables is not None:
+            out = np.empty(self.n)
+            row_sqnorms(self.tables, out)
+            return out
+        return (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+                else np.einsum("ij,ij->i", X, X))
 
     def penalty(self, W):
         p = self.params
@@ -74,21 +110,27 @@ class _Problem:
         """Objective, probabilities P (n, K) and data gradients B (d, K), Bc (K,) at
         (W, c)."""
         n = self.n
-        Z = np.asarray(self.X @ W)
+        Z = self.times(W)
         Z += c
         zy = Z[np.arange(n), self.y]
         P, lse = _softmax_lse(Z)
         loss = float(self.sw @ (lse - zy)) / n
+        if self.tables is not None:    # float32 rows: the gradient without the (n, K) R
+            B, Bc = np.empty((self.d, self.K)), np.empty(self.K)
+            softmax_gradient(self.tables, P, self.y, self.sw / n, B, Bc)
+            if not self.params.fit_intercept:
+                Bc[:] = 0.0
+            return loss + self.penalty(W), P, B, Bc
         R = P.copy()
         R[np.arange(n), self.y] -= 1.0
         R *= (self.sw / n)[:, None]
-        B = np.ascontiguousarray(self.X.T @ R)
+        B = self.transpose_times(R)
         Bc = R.sum(axis=0) if self.params.fit_intercept else np.zeros(self.K)
         return loss + self.penalty(W), P, B, Bc
 
     def probabilities(self, W, c):
         """The softmax probabilities (n, K) of the rows at (W, c)."""
-        Z = np.asarray(self.X @ W)
+        Z = self.times(W)
         Z += c
         return _softmax_lse(Z)[0]
 
@@ -108,9 +150,7 @@ class _Problem:
         else:
             s2, lam_aug = 1.0, lam
         if row_max is None:
-            X = self.X
-            sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-                  else np.einsum("ij,ij->i", X, X))
+            sq = self.row_sqnorms()
 
             def row_max(s2):
                 return float(np.max(self.sw * (sq + s2)))
@@ -136,6 +176,12 @@ def _as_float64(X):
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
+def _in_place(X):
+    """A float32 X as the kernels read it, sharing its values: C-ordered, or checked
+    canonical CSR."""
+    return canonical_csr(X) if sp.issparse(X) else np.ascontiguousarray(X)
+
+
 def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
           intercept_init=None, step_factor=_STEP_FACTOR):
     """Fit the multinomial model by Prox-SVRG epochs (see the module docstring).
@@ -143,7 +189,7 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     Parameters
     ----------
     X : ndarray or CSR matrix of shape (n_samples, n_features)
-        Copied in a random row order, as float64.
+        float32: read in place; else copied in a random row order, as float64.
     y, sample_weight : ndarray of shape (n_samples,)
         Classes encoded 0..K-1 and weights.
     n_classes : int
@@ -164,11 +210,17 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
         epochs run, ``extra["step_size"]`` the step.
     """
     rng = np.random.Generator(np.random.Philox(key=[seed, 2**32 + 11]))
-    # the rows once in a random order (a copy): each epoch then reads them sequentially from a
-    # random offset, about twice as fast as reading a fresh random order
+    # the rows once in a random order: each epoch reads them from a random offset.  A float64
+    # X is copied in that order (read sequentially, about twice as fast as a random order);
+    # a float32 X is read in place, the epochs gathering the rows of the order by chunks
     perm = rng.permutation(X.shape[0])
-    X = _as_float64(X[perm])
-    prob = _Problem(X, np.asarray(y)[perm], np.asarray(sample_weight)[perm], n_classes, params)
+    if X.dtype == np.float32:
+        rows = perm
+        prob = _Problem(_in_place(X), y, sample_weight, n_classes, params)
+    else:
+        rows = np.arange(X.shape[0], dtype=np.intp)
+        prob = _Problem(_as_float64(X[perm]), np.asarray(y)[perm],
+                        np.asarray(sample_weight)[perm], n_classes, params)
     n, d, K = prob.n, prob.d, n_classes
     W = np.zeros((d, K))
     c = np.zeros(K)
@@ -182,16 +234,18 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     # a trial step overflows the margins before the safeguard rejects it
     with np.errstate(over="ignore", invalid="ignore"):
         eta, eta_c = prob.steps(seed, batch, step_factor)
-        kept = _Snapshot(prob, W, c, lazy)
         tables = MultinomialTables(*prob.rows, d, prob.sw, n_steps, batch, params.lam1,
-                                   params.lam2, params.fit_intercept, lazy)
+                                   params.lam2, params.fit_intercept, lazy,
+                                   prob.tables is not None)
 
         def epoch_step(kept, eta, eta_c):
-            order = np.roll(np.arange(n, dtype=np.intp), -int(rng.integers(n)))
+            order = np.roll(rows, -int(rng.integers(n)))
             return inner_epoch(tables, order, kept, kept.P, kept.BX, eta, eta_c, lazy)
 
-        return run_epochs(kept, epoch_step, lambda W, c: _Snapshot(prob, W, c, lazy), eta,
-                          eta_c, params, monitor)
+        # the first snapshot is not held here: its (n, K) tables go once it is replaced
+        return run_epochs(_Snapshot(prob, W, c, lazy), epoch_step,
+                          lambda W, c: _Snapshot(prob, W, c, lazy), eta, eta_c, params,
+                          monitor)
 
 
 def inner_epoch(tables, order, kept, P0, BX, eta, eta_c, lazy):
@@ -219,6 +273,7 @@ def run_epochs(kept, epoch_step, snapshot, eta, eta_c, params, monitor, columns=
             if trial.objective <= previous + 1e-12 * abs(previous):
                 kept, counts = trial, True
             else:    # the safeguard: keep the previous iterate, halve the step
+                trial = None     # its (n, K) tables go now
                 rejected += 1
                 eta, eta_c, counts = 0.5 * eta, 0.5 * eta_c, False
                 if rejected > _MAX_REJECTED:
@@ -252,5 +307,5 @@ class _Snapshot:
         objective, self.P, self.B, self.Bc = prob.full_pass(W, c)
         self.objective = objective if np.isfinite(objective) else np.inf
         K = prob.K
-        self.BX = (np.ascontiguousarray(prob.X @ self.B) if lazy and np.isfinite(objective)
+        self.BX = (np.ascontiguousarray(prob.times(self.B)) if lazy and np.isfinite(objective)
                    else np.empty((0, K)))

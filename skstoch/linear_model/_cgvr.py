@@ -401,8 +401,8 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Training data (dense or CSR).  float32 X is used without a copy (the kernels
             widen each value and accumulate in float64, so the fit equals that of the same
-            values in float64).  The multinomial model (log loss, more than two classes)
-            widens a dense float32 X in small blocks of rows and a CSR one per product.
+            values in float64), the multinomial model's full passes included (its
+            mini-batches are widened to float64, a batch at a time).
             A ``dask.array.Array`` is fitted on the Dask workers (see Notes).
         y : {array-like, dask array} of shape (n_samples,)
             Target values.

@@ -385,6 +385,9 @@ class ConstrainedLasso(BaseLinearRegressor):
 
 # every radius is a fit per fold: a bound that keeps an absurd n_radii an error, not a hang
 MAX_RADII = 10_000
+# a float32 X with the exact solver: the folds' fits read X in place (test rows weighted 0);
+# False copies the training rows, as for float64 (the tests compare the two)
+_FOLD_IN_PLACE = True
 
 
 def _checked_folds(splits, n_samples):
@@ -427,8 +430,17 @@ def _checked_folds(splits, n_samples):
 
 def _path_fold(X, y, sw, train, test, radii, params):
     """Fit the radii (increasing) on train with warm starts; return the test MSEs."""
-    Xtr, ytr, swtr = X[train], y[train], sw[train]
     est = ConstrainedLasso(**params)
+    if (_FOLD_IN_PLACE and X.dtype == np.float32
+            and est._resolve_solver(X.shape[0]) == "fista"):
+        # the exact solver reads every row of a float32 X in place, the rows outside the
+        # training fold weighted 0: the objective divides by the weights' sum, so this is
+        # the training fold's problem, without a copy of its rows (a repeated training
+        # index counts twice, as in a copy)
+        Xtr, ytr, swtr = X, y, np.zeros_like(sw)
+        np.add.at(swtr, train, sw[train])
+    else:
+        Xtr, ytr, swtr = X[train], y[train], sw[train]
     est.set_params(warm_start=True)
     mse = np.empty(len(radii))
     swte = sw[test]
@@ -593,8 +605,10 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            float32 is read in place (no float64 copy; each fold's training rows are
-            copied in X's dtype).
+            float32 is read in place (no float64 copy).  With the exact solver
+            ('fista', the default) the folds' fits read all of X, the rows outside the
+            training fold weighted 0 (the same problem, no copy); the stochastic solvers
+            (and a float64 X) copy each fold's training rows, in X's dtype.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Each column is an independent problem with its own radius.
         sample_weight : array-like of shape (n_samples,), default=None
