@@ -42,6 +42,7 @@ PAPERS = {
 # the paper each gallery example tests (records written before ``paper_id`` existed)
 EXAMPLE_PAPER = {
     "plot_ordinal_embedding_svrg_sbb": "000",
+    "plot_ordinal_embedding_music_sun397": "000",
     "plot_constrained_lasso_epro": "001",
     "plot_lmnn_digits": "001",
     "plot_s3gd_convergence": "002",
