@@ -24,6 +24,8 @@ paper's method (``solver='svrg_sbb'``) against its baselines on them:
   ``R^18``), an RBF-kernel regularised least-squares map from pixels to the embedding to
   place the test images, and retrieval of the training images by each test image:
   Precision@K and Recall@K (K = 40..100) and MAP truncated at 40, as the paper defines them;
+* beside the paper's rows, SVRG-SBB with skstoch's stabilizer (``epsilon='auto'``) and
+  skstoch's default solver (L-BFGS) on the same data;
 * a record of each claim with our numbers and a verdict (``examples/_reproduction.py``).
 
 Set ``SKSTOCH_EXAMPLE_FAST=1`` for a quick, smaller run.
@@ -248,8 +250,9 @@ faster, faster_auto = {}, {}   # loss -> SBB (best b) below every baseline at ep
 for loss in losses:
     sbb = min(at(loss, f"SBB-epsilon b={b}", early)[0] for b in (1, 10))
     others = baselines + (["projected GD (cvx)"] if loss in CONVEX else [])
-    faster[loss] = all(sbb < at(loss, name, early)[0] for name in others)
-    faster_auto[loss] = all(at(loss, AUTO, early)[0] < at(loss, name, early)[0]
+    # faster: at least 0.01 (one point of test error) below every baseline; less is a tie
+    faster[loss] = all(sbb <= at(loss, name, early)[0] - 0.01 for name in others)
+    faster_auto[loss] = all(at(loss, AUTO, early)[0] <= at(loss, name, early)[0] - 0.01
                             for name in others)
     for epoch in (early, music_epochs):
         print(f"{loss:5s} test error at epoch {epoch}: " + ", ".join(
@@ -486,8 +489,8 @@ claims = [
                  f"{at(loss, 'projected GD (cvx, tuned step)', early)[0]:.3f})"
                  if loss in CONVEX else "") for loss in losses),
           verdict=verdict(faster.values()),
-          why=f"rule: the better SBB-epsilon (b=1 or 10) has a lower mean test error at epoch "
-              f"{early} than every baseline, per loss; holds for "
+          why=f"rule: the better SBB-epsilon (b=1 or 10) has a mean test error at epoch "
+              f"{early} at least 0.01 below every baseline's, per loss; holds for "
               f"{sum(faster.values())} of {len(losses)} losses (synthetic data, not the "
               f"survey); projected GD at the paper's untuned step, its tuned step shown apart; "
               f"the paper gives no epsilon, and 0.01 caps an epoch's move m eta at 1 / epsilon "

@@ -53,14 +53,6 @@ EXAMPLE_PAPER = {
 # Headline claims no example tests, with why: listed so that the page covers every headline
 # claim of the five papers.  A row here is removed once an example records the claim.
 UNRECORDED = {
-    "000": [
-        ("Fig. 4 (music artists): SBB-epsilon's test error decays faster than SGD, SVRG and "
-         "projected GD; SVRG-SBB0 fails (step about 1e35)",
-         "the aset400 data cannot be downloaded here"),
-        ("Table II / Fig. 5 (SUN397): non-convex SVRG-SBB-epsilon gives the best MAP, "
-         "precision and recall, the convex route about chance",
-         "the SUN397 features cannot be downloaded here; a synthetic analogue was not built"),
-    ],
     "002": [
         ("Fig. 3: an S3GD iteration costs about 1.4x an SGD iteration (SCV about 2,800x)",
          "the example times whole fits, not iterations; no verdict recorded"),
