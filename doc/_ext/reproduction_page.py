@@ -42,6 +42,7 @@ PAPERS = {
 # the paper each gallery example tests (records written before ``paper_id`` existed)
 EXAMPLE_PAPER = {
     "plot_ordinal_embedding_svrg_sbb": "000",
+    "plot_ordinal_embedding_music_sun397": "000",
     "plot_constrained_lasso_epro": "001",
     "plot_lmnn_digits": "001",
     "plot_s3gd_convergence": "002",
@@ -52,14 +53,6 @@ EXAMPLE_PAPER = {
 # Headline claims no example tests, with why: listed so that the page covers every headline
 # claim of the five papers.  A row here is removed once an example records the claim.
 UNRECORDED = {
-    "000": [
-        ("Fig. 4 (music artists): SBB-epsilon's test error decays faster than SGD, SVRG and "
-         "projected GD; SVRG-SBB0 fails (step about 1e35)",
-         "the aset400 data cannot be downloaded here"),
-        ("Table II / Fig. 5 (SUN397): non-convex SVRG-SBB-epsilon gives the best MAP, "
-         "precision and recall, the convex route about chance",
-         "the SUN397 features cannot be downloaded here; a synthetic analogue was not built"),
-    ],
     "004": [
         ("Fig. 4 (time): LIBLINEAR is faster on data sets below 100,000 rows, CGVR faster on "
          "SUSY and HIGGS (millions of rows)",
