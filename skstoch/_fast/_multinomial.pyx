@@ -309,7 +309,7 @@ cdef int _epoch(const floating* X, MultinomialTables T, const Py_ssize_t[::1] or
     cdef const double* bx = NULL
     cdef const double* BXp = &BX[0, 0] if lazy else NULL
     cdef double s_i
-    buf.n_rows, buf.next = 0, 0
+    buf.n_rows, buf.next, buf.max_rows, buf.capacity = 0, 0, 0, 0
     if gather:
         buf.max_rows = max(_GATHER_ROWS, batch)
         buf.capacity = max(_GATHER_ENTRIES, batch * T.max_row)
