@@ -1299,3 +1299,22 @@ def test_default_retries_only_the_final_fit(monkeypatch):
     S3VMClassifier(gamma=5.0, n_restarts=2, max_iter=20).fit(X, y_semi)
     S3VMClassifier(gamma=5.0, solver="tsgs3vm", max_iter=20).fit(X, y_semi)
     assert seen == [(2, 0), (1, 0)]
+
+
+@pytest.mark.slow
+def test_default_retries_a_fit_stuck_at_max_iter():
+    # the scaling problem of bench_s3vm.py at n=10^4 (the full 8,192-row pool): random_state=2
+    # fitted once stops at max_iter with 77% (bench_s3vm.py seeds shows the rate at 10^5); no
+    # smaller case is known: at n=2000 none of 30 seeds failed
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = make_moons(10_000, noise=0.1, random_state=0)
+    y_semi, _ = make_semisupervised(y, n_labeled=20, random_state=0)
+    Xt, yt = make_moons(2000, noise=0.1, random_state=1)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = S3VMClassifier(gamma=5.0, random_state=2).fit(X, y_semi)
+    # the first fit did not converge (else no retry); a retry did and is kept
+    assert clf.restart_objectives_.shape[0] >= 2 and clf.n_iter_ < clf.max_iter
+    assert clf.score(Xt, yt) >= 0.97
