@@ -174,10 +174,10 @@ def solve(problem, params, monitor, state=None):
         ``x`` the coefficients alpha (n_iter, n_heads, m), ``intercept`` (n_heads,),
         ``n_iter`` the blocks fitted, ``criterion`` the last fraction of probe labels changed.
         ``extra``: ``seed`` (of the kept run), ``objective`` and ``restart_objectives`` (one
-        per run made, restarts and retries; see :meth:`_Run.objective`), ``step_sizes`` (after the Laplacian step cap),
-        ``random_weights`` / ``random_offset`` (the blocks' omega and offset, None unless
-        ``cache_features``), ``f_labeled`` (f on the labeled rows of the run: all, or the
-        labeled pool) and ``Y_labeled`` (their targets).
+        per run made, restarts and retries; see :meth:`_Run.objective`), ``step_sizes``
+        (after the Laplacian step cap), ``random_weights`` / ``random_offset`` (the blocks'
+        omega and offset, None unless ``cache_features``), ``f_labeled`` (f on the labeled
+        rows of the run: all, or the labeled pool) and ``Y_labeled`` (their targets).
     """
     if state is not None:
         raise ValueError("TSGS3VM has no warm start: state must be None")
