@@ -22,12 +22,16 @@ of LabelSpreading relies on). Results: results/s3vm_diagnostics.md.
 Part 4 (scale_labeled, issue 18.8; only when named): half-labeled synthetic data up to 2M x 20
 and a 30 x 200,000 CSR. Results: results/s3vm_scale_labeled.md/.json.
 
+Part 5 (seeds; only when named): the scaling problem at n = 10^5 with random_state 0-19, with
+n_restarts=1 (the earlier default) and the default "auto": how often a fit warns or fails.
+Results: results/s3vm_seeds.md/.json.
+
 Part 2 also has half-labeled rows (issue 18.8): S3VMClassifier with every default on 10^5 to
 2 x 10^6 rows of 20 features, half of them labeled, each fit in a child process (wall and CPU
 time, peak RSS); ``scaling half_labeled`` runs only those rows and merges them into the results.
 
 Run: PYTHONPATH=. python benchmarks/bench_s3vm.py [accuracy] [scaling [half_labeled]]
-[diagnostics] [scale_labeled] (the first three by default).  Quick mode (``SKSTOCH_BENCH_QUICK=1``): moons and digits 3v8 only, 3 label draws,
+[diagnostics] [scale_labeled] [seeds] (the first three by default).  Quick mode (``SKSTOCH_BENCH_QUICK=1``): moons and digits 3v8 only, 3 label draws,
 n up to 10^4 in the scaling part, files in a temporary folder.
 """
 import sys
@@ -429,6 +433,64 @@ def run_scale_labeled():
     write_results(payload["name"], payload, "\n".join(lines) + "\n")
 
 
+def run_seeds():
+    """How often the default fails with 20 labels at n = 10^5 (the scaling problem): one fit per
+    random_state 0-19 with n_restarts=1 (the default before n_restarts="auto", bitwise) and
+    with the default "auto" (retries while no fit converged). A fit fails when it warns
+    (ConvergenceWarning: max_iter reached with probe labels still changing)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    n, seeds = (10_000, range(3)) if QUICK else (100_000, range(20))
+    X, y = make_moons(n, noise=0.1, random_state=0)
+    ys, _ = make_semisupervised(y, n_labeled=20, random_state=0)
+    Xte, yte = make_moons(10_000, noise=0.1, random_state=1)
+    rows = []
+    lines = ["# s3vm_seeds", "",
+             f"Two moons (noise 0.1), n = {n:,}, 20 labeled rows (the scaling problem), test on "
+             f"10,000; S3VMClassifier(gamma=5) with its defaults and random_state 0-"
+             f"{max(seeds)}, n_restarts=1 (the default before n_restarts='auto') and 'auto'. "
+             "fits = fits made (restart_objectives_); warned = ConvergenceWarning; CPU s = "
+             "time.process_time of the fit.", "",
+             "| n_restarts | random_state | accuracy | n_iter_ | fits | warned | CPU s |",
+             "|---|---|---|---|---|---|---|"]
+    for restarts in (1, "auto"):
+        for seed in seeds:
+            cpu = time.process_time()
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                model = S3VMClassifier(gamma=5.0, n_restarts=restarts,
+                                       random_state=seed).fit(X, ys)
+            cpu = time.process_time() - cpu
+            warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+            row = {"n_restarts": restarts, "random_state": seed,
+                   "accuracy": float(model.score(Xte, yte)), "n_iter": int(model.n_iter_),
+                   "fits": int(model.restart_objectives_.shape[0]), "warned": warned,
+                   "cpu_s": cpu}
+            rows.append(row)
+            lines.append(f"| {restarts} | {seed} | {row['accuracy']:.4f} | {row['n_iter']} | "
+                         f"{row['fits']} | {warned} | {cpu:.1f} |")
+            print(lines[-1], flush=True)
+    lines += ["", "| n_restarts | fits warned | accuracy < 97% | min accuracy | median accuracy "
+              "| mean CPU s |", "|---|---|---|---|---|---|"]
+    summary = []
+    for restarts in (1, "auto"):
+        sel = [r for r in rows if r["n_restarts"] == restarts]
+        acc = np.array([r["accuracy"] for r in sel])
+        s = {"n_restarts": restarts, "warned": sum(r["warned"] for r in sel),
+             "below_97": int(np.sum(acc < 0.97)), "n_seeds": len(sel),
+             "min_accuracy": float(acc.min()), "median_accuracy": float(np.median(acc)),
+             "mean_cpu_s": float(np.mean([r["cpu_s"] for r in sel]))}
+        summary.append(s)
+        lines.append(f"| {restarts} | {s['warned']} of {s['n_seeds']} | {s['below_97']} of "
+                     f"{s['n_seeds']} | {s['min_accuracy']:.4f} | {s['median_accuracy']:.4f} "
+                     f"| {s['mean_cpu_s']:.2f} |")
+    payload = stamp({"name": "s3vm_seeds", "problem": lines[2], "rows": rows,
+                     "summary": summary})
+    lines += ["", f"Run on {payload['date_utc']} with `{payload['command']}`."]
+    print("\n".join(lines[-6:]))
+    write_results(payload["name"], payload, "\n".join(lines) + "\n")
+
+
 def run_diagnostics():
     """Why a kernel S3VM can lose to a knn graph: the low-density assumption in the RBF metric.
 
@@ -476,3 +538,5 @@ if __name__ == "__main__":
         run_scaling_half_labeled()
     if "scale_labeled" in parts:   # not in the default set: minutes at 2M rows
         run_scale_labeled()
+    if "seeds" in parts:   # not in the default set: 40 fits at 10^5 rows
+        run_seeds()

@@ -26,6 +26,8 @@ from .utils._validation import check_fitted_array, fitted_n_heads, fitted_state_
 _AUTO_CACHE_BYTES = 256 * 2**20
 # unlabeled rows used for the balance constraint and the convergence test (all when fewer)
 _PROBE_SIZE = 2048
+# n_restarts="auto": fits after the first while none has converged (3 in all at most)
+_AUTO_RETRIES = 2
 
 __all__ = ["S3VMClassifier", "labeled_accuracy_score", "labeled_accuracy_scorer"]
 
@@ -292,11 +294,19 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         labeled rows of the fit (batches, cached f, kNN graph, objective estimate and
         calibration; the balance target ``mean_l y`` uses every label), so the cost of a fit
         is linear in n whatever the labeled fraction.
-    n_restarts : int, default=1
+    n_restarts : int or "auto", default="auto"
         Fits with different seeds (restart r uses ``seed + r * 0x9E3779B97F4A7C15``); the
         one with the lowest training objective estimate is kept (``restart_objectives_``),
         a standard remedy for the non-convex unlabeled term. Costs ``n_restarts`` fits;
-        ignored without unlabeled term.
+        ignored without unlabeled term. "auto" fits once and, while no fit has passed the
+        stopping test (``tol``) by ``max_iter``, up to twice more with the next seeds,
+        keeping the converged fit (else the lowest objective estimate): a fit whose probe
+        labels keep changing has its boundary in a dense region (a local minimum of the
+        unlabeled term) or has not finished moving it there (on 10^5 two-moons rows with
+        20 labels, 5 of 20 seeds, see the user guide). It costs nothing when the first fit
+        converges; it does not retry when ``tol`` is None or ``max_iter`` is below the
+        test's minimum (``max(C_star_warmup * max_iter, 2 / eta0)``), and the gamma CV's
+        fold fits are never retried.
     average : bool, default=False
         Return the average of the iterates instead of the last one: polynomial-decay
         averaging (Shamir & Zhang 2013; after t iterates the average moves toward the t-th
@@ -352,8 +362,9 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     seed_ : int
         Seed of the counter-based generator (of the kept restart); features of block i are
         regenerated from (seed_, i).
-    restart_objectives_ : ndarray of shape (n_restarts,)
-        Training objective estimate of each restart: ``1/2 sum_i ||alpha_i||^2`` (the norm
+    restart_objectives_ : ndarray of shape (n_runs,)
+        Training objective estimate of each fit made (``n_restarts``, or 1 to 3 with
+        "auto"): ``1/2 sum_i ||alpha_i||^2`` (the norm
         of f in the space of its random features) ``+ C`` mean labeled hinge on all labeled
         rows ``+ C*`` mean unlabeled loss on the probe set.
     n_labeled_, n_unlabeled_ : int
@@ -391,7 +402,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     unlabeled term off) ramped up over the first 30% of the iterations; the step is 0.02;
     unlabeled batches come from a bounded random pool of the unlabeled rows; the default runs
     at most 300 iterations of 64 features, stopped by a label-flip test, rather than one pass
-    of ``sqrt(n)`` features; ``gamma`` is cross-validated over the labeled rows by default
+    of ``sqrt(n)`` features, and a fit that fails that test is retried with other seeds
+    (``n_restarts="auto"``); ``gamma`` is cross-validated over the labeled rows by default
     (``gamma="cv"``, a 5-point grid scored by the held-out hinge, as the paper's CV but
     automatic and only from 20 labels on);
     more than two classes are handled by one-vs-rest heads that share batches and features
@@ -437,7 +449,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "record_every": [Interval(Integral, 1, None, closed="left")],
         "unlabeled_pool": [Interval(Integral, 1, None, closed="left"), None],
-        "n_restarts": [Interval(Integral, 1, None, closed="left")],
+        "n_restarts": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "average": ["boolean"],
         "manifold_weight": [Interval(Real, 0, None, closed="left")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
@@ -450,7 +462,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                  ramp_s=-0.3, n_components=64, batch_size=256, max_iter=300,
                  learning_rate="constant", eta0="auto", power_t=0.5, theta=1.0,
                  store_random_features="auto", class_balance=True, C_star_warmup=0.3,
-                 tol=1e-3, record_every=10, unlabeled_pool=8192, n_restarts=1,
+                 tol=1e-3, record_every=10, unlabeled_pool=8192, n_restarts="auto",
                  average=False, manifold_weight=30.0, n_neighbors=10, random_state=None,
                  verbose=0, callback=None):
         self.C = C
@@ -577,13 +589,14 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             return scale, None
 
         def make_params(n_l, n_u, gamma):
-            return self._resolve(X.shape, n_l, n_u, gamma)[0]
+            # the fold fits are never retried (n_restarts="auto"): the CV cost stays bounded
+            return self._resolve(X.shape, n_l, n_u, gamma, retries=False)[0]
 
         return select_gamma(problem, y_enc, scale, make_params)
 
-    def _resolve(self, shape, n_l, n_u, gamma):
+    def _resolve(self, shape, n_l, n_u, gamma, retries=True):
         """The driver parameters for ``n_l`` labeled and ``n_u`` unlabeled rows of an X of
-        shape ``shape``, and eta0."""
+        shape ``shape``, and eta0 (``retries=False``: none, whatever ``n_restarts``)."""
         n_samples, n_features = shape
         C = 10.0 * n_l if self.C == "auto" else float(self.C)
         paper = self.solver == "tsgs3vm"
@@ -623,7 +636,9 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             pool_size=None if paper else self.unlabeled_pool,
             average=False if paper else bool(self.average),
             manifold_weight=0.0 if paper else float(self.manifold_weight),
-            n_neighbors=int(self.n_neighbors), n_restarts=1 if paper else int(self.n_restarts))
+            n_neighbors=int(self.n_neighbors),
+            n_restarts=1 if paper or self.n_restarts == "auto" else int(self.n_restarts),
+            retries=_AUTO_RETRIES if retries and not paper and self.n_restarts == "auto" else 0)
         return params, eta0
 
     # -- prediction ------------------------------------------------------------------------------

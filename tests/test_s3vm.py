@@ -1234,3 +1234,87 @@ def test_labeled_rows_share_the_pool_bound(moons, monkeypatch):
     sizes.clear()
     S3VMClassifier(gamma=5.0, max_iter=5, unlabeled_pool=None, random_state=0).fit(X, y_semi)
     assert sizes == [X.shape[0]]
+
+
+def _stub_runs(monkeypatch, outcomes):
+    """Replace one run of the driver by ``outcomes[r] = (converged, objective)`` for the run
+    with restart seed r (seed 0); returns the list of restarts made."""
+    from skstoch._solvers import tsg
+    from skstoch._solvers._result import SolverResult
+    made = []
+
+    def fit_once(dataset, problem, params, seed, monitor, cols=None):
+        r = next(k for k in range(len(outcomes)) if tsg.restart_seed(0, k) == seed)
+        made.append(r)
+        converged, objective = outcomes[r]
+        monitor.record(iteration=1, objective=objective, step_size=0.1)
+        return SolverResult(x=np.full((1, 1, 2), float(r)), n_iter=1, converged=converged,
+                            criterion=0.0, criterion_name="c", intercept=np.zeros(1),
+                            extra={"seed": seed, "objective": objective})
+
+    monkeypatch.setattr(tsg, "_fit_once", fit_once)
+    return made
+
+
+@pytest.mark.parametrize("outcomes, runs, kept", [
+    ([(True, 5.0), (True, 1.0), (True, 1.0)], [0], 0),          # converged: no retry
+    ([(False, 1.0), (True, 5.0), (True, 0.5)], [0, 1], 1),       # converged run preferred
+    ([(False, 4.0), (False, 2.0), (False, 3.0)], [0, 1, 2], 1),  # none: lowest objective
+])
+def test_auto_restarts_retry_until_a_run_converges(rng, monkeypatch, outcomes, runs, kept):
+    X, labeled, Y, unlabeled = _small_problem(rng)
+    made = _stub_runs(monkeypatch, outcomes)
+    params = TSGParams(C=3.0, C_star=2.0, loss="hinge", ramp_s=-0.3,
+                       step_sizes=step_schedule("constant", 0.1, 0.5, 1.0, 40), batch_size=8,
+                       n_components=2, kernel_gamma=0.5, tol=1e-3, retries=2)
+    res = solve(TSGProblem(X, labeled, Y, unlabeled, 0), params, FitMonitor("t"))
+    assert made == runs and res.x[0, 0, 0] == kept
+    assert res.extra["restart_objectives"].shape == (len(runs),)
+    # a run too short for the test (20 < 2 / 0.1 iterations), or no tol: never retried
+    for short in ({"step_sizes": params.step_sizes[:19]}, {"tol": None}):
+        made.clear()
+        solve(TSGProblem(X, labeled, Y, unlabeled, 0), TSGParams(**{**vars(params), **short}),
+              FitMonitor("t"))
+        assert made == [0]
+    # an integer n_restarts makes exactly that many runs and keeps the lowest objective
+    made.clear()
+    res = solve(TSGProblem(X, labeled, Y, unlabeled, 0),
+                TSGParams(**{**vars(params), "retries": 0, "n_restarts": 3}), FitMonitor("t"))
+    assert made == [0, 1, 2] and res.x[0, 0, 0] == int(np.argmin([o for _, o in outcomes]))
+
+
+def test_default_retries_only_the_final_fit(monkeypatch):
+    from skstoch._solvers import tsg
+    X, y = make_moons(300, noise=0.1, random_state=0)
+    y_semi, _ = make_semisupervised(y, n_labeled=30, random_state=0)
+    seen = []
+    solve_ = tsg.solve
+    monkeypatch.setattr(tsg, "solve", lambda p, params, m, state=None: (
+        seen.append((params.n_restarts, params.retries)), solve_(p, params, m))[1])
+    import skstoch._solvers._tsg_gamma_cv as cv
+    monkeypatch.setattr(cv, "solve", tsg.solve)
+    S3VMClassifier(random_state=0, max_iter=20).fit(X, y_semi)          # gamma="cv": 15 folds
+    assert seen == [(1, 0)] * 15 + [(1, 2)]
+    seen.clear()
+    S3VMClassifier(gamma=5.0, n_restarts=2, max_iter=20).fit(X, y_semi)
+    S3VMClassifier(gamma=5.0, solver="tsgs3vm", max_iter=20).fit(X, y_semi)
+    assert seen == [(2, 0), (1, 0)]
+
+
+@pytest.mark.slow
+def test_default_retries_a_fit_stuck_at_max_iter():
+    # the scaling problem of bench_s3vm.py at n=10^4 (the full 8,192-row pool): random_state=2
+    # fitted once stops at max_iter with 77% (bench_s3vm.py seeds shows the rate at 10^5); no
+    # smaller case is known: at n=2000 none of 30 seeds failed
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = make_moons(10_000, noise=0.1, random_state=0)
+    y_semi, _ = make_semisupervised(y, n_labeled=20, random_state=0)
+    Xt, yt = make_moons(2000, noise=0.1, random_state=1)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = S3VMClassifier(gamma=5.0, random_state=2).fit(X, y_semi)
+    # the first fit did not converge (else no retry); a retry did and is kept
+    assert clf.restart_objectives_.shape[0] >= 2 and clf.n_iter_ < clf.max_iter
+    assert clf.score(Xt, yt) >= 0.97

@@ -12,7 +12,8 @@ Beyond the paper (each documented in the estimator): a bounded random pool of un
 the class-balance constraint (blocks centred on a probe set, intercept fixed at mean_l y), a
 linear warm-up of C*, a label-change stopping test on the probe set, polynomial-decay iterate
 averaging, a Laplacian term on a kNN graph (a fourth source of randomness: sampled edges) with
-a step cap from its curvature, and restarts with other seeds.
+a step cap from its curvature, restarts with other seeds, and retries with other seeds while
+no run has passed the stopping test.
 
 f on a pool of rows (labeled, unlabeled pool, probe set) is either kept up to date with every
 new block (``F <- (1 - gamma_i) F + phi_i(X_pool) alpha_i``, cost n_pool m d per iteration) or
@@ -119,6 +120,11 @@ class TSGParams:
     n_restarts : int
         Fits with seeds ``seed + r * RESTART_SEED_STEP``; the one with the lowest objective
         estimate is kept (one fit without unlabeled term).
+    retries : int
+        Up to this many more fits (continuing the seed sequence) while no fit so far has
+        converged; the kept fit is then the lowest objective among the converged fits, or
+        among all when none converged. Only when the stopping test can fire
+        (:func:`can_converge`): a fit too short for the test is not retried.
     cache_labeled, cache_unlabeled : bool or None
         Keep f on the whole labeled rows (unlabeled pool); None picks the cheaper, cached when
         the pool has at most ``B T / 2`` rows.
@@ -143,6 +149,7 @@ class TSGParams:
     manifold_weight: float = 0.0
     n_neighbors: int = 10
     n_restarts: int = 1
+    retries: int = 0
     cache_labeled: bool | None = None
     cache_unlabeled: bool | None = None
 
@@ -166,11 +173,11 @@ def solve(problem, params, monitor, state=None):
     SolverResult
         ``x`` the coefficients alpha (n_iter, n_heads, m), ``intercept`` (n_heads,),
         ``n_iter`` the blocks fitted, ``criterion`` the last fraction of probe labels changed.
-        ``extra``: ``seed`` (of the kept run), ``objective`` and ``restart_objectives`` (see
-        :meth:`_Run.objective`), ``step_sizes`` (after the Laplacian step cap),
-        ``random_weights`` / ``random_offset`` (the blocks' omega and offset, None unless
-        ``cache_features``), ``f_labeled`` (f on the labeled rows of the run: all, or the
-        labeled pool) and ``Y_labeled`` (their targets).
+        ``extra``: ``seed`` (of the kept run), ``objective`` and ``restart_objectives`` (one
+        per run made, restarts and retries; see :meth:`_Run.objective`), ``step_sizes``
+        (after the Laplacian step cap), ``random_weights`` / ``random_offset`` (the blocks'
+        omega and offset, None unless ``cache_features``), ``f_labeled`` (f on the labeled
+        rows of the run: all, or the labeled pool) and ``Y_labeled`` (their targets).
     """
     if state is not None:
         raise ValueError("TSGS3VM has no warm start: state must be None")
@@ -184,18 +191,31 @@ def solve(problem, params, monitor, state=None):
     _check_problem(problem, dataset.n_samples)
     use_unlabeled = problem.unlabeled_rows.shape[0] > 0 and params.C_star > 0
     runs = []
+    n_runs = params.n_restarts if use_unlabeled else 1
+    retries = params.retries if use_unlabeled and can_converge(params) else 0
     # the per-iteration matrix products are small (pool x m times m x heads): BLAS threads
     # cost more than they save there (and spin on a loaded machine), so one thread
     with single_thread_blas():
-        for r in range(params.n_restarts if use_unlabeled else 1):
+        r = 0
+        while r < n_runs or (r < n_runs + retries
+                             and not any(res.converged for res, _, _ in runs)):
             start = monitor.elapsed()
             run_monitor = FitMonitor(monitor.solver_name, verbose=monitor.verbose,
                                      callback=monitor.callback)
             result = _fit_once(dataset, problem, params, restart_seed(problem.seed, r),
                                run_monitor, cols)
             runs.append((result, run_monitor, start))
+            r += 1
     objectives = [result.extra["objective"] for result, _, _ in runs]
-    result, run_monitor, start = runs[_first_minimum(objectives)]
+    kept = _first_minimum(objectives)
+    if r > n_runs:
+        # retried: a converged fit is preferred (the objective estimate is noisy, the
+        # unconverged fits are the ones that failed the label-change test)
+        kept = _first_minimum([value if res.converged else np.inf
+                               for value, (res, _, _) in zip(objectives, runs)])
+        if not runs[kept][0].converged:
+            kept = _first_minimum(objectives)
+    result, run_monitor, start = runs[kept]
     _adopt_history(monitor, run_monitor, start)
     result.extra["restart_objectives"] = np.array(objectives)
     where = f"{result.n_iter} iterations"
@@ -233,15 +253,25 @@ def _adopt_history(monitor, run_monitor, start):
     monitor.stopped_by_callback = run_monitor.stopped_by_callback
 
 
+def min_stop_iter(params):
+    """First iteration at which the label-change test may stop a run: not during the C*
+    warm-up nor before 2 / gamma_0 iterations (the memory of a constant step: labels that
+    settle while the start is not forgotten are not converged)."""
+    return max(params.warmup * params.step_sizes.shape[0],
+               int(np.ceil(2.0 / params.step_sizes[0])))
+
+
+def can_converge(params):
+    """Whether the label-change test can stop a run: ``tol`` set and
+    :func:`min_stop_iter` within the budget."""
+    return params.tol is not None and min_stop_iter(params) <= params.step_sizes.shape[0]
+
+
 def _fit_once(dataset, problem, params, seed, monitor, cols=None):
     """One run of Algorithm 1 from f = 0 with ``seed`` (``cols``: see :class:`_Run`)."""
     run = _Run(dataset, problem, params, seed, cols)
     average = _IterateAverage(run) if params.average else None
-    # no stop during the C* warm-up nor before 2 / gamma_0 iterations (the memory of a
-    # constant step: labels that settle while the start is not forgotten are not converged)
-    stop = LabelChangeStop(params.tol, run.n_probe,
-                           max(params.warmup * run.n_iter,
-                               int(np.ceil(2.0 / params.step_sizes[0]))))
+    stop = LabelChangeStop(params.tol, run.n_probe, min_stop_iter(params))
     for i in range(run.n_iter):
         batch = run.sample(i)
         run.add_block(i, run.gradient(i, batch))
