@@ -10,7 +10,7 @@ T = 25; CGVR's default; LIBLINEAR ``-s 1`` through scikit-learn's bundled liblin
 (``LinearSVC(dual=True)``) with the paper's ``C = 1/(2 lambda)`` and with the matched
 ``C = 1/(n lambda)``).  CPU seconds (``time.process_time``) are the measure: the machine is
 shared, wall seconds are recorded beside them, with the load average.  The example
-``examples/plot_cgvr_convergence.py`` reads the results and records the claim's verdict.
+``examples/plot_cgvr_liblinear_time.py`` reads the results and records the claim's verdict.
 
 Run (from the repository root; about 20 minutes of CPU for the defaults):
 
