@@ -296,9 +296,9 @@ def time_methods(alpha, n):
         "CGVR paper": CGVRClassifier("squared_hinge", solver="cgvr_paper", init="uniform",
                                      max_iter=25, inner_iter=50, tol=0, **common),
         "CGVR ours": CGVRClassifier("squared_hinge", **common),
-        "LIBLINEAR paper": LinearSVC(C=1 / (2 * alpha), tol=0.1, dual=True,
+        "LIBLINEAR paper": LinearSVC(C=1 / (2 * alpha), tol=0.1, dual=True, random_state=0,
                                      fit_intercept=False),
-        "LIBLINEAR matched": LinearSVC(C=1 / (n * alpha), tol=0.1, dual=True),
+        "LIBLINEAR matched": LinearSVC(C=1 / (n * alpha), tol=0.1, dual=True, random_state=0),
     }
 
 

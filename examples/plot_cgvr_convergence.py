@@ -8,8 +8,8 @@ Jin et al. (2019), "Stochastic conjugate gradient algorithm with variance reduct
 the paper's four models (ridge on +-1 labels, logistic, hinge, squared hinge):
 
 * Fig. 1: the final objective after T = 25 outer iterations hardly depends on the inner
-  length m; SVRG and SLBFGS are sensitive to the learning rate (swept over the paper's grid
-  {1e-3, 1e-4, 1e-5} and beyond it), CGVR has none;
+  length m (its other claim, that SVRG and SLBFGS depend on the learning rate, is
+  :ref:`sphx_glr_auto_examples_plot_cgvr_rates.py`);
 * Fig. 2: convergence of CGVR against SVRG (fixed step), SLBFGS (the stochastic L-BFGS of
   Moritz et al. as the paper's Alg. 2 describes it, a numpy baseline in
   ``examples/_cgvr_baselines.py``: batches ``sqrt(n)``, memory 10, a curvature pair every 10
@@ -21,8 +21,8 @@ the paper's four models (ridge on +-1 labels, logistic, hinge, squared hinge):
   :ref:`sphx_glr_auto_examples_plot_cgvr_auc.py`;
 * Fig. 4: test AUC of CGVR (squared hinge) against LIBLINEAR through
   :class:`~sklearn.svm.LinearSVC`, with the correctly matched ``C = 1 / (n alpha)`` (the paper
-  used ``C = 1/(2 lambda)``, which omits n); Fig. 4's fit times are
-  :ref:`sphx_glr_auto_examples_plot_cgvr_liblinear_time.py`.
+  used ``C = 1/(2 lambda)``, which omits n); Fig. 4's fit times at up to millions of rows
+  are :ref:`sphx_glr_auto_examples_plot_cgvr_liblinear_time.py`.
 
 Every claim is tested on the paper's algorithm as published, ``solver='cgvr_paper'``
 (line search on the mini-batch objective, no safeguard, ``w_0 ~ U[0, 1)``), and our default
@@ -121,31 +121,6 @@ n = X.shape[0]
 ms = [5, 50] if FAST else [5, 10, 50, 100, 150]
 f_stars = {}
 fig1 = {}
-# Fig. 1's other claim, SVRG and SLBFGS "are sensitive to the learning rate" (CGVR has
-# none): the paper's grid {1e-3, 1e-4, 1e-5}, and 1e-2, 1e-1 beyond it
-RATES = (1e-3, 1e-4, 1e-5)
-ALL_RATES = (1e-1, 1e-2) + RATES
-
-
-def _cgvr_baseline(solver):
-    def fit(loss, rate, X, y):
-        try:
-            return CGVRClassifier(loss, alpha=ALPHA, solver=solver, eta0=rate, inner_iter=50,
-                                  max_iter=T, tol=0, init="uniform", random_state=0
-                                  ).fit(X, y).history_
-        except (ValueError, FloatingPointError):   # a diverging step: no history
-            return {"objective": [np.inf], "passes": [0.0]}
-    return fit
-
-
-RATE_METHODS = {
-    "SVRG": _cgvr_baseline("svrg"),
-    "mini-batch SVRG": _cgvr_baseline("minibatch_svrg"),
-    "SLBFGS": lambda loss, rate, X, y: StochasticLBFGS(
-        loss, alpha=ALPHA, eta0=rate, max_iter=T, inner_iter=50, random_state=0
-    ).fit(X, y).history_,
-}
-rate_runs = {}      # (model, method, rate) -> (passes, objective per outer iteration)
 for model, loss in MODELS.items():
     f_stars[model] = reference_objective(loss, X, y)
     for label, kw in [("CGVR (paper)", PAPER), ("CGVR (ours)", OURS),
@@ -166,16 +141,6 @@ for model, loss in MODELS.items():
         f_stars[model] = min(f_stars[model], np.min(slbfgs.history_["objective"]))
         gaps.append(slbfgs.history_["objective"][-1])
     fig1[model, "SLBFGS eta=1e-3"] = gaps
-    # the rate sweep at the paper's m = 50 (below): every SVRG-type baseline over the
-    # paper's rate grid and two larger rates, from the same w_0
-    for rate in ALL_RATES:
-        for method, fit in RATE_METHODS.items():
-            with np.errstate(all="ignore"):
-                history = fit(loss, rate, X, y)
-            values = np.asarray(history["objective"], dtype=float)
-            rate_runs[model, method, rate] = (np.asarray(history["passes"]), values)
-            if np.all(np.isfinite(values)):
-                f_stars[model] = min(f_stars[model], values.min())
 fig1 = {key: gap(values, f_stars[key[0]]) for key, values in fig1.items()}
 
 fig, axes = plt.subplots(1, len(MODELS), figsize=(14, 3.8), sharey=True)
@@ -191,43 +156,6 @@ for model in MODELS:
     print(f"Fig. 1 {model}: " + "; ".join(
         f"{label} " + " ".join(f"{v:.1e}" for v in fig1[model, label])
         for label in ("CGVR (paper)", "CGVR (ours)")))
-
-# %%
-# Fig. 1 (rates): SVRG and SLBFGS over the learning rate, CGVR without one
-# -------------------------------------------------------------------------
-# Final relative suboptimality after T outer iterations of m = 50 against the rate (the
-# paper's grid shaded), and the effective passes to a relative suboptimality of 1e-3
-# (none: not reached within T). CGVR's rows have no rate: horizontal lines.
-TOL_GAP = 1e-3
-
-
-def rate_gap(model, method, rate):
-    passes, values = rate_runs[model, method, rate]
-    if not np.all(np.isfinite(values)):
-        return np.inf, None                                   # diverged
-    g = gap(values, f_stars[model])
-    reached = np.flatnonzero(g <= TOL_GAP)
-    return float(g[-1]), (float(passes[reached[0]]) if len(reached) else None)
-
-
-rate_final = {key: rate_gap(*key) for key in rate_runs}
-fig, axes = plt.subplots(1, len(MODELS), figsize=(14, 3.8), sharey=True)
-m50 = ms.index(50)
-for ax, model in zip(axes, MODELS):
-    for method in RATE_METHODS:
-        ax.loglog(ALL_RATES, [min(rate_final[model, method, r][0], 1e3) for r in ALL_RATES],
-                  "o-", label=method)
-    for label, style in (("CGVR (paper)", "k--"), ("CGVR (ours)", "k:")):
-        ax.axhline(fig1[model, label][m50], color="k", ls=style[1:], label=label + ", no rate")
-    ax.axvspan(min(RATES), max(RATES), color="0.9")
-    ax.set(xlabel="learning rate (paper's grid shaded)", title=f"{model}, m=50, T={T}")
-axes[0].set_ylabel("relative suboptimality after T")
-axes[0].legend(fontsize=7)
-fig.tight_layout()
-for model in MODELS:
-    print(f"Fig. 1 rates {model}: " + "; ".join(
-        f"{method} " + " ".join(f"{r:g}:{rate_final[model, method, r][0]:.1e}"
-                                for r in ALL_RATES) for method in RATE_METHODS))
 
 # %%
 # Fig. 2: suboptimality against effective passes, four models
@@ -416,49 +344,6 @@ for key, algorithm in (("CGVR paper", "paper"), ("CGVR ours", "ours")):
                        for i, name in enumerate(names)),
         verdict=verdict(sum(abs(d) <= 0.005 for d in diffs), len(diffs)),
         why="rule: within 0.005 AUC", algorithm=algorithm))
-# Fig. 1, the rate: SVRG (resp. SLBFGS) depends on the learning rate on a model when its
-# final suboptimality at m = 50 varies by more than 10x over the paper's grid (floored at
-# 1e-6, the rule of the m-sweep turned around); reproduced when it holds for both methods
-# on the four models.
-rate_ok = {}
-for method in ("SVRG", "SLBFGS"):
-    for model in MODELS:
-        finals = np.maximum([rate_final[model, method, r][0] for r in RATES], FIG1_FLOOR)
-        rate_ok[method, model] = finals.max() > 10 * finals.min()
-
-
-def _rate_text(model, method, rates):
-    out = []
-    for r in rates:
-        final_gap, passes = rate_final[model, method, r]
-        to_tol = "diverged" if not np.isfinite(final_gap) else (
-            f"{passes:.0f} passes to 1e-3" if passes is not None else "1e-3 not reached")
-        out.append(f"{r:g}: {final_gap:.2g} ({to_tol})")
-    return f"{method} " + ", ".join(out)
-
-
-claims.append(claim(
-    "Fig. 1: SVRG and SLBFGS are sensitive to the learning rate; CGVR needs none (its step "
-    "comes from a Wolfe line search)",
-    protocol=f"{proto1.split(', m in')[0]}, m=50, rates {{1e-3, 1e-4, 1e-5}} (the paper's "
-             "grid) and 1e-2, 1e-1 beyond it, for SVRG (single sample), SLBFGS (Alg. 2, "
-             "M=10, L=10, |S|=|T|=sqrt(n)) and mini-batch SVRG (the authors' 'SLBFGS' code); "
-             "final relative suboptimality after T and effective passes to 1e-3",
-    ours="; ".join(f"{model}: " + "; ".join(_rate_text(model, method, ALL_RATES)
-                                           for method in RATE_METHODS)
-                   + f"; CGVR (paper) {fig1[model, 'CGVR (paper)'][m50]:.2g}, "
-                     f"CGVR (ours) {fig1[model, 'CGVR (ours)'][m50]:.2g}"
-                   for model in MODELS),
-    verdict=verdict(sum(rate_ok.values()), len(rate_ok)),
-    why="depends on the rate (> 10x spread of the final suboptimality over the paper's "
-        "grid) for " + (", ".join(f"{meth} on {mod}" for (meth, mod), v in rate_ok.items()
-                                  if v) or "no method and model")
-        + "; not for " + (", ".join(f"{meth} on {mod}" for (meth, mod), v in rate_ok.items()
-                                    if not v) or "none")
-        + ". Within the paper's grid every rate is too small for single-sample SVRG to "
-          "leave w_0 ~ U[0,1) in T=25 outer iterations of m=50 (compare 1e-2, 1e-1)",
-    algorithm="paper"))
-
 # Fig. 3 (test AUC against SGD, SVRG, SLBFGS and CG) is plot_cgvr_auc.py's record.
 record("Jin, Zhang, Huang & Geng, Stochastic conjugate gradient algorithm with variance "
        "reduction, IEEE TNNLS 30(5), 2019", "plot_cgvr_convergence.py", claims, fast=FAST)
