@@ -203,7 +203,8 @@ claims = [claim(
     "comes from a Wolfe line search)",
     protocol=f"a9a-like {N} x {D} (make_classification scaled to [-1, 1]), alpha={ALPHA} "
              f"(the (alpha/2)||w||^2 convention of the authors' code), T={T}, m=50, w_0 ~ "
-             "U[0,1), seed 0, f* from a tight fit (best found for the hinge); rates {{1e-3, 1e-4, 1e-5}} (the paper's "
+             "U[0,1), seed 0, f* from a tight fit (best found for the hinge); rates "
+             "{1e-3, 1e-4, 1e-5} (the paper's "
              "grid) and 1e-2, 1e-1 beyond it, for SVRG (single sample), SLBFGS (Alg. 2, "
              "M=10, L=10, |S|=|T|=sqrt(n)) and mini-batch SVRG (the authors' 'SLBFGS' code); "
              "final relative suboptimality after T and effective passes to 1e-3",
