@@ -64,12 +64,6 @@ UNRECORDED = {
         ("Fig. 3: an S3GD iteration costs about 1.4x an SGD iteration (SCV about 2,800x)",
          "the example times whole fits, not iterations; no verdict recorded"),
     ],
-    "004": [
-        ("Fig. 4 (time): LIBLINEAR is faster on data sets below 100,000 rows, CGVR faster on "
-         "SUSY and HIGGS (millions of rows)",
-         "millions of rows are out of reach of the shared 2-core machine; the convergence "
-         "example's Fig. 4 panel shows fit times at 32,561-100,000 rows without a verdict"),
-    ],
 }
 COLUMNS = ("claim", "algorithm", "protocol", "ours", "verdict", "why")
 
