@@ -1,7 +1,7 @@
 """
-=====================================================================
+=======================================================================
 CGVR: fit time against LIBLINEAR, from 32,561 rows to millions (Fig. 4)
-=====================================================================
+=======================================================================
 
 Tests the time half of Fig. 4 of Jin et al. (2019), "Stochastic conjugate gradient algorithm
 with variance reduction": "LIBLINEAR runs faster than CGVR on a9a, w8a and ijcnn1, whose

@@ -1,7 +1,7 @@
 """
-==================================================================
+===================================================================
 CGVR: no learning rate; SVRG and SLBFGS over theirs (Fig. 1, rates)
-==================================================================
+===================================================================
 
 Tests the learning-rate claim of Fig. 1 of Jin et al. (2019), "Stochastic conjugate gradient
 algorithm with variance reduction": SVRG "is sensitive to the learning rate" and "both SLBFGS
