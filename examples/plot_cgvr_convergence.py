@@ -8,7 +8,8 @@ Jin et al. (2019), "Stochastic conjugate gradient algorithm with variance reduct
 the paper's four models (ridge on +-1 labels, logistic, hinge, squared hinge):
 
 * Fig. 1: the final objective after T = 25 outer iterations hardly depends on the inner
-  length m;
+  length m (its other claim, that SVRG and SLBFGS depend on the learning rate, is
+  :ref:`sphx_glr_auto_examples_plot_cgvr_rates.py`);
 * Fig. 2: convergence of CGVR against SVRG (fixed step), SLBFGS (the stochastic L-BFGS of
   Moritz et al. as the paper's Alg. 2 describes it, a numpy baseline in
   ``examples/_cgvr_baselines.py``: batches ``sqrt(n)``, memory 10, a curvature pair every 10
@@ -20,7 +21,8 @@ the paper's four models (ridge on +-1 labels, logistic, hinge, squared hinge):
   :ref:`sphx_glr_auto_examples_plot_cgvr_auc.py`;
 * Fig. 4: test AUC of CGVR (squared hinge) against LIBLINEAR through
   :class:`~sklearn.svm.LinearSVC`, with the correctly matched ``C = 1 / (n alpha)`` (the paper
-  used ``C = 1/(2 lambda)``, which omits n).
+  used ``C = 1/(2 lambda)``, which omits n); Fig. 4's fit times at up to millions of rows
+  are :ref:`sphx_glr_auto_examples_plot_cgvr_liblinear_time.py`.
 
 Every claim is tested on the paper's algorithm as published, ``solver='cgvr_paper'``
 (line search on the mini-batch objective, no safeguard, ``w_0 ~ U[0, 1)``), and our default

@@ -52,14 +52,7 @@ EXAMPLE_PAPER = {
 }
 # Headline claims no example tests, with why: listed so that the page covers every headline
 # claim of the five papers.  A row here is removed once an example records the claim.
-UNRECORDED = {
-    "004": [
-        ("Fig. 4 (time): LIBLINEAR is faster on data sets below 100,000 rows, CGVR faster on "
-         "SUSY and HIGGS (millions of rows)",
-         "millions of rows are out of reach of the shared 2-core machine; the convergence "
-         "example's Fig. 4 panel shows fit times at 32,561-100,000 rows without a verdict"),
-    ],
-}
+UNRECORDED = {}
 COLUMNS = ("claim", "algorithm", "protocol", "ours", "verdict", "why")
 
 
