@@ -1,7 +1,7 @@
 """Threads inside one CGVR fit (issue 21.3): wall time of a binary CGVRClassifier fit (defaults)
 with n_jobs=1 and n_jobs=2 on a 200k x 100 dense problem and on the sparse rcv1-like problem of
-bench_cgvr.py, alternated, three repetitions each, and a check that both give bitwise the same
-coefficients.
+bench_cgvr.py, alternated, five repetitions each (in five rounds), and a check that both give
+bitwise the same coefficients.
 
     PYTHONPATH=. python benchmarks/bench_cgvr.py threads
 
@@ -15,7 +15,8 @@ only on an idle one.  For the fastest fit of each n_jobs it prints the wall time
 sections (the full passes and the inner loops, the rest is validation and bookkeeping) and,
 for n_jobs=2, the share of its wall time the caller of each inner-loop team waited at the
 team's barriers (a few percent when both threads have a core; about 0.5 when the scheduler
-put both on one core, after which the next inner loops run alone).
+put both on one core, after which the next inner loops run alone).  The report is also
+written to ``results/cgvr_threads.{md,json}``.
 """
 import os
 import time
@@ -73,6 +74,7 @@ def timed_fit(X, y, n_jobs):
 
 
 def report(X, y, desc, repeats=3):
+    """Print the report of one problem and return its row of the results file."""
     fits = {1: [], 2: []}
     for _ in range(repeats):
         for n_jobs in (1, 2):
@@ -88,18 +90,60 @@ def report(X, y, desc, repeats=3):
               f"({len(waits)}), rest {total - full - inner:.3f} s"
               + (", team wait shares " + " ".join(f"{w:.2f}" for w in waits)
                  if n_jobs > 1 else ""))
-    print(f"speedup (best of {repeats}): {best[1][0] / best[2][0]:.2f}x")
+    speedup = best[1][0] / best[2][0]
+    print(f"speedup (best of {repeats}): {speedup:.2f}x")
     s = serial_fraction(X, y, repeats)
+    ceiling = 1 / (s + (1 - s) / 2)
     print(f"serial fraction of a one-thread fit: {100 * s:.1f}%, Amdahl ceiling for 2 "
-          f"threads: {1 / (s + (1 - s) / 2):.2f}x")
+          f"threads: {ceiling:.2f}x")
+    return {"problem": desc, "load": round(os.getloadavg()[0], 2),
+            "n_jobs=1 s": round(best[1][0], 3), "n_jobs=2 s": round(best[2][0], 3),
+            "speedup": round(speedup, 2), "serial %": round(100 * s, 1),
+            "ceiling": round(ceiling, 2),
+            "n_jobs=1 full/inner/rest s": _sections(best[1]),
+            "n_jobs=2 full/inner/rest s": _sections(best[2])}
 
 
-def main(n_samples=200_000, n_features=100, repeats=3):
+def _sections(fit):
+    total, full, inner = fit[:3]
+    return " / ".join(f"{v:.3f}" for v in (full, inner, total - full - inner))
+
+
+def write(rows, repeats):
+    """results/cgvr_threads.{json,md}: one row per problem."""
+    from _harness import write_results
+    keys = list(rows[0])
+    lines = ["# cgvr_threads", "",
+             "Binary CGVRClassifier() fit (defaults, random_state=0), n_jobs=1 against n_jobs=2, "
+             f"alternated, best of {repeats} wall times; coefficients checked bitwise equal. "
+             "speedup = best n_jobs=1 / best n_jobs=2 (it holds only on an idle machine: see "
+             "load, the 1-minute load average); serial % = CPU share of a one-thread fit "
+             "outside its parallel sections; ceiling = the Amdahl bound 1 / (s + (1 - s) / 2); "
+             "full/inner/rest = wall seconds of the fastest fit in full passes, inner loops "
+             "and the rest (validation, bookkeeping).  Each problem runs several rounds: the "
+             "row is the round with the median speedup, the last column lists every round's.",
+             "",
+             "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    write_results("cgvr_threads", {"name": "cgvr_threads", "repeat": repeats, "results": rows},
+                  "\n".join(lines) + "\n")
+
+
+def rounds_row(X, y, desc, repeats, rounds):
+    """``rounds`` reports of one problem: the row of the round with the median speedup, with
+    every round's speedup (the scheduling of two threads on a virtual machine varies)."""
+    runs = [report(X, y, desc, repeats) for _ in range(rounds)]
+    row = sorted(runs, key=lambda r: r["speedup"])[len(runs) // 2]
+    return {**row, "speedup of each round": " ".join(f"{r['speedup']:.2f}" for r in runs)}
+
+
+def main(n_samples=200_000, n_features=100, repeats=5, rounds=5):
     from bench_cgvr import sparse_problem
     X, y = make_classification(n_samples, n_features, n_informative=n_features // 2,
                                random_state=0)
-    report(X, y, f"{n_samples} x {n_features} dense", repeats)
-    report(*sparse_problem(), repeats)
+    rows = [rounds_row(X, y, f"{n_samples} x {n_features} dense", repeats, rounds),
+            rounds_row(*sparse_problem(), repeats, rounds)]
+    write(rows, repeats)
 
 
 if __name__ == "__main__":
