@@ -83,8 +83,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         'auto': 'knn' when ``n_samples <= search_size`` (exact searches), else 'random'
         (measured at n=100,000: 'random' reached 56.4% held-out 3-NN accuracy in 1.964 CPU
         s, the bounded 'knn' searches 51.95% in 1.437 s; ``benchmarks/results/lmnn_scale.md``).
-        The
-        recipe used is ``triplet_strategy_``.
+        The recipe used is ``triplet_strategy_``.
     n_neighbors : int, default=3
         Target neighbours per point ('knn') or random same-class partners per point
         ('random', drawn with repetition; the paper used 2).  Every class needs at least 2
