@@ -13,10 +13,12 @@ method's larger budgets are skipped once one run used twice Epro-SGD's CPU time 
 The example ``examples/plot_constrained_lasso_epro.py`` reads the results in full mode and
 records the claim's verdict.
 
-Run (from the repository root):
+Run (from the repository root; with the defaults 13 minutes wall, 12 minutes of CPU, peak RSS
+2.0 GB at nice 15 and load 2-6 on 2026-11-27; ``--reference-only`` then adds F* in 40 s):
 
     PYTHONPATH=. OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 15 \\
         python benchmarks/studies/epro_cpu_time.py [--features 20216830] [--rows 200000] [--seeds 3]
+    PYTHONPATH=. python benchmarks/studies/epro_cpu_time.py --reference-only
 
 Writes ``benchmarks/studies/results/epro_cpu_time.json`` and ``.md`` (after every seed).
 """
