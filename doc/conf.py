@@ -68,7 +68,7 @@ sphinx_gallery_conf = {
     "gallery_dirs": "auto_examples",
     # run only the plot_* scripts; demo.py (the README's main demo) is shown, never executed
     "filename_pattern": r"/plot_",
-    "ignore_pattern": r"(demo|__init__|_reproduction|_cgvr_baselines|_s3gd_baselines)\.py",
+    "ignore_pattern": r"(demo|__init__|_reproduction|_cgvr_baselines|_s3gd_baselines|_epro_time)\.py",
     "within_subsection_order": "FileNameSortKey",
     # "Examples using X" under each class of the API reference
     "doc_module": ("skstoch",),
