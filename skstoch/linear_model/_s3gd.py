@@ -191,8 +191,9 @@ _SOLVER_DOC = """
         objective on them by cyclic coordinate descent with Anderson extrapolation (exactly
         for the squared error; proximal Newton steps with a backtracking line search for the
         classification losses); it uses none of the step, anchor, batch and epoch
-        parameters, copies the working set's columns of dense X (at most X's size) or makes
-        one CSC copy of sparse X, and reaches the optimum to the precision ``tol`` asks.
+        parameters, copies the working sets' columns of X (dense: at most X's size; sparse:
+        in CSC form, all of X once those columns would hold half of its entries), and reaches
+        the optimum to the precision ``tol`` asks.
     anchor_epochs : int, default=0
         ``solver='hybrid'`` only: epochs with the anchor correction (S3GD) before the switch
         to Prox-SVRG; 0 runs Prox-SVRG from the start and builds no anchor graph.  The default
