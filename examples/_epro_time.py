@@ -22,6 +22,8 @@ from sklearn.exceptions import ConvergenceWarning
 from skstoch import ConstrainedLasso
 from skstoch._solvers import project_l1_ball
 
+import _reproduction  # its users put examples/ on sys.path
+
 L2_REG, RADIUS = 1.0, 0.5        # the paper's alpha and beta
 EPRO = "Epro-SGD (paper)"
 METHODS = {
@@ -191,8 +193,7 @@ def verdict(rows):
     mean = {label: float(np.mean([b[label][0] for _, b in per_seed.values()]))
             for label in METHODS}
     beaten = [label for label in METHODS if label != EPRO and mean[EPRO] < mean[label]]
-    n_other = len(METHODS) - 1
-    word = ("reproduced" if len(beaten) == n_other else "partly" if beaten else "refuted")
+    word = _reproduction.verdict(len(beaten), len(METHODS) - 1)
     return word, mean, beaten, per_seed
 
 

@@ -263,13 +263,13 @@ fig.tight_layout()
 # the lowest suboptimality after T outer iterations (the paper's x-axis) on at least 3 of
 # the 4 models of a dataset. Fig. 4 "AUC comparable to LIBLINEAR": within 0.005.
 try:  # examples/_reproduction.py: sphinx-gallery runs examples from examples/ without __file__
-    from _reproduction import claim, record  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 except ImportError:  # run from another directory
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _reproduction import claim, record  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 
 
 FIG1_FLOOR = 1e-6
@@ -281,10 +281,6 @@ def fig1_holds(label):
           for m in MODELS}
     return ok, ", ".join(f"{m}: m=5 {fig1[m, label][0]:.1e}, spread "
                          f"{floored[m].max() / floored[m].min():.1f}x" for m in MODELS)
-
-
-def verdict(n_ok, n_all):
-    return "reproduced" if n_ok == n_all else ("partly" if n_ok else "refuted")
 
 
 def best_baseline(name, model):

@@ -34,14 +34,14 @@ from skstoch import CGVRClassifier  # noqa: E402
 
 try:  # examples/_cgvr_baselines.py; sphinx-gallery runs examples from examples/ without __file__
     from _cgvr_baselines import StochasticLBFGS  # noqa: E402
-    from _reproduction import claim, record  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 except ImportError:  # run from another directory
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _cgvr_baselines import StochasticLBFGS  # noqa: E402
-    from _reproduction import claim, record  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 ALPHA = 1e-4
@@ -166,10 +166,6 @@ for model in MODELS:
 # Claim and verdict
 # -----------------
 FIG1_FLOOR = 1e-6
-
-
-def verdict(n_ok, n_all):
-    return "reproduced" if n_ok == n_all else ("partly" if n_ok else "refuted")
 
 
 # Fig. 1, the rate: SVRG (resp. SLBFGS) depends on the learning rate on a model when its
