@@ -26,6 +26,8 @@ Also here, shared by every family script and by the docs' benchmarks page:
   timed cases;
 * :func:`history_column`: reads a column of an estimator's ``history_`` (or of a callback
   record) by its current name, falling back to the names used before the results contract;
+* :func:`with_cpu_time`: wraps a case's ``fit`` so the fitted object carries the CPU time of
+  its last fit (``cpu_s_``), for a metric next to the harness's own timings;
 * :data:`FAMILIES`: one entry per estimator family (script, result files, commands), from
   which the docs page and ``benchmarks/README.md`` are written.
 """
@@ -182,6 +184,17 @@ def time_case(case, *, repeat, warmup):
         times.append(elapsed)
         cpu_times.append(cpu)
     return times, cpu_times, dict(case.evaluate(fitted))
+
+
+def with_cpu_time(fit):
+    """Wrap ``fit() -> est`` so that ``est.cpu_s_`` is the process CPU time of the call (all
+    threads: on a loaded machine wall time inflates, CPU time much less)."""
+    def wrapped():
+        c0 = time.process_time()
+        est = fit()
+        est.cpu_s_ = time.process_time() - c0
+        return est
+    return wrapped
 
 
 def _load_average():

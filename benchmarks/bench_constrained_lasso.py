@@ -34,14 +34,14 @@ files in a temporary folder.
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import QUICK, Case, history_column, results_dir, run_benchmark  # noqa: E402
+from _harness import (QUICK, Case, history_column, results_dir, run_benchmark,  # noqa: E402
+                      with_cpu_time)
 
 from sklearn.linear_model import ElasticNet  # noqa: E402
 
@@ -117,20 +117,8 @@ def reference_problem(kind, scale):
     return X, y, radius, F, ref, enet
 
 
-def with_cpu_time(fit):
-    """Wrap a fit so each call records its process CPU time on the fitted object
-    (``_bench_cpu_s``); the table reports it next to the wall time (the machine is shared:
-    wall time is inflated by other jobs' load, CPU time much less)."""
-    def run():
-        c0 = time.process_time()
-        model = fit()
-        model._bench_cpu_s = time.process_time() - c0
-        return model
-    return run
-
-
 def cpu_metric(model):
-    return {"cpu_s (last fit)": round(float(getattr(model, "_bench_cpu_s", float("nan"))), 3)}
+    return {"cpu_s (last fit)": round(float(getattr(model, "cpu_s_", float("nan"))), 3)}
 
 
 METHODS = ["skstoch epro_sgd", "skstoch epro_orda", "skstoch epro_svrg", "skstoch fista",

@@ -44,7 +44,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _harness import (QUICK, Case, results_dir, run_benchmark, stamp,  # noqa: E402
-                      write_results)
+                      with_cpu_time, write_results)
 
 from skstoch import OrdinalEmbedding  # noqa: E402
 from skstoch.datasets import make_embedding, make_triplets  # noqa: E402
@@ -142,17 +142,6 @@ def _to_target_case(label, loss, solver, max_iter, target, test_error):
                              "reached_target": bool(est.reached_),
                              **cpu_metrics(est, target)},
                 external_timing=True)
-
-
-def with_cpu_time(fit):
-    """Wrap ``fit() -> est`` so that ``est.cpu_s_`` is the process CPU time of the call (all
-    threads: on a loaded machine wall time inflates, CPU time much less)."""
-    def wrapped():
-        c0 = time.process_time()
-        est = fit()
-        est.cpu_s_ = time.process_time() - c0
-        return est
-    return wrapped
 
 
 def cpu_metrics(est, target):

@@ -7,13 +7,50 @@
   the loss derivatives of skstoch's margin losses.
 * ``STAND_INS``: synthetic data of the shape class of the paper's six LIBSVM datasets
   (Table I), which cannot be downloaded here.
+* :func:`objective`, :func:`reference_objective` and :func:`gap`: that objective, its
+  minimum f* from a tight fit, and the relative suboptimality the convergence plots show.
 """
 import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import MinMaxScaler
 
+from skstoch import CGVRClassifier
 from skstoch._solvers.cgvr import LOSSES
+
+
+def objective(loss, X, y, w, b, alpha):
+    """``mean_i loss(y_i, x_i.w + b) + (alpha/2) ||w||^2`` with labels ``y == 1`` as +1 and
+    the others as -1 (``'squared_error'``: half the squared residual to those +-1)."""
+    ys = np.where(y == 1, 1.0, -1.0)
+    m = ys * (X @ w + b)
+    if loss == "log_loss":
+        values = np.logaddexp(0, -m)
+    elif loss == "hinge":
+        values = np.maximum(0, 1 - m)
+    elif loss == "squared_hinge":
+        values = np.maximum(0, 1 - m) ** 2
+    else:
+        values = 0.5 * (X @ w + b - ys) ** 2
+    return np.mean(values) + 0.5 * alpha * w @ w
+
+
+def reference_objective(loss, X, y, alpha, max_iter=300):
+    """f* from a tight fit (exact for the smooth models; the best found for the hinge):
+    scikit-learn's LogisticRegression for ``'log_loss'``, else CGVRClassifier at tol 1e-10
+    within ``max_iter`` outer iterations."""
+    if loss == "log_loss":
+        lr = LogisticRegression(C=1 / (len(y) * alpha), tol=1e-12, max_iter=10000).fit(X, y)
+        return objective(loss, X, y, lr.coef_[0], lr.intercept_[0], alpha)
+    ref = CGVRClassifier(loss, alpha=alpha, tol=1e-10, max_iter=max_iter,
+                         random_state=0).fit(X, y)
+    return objective(loss, X, y, ref.coef_[0], ref.intercept_[0], alpha)
+
+
+def gap(values, f_star):
+    """Relative suboptimality ``(f - f*) / |f*|``, floored at 1e-16 for log axes."""
+    return np.maximum(np.asarray(values) - f_star, 1e-16) / abs(f_star)
 
 
 class StochasticLBFGS:
@@ -288,8 +325,6 @@ def time_methods(alpha, n):
       penalised intercept (``intercept_scaling=1``).
     """
     from sklearn.svm import LinearSVC
-
-    from skstoch import CGVRClassifier
 
     common = dict(alpha=alpha, regularize_intercept=True, random_state=0)
     return {

@@ -1,6 +1,7 @@
 """Paper 001, Fig. 1 (right) at the paper's dimension: objective against CPU time (not an
 example; used by ``benchmarks/studies/epro_cpu_time.py`` and, in fast mode at a small
-dimension, by ``plot_constrained_lasso_epro.py``).
+dimension, by ``plot_constrained_lasso_epro.py``, whose Fig. 1 (left) runs use its
+``Objective``, ``fit`` and LogT baseline ``logt_sgd`` in both modes).
 
 A generated stand-in for KDD Cup 2010 (algebra): a CSR matrix with ``n_features`` columns,
 ``nnz_per_row`` binary entries per row scaled to unit norm (half from a pool of 100,000
@@ -20,6 +21,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from skstoch import ConstrainedLasso
 from skstoch._solvers import project_l1_ball
+
+import _reproduction  # its users put examples/ on sys.path
 
 L2_REG, RADIUS = 1.0, 0.5        # the paper's alpha and beta
 EPRO = "Epro-SGD (paper)"
@@ -115,9 +118,10 @@ def logt_sgd(X, y, x_mean, T, eta, seed):
     return w, n_proj
 
 
-def fit(X, y, x_mean, label, T, seed):
-    """One run of ``label`` at budget ``T``: (coef, CPU seconds, wall seconds, projections)."""
-    kw = METHODS[label]
+def fit(X, y, x_mean, kw, T, seed):
+    """One run at budget ``T`` of ``ConstrainedLasso(**kw)`` at the paper's ``l2_reg`` and
+    ``radius``, or of :func:`logt_sgd` (step 0.1) if ``kw`` is None: (coef, CPU seconds, wall
+    seconds, projections)."""
     cpu, wall = time.process_time(), time.perf_counter()
     if kw is None:
         coef, n_proj = logt_sgd(X, y, x_mean, T, 0.1, seed)
@@ -139,7 +143,7 @@ def time_study(X, y, budgets, seeds, cap=2.0, on_seed=None, log=print):
     objective = Objective(X, y)
     f0 = objective(np.zeros(X.shape[1]))
     for label in METHODS:                    # warm-up (imports, first allocations): untimed
-        fit(X, y, objective.x_mean, label, 8, 0)
+        fit(X, y, objective.x_mean, METHODS[label], 8, 0)
     rows = []
     for seed in seeds:
         t_epro = None
@@ -147,7 +151,8 @@ def time_study(X, y, budgets, seeds, cap=2.0, on_seed=None, log=print):
             rows.append(dict(method=label, seed=int(seed), T=0, cpu_s=0.0, wall_s=0.0,
                              objective=f0, n_projections=0))
             for T in budgets:
-                coef, cpu, wall, n_proj = fit(X, y, objective.x_mean, label, T, seed)
+                coef, cpu, wall, n_proj = fit(X, y, objective.x_mean, METHODS[label], T,
+                                              seed)
                 rows.append(dict(method=label, seed=int(seed), T=int(T), cpu_s=cpu,
                                  wall_s=wall, objective=objective(coef), n_projections=n_proj))
                 log(f"seed {seed} {label:38s} T={T:5d} CPU {cpu:7.2f} s wall {wall:7.2f} s "
@@ -188,8 +193,7 @@ def verdict(rows):
     mean = {label: float(np.mean([b[label][0] for _, b in per_seed.values()]))
             for label in METHODS}
     beaten = [label for label in METHODS if label != EPRO and mean[EPRO] < mean[label]]
-    n_other = len(METHODS) - 1
-    word = ("reproduced" if len(beaten) == n_other else "partly" if beaten else "refuted")
+    word = _reproduction.verdict(len(beaten), len(METHODS) - 1)
     return word, mean, beaten, per_seed
 
 

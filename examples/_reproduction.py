@@ -19,6 +19,12 @@ ALGORITHMS = ("paper", "ours")
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def verdict(n_ok, n_all):
+    """The verdict of a claim tested on ``n_all`` cases (data sets, models, cells) of which
+    ``n_ok`` hold it: all -> 'reproduced', some -> 'partly', none -> 'refuted'."""
+    return "reproduced" if n_ok == n_all else ("partly" if n_ok else "refuted")
+
+
 def claim(claim, *, protocol, ours, verdict, why, algorithm="paper"):
     """One row: ``algorithm='paper'`` tests the paper's method as published (errata fixed);
     ``'ours'`` is a separate row for what our defaults do on the same protocol."""

@@ -174,13 +174,13 @@ fig.tight_layout()
 # for a cell when their mean test AUCs differ by at most 0.005; "CG is better than SVRG, SGD
 # and SLBFGS" when CG's mean is at least the best of those three minus 0.001.
 try:  # examples/_reproduction.py: sphinx-gallery runs examples from examples/ without __file__
-    from _reproduction import claim, record  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 except ImportError:  # run from another directory
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _reproduction import claim, record  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 
 COUNTERPARTS = [m for m in labels if not m.startswith("CGVR")]
 
@@ -200,10 +200,6 @@ def cells(method, against, margin=1e-3):
             wins += mine >= other - margin
             text.append(f"{name} {model}: {mine:.4f} vs {best} {other:.4f}")
     return wins, len(ROWS) * len(MODELS), "; ".join(text)
-
-
-def verdict(n_ok, n_all):
-    return "reproduced" if n_ok == n_all else ("partly" if n_ok else "refuted")
 
 
 spread = max(np.std(v) for v in test_auc.values())

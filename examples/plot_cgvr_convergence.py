@@ -43,7 +43,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-from sklearn.linear_model import LogisticRegression, SGDClassifier  # noqa: E402
+from sklearn.linear_model import SGDClassifier  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.preprocessing import MinMaxScaler  # noqa: E402
@@ -52,13 +52,15 @@ from sklearn.svm import LinearSVC  # noqa: E402
 from skstoch import CGVRClassifier  # noqa: E402
 
 try:  # examples/_cgvr_baselines.py; sphinx-gallery runs examples from examples/ without __file__
-    from _cgvr_baselines import StochasticLBFGS  # noqa: E402
+    from _cgvr_baselines import (StochasticLBFGS, gap, objective,  # noqa: E402
+                                 reference_objective)
 except ImportError:  # run from another directory
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _cgvr_baselines import StochasticLBFGS  # noqa: E402
+    from _cgvr_baselines import (StochasticLBFGS, gap, objective,  # noqa: E402
+                                 reference_objective)
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 ALPHA = 1e-4
@@ -77,34 +79,13 @@ MODELS = {"ridge": "squared_error", "logistic": "log_loss", "hinge": "hinge",
 PAPER = dict(solver="cgvr_paper", init="uniform")
 OURS = dict(solver="cgvr")
 
-
-def objective(loss, X, y, w, b):
-    """The objective every solver here minimises (mean loss + (ALPHA/2) ||w||^2)."""
-    ys = np.where(y == 1, 1.0, -1.0)
-    m = ys * (X @ w + b)
-    if loss == "log_loss":
-        values = np.logaddexp(0, -m)
-    elif loss == "hinge":
-        values = np.maximum(0, 1 - m)
-    elif loss == "squared_hinge":
-        values = np.maximum(0, 1 - m) ** 2
-    else:
-        values = 0.5 * (X @ w + b - ys) ** 2
-    return np.mean(values) + 0.5 * ALPHA * w @ w
+# every solver here minimises mean loss + (ALPHA/2) ||w||^2 (_cgvr_baselines.objective); f*
+# comes from a tight fit (reference_objective) and the plots show gap = (f - f*) / |f*|
+REF_ITER = 20 if FAST else 300
 
 
-def reference_objective(loss, X, y):
-    """f* from a tight fit (exact for the smooth models; the best found for the hinge)."""
-    if loss == "log_loss":
-        lr = LogisticRegression(C=1 / (len(y) * ALPHA), tol=1e-12, max_iter=10000).fit(X, y)
-        return objective(loss, X, y, lr.coef_[0], lr.intercept_[0])
-    ref = CGVRClassifier(loss, alpha=ALPHA, tol=1e-10, max_iter=20 if FAST else 300,
-                         random_state=0).fit(X, y)
-    return objective(loss, X, y, ref.coef_[0], ref.intercept_[0])
-
-
-def gap(values, f_star):
-    return np.maximum(np.asarray(values) - f_star, 1e-16) / abs(f_star)
+def reference(loss, X, y):
+    return reference_objective(loss, X, y, ALPHA, REF_ITER)
 
 
 # shapes of a9a (d=123), ijcnn1 (d=22), covtype (d=54)
@@ -122,7 +103,7 @@ ms = [5, 50] if FAST else [5, 10, 50, 100, 150]
 f_stars = {}
 fig1 = {}
 for model, loss in MODELS.items():
-    f_stars[model] = reference_objective(loss, X, y)
+    f_stars[model] = reference(loss, X, y)
     for label, kw in [("CGVR (paper)", PAPER), ("CGVR (ours)", OURS),
                       ("SVRG eta=1e-3", dict(solver="svrg", eta0=1e-3, init="uniform")),
                       ("mini-batch SVRG eta=1e-3",
@@ -171,7 +152,7 @@ for row, (name, shape) in enumerate(SHAPES.items()):
     n = X.shape[0]
     for col, (model, loss) in enumerate(MODELS.items()):
         # (the a9a-like data of Fig. 1 again: its f* is known)
-        f_star = f_stars[model] if name == "a9a-like" else reference_objective(loss, X, y)
+        f_star = f_stars[model] if name == "a9a-like" else reference(loss, X, y)
         runs = {
             "CGVR (paper)": PAPER,
             "CGVR (ours)": OURS,
@@ -195,7 +176,7 @@ for row, (name, shape) in enumerate(SHAPES.items()):
         sgd_f = []
         for epoch in range(T):
             sgd.partial_fit(X, y, classes=np.array([0, 1])) if epoch else sgd.fit(X, y)
-            sgd_f.append(objective(loss, X, y, sgd.coef_[0], sgd.intercept_[0]))
+            sgd_f.append(objective(loss, X, y, sgd.coef_[0], sgd.intercept_[0], ALPHA))
         curves["SGD (sklearn)"] = (np.arange(1, T + 1), np.array(sgd_f))
         f_star = min(f_star, np.min(sgd_f))
         for label, (passes, values) in curves.items():
@@ -263,13 +244,13 @@ fig.tight_layout()
 # the lowest suboptimality after T outer iterations (the paper's x-axis) on at least 3 of
 # the 4 models of a dataset. Fig. 4 "AUC comparable to LIBLINEAR": within 0.005.
 try:  # examples/_reproduction.py: sphinx-gallery runs examples from examples/ without __file__
-    from _reproduction import claim, record  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 except ImportError:  # run from another directory
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _reproduction import claim, record  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 
 
 FIG1_FLOOR = 1e-6
@@ -281,10 +262,6 @@ def fig1_holds(label):
           for m in MODELS}
     return ok, ", ".join(f"{m}: m=5 {fig1[m, label][0]:.1e}, spread "
                          f"{floored[m].max() / floored[m].min():.1f}x" for m in MODELS)
-
-
-def verdict(n_ok, n_all):
-    return "reproduced" if n_ok == n_all else ("partly" if n_ok else "refuted")
 
 
 def best_baseline(name, model):

@@ -27,21 +27,20 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.preprocessing import MinMaxScaler  # noqa: E402
 
 from skstoch import CGVRClassifier  # noqa: E402
 
 try:  # examples/_cgvr_baselines.py; sphinx-gallery runs examples from examples/ without __file__
-    from _cgvr_baselines import StochasticLBFGS  # noqa: E402
-    from _reproduction import claim, record  # noqa: E402
+    from _cgvr_baselines import StochasticLBFGS, gap, reference_objective  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 except ImportError:  # run from another directory
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _cgvr_baselines import StochasticLBFGS  # noqa: E402
-    from _reproduction import claim, record  # noqa: E402
+    from _cgvr_baselines import StochasticLBFGS, gap, reference_objective  # noqa: E402
+    from _reproduction import claim, record, verdict  # noqa: E402
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 ALPHA = 1e-4
@@ -52,27 +51,6 @@ N, D = (3000, 123) if FAST else (32561, 123)
 # the a9a-like data of plot_cgvr_convergence.py (the same call, the same seed)
 X, y = make_classification(N, D, n_informative=D // 3, flip_y=0.05, random_state=0)
 X = MinMaxScaler((-1, 1)).fit_transform(X)
-
-
-def objective(loss, w, b):
-    """The objective every solver here minimises (mean loss + (ALPHA/2) ||w||^2)."""
-    ys = np.where(y == 1, 1.0, -1.0)
-    m = ys * (X @ w + b)
-    values = {"log_loss": lambda: np.logaddexp(0, -m),
-              "hinge": lambda: np.maximum(0, 1 - m),
-              "squared_hinge": lambda: np.maximum(0, 1 - m) ** 2,
-              "squared_error": lambda: 0.5 * (X @ w + b - ys) ** 2}[loss]()
-    return np.mean(values) + 0.5 * ALPHA * w @ w
-
-
-def reference_objective(loss):
-    """f* from a tight fit (exact for the smooth models; the best found for the hinge)."""
-    if loss == "log_loss":
-        lr = LogisticRegression(C=1 / (len(y) * ALPHA), tol=1e-12, max_iter=10000).fit(X, y)
-        return objective(loss, lr.coef_[0], lr.intercept_[0])
-    ref = CGVRClassifier(loss, alpha=ALPHA, tol=1e-10, max_iter=20 if FAST else 300,
-                         random_state=0).fit(X, y)
-    return objective(loss, ref.coef_[0], ref.intercept_[0])
 
 
 # The rates: the paper's grid {1e-3, 1e-4, 1e-5}, and 1e-2, 1e-1 beyond it
@@ -107,7 +85,8 @@ RATE_METHODS["CGVR (ours)"] = lambda loss, rate, X, y: CGVRClassifier(
 NO_RATE = ("CGVR (paper)", "CGVR (ours)")
 f_stars = {}
 for model, loss in MODELS.items():
-    f_stars[model] = reference_objective(loss)
+    # f* of mean loss + (ALPHA/2) ||w||^2 from a tight fit (_cgvr_baselines)
+    f_stars[model] = reference_objective(loss, X, y, ALPHA, 20 if FAST else 300)
     for method, fit in RATE_METHODS.items():
         for rate in ((None,) if method in NO_RATE else ALL_RATES):
             with np.errstate(all="ignore"):
@@ -116,10 +95,6 @@ for model, loss in MODELS.items():
             rate_runs[model, method, rate] = (np.asarray(history["passes"]), values)
             if np.all(np.isfinite(values)):
                 f_stars[model] = min(f_stars[model], values.min())
-
-
-def gap(values, f_star):
-    return np.maximum(np.asarray(values) - f_star, 1e-16) / abs(f_star)
 
 
 # %%
@@ -166,10 +141,6 @@ for model in MODELS:
 # Claim and verdict
 # -----------------
 FIG1_FLOOR = 1e-6
-
-
-def verdict(n_ok, n_all):
-    return "reproduced" if n_ok == n_all else ("partly" if n_ok else "refuted")
 
 
 # Fig. 1, the rate: SVRG (resp. SLBFGS) depends on the learning rate on a model when its

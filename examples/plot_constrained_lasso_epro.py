@@ -9,7 +9,7 @@ Paper 001 (Chen et al.), Fig. 1 protocol on a generated sparse regression proble
 paper's tuned steps: Epro-SGD as published (``solver='epro_sgd_paper'``: ``eta0 = 0.3``,
 ``lam = 0.03``, ``T1 = 8``, whole epochs), projected SGD (``eta0 = 0.5``, a projection every
 step), OneProj (``eta0 = 0.1``) and the LogT baseline of Fig. 1 (``eta0 = 0.1``, written
-below: our library has no LogT solver), plus Epro-ORDA as published.
+in ``examples/_epro_time.py``: our library has no LogT solver), plus Epro-ORDA as published.
 
 What the figure can test depends on the constraint being **active**: ``y`` is scaled so
 that the unconstrained (ridge) solution has l1 norm four times the radius; the exact
@@ -27,7 +27,6 @@ minutes, 2 GB); run it before the full mode, which reads its results.
 import json
 import os
 import time
-import warnings
 
 import matplotlib
 
@@ -37,11 +36,9 @@ if FAST:
 import matplotlib.pyplot as plt
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Ridge
 
 from skstoch import ConstrainedLasso
-from skstoch._solvers import project_l1_ball
 
 try:
     from _reproduction import ROOT, claim, record
@@ -62,7 +59,7 @@ w_true = np.zeros(n_features)
 w_true[rng.choice(n_features, 20, replace=False)] = rng.randn(20)
 y = X @ w_true + 0.1 * rng.randn(n_samples)
 
-l2_reg, radius = 1.0, 0.5          # the paper's alpha and beta
+l2_reg, radius = _epro_time.L2_REG, _epro_time.RADIUS    # the paper's alpha (1) and beta (0.5)
 # scale y so that the unconstrained ridge solution has l1 norm 4 * radius: the ball binds
 # (1/2n)||r||^2 + l2_reg ||w||^2 is scikit-learn's Ridge with alpha = 2 n l2_reg
 ridge = Ridge(alpha=2 * n_samples * l2_reg, tol=1e-10)
@@ -74,38 +71,8 @@ print(f"||w_ridge||_1 = {ridge_l1:.3f} > radius = {radius}: the constraint is ac
       f"Lagrange multiplier at the solution {exact.lam_:.4g}, "
       f"||w*||_1 = {np.abs(exact.coef_).sum():.4f}, F* = {f_star:.6g}")
 
-x_mean, y_mean = np.asarray(X.mean(axis=0)).ravel(), float(y.mean())
-
-
-def objective(coef):
-    """F(w, b*(w)) of eq. 22 plus the optimal intercept (as every solver reports it)."""
-    b = y_mean - x_mean @ coef
-    r = X @ coef + b - y
-    return 0.5 * np.mean(r * r) + l2_reg * coef @ coef
-
-
-def logt_sgd(T, eta, seed):
-    """LogT baseline of Fig. 1 (Zhang et al., ICML 2013), our reading: projected mini-batch
-    gradient steps with a constant step ``eta``; the mini-batch doubles after every
-    ``kappa = ceil(L / mu)`` steps (L = max row curvature, mu = 2 l2_reg), so that ``T``
-    stochastic gradients take O(kappa log T) projections.  The intercept is set to its
-    optimum given w at every projection, as our solvers do."""
-    rs = np.random.RandomState(seed)
-    kappa = int(np.ceil((1.0 + 1.0 + 2.0 * l2_reg) / (2.0 * l2_reg)))  # ||x_i|| = 1, + b
-    w, b, used, batch, n_proj = np.zeros(n_features), y_mean, 0, 1, 0
-    while used < T:
-        for _ in range(kappa):
-            m = min(batch, T - used)
-            if m <= 0:
-                break
-            idx = rs.randint(n_samples, size=m)
-            r = X[idx] @ w + b - y[idx]
-            w = project_l1_ball(w - eta * (X[idx].T @ r / m + 2.0 * l2_reg * w), radius)
-            b = y_mean - x_mean @ w
-            used += m
-            n_proj += 1
-        batch *= 2
-    return w, n_proj
+# F(w, b*(w)) of eq. 22 with the optimal intercept (as every solver reports it)
+objective = _epro_time.Objective(X, y)
 
 
 # %%
@@ -118,6 +85,9 @@ paper = {
     "SGD (paper, projection every step)": dict(solver="sgd", eta0=0.5),
     "OneProj (paper)": dict(solver="oneproj", eta0=0.1, lam=0.03),
     "Epro-ORDA (paper)": dict(solver="epro_orda_paper"),
+    # LogT (Zhang et al., ICML 2013) in our reading: projected mini-batch steps (step 0.1),
+    # the batch doubling every ceil(L / mu) steps, so O(log T) projections (_epro_time.logt_sgd)
+    "LogT (paper's baseline, our reading)": None,
 }
 ours = {
     "Epro-SGD, our defaults": dict(solver="epro_sgd"),
@@ -126,33 +96,18 @@ ours = {
 
 
 def run(kw, T, seed):
-    model = ConstrainedLasso(l2_reg=l2_reg, radius=radius, max_iter=int(T), tol=0,
-                             track_objective=False, random_state=seed, **kw)
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(X, y)
-    return (objective(model.coef_) - f_star, time.perf_counter() - start,
-            model.n_projections_, model.n_iter_)
+    coef, _, wall, n_proj = _epro_time.fit(X, y, objective.x_mean, kw, T, seed)
+    return objective(coef) - f_star, wall, n_proj
 
 
 def curves(methods, budgets):
     out = {}
     for label, kw in methods.items():
         out[label] = np.array([[run(kw, T, s) for s in seeds] for T in budgets])
-    return out   # (budget, seed, [gap, seconds, projections, n_iter])
+    return out   # (budget, seed, [gap, seconds, projections])
 
 
 res = curves(paper, budgets)
-logt = []
-for T in budgets:
-    row = []
-    for s in seeds:
-        start = time.perf_counter()
-        w, n_proj = logt_sgd(T, 0.1, s)
-        row.append((objective(w) - f_star, time.perf_counter() - start, n_proj, T))
-    logt.append(row)
-res["LogT (paper's baseline, our reading)"] = np.array(logt)
 svrg_budgets = np.unique(np.geomspace(2 * n_samples, 20 * n_samples, 5).astype(int))
 res_ours = curves({"Epro-SGD, our defaults": ours["Epro-SGD, our defaults"]}, budgets)
 res_ours.update(curves({"Epro-SVRG (beyond the paper)": ours["Epro-SVRG (beyond the paper)"]},

@@ -56,6 +56,7 @@ _file = globals().get("__file__")
 sys.path.insert(0, os.path.dirname(os.path.abspath(_file)) if _file else
                 os.path.join(os.path.dirname(os.path.dirname(skstoch.__file__)), "examples"))
 from _reproduction import claim, record  # noqa: E402
+from _reproduction import verdict as verdict_of  # noqa: E402
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 started = time.perf_counter()
@@ -441,7 +442,7 @@ for noise in noises:
 
 def verdict(flags):
     flags = list(flags)
-    return "reproduced" if all(flags) else ("refuted" if not any(flags) else "partly")
+    return verdict_of(sum(flags), len(flags))
 
 
 cvx_p60 = {(noise, loss): mean_metric(noise, loss, "cvx (projected GD)", "p60")

@@ -50,6 +50,7 @@ _file = globals().get("__file__")
 sys.path.insert(0, os.path.dirname(os.path.abspath(_file)) if _file else
                 os.path.join(os.path.dirname(os.path.dirname(skstoch.__file__)), "examples"))
 from _reproduction import claim, record  # noqa: E402
+from _reproduction import verdict as verdict_of  # noqa: E402
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 
@@ -395,7 +396,7 @@ def ratios_text(kind, mode="dense"):
 
 def verdict(values, threshold):
     hits = [v >= threshold for v in values]
-    return "reproduced" if all(hits) else ("refuted" if not any(hits) else "partly")
+    return verdict_of(sum(hits), len(hits))
 
 
 protocol = (f"{n_objects} objects ~ N(0, I/20) in R^{dim}, {n_train} noise-free training and "

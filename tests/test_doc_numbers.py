@@ -14,29 +14,19 @@ The files are read as they are now, so a benchmark or example run that changes a
 this test fail until the text quoting it is updated.
 """
 import ast
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import load_module
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "doc"
 
 
-def _load(name, path):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module      # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-measured = _load("measured", DOC / "_ext" / "measured.py")
+measured = load_module(DOC / "_ext" / "measured.py")
 
 NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.?\d+(?:[eE][-+]?\d+)?")
 
@@ -78,7 +68,7 @@ def regenerable(path):
     """The command that rewrites ``path``, or None."""
     if path.parent == measured.SOURCES["reproduction"]:
         return json.loads(path.read_text()).get("command")
-    harness = _load("_harness", ROOT / "benchmarks" / "_harness.py")
+    harness = load_module(ROOT / "benchmarks" / "_harness.py")
     family = harness.family_of(path.stem)
     return family and harness.FAMILIES[family].full
 

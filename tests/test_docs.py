@@ -9,7 +9,6 @@
 """
 import doctest
 import html
-import importlib.util
 import io
 import json
 import os
@@ -23,16 +22,14 @@ import pytest
 
 import skstoch
 
+from conftest import load_module
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "doc"
 
 
 def _load_benchmarks_page():
-    spec = importlib.util.spec_from_file_location("benchmarks_page",
-                                                  DOC / "_ext" / "benchmarks_page.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(DOC / "_ext" / "benchmarks_page.py")
 
 
 # -- fast checks ---------------------------------------------------------------------------
@@ -160,10 +157,7 @@ def test_benchmarks_page_renders_committed_results(tmp_path):
 
 
 def test_plain_docstrings_escapes_text_but_not_literals_spanning_lines():
-    spec = importlib.util.spec_from_file_location("plain_docstrings",
-                                                  DOC / "_ext" / "plain_docstrings.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_module(DOC / "_ext" / "plain_docstrings.py")
     lines = ["coef_ : the |r| of ``a = c max_i", "s_i (||x_i||^2 + b)`` and |r| again", "",
              "n_iter_ : int"]
     out = module.escape_docstring(lines)

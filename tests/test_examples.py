@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import load_module
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("plot_*.py"))
 
@@ -44,16 +46,6 @@ def test_example_runs_in_fast_mode(path, monkeypatch, tmp_path):
         plt.close("all")
 
 
-def _cgvr_baselines():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_cgvr_baselines",
-                                                  ROOT / "examples" / "_cgvr_baselines.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_cgvr_examples_slbfgs_baseline_is_lbfgs_on_the_cgvr_objective():
     """The SLBFGS baseline of the CGVR examples: its two-loop direction is -H g for the BFGS
     inverse Hessian built from its pairs, and it minimises CGVRClassifier's objective."""
@@ -62,7 +54,7 @@ def test_cgvr_examples_slbfgs_baseline_is_lbfgs_on_the_cgvr_objective():
 
     from skstoch import CGVRClassifier
 
-    baselines = _cgvr_baselines()
+    baselines = load_module(ROOT / "examples" / "_cgvr_baselines.py")
     X, y = make_classification(400, 8, random_state=0)
     X /= np.abs(X).max(axis=0)
     ref = CGVRClassifier("log_loss", alpha=1e-2, tol=1e-10, max_iter=300).fit(X, y)

@@ -29,6 +29,8 @@ from threadpoolctl import threadpool_limits
 import skstoch
 from skstoch.datasets import make_semisupervised, make_triplets
 
+from test_reproducibility import fitted_state
+
 GOLDEN = Path(__file__).with_name("golden_digests.json")
 
 
@@ -252,21 +254,6 @@ CASES = _cases()
 
 
 # ------------------------------------------------------------------------------ digests
-def _fitted_state(est):
-    """Fitted attributes (trailing ``_``), ``history_`` without its wall-clock ``time``."""
-    state = {}
-    for key, val in vars(est).items():
-        if not key.endswith("_") or key.startswith("__"):
-            continue
-        if key == "history_":
-            hist = val if isinstance(val, list) else [val]
-            val = [{k: v for k, v in h.items() if k != "time"} for h in hist]
-        elif hasattr(val, "get_params") and hasattr(val, "fit"):
-            val = _fitted_state(val)
-        state[key] = val
-    return state
-
-
 def _outputs(est, args):
     X = args[0]
     out = {}
@@ -333,7 +320,7 @@ def compute(case):
         warnings.simplefilter("ignore")
         fitted = make().fit(*args)
         est = getattr(fitted, "estimator", fitted)
-        state = _fitted_state(est)
+        state = fitted_state(est)
         outputs = _outputs(est, args)
     digests = {path: hashlib.sha256(blob).hexdigest()[:16]
                for path, blob in _leaves({"fitted": state, "outputs": outputs})}

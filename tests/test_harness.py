@@ -62,6 +62,15 @@ def test_history_column_prefers_objective_and_falls_back_to_old_names():
     assert _harness.history_column(Fitted(), "passes", default="none") == "none"
 
 
+def test_with_cpu_time_marks_the_object_its_fit_returns():
+    class Fitted:
+        pass
+
+    fitted = Fitted()
+    assert _harness.with_cpu_time(lambda: fitted)() is fitted
+    assert isinstance(fitted.cpu_s_, float) and fitted.cpu_s_ >= 0.0
+
+
 def test_quick_mode_writes_outside_results(tmp_path, monkeypatch):
     monkeypatch.setattr(_harness, "QUICK", True)
     monkeypatch.setenv("SKSTOCH_BENCH_RESULTS", str(tmp_path / "quick"))

@@ -37,9 +37,25 @@ class _Interrupt:
         return False
 
 
-def _maybe_xfail(name):
+def _xfail_if_not_atomic(request, name):
     if name in NOT_ATOMIC:
-        pytest.xfail(NOT_ATOMIC[name])
+        request.applymarker(pytest.mark.xfail(reason=NOT_ATOMIC[name], strict=True))
+
+
+def _fit_quietly(est, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(*args)
+
+
+def _interrupted_refit(est, args, at, exc=KeyboardInterrupt):
+    """Refit ``est`` on ``args`` with a callback raising ``exc`` at its ``at``-th call, which
+    must propagate; returns the callback."""
+    cb = _Interrupt(at=at, exc=exc)
+    est.set_params(callback=cb)
+    with pytest.raises(exc):
+        _fit_quietly(est, *args)
+    return cb
 
 
 def _other_data(name):
@@ -54,15 +70,12 @@ def _other_data(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_interrupt_first_fit_leaves_estimator_unfitted(request, name):
-    if name in NOT_ATOMIC:
-        request.applymarker(pytest.mark.xfail(reason=NOT_ATOMIC[name], strict=True))
+    _xfail_if_not_atomic(request, name)
     cb = _Interrupt(at=2)
     est = make(name, random_state=0, callback=cb)
     before = dict(vars(est))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(KeyboardInterrupt):
-            est.fit(*data(name))
+    with pytest.raises(KeyboardInterrupt):
+        _fit_quietly(est, *data(name))
     assert cb.calls >= 2, "the callback was not called: the interrupt did not happen in fit"
     assert vars(est).keys() == before.keys(), sorted(set(vars(est)) ^ set(before))
     for key in before:
@@ -74,20 +87,11 @@ def test_interrupt_first_fit_leaves_estimator_unfitted(request, name):
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, RuntimeError])
 def test_interrupt_refit_keeps_previous_fit(request, name, exc):
-    if name in NOT_ATOMIC:
-        request.applymarker(pytest.mark.xfail(reason=NOT_ATOMIC[name], strict=True))
-    est = make(name, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(*data(name))
+    _xfail_if_not_atomic(request, name)
+    est = _fit_quietly(make(name, random_state=0), *data(name))
     reference = pickle.dumps(est)
     state = fitted_state(est)
-    cb = _Interrupt(at=2, exc=exc)
-    est.set_params(callback=cb)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(exc):
-            est.fit(*_other_data(name))
+    cb = _interrupted_refit(est, _other_data(name), at=2, exc=exc)
     assert cb.calls >= 2
     # only the parameter we changed differs from the previous fit
     est.set_params(callback=None)
@@ -122,33 +126,18 @@ def test_callback_returning_true_ends_the_fit_normally(name):
 def test_interrupt_in_one_vs_rest_threads(name):
     """The interrupt raised in one of the parallel one-vs-rest heads propagates and the
     previous fit is kept."""
-    est = make(name, random_state=0, n_jobs=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(*data(name))
+    est = _fit_quietly(make(name, random_state=0, n_jobs=2), *data(name))
     state = fitted_state(est)
-    est.set_params(callback=_Interrupt(at=3))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(KeyboardInterrupt):
-            est.fit(*data(name, 4))
+    _interrupted_refit(est, data(name, 4), at=3)
     assert_bitwise_equal(fitted_state(est), state)
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if "warm_start" in make(n).get_params()])
 def test_interrupted_warm_start_refit_keeps_previous_fit(request, name):
-    if name in NOT_ATOMIC:
-        request.applymarker(pytest.mark.xfail(reason=NOT_ATOMIC[name], strict=True))
-    est = make(name, random_state=0, warm_start=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(*data(name))
+    _xfail_if_not_atomic(request, name)
+    est = _fit_quietly(make(name, random_state=0, warm_start=True), *data(name))
     state = fitted_state(est)
-    est.set_params(callback=_Interrupt(at=2))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(KeyboardInterrupt):
-            est.fit(*data(name, 5))
+    _interrupted_refit(est, data(name, 5), at=2)
     assert_bitwise_equal(fitted_state(est), state)
     # and the next (uninterrupted) warm refit starts from the kept fit: same as never
     # having been interrupted
