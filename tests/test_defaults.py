@@ -69,7 +69,15 @@ KNOWN_FAILURES = {
                        "-1.3/+0.3/-1.0 points, s.e. 0.5-0.6, on iris + noise; round 9: "
                        "c='auto' keeps c=0.5 for the 'knn' recipe used here, and "
                        "n_neighbors=5, n_impostors 5/20, mu2=0 were within 0.33 points, "
-                       "s.e. 0.4-0.6, on 40 fresh inner fits of iris + noise)",
+                       "s.e. 0.4-0.6, on 40 fresh inner fits of iris + noise). Plain iris "
+                       "(benchmarks/studies/lmnn_iris_plain.py, nested CV with 121-row "
+                       "fits): the gap is LMNN's objective, not the fit (budget x16 "
+                       "+0.14 to +0.19 points; metric-learn's LMNN also scores 142/150 "
+                       "here); its leading direction is right and the others too heavy "
+                       "(top component only +1.2 to +1.6), but the rules tried help iris "
+                       "and cost breast cancer: n_neighbors=5 +0.3/+0.4/+0.5 vs -0.28, "
+                       "c=0.25 +0.1 to +0.6 vs -0.68, leave-one-out choice of the rank "
+                       "+0.8 to +1.1 vs -0.63 (s.e. 0.1-0.3)",
 }
 
 
