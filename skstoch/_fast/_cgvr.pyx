@@ -107,10 +107,33 @@ cdef extern from *:
             *out_u = CG_TREE(t);                                                       \
             return CG_TREE(s);                                                         \
         }
+    /* the same sums along the direction -g + beta p (mode 1) or -g (mode 2), formed entry by
+       entry as the row reads it (the sparse inner loop keeps its next direction pending,
+       see _InnerTeam.lazy): bitwise the sums over a stored direction; w NULL: no w sum */
+    #define CG_LAZY_LOOP(PJ)                                                           \
+        for (k = 0; k < n; k++) {                                                      \
+            j = idx[k];                                                                \
+            if (w != NULL) s[j & (CG_LANES - 1)] += (double)v[k] * w[j];               \
+            t[j & (CG_LANES - 1)] += (double)v[k] * (PJ);                              \
+        }
+    #define CG_LAZY(T)                                                                 \
+        static inline double cg_dirdot_s##T(const CG_##T* v, const int* idx,           \
+                                            const double* w, const double* g,          \
+                                            const double* p, double beta, int mode,    \
+                                            int n, double* out_u) {                    \
+            double s[CG_LANES] = {0.0}, t[CG_LANES] = {0.0};                           \
+            int k, j;                                                                  \
+            if (mode == 1) { CG_LAZY_LOOP(-g[j] + beta * p[j]) }                       \
+            else { CG_LAZY_LOOP(-g[j]) }                                               \
+            *out_u = CG_TREE(t);                                                       \
+            return CG_TREE(s);                                                         \
+        }
     typedef double CG_64;
     typedef float CG_32;
     CG_DOTS(64)
     CG_DOTS(32)
+    CG_LAZY(64)
+    CG_LAZY(32)
     #if defined(__GNUC__) || defined(__clang__)
     static inline void cg_prefetch(const void* p, long bytes) {
         const char* c = (const char*)p;
@@ -134,6 +157,12 @@ cdef extern from *:
                        int n, double* out_u) noexcept nogil
     double cg_dot2_s32(const float* v, const int32_t* idx, const double* w, const double* u,
                        int n, double* out_u) noexcept nogil
+    double cg_dirdot_s64(const double* v, const int32_t* idx, const double* w, const double* g,
+                         const double* p, double beta, int mode, int n,
+                         double* out_u) noexcept nogil
+    double cg_dirdot_s32(const float* v, const int32_t* idx, const double* w, const double* g,
+                         const double* p, double beta, int mode, int n,
+                         double* out_u) noexcept nogil
 
 
 cdef inline double fast_dot(rowvals_t data, const int32_t* indices, int nnz,
@@ -613,7 +642,7 @@ cdef enum:
     TEAM_MAX = 8        # most blocks of a partition (and most threads of a team)
     TEAM_ROWS = 32      # fewest batch rows per block
     TEAM_COLS = 16      # fewest features per block
-    RED_STRIDE = 64     # partials of one reduction: TEAM_MAX blocks x up to 8 values
+    RED_STRIDE = 96     # partials of one reduction: TEAM_MAX blocks x up to 12 values
 
 
 cdef struct team_t:
@@ -635,6 +664,27 @@ cdef struct me_t:
     double wait         # wall seconds thread 0 waited at barriers
     double wait_cpu     # CPU seconds thread 0 spent at barriers while probing
     bint probing        # thread 0: the first TEAM_PROBE_STEPS steps
+
+
+# the lazy sweep's p.p from its algebra is kept when above this share of the sum of its
+# terms' sizes (g.g + beta^2 p.p), else summed from the stored direction (cancellation)
+cdef double LAZY_CANCEL = 1e-6
+# sparse rows keep the next direction pending (see _InnerTeam.lazy); False: the eager
+# sweeps of dense rows (tests)
+cdef bint LAZY_SPARSE = True
+
+
+def set_lazy_sparse(bint on, cancel=None):
+    """Let the sparse inner loop keep its direction pending (True, the default) or use the
+    eager sweeps of dense rows, and set LAZY_CANCEL (None: unchanged; inf: the scalars of
+    every direction summed from the stored direction) (tests); returns the previous
+    ``(on, cancel)``."""
+    global LAZY_SPARSE, LAZY_CANCEL
+    old = (LAZY_SPARSE, LAZY_CANCEL)
+    LAZY_SPARSE = on
+    if cancel is not None:
+        LAZY_CANCEL = cancel
+    return old
 
 
 # seconds the caller waits for the workers of a team to start before it runs alone
@@ -946,14 +996,53 @@ cdef inline void scalar_partials(const double* x, const double* p, const double*
                           buf + 3 * k)
 
 
+# the direction p_t of the inner loop's step: stored in p, or (sparse rows, see
+# _InnerTeam.lazy) pending, formed entry by entry from g_t and p_{t-1} where it is read
+cdef enum:
+    DIR_STORED = 0      # p
+    DIR_LAZY = 1        # -g + beta p
+    DIR_NEG_G = 2       # -g (a restart)
+
+
+cdef struct dir_t:
+    const double* g
+    const double* p
+    double beta
+    int mode
+
+
+cdef inline double dir_at(const dir_t* D, Py_ssize_t j) noexcept nogil:
+    """Entry j of the direction (the same bits as the stored p_t of the eager sweeps)."""
+    if D.mode == DIR_LAZY:
+        return -D.g[j] + D.beta * D.p[j]
+    if D.mode == DIR_NEG_G:
+        return -D.g[j]
+    return D.p[j]
+
+
+cdef inline double dir_dot(rowvals_t data, const int32_t* indices, int nnz, const double* w,
+                           const dir_t* D, double* out_q) noexcept nogil:
+    """``fast_dot(row, w)`` (0 when w is NULL), and ``fast_dot(row, direction)`` to out_q,
+    in one pass over the row; a pending direction needs CSR rows (indices not NULL)."""
+    cdef double qk
+    if D.mode == DIR_STORED:
+        if w == NULL:
+            out_q[0] = fast_dot(data, indices, nnz, D.p)
+            return 0.0
+        return fast_dot2(data, indices, nnz, w, D.p, out_q)
+    if data.f32 != NULL:
+        return cg_dirdot_s32(data.f32, indices, w, D.g, D.p, D.beta, D.mode, nnz, out_q)
+    return cg_dirdot_s64(data.f64, indices, w, D.g, D.p, D.beta, D.mode, nnz, out_q)
+
+
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
-                               const double* x, const double* p, double* z, double* q,
+                               const double* x, const dir_t* D, double* z, double* q,
                                bint want_z) noexcept nogil:
     cdef Py_ssize_t k, d = X.n_features
     cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
-    cdef double qk
+    cdef double qk, zk, pd = dir_at(D, d)
     if X.indptr != NULL:
         # the row pointers of the rows read ahead: a miss on them would stall the read-ahead
         for k in range(min(b, 2 * PREFETCH_ROWS)):
@@ -966,22 +1055,23 @@ cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_
         if k + PREFETCH_ROWS < b:
             prefetch_row(X, idx[k + PREFETCH_ROWS])
         nnz = dataset_row(X, idx[k], &data, &indices)
+        zk = dir_dot(data, indices, nnz, x if want_z else NULL, D, &qk)
         if want_z:
-            z[k] = fast_dot2(data, indices, nnz, x, p, &qk) + x[d]
-            q[k] = qk + p[d]
-        else:
-            q[k] = fast_dot(data, indices, nnz, p) + p[d]
+            z[k] = zk + x[d]
+        q[k] = qk + pd
 
 
-cdef inline void range_margins(const rows_t* X, const double* p, double* q, Py_ssize_t start,
+cdef inline void range_margins(const rows_t* X, const dir_t* D, double* q, Py_ssize_t start,
                                Py_ssize_t end) noexcept nogil:
     cdef Py_ssize_t i, d = X.n_features
     cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
+    cdef double qi, pd = dir_at(D, d)
     for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
-        q[i] = fast_dot(data, indices, nnz, p) + p[d]
+        dir_dot(data, indices, nnz, NULL, D, &qi)
+        q[i] = qi + pd
 
 
 cdef inline void row_axpy_cols(double a, rowvals_t data, const int32_t* indices, int nnz,
@@ -1050,15 +1140,22 @@ cdef class _InnerTeam:
     cdef int n_evals, beta_resets
     cdef double wait_share         # of thread 0's wall time spent waiting at barriers
     cdef int bailed_at             # step at which thread 0 left the team (-1: it did not)
+    # sparse rows: one O(d) sweep per step instead of two.  The next direction p_{t+1} =
+    # -g_{t+1} + beta p_t stays pending (dir_t): the margins form its entries as they read
+    # them and the next step's sweep stores it, with the same bits as the eager sweeps;
+    # its scalars x.p, p.p, base.p come from the algebra of that formula (sums of the one
+    # sweep), a restart (p = -g) costs no sweep.  Dense rows keep the two sweeps: their
+    # margins read every entry of p (O(b d)), the sweeps are O(d)
+    cdef bint lazy
 
     def run_worker(self, int tid):
         with nogil:
             if team_gate_checkin(&self.team.gate) == 1:
                 self.run(tid)
 
-    cdef double open_line(self, me_t* me, phi_t* P, const double* sc, bint want_z,
-                          Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t nr0, Py_ssize_t nr1,
-                          double* dphi0) noexcept nogil:
+    cdef double open_line(self, me_t* me, phi_t* P, const dir_t* D, const double* sc,
+                          bint want_z, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t nr0,
+                          Py_ssize_t nr1, double* dphi0) noexcept nogil:
         """Margins along p of this thread's batch rows (and rows of f for a line search on
         f), then phi(0), phi'(0) and the scalars of phi (from ``sc`` = (x.p, p.p, base.p))."""
         cdef Py_ssize_t k, i, lo, hi, d = self.d
@@ -1066,10 +1163,10 @@ cdef class _InnerTeam:
         cdef double out[3]
         cdef double s, xd, pd, bd
         team_begin(me)
-        batch_margins(self.X, self.idx + r0, r1 - r0, self.x, self.p, self.zS + r0,
+        batch_margins(self.X, self.idx + r0, r1 - r0, self.x, D, self.zS + r0,
                       self.qS + r0, want_z)
         if self.ls_mode == LS_FULL:
-            range_margins(self.X, self.p, self.q_full, nr0, nr1)
+            range_margins(self.X, D, self.q_full, nr0, nr1)
         buf = team_buf(me)
         phi_partials(P, self.loss, 0.0, buf, 3)
         for k in range(first_block(me, P.nblk), end_block(me, P.nblk)):
@@ -1083,7 +1180,7 @@ cdef class _InnerTeam:
             buf[3 * k + 2] = s
         # the intercept coordinates are read before the barrier: after it, a restart of the
         # direction by their owner may rewrite p[d]
-        xd, pd, bd = self.x[d], self.p[d], self.base[d]
+        xd, pd, bd = self.x[d], dir_at(D, d), self.base[d]
         team_reduce(me, P.nblk, 3, out)
         P.r0 = self.alpha * sc[0] + self.alpha_b * xd * pd
         P.rpp = self.alpha * sc[1] + self.alpha_b * pd * pd
@@ -1105,11 +1202,53 @@ cdef class _InnerTeam:
         sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
         team_reduce(me, 0, 0, NULL)     # every p[j] written before the next margins
 
+    cdef void store_direction(self, me_t* me, dir_t* dr, Py_ssize_t fb0, Py_ssize_t fb1,
+                              double* sc, double* gp) noexcept nogil:
+        """Store the pending direction in p, with its scalars x.p, p.p, base.p summed as the
+        eager sweep does, and gp = p.g."""
+        cdef Py_ssize_t i, j, d = self.d, kd = self.kd
+        cdef double* buf
+        cdef double out[4]
+        cdef double pj, s0, s1, s2, s3
+        team_begin(me)
+        buf = team_buf(me)
+        for i in range(fb0, fb1):
+            s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0
+            for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                pj = dir_at(dr, j)
+                self.p[j] = pj
+                s0 += pj * self.g[j]
+                s1 += self.x[j] * pj
+                s2 += pj * pj
+                s3 += self.base[j] * pj
+            if i == kd - 1:
+                self.p[d] = dir_at(dr, d)
+                s0 += self.p[d] * self.g[d]
+            buf[4 * i] = s0
+            buf[4 * i + 1] = s1
+            buf[4 * i + 2] = s2
+            buf[4 * i + 3] = s3
+        team_reduce(me, kd, 4, out)
+        dr.mode = DIR_STORED
+        gp[0] = out[0]
+        sc[0] = out[1]; sc[1] = out[2]; sc[2] = out[3]
+
+    cdef void check_team(self, me_t* me, Py_ssize_t t, double started,
+                         double cpu_started) noexcept nogil:
+        """Thread 0, after the probe steps: leave a team it waited for too long, or in which
+        it worked too little (``team.stop``, read by every thread at the next step)."""
+        cdef double wall
+        if me.tid == 0 and self.team.n_threads > 1 and t + 1 >= TEAM_PROBE_STEPS:
+            wall = team_wall() - started
+            if me.wait > TEAM_MAX_WAIT * wall or (me.probing and team_now() - cpu_started
+                                                  - me.wait_cpu < TEAM_MIN_WORK * wall):
+                self.team.stop = 1
+            me.probing = False
+
     cdef void run(self, int tid) noexcept nogil:
         cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0, 0.0, tid == 0)
         cdef double started = team_wall()
         cdef double cpu_started = team_now() if tid == 0 else 0.0
-        cdef double wall
         cdef const rows_t* X = self.X
         cdef Py_ssize_t n = self.n, d = self.d, D = d + 1, b = self.b
         cdef Py_ssize_t kb = self.kb, kd = self.kd, kn = self.kn
@@ -1132,11 +1271,13 @@ cdef class _InnerTeam:
         cdef double alpha = self.alpha, alpha_b = self.alpha_b, inv_b = 1.0 / b
         cdef bint fit_intercept = self.fit_intercept, full_batch = self.full_batch
         cdef double sc[3]
-        cdef double dots[7]
+        cdef double dots[12]
         cdef double rsc[3]              # the scalars of -g (see restart)
         cdef double s5[5]
         cdef double* buf
-        cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
+        cdef double gb, gn, xj, pj, s0, s1, s2, s3, s4, beta, gp, coef, a, phi0, dphi0
+        cdef bint lazy = self.lazy
+        cdef dir_t dr = dir_t(self.g, self.p, 0.0, DIR_STORED)
         cdef int n_evals = 0, failed = 0, beta_resets = 0
         cdef long restarts = 0, skipped = 0, wolfe_fail = 0
         cdef Py_ssize_t tau = -1, t, k, j, i, lo, hi
@@ -1212,14 +1353,18 @@ cdef class _InnerTeam:
                     self.sS[k] = self.sw[k] * inv_b
                     self.d0S[k] = self.dl0[k]
             # full batch: zS = X x is carried over from the previous step (zS += a qS)
-            phi0 = self.open_line(&me, &P, sc, not full_batch or t == 0, r0, r1, nr0, nr1,
-                                  &dphi0)
+            phi0 = self.open_line(&me, &P, &dr, sc, not full_batch or t == 0, r0, r1, nr0,
+                                  nr1, &dphi0)
             n_evals += 1
             if not (dphi0 < 0):
                 # not a descent direction of the line-search objective: restart with -g
                 restarts += 1
-                self.restart(&me, fb0, fb1, sc, rsc)
-                phi0 = self.open_line(&me, &P, sc, False, r0, r1, nr0, nr1, &dphi0)
+                if lazy:
+                    dr.mode = DIR_NEG_G
+                    sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
+                else:
+                    self.restart(&me, fb0, fb1, sc, rsc)
+                phi0 = self.open_line(&me, &P, &dr, sc, False, r0, r1, nr0, nr1, &dphi0)
                 n_evals += 1
             a = 0.0
             if dphi0 < 0:
@@ -1278,6 +1423,75 @@ cdef class _InnerTeam:
                             row_axpy(coef, data, indices, nnz, acc)
                         else:
                             row_axpy_cols(coef, data, indices, nnz, acc, c0, c1)
+            if lazy:
+                # one sweep: p_t formed from g_t and p_{t-1} (it was pending), x moved,
+                # g_{t+1} formed, acc zeroed, p_t and g_{t+1} stored, and the sums that give
+                # beta and (by the algebra of p_{t+1} = -g_{t+1} + beta p_t) the scalars of
+                # the next direction, which stays pending
+                buf = team_buf(&me)
+                for i in range(fb0, fb1):
+                    for j in range(5):
+                        s5[j] = 0.0
+                    s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0; s4 = 0.0
+                    for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                        if dr.mode == DIR_LAZY:
+                            pj = -g[j] + dr.beta * p[j]
+                        elif dr.mode == DIR_NEG_G:
+                            pj = -g[j]
+                        else:
+                            pj = p[j]
+                        xj = x[j] + a * pj
+                        x[j] = xj
+                        gn = base[j] + alpha * xj + acc[j]
+                        acc[j] = 0.0
+                        beta_dot_terms(gn, g[j], pj, s5)
+                        p[j] = pj
+                        g[j] = gn
+                        s0 += xj * gn
+                        s1 += base[j] * gn
+                        s2 += xj * pj
+                        s3 += pj * pj
+                        s4 += base[j] * pj
+                    # features j < d only: g.g, p_t.g, x.g, base.g, x.p_t, p_t.p_t, base.p_t
+                    buf[12 * i + 5] = s5[0]
+                    buf[12 * i + 6] = s5[3]
+                    buf[12 * i + 7] = s0
+                    buf[12 * i + 8] = s1
+                    buf[12 * i + 9] = s2
+                    buf[12 * i + 10] = s3
+                    buf[12 * i + 11] = s4
+                    if i == kd - 1:
+                        pj = dir_at(&dr, d)
+                        x[d] += a * pj
+                        if fit_intercept:
+                            gn = base[d] + alpha_b * x[d] + gb
+                        else:
+                            gn = 0.0
+                        beta_dot_terms(gn, g[d], pj, s5)
+                        p[d] = pj
+                        g[d] = gn
+                    for j in range(5):
+                        buf[12 * i + j] = s5[j]
+                self.check_team(&me, t, started, cpu_started)
+                team_reduce(&me, kd, 12, dots)
+                beta = beta_from_dots(self.beta_rule, dots[0], dots[1], dots[2], dots[3],
+                                      dots[4], &beta_resets)
+                dr.mode = DIR_LAZY
+                dr.beta = beta
+                sc[0] = -dots[7] + beta * dots[9]
+                sc[1] = (dots[5] - 2.0 * beta * dots[6]) + beta * beta * dots[10]
+                sc[2] = -dots[8] + beta * dots[11]
+                rsc[0] = -dots[7]; rsc[1] = dots[5]; rsc[2] = -dots[8]
+                gp = -dots[0] + beta * dots[3]
+                if not (sc[1] > LAZY_CANCEL * (dots[5] + beta * beta * dots[10])):
+                    # p.p cancels (or is 0): its sum from the formed direction instead
+                    self.store_direction(&me, &dr, fb0, fb1, sc, &gp)
+                if not (gp < 0):
+                    # descent guard on the VR gradient: the next direction is -g
+                    restarts += 1
+                    dr.mode = DIR_NEG_G
+                    sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
+                continue
             buf = team_buf(&me)
             for i in range(fb0, fb1):
                 for j in range(5):
@@ -1331,12 +1545,7 @@ cdef class _InnerTeam:
                 buf[7 * i + 3] = s3
                 for j in range(3):
                     buf[7 * i + 4 + j] = s5[j]
-            if tid == 0 and self.team.n_threads > 1 and t + 1 >= TEAM_PROBE_STEPS:
-                wall = team_wall() - started
-                if me.wait > TEAM_MAX_WAIT * wall or (me.probing and team_now() - cpu_started
-                                                      - me.wait_cpu < TEAM_MIN_WORK * wall):
-                    self.team.stop = 1
-                me.probing = False
+            self.check_team(&me, t, started, cpu_started)
             team_reduce(&me, kd, 7, dots)
             gp = dots[0]
             sc[0] = dots[1]; sc[1] = dots[2]; sc[2] = dots[3]
@@ -1345,6 +1554,12 @@ cdef class _InnerTeam:
                 # descent guard on the VR gradient
                 restarts += 1
                 self.restart(&me, fb0, fb1, sc, rsc)
+        if dr.mode != DIR_STORED:
+            # the last direction, stored (own feature blocks: no other thread reads them)
+            for j in range(c0, c1):
+                p[j] = dir_at(&dr, j)
+            if owns_d:
+                p[d] = dir_at(&dr, d)
         if self.option_two:
             for j in range(c0, c1):
                 x[j] = self.x_sel[j]
@@ -1428,6 +1643,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.base, S.x_sel, S.acc = &vec[0], &vec[D], &acc[acc_off]
     S.accb = &accb[accb_off] if accb is not None else NULL
     S.acc_stride = acc_stride
+    S.lazy = X.indptr != NULL and LAZY_SPARSE
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
