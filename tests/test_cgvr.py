@@ -879,14 +879,13 @@ def test_inner_loop_team_is_bitwise_the_same_for_any_thread_count(case, rng):
 
 
 @pytest.mark.parametrize("case", ["csr", "float32", "full_ls", "option2", "no_intercept",
-                                  "full_batch", "hinge", "dy"])
-def test_sparse_pending_direction_keeps_the_bits_of_the_eager_sweeps(case, rng):
-    # issue 21.3: on CSR rows the inner loop keeps p_{t+1} = -g_{t+1} + beta p_t pending
-    # (one O(d) sweep per step instead of two) and takes the scalars of the next line
-    # search from the algebra of that formula.  With those scalars summed from the stored
-    # direction instead (the cancellation fallback, forced here) every bit is that of the
-    # eager sweeps; with the algebra, the fit agrees to rounding; both keep the bits for
-    # every thread count
+                                  "full_batch", "hinge", "dy", "dense", "dense_full_ls"])
+def test_pending_direction_matches_the_eager_sweeps(case, rng):
+    # issue 21.3: the inner loop keeps p_{t+1} = -g_{t+1} + beta p_t pending
+    # (one O(d) sweep per step instead of two, its sums in two lanes) and takes the scalars
+    # of the next line search from the algebra of that formula, or (the cancellation
+    # fallback, forced here) sums them from the stored direction.  Both agree with the
+    # eager sweeps (two per step) to rounding and keep their bits for every thread count
     n, d, batch = 700, 70, 160
     X = rng.randn(n, d)
     X[rng.rand(n, d) < 0.7] = 0.0
@@ -910,30 +909,30 @@ def test_sparse_pending_direction_keeps_the_bits_of_the_eager_sweeps(case, rng):
         loss, kw["beta"] = Hinge(), "FR"
     elif case == "dy":
         kw["beta"] = "DY"
-    X = sp.csr_matrix(X.astype(dtype))
+    elif case == "dense_full_ls":
+        kw["line_search"], z_full = "full", True
+    X = X.astype(dtype) if case.startswith("dense") else sp.csr_matrix(X.astype(dtype))
     options = _cgvr.CGOptions(**kw)
 
     def run(n_threads, lazy, cancel=None):
-        old = _cgvr.set_lazy_sparse(lazy, cancel)
+        old = _cgvr.set_lazy_direction(lazy, cancel)
         try:
             p = np.empty(d + 1)
             out = _team_inner(X, y, sw, x0, n_threads, batch, options, loss,
                               intercept=intercept, z_full=z_full, out_p=p)
         finally:
-            _cgvr.set_lazy_sparse(*old)
+            _cgvr.set_lazy_direction(*old)
         return out[:5] + (p,)
 
     eager = run(1, False)
     assert np.count_nonzero(eager[2]) > 0
-    for n_threads in (1, 3):
-        forced = run(n_threads, True, np.inf)
-        for a, b in zip(forced, eager):
-            np.testing.assert_array_equal(a, b)
-    lazy = run(1, True)
-    for a, b in zip(lazy[:2] + lazy[5:], eager[:2] + eager[5:]):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
-    for a, b in zip(run(2, True), lazy):
-        np.testing.assert_array_equal(a, b)
+    for cancel in (np.inf, None):
+        lazy = run(1, True, cancel)
+        for a, b in zip(lazy[:2] + lazy[5:], eager[:2] + eager[5:]):    # x, g, p
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+        for n_threads in (2, 3):
+            for a, b in zip(run(n_threads, True, cancel), lazy):
+                np.testing.assert_array_equal(a, b)
 
 
 def test_inner_loop_blocks_match_numpy_reference(rng):

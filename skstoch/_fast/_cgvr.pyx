@@ -134,6 +134,81 @@ cdef extern from *:
     CG_DOTS(32)
     CG_LAZY(64)
     CG_LAZY(32)
+    /* the one sweep of the sparse inner loop over features lo..hi-1 (see _InnerTeam.lazy):
+       p_t formed (mode as above, 0: stored), x += a p_t, g_{t+1} = base + alpha x + acc, acc
+       zeroed, p_t and g_{t+1} stored, and
+       o = (g'.g', g'.g, p.g', p.g, x.g', base.g', x.p, p.p, base.p) with g' = g_{t+1},
+       p = p_t, x = x_{t+1} (p.g only when want_pg).  Each sum runs in two lanes (even and
+       odd j from lo; an odd last j goes to the even lane), added at the end: SSE2 does
+       both lanes in one instruction, and the portable code gives the same bits */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #define CG_SWEEP_SIMD(PJ)                                                          \
+        for (; j + 1 < hi; j += 2) {                                                   \
+            __m128d G = _mm_loadu_pd(g + j), P = _mm_loadu_pd(p + j), PJv, X, GN, BA;  \
+            PJv = PJ; (void)P;                                                         \
+            X = _mm_add_pd(_mm_loadu_pd(x + j), _mm_mul_pd(A, PJv));                   \
+            _mm_storeu_pd(x + j, X);                                                   \
+            BA = _mm_loadu_pd(base + j);                                               \
+            GN = _mm_add_pd(_mm_add_pd(BA, _mm_mul_pd(AL, X)), _mm_loadu_pd(acc + j)); \
+            _mm_storeu_pd(acc + j, _mm_setzero_pd());                                  \
+            S[0] = _mm_add_pd(S[0], _mm_mul_pd(GN, GN));                               \
+            S[1] = _mm_add_pd(S[1], _mm_mul_pd(GN, G));                                \
+            S[2] = _mm_add_pd(S[2], _mm_mul_pd(PJv, GN));                              \
+            if (want_pg) S[3] = _mm_add_pd(S[3], _mm_mul_pd(PJv, G));                  \
+            S[4] = _mm_add_pd(S[4], _mm_mul_pd(X, GN));                                \
+            S[5] = _mm_add_pd(S[5], _mm_mul_pd(BA, GN));                               \
+            S[6] = _mm_add_pd(S[6], _mm_mul_pd(X, PJv));                               \
+            S[7] = _mm_add_pd(S[7], _mm_mul_pd(PJv, PJv));                             \
+            S[8] = _mm_add_pd(S[8], _mm_mul_pd(BA, PJv));                              \
+            _mm_storeu_pd(p + j, PJv);                                                 \
+            _mm_storeu_pd(g + j, GN);                                                  \
+        }
+    #endif
+    #define CG_SWEEP_TERM(L, J, PJ)                                                    \
+        pj = PJ; xj = x[J] + a * pj; x[J] = xj;                                        \
+        gn = base[J] + alpha * xj + acc[J]; acc[J] = 0.0; go = g[J];                   \
+        s[0][L] += gn * gn; s[1][L] += gn * go; s[2][L] += pj * gn;                    \
+        if (want_pg) s[3][L] += pj * go;                                               \
+        s[4][L] += xj * gn; s[5][L] += base[J] * gn; s[6][L] += xj * pj;               \
+        s[7][L] += pj * pj; s[8][L] += base[J] * pj; p[J] = pj; g[J] = gn;
+    static void cg_lazy_sweep(double* x, double* p, double* g, double* acc,
+                              const double* base, double alpha, double a, double beta,
+                              int mode, int want_pg, long lo, long hi, double* o) {
+        double s[9][2];
+        double pj, xj, gn, go;
+        long j = lo;
+        int k;
+    #if defined(__SSE2__)
+        __m128d S[9], A = _mm_set1_pd(a), AL = _mm_set1_pd(alpha), B = _mm_set1_pd(beta);
+        __m128d NEG = _mm_set1_pd(-0.0);
+        for (k = 0; k < 9; k++) S[k] = _mm_setzero_pd();
+        if (mode == 1) { CG_SWEEP_SIMD(_mm_add_pd(_mm_xor_pd(G, NEG), _mm_mul_pd(B, P))) }
+        else if (mode == 2) { CG_SWEEP_SIMD(_mm_xor_pd(G, NEG)) }
+        else { CG_SWEEP_SIMD(P) }
+        for (k = 0; k < 9; k++) _mm_storeu_pd(s[k], S[k]);
+    #else
+        for (k = 0; k < 9; k++) s[k][0] = s[k][1] = 0.0;
+        for (; j + 1 < hi; j += 2) {
+            if (mode == 1) {
+                CG_SWEEP_TERM(0, j, -g[j] + beta * p[j])
+                CG_SWEEP_TERM(1, j + 1, -g[j + 1] + beta * p[j + 1])
+            } else if (mode == 2) {
+                CG_SWEEP_TERM(0, j, -g[j])
+                CG_SWEEP_TERM(1, j + 1, -g[j + 1])
+            } else {
+                CG_SWEEP_TERM(0, j, p[j])
+                CG_SWEEP_TERM(1, j + 1, p[j + 1])
+            }
+        }
+    #endif
+        if (j < hi) {
+            if (mode == 1) { CG_SWEEP_TERM(0, j, -g[j] + beta * p[j]) }
+            else if (mode == 2) { CG_SWEEP_TERM(0, j, -g[j]) }
+            else { CG_SWEEP_TERM(0, j, p[j]) }
+        }
+        for (k = 0; k < 9; k++) o[k] = s[k][0] + s[k][1];
+    }
     #if defined(__GNUC__) || defined(__clang__)
     static inline void cg_prefetch(const void* p, long bytes) {
         const char* c = (const char*)p;
@@ -145,6 +220,9 @@ cdef extern from *:
     #endif
     """
     void cg_prefetch(const void* p, long bytes) noexcept nogil
+    void cg_lazy_sweep(double* x, double* p, double* g, double* acc, const double* base,
+                       double alpha, double a, double beta, int mode, int want_pg, long lo,
+                       long hi, double* o) noexcept nogil
     double cg_dot_d64(const double* v, const double* w, int n) noexcept nogil
     double cg_dot_d32(const float* v, const double* w, int n) noexcept nogil
     double cg_dot_s64(const double* v, const int32_t* idx, const double* w, int n) noexcept nogil
@@ -642,7 +720,7 @@ cdef enum:
     TEAM_MAX = 8        # most blocks of a partition (and most threads of a team)
     TEAM_ROWS = 32      # fewest batch rows per block
     TEAM_COLS = 16      # fewest features per block
-    RED_STRIDE = 96     # partials of one reduction: TEAM_MAX blocks x up to 12 values
+    RED_STRIDE = 104    # partials of one reduction: TEAM_MAX blocks x up to 13 values
 
 
 cdef struct team_t:
@@ -669,19 +747,19 @@ cdef struct me_t:
 # the lazy sweep's p.p from its algebra is kept when above this share of the sum of its
 # terms' sizes (g.g + beta^2 p.p), else summed from the stored direction (cancellation)
 cdef double LAZY_CANCEL = 1e-6
-# sparse rows keep the next direction pending (see _InnerTeam.lazy); False: the eager
-# sweeps of dense rows (tests)
-cdef bint LAZY_SPARSE = True
+# the inner loop keeps the next direction pending (see _InnerTeam.lazy); False: two eager
+# sweeps per step (tests)
+cdef bint LAZY_DIRECTION = True
 
 
-def set_lazy_sparse(bint on, cancel=None):
-    """Let the sparse inner loop keep its direction pending (True, the default) or use the
-    eager sweeps of dense rows, and set LAZY_CANCEL (None: unchanged; inf: the scalars of
-    every direction summed from the stored direction) (tests); returns the previous
+def set_lazy_direction(bint on, cancel=None):
+    """Let the inner loop keep its next direction pending (True, the default) or form it
+    in a second sweep, and set LAZY_CANCEL (None: unchanged; inf: the scalars of every
+    direction summed from the stored direction) (tests); returns the previous
     ``(on, cancel)``."""
-    global LAZY_SPARSE, LAZY_CANCEL
-    old = (LAZY_SPARSE, LAZY_CANCEL)
-    LAZY_SPARSE = on
+    global LAZY_DIRECTION, LAZY_CANCEL
+    old = (LAZY_DIRECTION, LAZY_CANCEL)
+    LAZY_DIRECTION = on
     if cancel is not None:
         LAZY_CANCEL = cancel
     return old
@@ -1140,13 +1218,14 @@ cdef class _InnerTeam:
     cdef int n_evals, beta_resets
     cdef double wait_share         # of thread 0's wall time spent waiting at barriers
     cdef int bailed_at             # step at which thread 0 left the team (-1: it did not)
-    # sparse rows: one O(d) sweep per step instead of two.  The next direction p_{t+1} =
-    # -g_{t+1} + beta p_t stays pending (dir_t): the margins form its entries as they read
-    # them and the next step's sweep stores it, with the same bits as the eager sweeps;
-    # its scalars x.p, p.p, base.p come from the algebra of that formula (sums of the one
-    # sweep), a restart (p = -g) costs no sweep.  Dense rows keep the two sweeps: their
-    # margins read every entry of p (O(b d)), the sweeps are O(d)
+    # one O(d) sweep per step instead of two: the next direction p_{t+1} = -g_{t+1} +
+    # beta p_t stays pending (dir_t): the margins form its entries as they read them (dense
+    # rows: into a per-thread copy first) and the next step's sweep stores it; its scalars
+    # x.p, p.p, base.p come from the algebra of that formula (sums of the one sweep), a
+    # restart (p = -g) costs no sweep and no barrier.  False: the two eager sweeps (tests)
     cdef bint lazy
+    cdef double* pown               # dense rows: each thread's copy of a pending direction
+    cdef Py_ssize_t pown_stride
 
     def run_worker(self, int tid):
         with nogil:
@@ -1162,7 +1241,15 @@ cdef class _InnerTeam:
         cdef double* buf
         cdef double out[3]
         cdef double s, xd, pd, bd
+        cdef dir_t own
         team_begin(me)
+        if self.X.indptr == NULL and D.mode != DIR_STORED:
+            # dense rows read every entry of the direction: this thread forms all d + 1 of
+            # them in its own buffer first (the same bits; O(d) against O(b d))
+            for k in range(d + 1):
+                self.pown[me.tid * self.pown_stride + k] = dir_at(D, k)
+            own = dir_t(D.g, self.pown + me.tid * self.pown_stride, 0.0, DIR_STORED)
+            D = &own
         batch_margins(self.X, self.idx + r0, r1 - r0, self.x, D, self.zS + r0,
                       self.qS + r0, want_z)
         if self.ls_mode == LS_FULL:
@@ -1271,11 +1358,13 @@ cdef class _InnerTeam:
         cdef double alpha = self.alpha, alpha_b = self.alpha_b, inv_b = 1.0 / b
         cdef bint fit_intercept = self.fit_intercept, full_batch = self.full_batch
         cdef double sc[3]
-        cdef double dots[12]
+        cdef double dots[13]
+        cdef double gg_old = 0.0        # g_t.g_t (lazy)
+        cdef bint want_pg = self.beta_rule == BETA_HS or self.beta_rule == BETA_DY
         cdef double rsc[3]              # the scalars of -g (see restart)
         cdef double s5[5]
         cdef double* buf
-        cdef double gb, gn, xj, pj, s0, s1, s2, s3, s4, beta, gp, coef, a, phi0, dphi0
+        cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
         cdef bint lazy = self.lazy
         cdef dir_t dr = dir_t(self.g, self.p, 0.0, DIR_STORED)
         cdef int n_evals = 0, failed = 0, beta_resets = 0
@@ -1317,6 +1406,7 @@ cdef class _InnerTeam:
         team_reduce(&me, kd, 6, dots)
         sc[0] = dots[0]; sc[1] = dots[1]; sc[2] = dots[2]
         rsc[0] = dots[3]; rsc[1] = dots[4]; rsc[2] = dots[5]
+        gg_old = dots[4] + g[d] * g[d]
 
         for t in range(self.inner_iter):
             if self.team.stop and self.team.n_threads > 1:
@@ -1427,63 +1517,46 @@ cdef class _InnerTeam:
                 # one sweep: p_t formed from g_t and p_{t-1} (it was pending), x moved,
                 # g_{t+1} formed, acc zeroed, p_t and g_{t+1} stored, and the sums that give
                 # beta and (by the algebra of p_{t+1} = -g_{t+1} + beta p_t) the scalars of
-                # the next direction, which stays pending
+                # the next direction, which stays pending; g_t.g_t is the g'.g' of the
+                # previous step (the same sums of the same entries)
                 buf = team_buf(&me)
                 for i in range(fb0, fb1):
-                    for j in range(5):
-                        s5[j] = 0.0
-                    s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0; s4 = 0.0
-                    for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
-                        if dr.mode == DIR_LAZY:
-                            pj = -g[j] + dr.beta * p[j]
-                        elif dr.mode == DIR_NEG_G:
-                            pj = -g[j]
-                        else:
-                            pj = p[j]
-                        xj = x[j] + a * pj
-                        x[j] = xj
-                        gn = base[j] + alpha * xj + acc[j]
-                        acc[j] = 0.0
-                        beta_dot_terms(gn, g[j], pj, s5)
-                        p[j] = pj
-                        g[j] = gn
-                        s0 += xj * gn
-                        s1 += base[j] * gn
-                        s2 += xj * pj
-                        s3 += pj * pj
-                        s4 += base[j] * pj
-                    # features j < d only: g.g, p_t.g, x.g, base.g, x.p_t, p_t.p_t, base.p_t
-                    buf[12 * i + 5] = s5[0]
-                    buf[12 * i + 6] = s5[3]
-                    buf[12 * i + 7] = s0
-                    buf[12 * i + 8] = s1
-                    buf[12 * i + 9] = s2
-                    buf[12 * i + 10] = s3
-                    buf[12 * i + 11] = s4
+                    cg_lazy_sweep(x, p, g, acc, base, alpha, a, dr.beta, dr.mode, want_pg,
+                                  feature_edge(i, d, kd), feature_edge(i + 1, d, kd),
+                                  buf + 13 * i)
+                    for j in range(9, 13):
+                        buf[13 * i + j] = 0.0
                     if i == kd - 1:
+                        # the intercept's terms of g'.g', g'.g, p.g', p.g
                         pj = dir_at(&dr, d)
                         x[d] += a * pj
                         if fit_intercept:
                             gn = base[d] + alpha_b * x[d] + gb
                         else:
                             gn = 0.0
-                        beta_dot_terms(gn, g[d], pj, s5)
+                        buf[13 * i + 9] = gn * gn
+                        buf[13 * i + 10] = gn * g[d]
+                        buf[13 * i + 11] = pj * gn
+                        buf[13 * i + 12] = pj * g[d]
                         p[d] = pj
                         g[d] = gn
-                    for j in range(5):
-                        buf[12 * i + j] = s5[j]
                 self.check_team(&me, t, started, cpu_started)
-                team_reduce(&me, kd, 12, dots)
-                beta = beta_from_dots(self.beta_rule, dots[0], dots[1], dots[2], dots[3],
-                                      dots[4], &beta_resets)
+                team_reduce(&me, kd, 13, dots)
+                # dots: over the features g'.g', g'.g, p.g', p.g, x.g', base.g', x.p, p.p,
+                # base.p, then the intercept's terms of the first four
+                gg = dots[0] + dots[9]
+                gp = dots[2] + dots[11]
+                beta = beta_from_dots(self.beta_rule, gg, dots[1] + dots[10], gg_old, gp,
+                                      dots[3] + dots[12], &beta_resets)
+                gg_old = gg
+                gp = -gg + beta * gp            # p_{t+1}.g_{t+1}
                 dr.mode = DIR_LAZY
                 dr.beta = beta
-                sc[0] = -dots[7] + beta * dots[9]
-                sc[1] = (dots[5] - 2.0 * beta * dots[6]) + beta * beta * dots[10]
-                sc[2] = -dots[8] + beta * dots[11]
-                rsc[0] = -dots[7]; rsc[1] = dots[5]; rsc[2] = -dots[8]
-                gp = -dots[0] + beta * dots[3]
-                if not (sc[1] > LAZY_CANCEL * (dots[5] + beta * beta * dots[10])):
+                sc[0] = -dots[4] + beta * dots[6]
+                sc[1] = (dots[0] - 2.0 * beta * dots[2]) + beta * beta * dots[7]
+                sc[2] = -dots[5] + beta * dots[8]
+                rsc[0] = -dots[4]; rsc[1] = dots[0]; rsc[2] = -dots[5]
+                if not (sc[1] > LAZY_CANCEL * (dots[0] + beta * beta * dots[7])):
                     # p.p cancels (or is 0): its sum from the formed direction instead
                     self.store_direction(&me, &dr, fb0, fb1, sc, &gp)
                 if not (gp < 0):
@@ -1632,7 +1705,9 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     cdef double[::1] red = np.zeros(2 * RED_STRIDE)
     cdef double[::1] q_full = None     # margins X p (line search on f)
     cdef const double[::1] sw_n = None
-    S.keep = (idx, work, vec, acc, red, accb)
+    cdef Py_ssize_t pown_stride = (D + 8) // 8 * 8 + 8
+    cdef double[::1] pown = np.empty(TEAM_MAX * pown_stride) if X.indptr == NULL else None
+    S.keep = (idx, work, vec, acc, red, accb, pown)
     S.X, S.loss = X, tables.loss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
@@ -1643,7 +1718,9 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.base, S.x_sel, S.acc = &vec[0], &vec[D], &acc[acc_off]
     S.accb = &accb[accb_off] if accb is not None else NULL
     S.acc_stride = acc_stride
-    S.lazy = X.indptr != NULL and LAZY_SPARSE
+    S.lazy = LAZY_DIRECTION
+    S.pown_stride = pown_stride
+    S.pown = &pown[0] if pown is not None else NULL
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
