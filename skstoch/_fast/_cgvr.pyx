@@ -209,6 +209,99 @@ cdef extern from *:
         }
         for (k = 0; k < 9; k++) o[k] = s[k][0] + s[k][1];
     }
+    /* CSR rows: the features' x, g, p and base packed two by two, features 2m and 2m + 1
+       in one 64-byte line as (x, x', g, g', p, p', base, base'): a margin reads one line
+       per entry instead of three, and a line the sweep of its owner rewrites is shared
+       with the other threads of a team once instead of three times.  The same sums as
+       cg_dirdot and cg_lazy_sweep, in the same order: the same bits */
+    #define CG_WLOOP(PJ)                                                               \
+        for (k = 0; k < n; k++) {                                                      \
+            j = idx[k];                                                                \
+            c = W + 8 * (j >> 1) + (j & 1);                                            \
+            if (want_z) s[j & (CG_LANES - 1)] += (double)v[k] * c[0];                  \
+            t[j & (CG_LANES - 1)] += (double)v[k] * (PJ);                              \
+        }
+    #define CG_WDOT(T)                                                                 \
+        static inline double cg_wdot_s##T(const CG_##T* v, const int* idx,             \
+                                          const double* W, double beta, int mode,      \
+                                          int want_z, int n, double* out_u) {          \
+            double s[CG_LANES] = {0.0}, t[CG_LANES] = {0.0};                           \
+            const double* c;                                                           \
+            int k, j;                                                                  \
+            if (mode == 1) { CG_WLOOP(-c[2] + beta * c[4]) }                           \
+            else if (mode == 2) { CG_WLOOP(-c[2]) }                                    \
+            else { CG_WLOOP(c[4]) }                                                    \
+            *out_u = CG_TREE(t);                                                       \
+            return CG_TREE(s);                                                         \
+        }
+    CG_WDOT(64)
+    CG_WDOT(32)
+    #if defined(__SSE2__)
+    #define CG_WSWEEP_SIMD(PJ)                                                         \
+        for (; j + 1 < hi; j += 2) {                                                   \
+            double* c = W + 4 * j;                                                     \
+            __m128d G = _mm_load_pd(c + 2), P = _mm_load_pd(c + 4), PJv, X, GN, BA;    \
+            PJv = PJ; (void)P;                                                         \
+            X = _mm_add_pd(_mm_load_pd(c), _mm_mul_pd(A, PJv));                        \
+            BA = _mm_load_pd(c + 6);                                                   \
+            GN = _mm_add_pd(_mm_add_pd(BA, _mm_mul_pd(AL, X)), _mm_loadu_pd(acc + j)); \
+            _mm_storeu_pd(acc + j, _mm_setzero_pd());                                  \
+            S[0] = _mm_add_pd(S[0], _mm_mul_pd(GN, GN));                               \
+            S[1] = _mm_add_pd(S[1], _mm_mul_pd(GN, G));                                \
+            S[2] = _mm_add_pd(S[2], _mm_mul_pd(PJv, GN));                              \
+            if (want_pg) S[3] = _mm_add_pd(S[3], _mm_mul_pd(PJv, G));                  \
+            S[4] = _mm_add_pd(S[4], _mm_mul_pd(X, GN));                                \
+            S[5] = _mm_add_pd(S[5], _mm_mul_pd(BA, GN));                               \
+            S[6] = _mm_add_pd(S[6], _mm_mul_pd(X, PJv));                               \
+            S[7] = _mm_add_pd(S[7], _mm_mul_pd(PJv, PJv));                             \
+            S[8] = _mm_add_pd(S[8], _mm_mul_pd(BA, PJv));                              \
+            _mm_store_pd(c, X);                                                        \
+            _mm_store_pd(c + 2, GN);                                                   \
+            _mm_store_pd(c + 4, PJv);                                                  \
+        }
+    #endif
+    #define CG_WSWEEP_TERM(L, c, J, PJ)                                                \
+        pj = PJ; xj = c[0] + a * pj; c[0] = xj;                                        \
+        gn = c[6] + alpha * xj + acc[J]; acc[J] = 0.0; go = c[2];                      \
+        s[0][L] += gn * gn; s[1][L] += gn * go; s[2][L] += pj * gn;                    \
+        if (want_pg) s[3][L] += pj * go;                                               \
+        s[4][L] += xj * gn; s[5][L] += c[6] * gn; s[6][L] += xj * pj;                  \
+        s[7][L] += pj * pj; s[8][L] += c[6] * pj; c[4] = pj; c[2] = gn;
+    #define CG_WSWEEP_PAIR(PJ0, PJ1)                                                   \
+        { double* c0 = W + 4 * j; double* c1 = c0 + 1;                                 \
+          CG_WSWEEP_TERM(0, c0, j, PJ0) CG_WSWEEP_TERM(1, c1, j + 1, PJ1) }
+    /* cg_lazy_sweep on the packed features (lo even) */
+    static void cg_lazy_sweep_w(double* W, double* acc, double alpha, double a, double beta,
+                                int mode, int want_pg, long lo, long hi, double* o) {
+        double s[9][2];
+        double pj, xj, gn, go;
+        double* c;
+        long j = lo;
+        int k;
+    #if defined(__SSE2__)
+        __m128d S[9], A = _mm_set1_pd(a), AL = _mm_set1_pd(alpha), B = _mm_set1_pd(beta);
+        __m128d NEG = _mm_set1_pd(-0.0);
+        for (k = 0; k < 9; k++) S[k] = _mm_setzero_pd();
+        if (mode == 1) { CG_WSWEEP_SIMD(_mm_add_pd(_mm_xor_pd(G, NEG), _mm_mul_pd(B, P))) }
+        else if (mode == 2) { CG_WSWEEP_SIMD(_mm_xor_pd(G, NEG)) }
+        else { CG_WSWEEP_SIMD(P) }
+        for (k = 0; k < 9; k++) _mm_storeu_pd(s[k], S[k]);
+    #else
+        for (k = 0; k < 9; k++) s[k][0] = s[k][1] = 0.0;
+        for (; j + 1 < hi; j += 2) {
+            if (mode == 1) CG_WSWEEP_PAIR(-c0[2] + beta * c0[4], -c1[2] + beta * c1[4])
+            else if (mode == 2) CG_WSWEEP_PAIR(-c0[2], -c1[2])
+            else CG_WSWEEP_PAIR(c0[4], c1[4])
+        }
+    #endif
+        if (j < hi) {
+            c = W + 4 * j;
+            if (mode == 1) { CG_WSWEEP_TERM(0, c, j, -c[2] + beta * c[4]) }
+            else if (mode == 2) { CG_WSWEEP_TERM(0, c, j, -c[2]) }
+            else { CG_WSWEEP_TERM(0, c, j, c[4]) }
+        }
+        for (k = 0; k < 9; k++) o[k] = s[k][0] + s[k][1];
+    }
     #if defined(__GNUC__) || defined(__clang__)
     static inline void cg_prefetch(const void* p, long bytes) {
         const char* c = (const char*)p;
@@ -220,6 +313,12 @@ cdef extern from *:
     #endif
     """
     void cg_prefetch(const void* p, long bytes) noexcept nogil
+    double cg_wdot_s64(const double* v, const int32_t* idx, const double* W, double beta,
+                       int mode, int want_z, int n, double* out_u) noexcept nogil
+    double cg_wdot_s32(const float* v, const int32_t* idx, const double* W, double beta,
+                       int mode, int want_z, int n, double* out_u) noexcept nogil
+    void cg_lazy_sweep_w(double* W, double* acc, double alpha, double a, double beta,
+                         int mode, int want_pg, long lo, long hi, double* o) noexcept nogil
     void cg_lazy_sweep(double* x, double* p, double* g, double* acc, const double* base,
                        double alpha, double a, double beta, int mode, int want_pg, long lo,
                        long hi, double* o) noexcept nogil
@@ -1087,6 +1186,22 @@ cdef struct dir_t:
     const double* p
     double beta
     int mode
+    double* W           # CSR rows: the packed x, g, p, base of features j < d (else NULL)
+
+
+cdef inline double* packed(double* W, Py_ssize_t j) noexcept nogil:
+    """Feature j's entries in the packed layout: [0] x, [2] g, [4] p, [6] base."""
+    return W + 8 * (j >> 1) + (j & 1)
+
+
+cdef inline double dir_at_packed(const dir_t* D, Py_ssize_t j) noexcept nogil:
+    """dir_at for a feature j < d of the packed layout."""
+    cdef const double* c = packed(D.W, j)
+    if D.mode == DIR_LAZY:
+        return -c[2] + D.beta * c[4]
+    if D.mode == DIR_NEG_G:
+        return -c[2]
+    return c[4]
 
 
 cdef inline double dir_at(const dir_t* D, Py_ssize_t j) noexcept nogil:
@@ -1103,6 +1218,10 @@ cdef inline double dir_dot(rowvals_t data, const int32_t* indices, int nnz, cons
     """``fast_dot(row, w)`` (0 when w is NULL), and ``fast_dot(row, direction)`` to out_q,
     in one pass over the row; a pending direction needs CSR rows (indices not NULL)."""
     cdef double qk
+    if D.W != NULL:
+        if data.f32 != NULL:
+            return cg_wdot_s32(data.f32, indices, D.W, D.beta, D.mode, w != NULL, nnz, out_q)
+        return cg_wdot_s64(data.f64, indices, D.W, D.beta, D.mode, w != NULL, nnz, out_q)
     if D.mode == DIR_STORED:
         if w == NULL:
             out_q[0] = fast_dot(data, indices, nnz, D.p)
@@ -1225,6 +1344,7 @@ cdef class _InnerTeam:
     # restart (p = -g) costs no sweep and no barrier.  False: the two eager sweeps (tests)
     cdef bint lazy
     cdef double* pown               # dense rows: each thread's copy of a pending direction
+    cdef double* W                  # CSR rows: x, g, p, base packed (see cg_wdot), or NULL
     cdef Py_ssize_t pown_stride
 
     def run_worker(self, int tid):
@@ -1248,7 +1368,7 @@ cdef class _InnerTeam:
             # them in its own buffer first (the same bits; O(d) against O(b d))
             for k in range(d + 1):
                 self.pown[me.tid * self.pown_stride + k] = dir_at(D, k)
-            own = dir_t(D.g, self.pown + me.tid * self.pown_stride, 0.0, DIR_STORED)
+            own = dir_t(D.g, self.pown + me.tid * self.pown_stride, 0.0, DIR_STORED, NULL)
             D = &own
         batch_margins(self.X, self.idx + r0, r1 - r0, self.x, D, self.zS + r0,
                       self.qS + r0, want_z)
@@ -1297,17 +1417,28 @@ cdef class _InnerTeam:
         cdef double* buf
         cdef double out[4]
         cdef double pj, s0, s1, s2, s3
+        cdef double* c
         team_begin(me)
         buf = team_buf(me)
         for i in range(fb0, fb1):
             s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0
-            for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
-                pj = dir_at(dr, j)
-                self.p[j] = pj
-                s0 += pj * self.g[j]
-                s1 += self.x[j] * pj
-                s2 += pj * pj
-                s3 += self.base[j] * pj
+            if dr.W != NULL:
+                for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                    pj = dir_at_packed(dr, j)
+                    c = packed(dr.W, j)
+                    c[4] = pj
+                    s0 += pj * c[2]
+                    s1 += c[0] * pj
+                    s2 += pj * pj
+                    s3 += c[6] * pj
+            else:
+                for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                    pj = dir_at(dr, j)
+                    self.p[j] = pj
+                    s0 += pj * self.g[j]
+                    s1 += self.x[j] * pj
+                    s2 += pj * pj
+                    s3 += self.base[j] * pj
             if i == kd - 1:
                 self.p[d] = dir_at(dr, d)
                 s0 += self.p[d] * self.g[d]
@@ -1366,7 +1497,9 @@ cdef class _InnerTeam:
         cdef double* buf
         cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
         cdef bint lazy = self.lazy
-        cdef dir_t dr = dir_t(self.g, self.p, 0.0, DIR_STORED)
+        cdef dir_t dr = dir_t(self.g, self.p, 0.0, DIR_STORED, self.W)
+        cdef double* W = self.W
+        cdef double* c
         cdef int n_evals = 0, failed = 0, beta_resets = 0
         cdef long restarts = 0, skipped = 0, wolfe_fail = 0
         cdef Py_ssize_t tau = -1, t, k, j, i, lo, hi
@@ -1403,6 +1536,11 @@ cdef class _InnerTeam:
                 restart_terms(x[j], -g[j], base[j], s5)
             for j in range(3):
                 buf[6 * i + 3 + j] = s5[j]
+        if W != NULL:
+            # this thread's features, packed (read by every thread after the barrier)
+            for j in range(c0, c1):
+                c = packed(W, j)
+                c[0] = x[j]; c[2] = g[j]; c[4] = p[j]; c[6] = base[j]
         team_reduce(&me, kd, 6, dots)
         sc[0] = dots[0]; sc[1] = dots[1]; sc[2] = dots[2]
         rsc[0] = dots[3]; rsc[1] = dots[4]; rsc[2] = dots[5]
@@ -1423,7 +1561,7 @@ cdef class _InnerTeam:
                 owns_d, all_cols = True, True
             if t == tau:
                 for j in range(c0, c1):
-                    self.x_sel[j] = x[j]
+                    self.x_sel[j] = packed(W, j)[0] if W != NULL else x[j]
                 if owns_d:
                     self.x_sel[d] = x[d]
             if not full_batch:
@@ -1521,9 +1659,14 @@ cdef class _InnerTeam:
                 # previous step (the same sums of the same entries)
                 buf = team_buf(&me)
                 for i in range(fb0, fb1):
-                    cg_lazy_sweep(x, p, g, acc, base, alpha, a, dr.beta, dr.mode, want_pg,
-                                  feature_edge(i, d, kd), feature_edge(i + 1, d, kd),
-                                  buf + 13 * i)
+                    if W != NULL:
+                        cg_lazy_sweep_w(W, acc, alpha, a, dr.beta, dr.mode, want_pg,
+                                        feature_edge(i, d, kd), feature_edge(i + 1, d, kd),
+                                        buf + 13 * i)
+                    else:
+                        cg_lazy_sweep(x, p, g, acc, base, alpha, a, dr.beta, dr.mode,
+                                      want_pg, feature_edge(i, d, kd),
+                                      feature_edge(i + 1, d, kd), buf + 13 * i)
                     for j in range(9, 13):
                         buf[13 * i + j] = 0.0
                     if i == kd - 1:
@@ -1627,12 +1770,18 @@ cdef class _InnerTeam:
                 # descent guard on the VR gradient
                 restarts += 1
                 self.restart(&me, fb0, fb1, sc, rsc)
-        if dr.mode != DIR_STORED:
-            # the last direction, stored (own feature blocks: no other thread reads them)
+        # the last direction, stored (own feature blocks: no other thread reads them)
+        if W != NULL:
+            for j in range(c0, c1):
+                c = packed(W, j)
+                p[j] = dir_at_packed(&dr, j)
+                x[j] = c[0]
+                g[j] = c[2]
+        elif dr.mode != DIR_STORED:
             for j in range(c0, c1):
                 p[j] = dir_at(&dr, j)
-            if owns_d:
-                p[d] = dir_at(&dr, d)
+        if owns_d and dr.mode != DIR_STORED:
+            p[d] = dir_at(&dr, d)
         if self.option_two:
             for j in range(c0, c1):
                 x[j] = self.x_sel[j]
@@ -1707,7 +1856,12 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     cdef const double[::1] sw_n = None
     cdef Py_ssize_t pown_stride = (D + 8) // 8 * 8 + 8
     cdef double[::1] pown = np.empty(TEAM_MAX * pown_stride) if X.indptr == NULL else None
-    S.keep = (idx, work, vec, acc, red, accb, pown)
+    # CSR rows: x, g, p, base packed in 64-byte lines (see cg_wdot)
+    cdef double[::1] packs = np.empty(8 * ((d + 1) // 2) + 8) \
+        if X.indptr != NULL and LAZY_DIRECTION else None
+    cdef Py_ssize_t packs_off = ((64 - <size_t>&packs[0] % 64) % 64) // 8 \
+        if packs is not None else 0
+    S.keep = (idx, work, vec, acc, red, accb, pown, packs)
     S.X, S.loss = X, tables.loss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
@@ -1721,6 +1875,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.lazy = LAZY_DIRECTION
     S.pown_stride = pown_stride
     S.pown = &pown[0] if pown is not None else NULL
+    S.W = &packs[packs_off] if packs is not None else NULL
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
