@@ -517,7 +517,9 @@ def test_dense_and_csr_give_the_same_result(clf_data):
         a = CGVRClassifier(**kw).fit(Xs, y)
         b = CGVRClassifier(**kw).fit(sp.csr_matrix(Xs), y)
     # the margins sum in lanes by column index, so the zeros a CSR row leaves out change
-    # no bit (with d = 20 > 8 every lane is used)
+    # no bit (with d = 20 > 8 every lane is used); CSR batch margins add the sums of their
+    # feature blocks (one block below 2 * TEAM_COLS = 32 features), dense ones the lanes
+    # of the whole row: with d >= 32 the two agree to rounding only
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
 

@@ -357,6 +357,7 @@ cdef inline double fast_dot(rowvals_t data, const int32_t* indices, int nnz,
 # sampled rows read ahead by the inner loop (random rows miss every cache level)
 cdef enum:
     PREFETCH_ROWS = 4
+    CM_AHEAD = 8        # column_margins: its thread's work per row is a part of the row
 
 
 cdef inline double fast_dot2(rowvals_t data, const int32_t* indices, int nnz, const double* w,
@@ -404,7 +405,8 @@ cdef class HeadTables:
     Parameters
     ----------
     ds : RowDataset
-        The rows of X.
+        The rows of X (CSR: sorted column indices in every row, as ``make_dataset`` makes
+        them; the inner loop's margins split each row by feature blocks).
     y, sample_weight : ndarray of float64 of shape (n_samples,)
         Targets and per-sample weights ``s_i``.
     loss : MarginLoss
@@ -1232,6 +1234,23 @@ cdef inline double dir_dot(rowvals_t data, const int32_t* indices, int nnz, cons
     return cg_dirdot_s64(data.f64, indices, w, D.g, D.p, D.beta, D.mode, nnz, out_q)
 
 
+cdef inline void block_sums(const double* part, Py_ssize_t kd, Py_ssize_t b, Py_ssize_t r0,
+                            Py_ssize_t r1, bint want_z, double xd, double pd, double* z,
+                            double* q) noexcept nogil:
+    """Margins of batch rows r0..r1-1 from the feature blocks' sums (block order)."""
+    cdef Py_ssize_t k, i
+    cdef double sz, sq
+    for k in range(r0, r1):
+        sz = 0.0
+        sq = 0.0
+        for i in range(kd):
+            sz += part[2 * (i * b + k)]
+            sq += part[2 * (i * b + k) + 1]
+        if want_z:
+            z[k] = sz + xd
+        q[k] = sq + pd
+
+
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
                                const double* x, const dir_t* D, double* z, double* q,
                                bint want_z) noexcept nogil:
@@ -1345,6 +1364,8 @@ cdef class _InnerTeam:
     cdef bint lazy
     cdef double* pown               # dense rows: each thread's copy of a pending direction
     cdef double* W                  # CSR rows: x, g, p, base packed (see cg_wdot), or NULL
+    cdef double* part               # CSR rows: margins of each (feature block, batch row)
+    cdef Py_ssize_t* rows_own       # CSR rows, batch < n: each thread's copy of the rows
     cdef Py_ssize_t pown_stride
 
     def run_worker(self, int tid):
@@ -1363,15 +1384,25 @@ cdef class _InnerTeam:
         cdef double s, xd, pd, bd
         cdef dir_t own
         team_begin(me)
-        if self.X.indptr == NULL and D.mode != DIR_STORED:
+        if D.W != NULL:
+            # CSR rows: each thread sums the entries of its own feature blocks of every
+            # batch row (the only x, g, p a thread reads are those its sweep writes), a
+            # barrier, then the owner of a row adds the blocks' sums in block order
+            self.column_margins(me, D, want_z)
+            team_reduce(me, 0, 0, NULL)
+            team_begin(me)
+            block_sums(self.part, self.kd, self.b, r0, r1, want_z, self.x[d], dir_at(D, d),
+                       self.zS, self.qS)
+        elif self.X.indptr == NULL and D.mode != DIR_STORED:
             # dense rows read every entry of the direction: this thread forms all d + 1 of
             # them in its own buffer first (the same bits; O(d) against O(b d))
             for k in range(d + 1):
                 self.pown[me.tid * self.pown_stride + k] = dir_at(D, k)
             own = dir_t(D.g, self.pown + me.tid * self.pown_stride, 0.0, DIR_STORED, NULL)
             D = &own
-        batch_margins(self.X, self.idx + r0, r1 - r0, self.x, D, self.zS + r0,
-                      self.qS + r0, want_z)
+        if D.W == NULL:
+            batch_margins(self.X, self.idx + r0, r1 - r0, self.x, D, self.zS + r0,
+                          self.qS + r0, want_z)
         if self.ls_mode == LS_FULL:
             range_margins(self.X, D, self.q_full, nr0, nr1)
         buf = team_buf(me)
@@ -1408,6 +1439,58 @@ cdef class _InnerTeam:
             self.p[d] = -self.g[d]
         sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
         team_reduce(me, 0, 0, NULL)     # every p[j] written before the next margins
+
+    cdef void column_margins(self, me_t* me, const dir_t* D, bint want_z) noexcept nogil:
+        """part[i, k] = (X_k x, X_k p) over the features of block i (8 lanes, see cg_wdot),
+        for this thread's feature blocks i and every batch row k (CSR rows with sorted
+        indices, as make_dataset makes them)."""
+        cdef const rows_t* X = self.X
+        cdef Py_ssize_t b = self.b, d = self.d, kd = self.kd, k, i, row, e, s, end, lo, hi
+        cdef Py_ssize_t fb0 = first_block(me, kd), fb1 = end_block(me, kd)
+        cdef Py_ssize_t* rows = self.rows_own + me.tid * b if self.rows_own != NULL else NULL
+        cdef const int32_t* ind = X.indices
+        cdef double* out
+        cdef double zq, qq
+        cdef int32_t c_lo = <int32_t>feature_edge(fb0, d, kd), c_hi
+        # the row pointers of the rows read ahead first (as batch_margins)
+        for k in range(min(b, 2 * CM_AHEAD)):
+            cg_prefetch(X.indptr + (rows[k] if rows != NULL else k), 16)
+        for k in range(min(b, CM_AHEAD)):
+            prefetch_row(X, rows[k] if rows != NULL else k)
+        for k in range(b):
+            if k + 2 * CM_AHEAD < b:
+                cg_prefetch(X.indptr + (rows[k + 2 * CM_AHEAD] if rows != NULL
+                                        else k + 2 * CM_AHEAD), 16)
+            if k + CM_AHEAD < b:
+                prefetch_row(X, rows[k + CM_AHEAD] if rows != NULL
+                             else k + CM_AHEAD)
+            row = rows[k] if rows != NULL else k
+            s = X.indptr[row]
+            end = X.indptr[row + 1]
+            # first entry of the row in column c_lo or after
+            lo = s
+            hi = end if c_lo > 0 else s
+            while lo < hi:
+                e = (lo + hi) >> 1
+                if ind[e] < c_lo:
+                    lo = e + 1
+                else:
+                    hi = e
+            e = lo
+            for i in range(fb0, fb1):
+                c_hi = <int32_t>feature_edge(i + 1, d, kd)
+                s = e
+                while e < end and ind[e] < c_hi:
+                    e += 1
+                if X.data32 != NULL:
+                    zq = cg_wdot_s32(X.data32 + s, ind + s, D.W, D.beta, D.mode, want_z,
+                                     <int>(e - s), &qq)
+                else:
+                    zq = cg_wdot_s64(X.data + s, ind + s, D.W, D.beta, D.mode, want_z,
+                                     <int>(e - s), &qq)
+                out = self.part + 2 * (i * b + k)
+                out[0] = zq
+                out[1] = qq
 
     cdef void store_direction(self, me_t* me, dir_t* dr, Py_ssize_t fb0, Py_ssize_t fb1,
                               double* sc, double* gp) noexcept nogil:
@@ -1498,6 +1581,8 @@ cdef class _InnerTeam:
         cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
         cdef bint lazy = self.lazy
         cdef dir_t dr = dir_t(self.g, self.p, 0.0, DIR_STORED, self.W)
+        # column-owned margins: this thread's copy of the batch rows (NULL: the full batch)
+        cdef Py_ssize_t* myrows = self.rows_own + tid * b if self.rows_own != NULL else NULL
         cdef double* W = self.W
         cdef double* c
         cdef int n_evals = 0, failed = 0, beta_resets = 0
@@ -1568,6 +1653,8 @@ cdef class _InnerTeam:
                 # every thread draws the whole batch (one stream), keeps its own rows
                 for k in range(b):
                     i = rng_randint(&rng, n)
+                    if myrows != NULL:
+                        myrows[k] = i
                     if r0 <= k < r1:
                         self.idx[k] = i
                         self.yS[k] = self.y[i]
@@ -1861,7 +1948,12 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
         if X.indptr != NULL and LAZY_DIRECTION else None
     cdef Py_ssize_t packs_off = ((64 - <size_t>&packs[0] % 64) % 64) // 8 \
         if packs is not None else 0
-    S.keep = (idx, work, vec, acc, red, accb, pown, packs)
+    cdef double[::1] part = np.empty(2 * b * team_blocks(d, TEAM_COLS)) \
+        if packs is not None else None
+    cdef Py_ssize_t[::1] rows_own = \
+        np.empty(min(tables.n_threads, TEAM_MAX) * b, dtype=np.intp) \
+        if packs is not None and not full_batch else None
+    S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own)
     S.X, S.loss = X, tables.loss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
@@ -1876,6 +1968,8 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.pown_stride = pown_stride
     S.pown = &pown[0] if pown is not None else NULL
     S.W = &packs[packs_off] if packs is not None else NULL
+    S.part = &part[0] if part is not None else NULL
+    S.rows_own = &rows_own[0] if rows_own is not None else NULL
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
