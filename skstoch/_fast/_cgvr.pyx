@@ -234,8 +234,39 @@ cdef extern from *:
             *out_u = CG_TREE(t);                                                       \
             return CG_TREE(s);                                                         \
         }
+    /* cg_wdot of each block's entries of one row (sorted indices, from its first entry in
+       block 0 of edge[0..nblk]): out[2 i] the x sum and out[2 i + 1] the direction sum of
+       block i (out stride 2 b); returns the position after the last entry read */
+    #define CG_WSEG_LOOP(PJ)                                                           \
+        for (; k < n && (j = idx[k]) < hi; k++) {                                      \
+            c = W + 8 * (j >> 1) + (j & 1);                                            \
+            if (want_z) s[j & (CG_LANES - 1)] += (double)v[k] * c[0];                  \
+            t[j & (CG_LANES - 1)] += (double)v[k] * (PJ);                              \
+        }
+    #define CG_WSEGS(T)                                                                \
+        static inline int cg_wsegs_s##T(const CG_##T* v, const int* idx, int k, int n, \
+                                        const double* W, double beta, int mode,        \
+                                        int want_z, const int* edge, int nblk,         \
+                                        double* out, long stride) {                    \
+            const double* c;                                                           \
+            int i, j, l, hi;                                                           \
+            for (i = 0; i < nblk; i++, out += stride) {                                \
+                double s[CG_LANES], t[CG_LANES];                                       \
+                hi = edge[i + 1];                                                      \
+                if (k >= n || idx[k] >= hi) { out[0] = 0.0; out[1] = 0.0; continue; }  \
+                for (l = 0; l < CG_LANES; l++) { s[l] = 0.0; t[l] = 0.0; }             \
+                if (mode == 1) { CG_WSEG_LOOP(-c[2] + beta * c[4]) }                   \
+                else if (mode == 2) { CG_WSEG_LOOP(-c[2]) }                            \
+                else { CG_WSEG_LOOP(c[4]) }                                            \
+                out[0] = CG_TREE(s);                                                   \
+                out[1] = CG_TREE(t);                                                   \
+            }                                                                          \
+            return k;                                                                  \
+        }
     CG_WDOT(64)
     CG_WDOT(32)
+    CG_WSEGS(64)
+    CG_WSEGS(32)
     #if defined(__SSE2__)
     #define CG_WSWEEP_SIMD(PJ)                                                         \
         for (; j + 1 < hi; j += 2) {                                                   \
@@ -317,6 +348,12 @@ cdef extern from *:
                        int mode, int want_z, int n, double* out_u) noexcept nogil
     double cg_wdot_s32(const float* v, const int32_t* idx, const double* W, double beta,
                        int mode, int want_z, int n, double* out_u) noexcept nogil
+    int cg_wsegs_s64(const double* v, const int32_t* idx, int k, int n, const double* W,
+                     double beta, int mode, int want_z, const int32_t* edge, int nblk,
+                     double* out, long stride) noexcept nogil
+    int cg_wsegs_s32(const float* v, const int32_t* idx, int k, int n, const double* W,
+                     double beta, int mode, int want_z, const int32_t* edge, int nblk,
+                     double* out, long stride) noexcept nogil
     void cg_lazy_sweep_w(double* W, double* acc, double alpha, double a, double beta,
                          int mode, int want_pg, long lo, long hi, double* o) noexcept nogil
     void cg_lazy_sweep(double* x, double* p, double* g, double* acc, const double* base,
@@ -1366,6 +1403,7 @@ cdef class _InnerTeam:
     cdef double* W                  # CSR rows: x, g, p, base packed (see cg_wdot), or NULL
     cdef double* part               # CSR rows: margins of each (feature block, batch row)
     cdef Py_ssize_t* rows_own       # CSR rows, batch < n: each thread's copy of the rows
+    cdef Py_ssize_t* segs           # CSR rows: each thread's entries of each batch row
     cdef Py_ssize_t pown_stride
 
     def run_worker(self, int tid):
@@ -1451,7 +1489,10 @@ cdef class _InnerTeam:
         cdef const int32_t* ind = X.indices
         cdef double* out
         cdef double zq, qq
-        cdef int32_t c_lo = <int32_t>feature_edge(fb0, d, kd), c_hi
+        cdef int32_t c_lo = <int32_t>feature_edge(fb0, d, kd)
+        cdef int32_t edges[TEAM_MAX + 1]
+        for i in range(kd + 1):
+            edges[i] = <int32_t>feature_edge(i, d, kd)
         # the row pointers of the rows read ahead first (as batch_margins)
         for k in range(min(b, 2 * CM_AHEAD)):
             cg_prefetch(X.indptr + (rows[k] if rows != NULL else k), 16)
@@ -1476,21 +1517,18 @@ cdef class _InnerTeam:
                     lo = e + 1
                 else:
                     hi = e
-            e = lo
-            for i in range(fb0, fb1):
-                c_hi = <int32_t>feature_edge(i + 1, d, kd)
-                s = e
-                while e < end and ind[e] < c_hi:
-                    e += 1
-                if X.data32 != NULL:
-                    zq = cg_wdot_s32(X.data32 + s, ind + s, D.W, D.beta, D.mode, want_z,
-                                     <int>(e - s), &qq)
-                else:
-                    zq = cg_wdot_s64(X.data + s, ind + s, D.W, D.beta, D.mode, want_z,
-                                     <int>(e - s), &qq)
-                out = self.part + 2 * (i * b + k)
-                out[0] = zq
-                out[1] = qq
+            # the row's entries from lo, by block (s: the row's start)
+            if X.data32 != NULL:
+                e = s + cg_wsegs_s32(X.data32 + s, ind + s, <int>(lo - s), <int>(end - s),
+                                     D.W, D.beta, D.mode, want_z, edges + fb0,
+                                     <int>(fb1 - fb0), self.part + 2 * (fb0 * b + k), 2 * b)
+            else:
+                e = s + cg_wsegs_s64(X.data + s, ind + s, <int>(lo - s), <int>(end - s),
+                                     D.W, D.beta, D.mode, want_z, edges + fb0,
+                                     <int>(fb1 - fb0), self.part + 2 * (fb0 * b + k), 2 * b)
+            # this thread's entries of the row, for the gradient scatter
+            self.segs[2 * (me.tid * b + k)] = lo
+            self.segs[2 * (me.tid * b + k) + 1] = e
 
     cdef void store_direction(self, me_t* me, dir_t* dr, Py_ssize_t fb0, Py_ssize_t fb1,
                               double* sc, double* gp) noexcept nogil:
@@ -1583,6 +1621,7 @@ cdef class _InnerTeam:
         cdef dir_t dr = dir_t(self.g, self.p, 0.0, DIR_STORED, self.W)
         # column-owned margins: this thread's copy of the batch rows (NULL: the full batch)
         cdef Py_ssize_t* myrows = self.rows_own + tid * b if self.rows_own != NULL else NULL
+        cdef Py_ssize_t* mysegs = self.segs + 2 * tid * b if self.segs != NULL else NULL
         cdef double* W = self.W
         cdef double* c
         cdef int n_evals = 0, failed = 0, beta_resets = 0
@@ -1729,6 +1768,19 @@ cdef class _InnerTeam:
                             s0 += self.accb[k * self.acc_stride + j]
                             self.accb[k * self.acc_stride + j] = 0.0
                         acc[j] = s0
+            elif self.segs != NULL:
+                # CSR rows: this thread's part of each row, found by column_margins
+                for k in range(b):
+                    coef = cS[k]
+                    if coef != 0.0:
+                        lo = mysegs[2 * k]
+                        hi = mysegs[2 * k + 1]
+                        if X.data32 != NULL:
+                            for j in range(lo, hi):
+                                acc[X.indices[j]] += coef * X.data32[j]
+                        else:
+                            for j in range(lo, hi):
+                                acc[X.indices[j]] += coef * X.data[j]
             elif c1 > c0:
                 for k in range(b):
                     coef = cS[k]
@@ -1953,7 +2005,10 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     cdef Py_ssize_t[::1] rows_own = \
         np.empty(min(tables.n_threads, TEAM_MAX) * b, dtype=np.intp) \
         if packs is not None and not full_batch else None
-    S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own)
+    cdef Py_ssize_t[::1] segs = \
+        np.empty(2 * min(tables.n_threads, TEAM_MAX) * b, dtype=np.intp) \
+        if packs is not None else None
+    S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own, segs)
     S.X, S.loss = X, tables.loss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
@@ -1970,6 +2025,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.W = &packs[packs_off] if packs is not None else NULL
     S.part = &part[0] if part is not None else NULL
     S.rows_own = &rows_own[0] if rows_own is not None else NULL
+    S.segs = &segs[0] if segs is not None else NULL
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
