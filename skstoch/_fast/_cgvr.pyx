@@ -1484,6 +1484,7 @@ cdef class _InnerTeam:
         indices, as make_dataset makes them)."""
         cdef const rows_t* X = self.X
         cdef Py_ssize_t b = self.b, d = self.d, kd = self.kd, k, i, row, e, s, end, lo, hi
+        cdef Py_ssize_t m, off
         cdef Py_ssize_t fb0 = first_block(me, kd), fb1 = end_block(me, kd)
         cdef Py_ssize_t* rows = self.rows_own + me.tid * b if self.rows_own != NULL else NULL
         cdef const int32_t* ind = X.indices
@@ -1493,18 +1494,26 @@ cdef class _InnerTeam:
         cdef int32_t edges[TEAM_MAX + 1]
         for i in range(kd + 1):
             edges[i] = <int32_t>feature_edge(i, d, kd)
-        # the row pointers of the rows read ahead first (as batch_margins)
-        for k in range(min(b, 2 * CM_AHEAD)):
+        # the threads start at different rows (and wrap around), so that they do not wait
+        # on the same row's first read; the row pointers of the rows read ahead first
+        off = me.tid * b // me.team.n_threads
+        for m in range(min(b, 2 * CM_AHEAD)):
+            k = m + off - (b if m + off >= b else 0)
             cg_prefetch(X.indptr + (rows[k] if rows != NULL else k), 16)
-        for k in range(min(b, CM_AHEAD)):
+        for m in range(min(b, CM_AHEAD)):
+            k = m + off - (b if m + off >= b else 0)
             prefetch_row(X, rows[k] if rows != NULL else k)
-        for k in range(b):
-            if k + 2 * CM_AHEAD < b:
-                cg_prefetch(X.indptr + (rows[k + 2 * CM_AHEAD] if rows != NULL
-                                        else k + 2 * CM_AHEAD), 16)
-            if k + CM_AHEAD < b:
-                prefetch_row(X, rows[k + CM_AHEAD] if rows != NULL
-                             else k + CM_AHEAD)
+        for m in range(b):
+            if m + 2 * CM_AHEAD < b:
+                k = m + 2 * CM_AHEAD + off
+                k -= b if k >= b else 0
+                cg_prefetch(X.indptr + (rows[k] if rows != NULL else k), 16)
+            if m + CM_AHEAD < b:
+                k = m + CM_AHEAD + off
+                k -= b if k >= b else 0
+                prefetch_row(X, rows[k] if rows != NULL else k)
+            k = m + off
+            k -= b if k >= b else 0
             row = rows[k] if rows != NULL else k
             s = X.indptr[row]
             end = X.indptr[row + 1]
