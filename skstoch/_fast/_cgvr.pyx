@@ -242,24 +242,29 @@ cdef extern from *:
             c = W + 8 * (j >> 1) + (j & 1);                                            \
             if (want_z) s[j & (CG_LANES - 1)] += (double)v[k] * c[0];                  \
             t[j & (CG_LANES - 1)] += (double)v[k] * (PJ);                              \
+            if (want_r) r[j & (CG_LANES - 1)] += (double)v[k] * (-c[2]);               \
         }
     #define CG_WSEGS(T)                                                                \
         static inline int cg_wsegs_s##T(const CG_##T* v, const int* idx, int k, int n, \
                                         const double* W, double beta, int mode,        \
-                                        int want_z, const int* edge, int nblk,         \
+                                        int want_z, int want_r, const int* edge,       \
+                                        int nblk,                                      \
                                         double* out, long stride) {                    \
             const double* c;                                                           \
             int i, j, l, hi;                                                           \
             for (i = 0; i < nblk; i++, out += stride) {                                \
-                double s[CG_LANES], t[CG_LANES];                                       \
+                double s[CG_LANES], t[CG_LANES], r[CG_LANES];                          \
                 hi = edge[i + 1];                                                      \
-                if (k >= n || idx[k] >= hi) { out[0] = 0.0; out[1] = 0.0; continue; }  \
-                for (l = 0; l < CG_LANES; l++) { s[l] = 0.0; t[l] = 0.0; }             \
+                if (k >= n || idx[k] >= hi) {                                          \
+                    out[0] = 0.0; out[1] = 0.0; out[2] = 0.0; continue;                \
+                }                                                                      \
+                for (l = 0; l < CG_LANES; l++) { s[l] = 0.0; t[l] = 0.0; r[l] = 0.0; } \
                 if (mode == 1) { CG_WSEG_LOOP(-c[2] + beta * c[4]) }                   \
                 else if (mode == 2) { CG_WSEG_LOOP(-c[2]) }                            \
                 else { CG_WSEG_LOOP(c[4]) }                                            \
                 out[0] = CG_TREE(s);                                                   \
                 out[1] = CG_TREE(t);                                                   \
+                out[2] = CG_TREE(r);                                                   \
             }                                                                          \
             return k;                                                                  \
         }
@@ -349,10 +354,12 @@ cdef extern from *:
     double cg_wdot_s32(const float* v, const int32_t* idx, const double* W, double beta,
                        int mode, int want_z, int n, double* out_u) noexcept nogil
     int cg_wsegs_s64(const double* v, const int32_t* idx, int k, int n, const double* W,
-                     double beta, int mode, int want_z, const int32_t* edge, int nblk,
+                     double beta, int mode, int want_z, int want_r, const int32_t* edge,
+                     int nblk,
                      double* out, long stride) noexcept nogil
     int cg_wsegs_s32(const float* v, const int32_t* idx, int k, int n, const double* W,
-                     double beta, int mode, int want_z, const int32_t* edge, int nblk,
+                     double beta, int mode, int want_z, int want_r, const int32_t* edge,
+                     int nblk,
                      double* out, long stride) noexcept nogil
     void cg_lazy_sweep_w(double* W, double* acc, double alpha, double a, double beta,
                          int mode, int want_pg, long lo, long hi, double* o) noexcept nogil
@@ -1273,19 +1280,24 @@ cdef inline double dir_dot(rowvals_t data, const int32_t* indices, int nnz, cons
 
 cdef inline void block_sums(const double* part, Py_ssize_t kd, Py_ssize_t b, Py_ssize_t r0,
                             Py_ssize_t r1, bint want_z, double xd, double pd, double* z,
-                            double* q) noexcept nogil:
-    """Margins of batch rows r0..r1-1 from the feature blocks' sums (block order)."""
+                            double* q, double rd, double* qr) noexcept nogil:
+    """Margins of batch rows r0..r1-1 from the feature blocks' sums (block order); those
+    along -g too when qr is not NULL (rd = -g[d])."""
     cdef Py_ssize_t k, i
-    cdef double sz, sq
+    cdef double sz, sq, sr
     for k in range(r0, r1):
         sz = 0.0
         sq = 0.0
+        sr = 0.0
         for i in range(kd):
-            sz += part[2 * (i * b + k)]
-            sq += part[2 * (i * b + k) + 1]
+            sz += part[3 * (i * b + k)]
+            sq += part[3 * (i * b + k) + 1]
+            sr += part[3 * (i * b + k) + 2]
         if want_z:
             z[k] = sz + xd
         q[k] = sq + pd
+        if qr != NULL:
+            qr[k] = sr + rd
 
 
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
@@ -1404,6 +1416,7 @@ cdef class _InnerTeam:
     cdef double* part               # CSR rows: margins of each (feature block, batch row)
     cdef Py_ssize_t* rows_own       # CSR rows, batch < n: each thread's copy of the rows
     cdef Py_ssize_t* segs           # CSR rows: each thread's entries of each batch row
+    cdef double* qR                 # CSR rows: the batch margins along -g (a restart's)
     cdef Py_ssize_t pown_stride
 
     def run_worker(self, int tid):
@@ -1413,24 +1426,31 @@ cdef class _InnerTeam:
 
     cdef double open_line(self, me_t* me, phi_t* P, const dir_t* D, const double* sc,
                           bint want_z, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t nr0,
-                          Py_ssize_t nr1, double* dphi0) noexcept nogil:
+                          Py_ssize_t nr1, double* dphi0, bint use_qr=False) noexcept nogil:
         """Margins along p of this thread's batch rows (and rows of f for a line search on
-        f), then phi(0), phi'(0) and the scalars of phi (from ``sc`` = (x.p, p.p, base.p))."""
+        f), then phi(0), phi'(0) and the scalars of phi (from ``sc`` = (x.p, p.p, base.p)).
+        use_qr: the direction is -g (a restart) and the last call (CSR rows) summed the
+        batch margins along -g already."""
         cdef Py_ssize_t k, i, lo, hi, d = self.d
         cdef double* buf
         cdef double out[3]
         cdef double s, xd, pd, bd
         cdef dir_t own
         team_begin(me)
-        if D.W != NULL:
+        if D.W != NULL and use_qr:
+            for k in range(r0, r1):
+                self.qS[k] = self.qR[k]
+        elif D.W != NULL:
             # CSR rows: each thread sums the entries of its own feature blocks of every
             # batch row (the only x, g, p a thread reads are those its sweep writes), a
-            # barrier, then the owner of a row adds the blocks' sums in block order
-            self.column_margins(me, D, want_z)
+            # barrier, then the owner of a row adds the blocks' sums in block order.  With
+            # those along -g: a restart of the direction needs no second read of the rows
+            self.column_margins(me, D, want_z, D.mode != DIR_NEG_G)
             team_reduce(me, 0, 0, NULL)
             team_begin(me)
             block_sums(self.part, self.kd, self.b, r0, r1, want_z, self.x[d], dir_at(D, d),
-                       self.zS, self.qS)
+                       self.zS, self.qS, -self.g[d],
+                       self.qR if D.mode != DIR_NEG_G else NULL)
         elif self.X.indptr == NULL and D.mode != DIR_STORED:
             # dense rows read every entry of the direction: this thread forms all d + 1 of
             # them in its own buffer first (the same bits; O(d) against O(b d))
@@ -1478,10 +1498,12 @@ cdef class _InnerTeam:
         sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
         team_reduce(me, 0, 0, NULL)     # every p[j] written before the next margins
 
-    cdef void column_margins(self, me_t* me, const dir_t* D, bint want_z) noexcept nogil:
-        """part[i, k] = (X_k x, X_k p) over the features of block i (8 lanes, see cg_wdot),
-        for this thread's feature blocks i and every batch row k (CSR rows with sorted
-        indices, as make_dataset makes them)."""
+    cdef void column_margins(self, me_t* me, const dir_t* D, bint want_z,
+                             bint want_r) noexcept nogil:
+        """part[i, k] = (X_k x, X_k p, X_k (-g)) over the features of block i (8 lanes, see
+        cg_wdot), for this thread's feature blocks i and every batch row k (CSR rows with
+        sorted indices, as make_dataset makes them); X_k (-g) (a restart's margins) only
+        when want_r."""
         cdef const rows_t* X = self.X
         cdef Py_ssize_t b = self.b, d = self.d, kd = self.kd, k, i, row, e, s, end, lo, hi
         cdef Py_ssize_t m, off
@@ -1529,12 +1551,12 @@ cdef class _InnerTeam:
             # the row's entries from lo, by block (s: the row's start)
             if X.data32 != NULL:
                 e = s + cg_wsegs_s32(X.data32 + s, ind + s, <int>(lo - s), <int>(end - s),
-                                     D.W, D.beta, D.mode, want_z, edges + fb0,
-                                     <int>(fb1 - fb0), self.part + 2 * (fb0 * b + k), 2 * b)
+                                     D.W, D.beta, D.mode, want_z, want_r, edges + fb0,
+                                     <int>(fb1 - fb0), self.part + 3 * (fb0 * b + k), 3 * b)
             else:
                 e = s + cg_wsegs_s64(X.data + s, ind + s, <int>(lo - s), <int>(end - s),
-                                     D.W, D.beta, D.mode, want_z, edges + fb0,
-                                     <int>(fb1 - fb0), self.part + 2 * (fb0 * b + k), 2 * b)
+                                     D.W, D.beta, D.mode, want_z, want_r, edges + fb0,
+                                     <int>(fb1 - fb0), self.part + 3 * (fb0 * b + k), 3 * b)
             # this thread's entries of the row, for the gradient scatter
             self.segs[2 * (me.tid * b + k)] = lo
             self.segs[2 * (me.tid * b + k) + 1] = e
@@ -1627,6 +1649,7 @@ cdef class _InnerTeam:
         cdef double* buf
         cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
         cdef bint lazy = self.lazy
+        cdef bint use_qr
         cdef dir_t dr = dir_t(self.g, self.p, 0.0, DIR_STORED, self.W)
         # column-owned margins: this thread's copy of the batch rows (NULL: the full batch)
         cdef Py_ssize_t* myrows = self.rows_own + tid * b if self.rows_own != NULL else NULL
@@ -1723,11 +1746,14 @@ cdef class _InnerTeam:
                 # not a descent direction of the line-search objective: restart with -g
                 restarts += 1
                 if lazy:
+                    use_qr = W != NULL and dr.mode != DIR_NEG_G
                     dr.mode = DIR_NEG_G
                     sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
                 else:
+                    use_qr = False
                     self.restart(&me, fb0, fb1, sc, rsc)
-                phi0 = self.open_line(&me, &P, &dr, sc, False, r0, r1, nr0, nr1, &dphi0)
+                phi0 = self.open_line(&me, &P, &dr, sc, False, r0, r1, nr0, nr1, &dphi0,
+                                      use_qr)
                 n_evals += 1
             a = 0.0
             if dphi0 < 0:
@@ -2009,15 +2035,17 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
         if X.indptr != NULL and LAZY_DIRECTION else None
     cdef Py_ssize_t packs_off = ((64 - <size_t>&packs[0] % 64) % 64) // 8 \
         if packs is not None else 0
-    cdef double[::1] part = np.empty(2 * b * team_blocks(d, TEAM_COLS)) \
+    cdef double[::1] part = np.empty(3 * b * team_blocks(d, TEAM_COLS)) \
         if packs is not None else None
+    cdef double[::1] qR = np.empty(b) if packs is not None else None
     cdef Py_ssize_t[::1] rows_own = \
         np.empty(min(tables.n_threads, TEAM_MAX) * b, dtype=np.intp) \
         if packs is not None and not full_batch else None
     cdef Py_ssize_t[::1] segs = \
         np.empty(2 * min(tables.n_threads, TEAM_MAX) * b, dtype=np.intp) \
         if packs is not None else None
-    S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own, segs)
+    S.qR = &qR[0] if qR is not None else NULL
+    S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own, segs, qR)
     S.X, S.loss = X, tables.loss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
