@@ -1766,10 +1766,11 @@ cdef class _InnerTeam:
                 self.steps[t] = a
             # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3).  Per batch row the
             # factor s_k (loss'(z_k) - loss'(z0_k)) (row blocks), then the scatter of the rows
-            # into acc (all zeros on entry; feature blocks, O(nnz(X_S))) and one fused sweep
-            # that moves x, forms g_{t+1} (in acc itself: one O(d) array less to stream) and
-            # the dot products of the beta rules, a second one forms p_{t+1}, copies g_{t+1}
-            # to g, zeroes acc and forms the scalars of the next line search.
+            # into acc (all zeros on entry; feature blocks, O(nnz(X_S))) and the sweep(s) over
+            # the features: one with the direction pending (lazy, the default; see
+            # _InnerTeam.lazy), else two (the first moves x, forms g_{t+1} in acc and the dot
+            # products of the beta rules, the second forms p_{t+1}, copies g_{t+1} to g,
+            # zeroes acc and forms the scalars of the next line search).
             team_begin(&me)
             if a != 0.0:
                 for k in range(r0, r1):
