@@ -1533,7 +1533,14 @@ cdef class _InnerTeam:
             if m + CM_AHEAD < b:
                 k = m + CM_AHEAD + off
                 k -= b if k >= b else 0
-                prefetch_row(X, rows[k] if rows != NULL else k)
+                # the first line of the row's indices and values (a prefetch of every line
+                # of the row measured slower)
+                row = rows[k] if rows != NULL else k
+                cg_prefetch(X.indices + X.indptr[row], 4)
+                if X.data32 != NULL:
+                    cg_prefetch(X.data32 + X.indptr[row], 4)
+                else:
+                    cg_prefetch(X.data + X.indptr[row], 8)
             k = m + off
             k -= b if k >= b else 0
             row = rows[k] if rows != NULL else k
