@@ -1519,6 +1519,7 @@ cdef class _InnerTeam:
         cdef double* out
         cdef double zq, qq
         cdef int32_t c_lo = <int32_t>feature_edge(fb0, d, kd)
+        cdef bint upper = fb0 > 0 and 2 * c_lo >= d
         cdef int32_t edges[TEAM_MAX + 1]
         for i in range(kd + 1):
             edges[i] = <int32_t>feature_edge(i, d, kd)
@@ -1552,9 +1553,17 @@ cdef class _InnerTeam:
             row = rows[k] if rows != NULL else k
             s = X.indptr[row]
             end = X.indptr[row + 1]
-            # first entry of the row in column c_lo or after
-            lo = s
-            hi = end if c_lo > 0 else s
+            # first entry of the row in column c_lo or after: from the row's end when this
+            # thread's columns are the upper half (it reads only its own entries), else by
+            # bisection
+            if upper:
+                lo = end
+                while lo > s and ind[lo - 1] >= c_lo:
+                    lo -= 1
+                hi = lo
+            else:
+                lo = s
+                hi = end if c_lo > 0 else s
             while lo < hi:
                 e = (lo + hi) >> 1
                 if ind[e] < c_lo:
