@@ -517,7 +517,9 @@ def test_dense_and_csr_give_the_same_result(clf_data):
         a = CGVRClassifier(**kw).fit(Xs, y)
         b = CGVRClassifier(**kw).fit(sp.csr_matrix(Xs), y)
     # the margins sum in lanes by column index, so the zeros a CSR row leaves out change
-    # no bit (with d = 20 > 8 every lane is used)
+    # no bit (with d = 20 > 8 every lane is used); CSR batch margins add the sums of their
+    # feature blocks (one block below 2 * TEAM_COLS = 32 features), dense ones the lanes
+    # of the whole row: with d >= 32 the two agree to rounding only
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
 
@@ -810,8 +812,9 @@ def test_fixed_step_baselines_diverge_with_a_clear_error(solver):
 
 
 def _team_inner(X, y, sw, x0, n_threads, batch, options, loss=None, alpha=0.05, seed=3,
-                intercept=True, z_full=None, m=12):
-    """One cgvr_inner call on a team of n_threads threads: (x, g, steps, stats, counter)."""
+                intercept=True, z_full=None, m=12, out_p=None):
+    """One cgvr_inner call on a team of n_threads threads: (x, g, steps, stats, counter);
+    the direction on exit is copied to ``out_p`` when given."""
     from concurrent.futures import ThreadPoolExecutor
     n, d = X.shape
     tables = _cgvr.HeadTables(make_dataset(X, float32=X.dtype == np.float32), y, sw,
@@ -828,6 +831,8 @@ def _team_inner(X, y, sw, x0, n_threads, batch, options, loss=None, alpha=0.05, 
             tables.set_executor(ex, n_threads)
         counter = _cgvr.cgvr_inner(tables, options, x, x0.copy(), u, dl0, g, p, batch, np.inf,
                                    0, stats, steps, z)
+    if out_p is not None:
+        out_p[:] = p
     return x, g, steps, stats, counter, z
 
 
@@ -873,6 +878,63 @@ def test_inner_loop_team_is_bitwise_the_same_for_any_thread_count(case, rng):
         assert counter == counter1
         if z_full:
             np.testing.assert_array_equal(z, z1)
+
+
+@pytest.mark.parametrize("case", ["csr", "float32", "full_ls", "option2", "no_intercept",
+                                  "full_batch", "hinge", "dy", "dense", "dense_full_ls"])
+def test_pending_direction_matches_the_eager_sweeps(case, rng):
+    # issue 21.3: the inner loop keeps p_{t+1} = -g_{t+1} + beta p_t pending
+    # (one O(d) sweep per step instead of two, its sums in two lanes) and takes the scalars
+    # of the next line search from the algebra of that formula, or (the cancellation
+    # fallback, forced here) sums them from the stored direction.  Both agree with the
+    # eager sweeps (two per step) to rounding and keep their bits for every thread count
+    n, d, batch = 700, 70, 160
+    X = rng.randn(n, d)
+    X[rng.rand(n, d) < 0.7] = 0.0
+    y = np.where(X[:, :5].sum(axis=1) + rng.randn(n) > 0, 1.0, -1.0)
+    sw = rng.rand(n) + 0.5
+    x0 = rng.randn(d + 1) * 0.1
+    kw = dict(inner_iter=12, beta="PR+", line_search="vr")
+    loss, intercept, z_full, dtype = None, True, None, np.float64
+    if case == "float32":
+        dtype = np.float32
+    elif case == "full_ls":
+        kw["line_search"], z_full = "full", True
+    elif case == "option2":
+        kw["option_two"], kw["beta"] = True, "HS"
+    elif case == "no_intercept":
+        intercept = False
+        x0[d] = 0.0
+    elif case == "full_batch":
+        batch = 2 * n
+    elif case == "hinge":
+        loss, kw["beta"] = Hinge(), "FR"
+    elif case == "dy":
+        kw["beta"] = "DY"
+    elif case == "dense_full_ls":
+        kw["line_search"], z_full = "full", True
+    X = X.astype(dtype) if case.startswith("dense") else sp.csr_matrix(X.astype(dtype))
+    options = _cgvr.CGOptions(**kw)
+
+    def run(n_threads, lazy, cancel=None):
+        old = _cgvr.set_lazy_direction(lazy, cancel)
+        try:
+            p = np.empty(d + 1)
+            out = _team_inner(X, y, sw, x0, n_threads, batch, options, loss,
+                              intercept=intercept, z_full=z_full, out_p=p)
+        finally:
+            _cgvr.set_lazy_direction(*old)
+        return out[:5] + (p,)
+
+    eager = run(1, False)
+    assert np.count_nonzero(eager[2]) > 0
+    for cancel in (np.inf, None):
+        lazy = run(1, True, cancel)
+        for a, b in zip(lazy[:2] + lazy[5:], eager[:2] + eager[5:]):    # x, g, p
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+        for n_threads in (2, 3):
+            for a, b in zip(run(n_threads, True, cancel), lazy):
+                np.testing.assert_array_equal(a, b)
 
 
 def test_inner_loop_blocks_match_numpy_reference(rng):

@@ -73,8 +73,9 @@ def timed_fit(X, y, n_jobs):
     return total, sec["full"], sec["inner"], sec["waits"], clf.coef_
 
 
-def report(X, y, desc, repeats=3):
-    """Print the report of one problem and return its row of the results file."""
+def report(X, y, desc, repeats=3, s=None):
+    """Print the report of one problem and return its row of the results file; ``s`` is
+    the serial fraction of a one-thread fit (None: measured here)."""
     fits = {1: [], 2: []}
     for _ in range(repeats):
         for n_jobs in (1, 2):
@@ -92,7 +93,8 @@ def report(X, y, desc, repeats=3):
                  if n_jobs > 1 else ""))
     speedup = best[1][0] / best[2][0]
     print(f"speedup (best of {repeats}): {speedup:.2f}x")
-    s = serial_fraction(X, y, repeats)
+    if s is None:
+        s = serial_fraction(X, y, repeats)
     ceiling = 1 / (s + (1 - s) / 2)
     print(f"serial fraction of a one-thread fit: {100 * s:.1f}%, Amdahl ceiling for 2 "
           f"threads: {ceiling:.2f}x")
@@ -132,7 +134,8 @@ def write(rows, repeats):
 def rounds_row(X, y, desc, repeats, rounds):
     """``rounds`` reports of one problem: the row of the round with the median speedup, with
     every round's speedup (the scheduling of two threads on a virtual machine varies)."""
-    runs = [report(X, y, desc, repeats) for _ in range(rounds)]
+    s = serial_fraction(X, y, repeats)     # CPU shares: the same in every round
+    runs = [report(X, y, desc, repeats, s) for _ in range(rounds)]
     row = sorted(runs, key=lambda r: r["speedup"])[len(runs) // 2]
     return {**row, "speedup of each round": " ".join(f"{r['speedup']:.2f}" for r in runs)}
 

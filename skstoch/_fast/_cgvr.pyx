@@ -55,6 +55,12 @@ N_STATS = 5
 
 cdef extern from *:
     """
+    #if defined(__GNUC__) && !defined(__clang__)
+    /* functions and loops on cache-line boundaries: otherwise the place of the hot loops
+       moves with every edit of this module (the unchanged dense full pass measured 4.5%
+       slower after the inner-loop work of issue 21.3, and as fast as before with this) */
+    #pragma GCC optimize ("align-functions=64", "align-loops=64")
+    #endif
     /* <row, w> as 8 partial sums, lane l summing the columns j = l (mod 8) in column order,
        added in a fixed tree: the additions of one sum no longer wait on each other (a single
        sum is bound by the latency of the adds), and a dense row and its CSR form (sorted
@@ -107,10 +113,237 @@ cdef extern from *:
             *out_u = CG_TREE(t);                                                       \
             return CG_TREE(s);                                                         \
         }
+    /* the same sums along the direction -g + beta p (mode 1) or -g (mode 2), formed entry by
+       entry as the row reads it (the sparse inner loop keeps its next direction pending,
+       see _InnerTeam.lazy): bitwise the sums over a stored direction; w NULL: no w sum */
+    #define CG_LAZY_LOOP(PJ)                                                           \
+        for (k = 0; k < n; k++) {                                                      \
+            j = idx[k];                                                                \
+            if (w != NULL) s[j & (CG_LANES - 1)] += (double)v[k] * w[j];               \
+            t[j & (CG_LANES - 1)] += (double)v[k] * (PJ);                              \
+        }
+    #define CG_LAZY(T)                                                                 \
+        static inline double cg_dirdot_s##T(const CG_##T* v, const int* idx,           \
+                                            const double* w, const double* g,          \
+                                            const double* p, double beta, int mode,    \
+                                            int n, double* out_u) {                    \
+            double s[CG_LANES] = {0.0}, t[CG_LANES] = {0.0};                           \
+            int k, j;                                                                  \
+            if (mode == 1) { CG_LAZY_LOOP(-g[j] + beta * p[j]) }                       \
+            else { CG_LAZY_LOOP(-g[j]) }                                               \
+            *out_u = CG_TREE(t);                                                       \
+            return CG_TREE(s);                                                         \
+        }
     typedef double CG_64;
     typedef float CG_32;
     CG_DOTS(64)
     CG_DOTS(32)
+    CG_LAZY(64)
+    CG_LAZY(32)
+    /* the one sweep of the sparse inner loop over features lo..hi-1 (see _InnerTeam.lazy):
+       p_t formed (mode as above, 0: stored), x += a p_t, g_{t+1} = base + alpha x + acc, acc
+       zeroed, p_t and g_{t+1} stored, and
+       o = (g'.g', g'.g, p.g', p.g, x.g', base.g', x.p, p.p, base.p) with g' = g_{t+1},
+       p = p_t, x = x_{t+1} (p.g only when want_pg).  Each sum runs in two lanes (even and
+       odd j from lo; an odd last j goes to the even lane), added at the end: SSE2 does
+       both lanes in one instruction, and the portable code gives the same bits */
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #define CG_SWEEP_SIMD(PJ)                                                          \
+        for (; j + 1 < hi; j += 2) {                                                   \
+            __m128d G = _mm_loadu_pd(g + j), P = _mm_loadu_pd(p + j), PJv, X, GN, BA;  \
+            PJv = PJ; (void)P;                                                         \
+            X = _mm_add_pd(_mm_loadu_pd(x + j), _mm_mul_pd(A, PJv));                   \
+            _mm_storeu_pd(x + j, X);                                                   \
+            BA = _mm_loadu_pd(base + j);                                               \
+            GN = _mm_add_pd(_mm_add_pd(BA, _mm_mul_pd(AL, X)), _mm_loadu_pd(acc + j)); \
+            _mm_storeu_pd(acc + j, _mm_setzero_pd());                                  \
+            S[0] = _mm_add_pd(S[0], _mm_mul_pd(GN, GN));                               \
+            S[1] = _mm_add_pd(S[1], _mm_mul_pd(GN, G));                                \
+            S[2] = _mm_add_pd(S[2], _mm_mul_pd(PJv, GN));                              \
+            if (want_pg) S[3] = _mm_add_pd(S[3], _mm_mul_pd(PJv, G));                  \
+            S[4] = _mm_add_pd(S[4], _mm_mul_pd(X, GN));                                \
+            S[5] = _mm_add_pd(S[5], _mm_mul_pd(BA, GN));                               \
+            S[6] = _mm_add_pd(S[6], _mm_mul_pd(X, PJv));                               \
+            S[7] = _mm_add_pd(S[7], _mm_mul_pd(PJv, PJv));                             \
+            S[8] = _mm_add_pd(S[8], _mm_mul_pd(BA, PJv));                              \
+            _mm_storeu_pd(p + j, PJv);                                                 \
+            _mm_storeu_pd(g + j, GN);                                                  \
+        }
+    #endif
+    #define CG_SWEEP_TERM(L, J, PJ)                                                    \
+        pj = PJ; xj = x[J] + a * pj; x[J] = xj;                                        \
+        gn = base[J] + alpha * xj + acc[J]; acc[J] = 0.0; go = g[J];                   \
+        s[0][L] += gn * gn; s[1][L] += gn * go; s[2][L] += pj * gn;                    \
+        if (want_pg) s[3][L] += pj * go;                                               \
+        s[4][L] += xj * gn; s[5][L] += base[J] * gn; s[6][L] += xj * pj;               \
+        s[7][L] += pj * pj; s[8][L] += base[J] * pj; p[J] = pj; g[J] = gn;
+    static void cg_lazy_sweep(double* x, double* p, double* g, double* acc,
+                              const double* base, double alpha, double a, double beta,
+                              int mode, int want_pg, long lo, long hi, double* o) {
+        double s[9][2];
+        double pj, xj, gn, go;
+        long j = lo;
+        int k;
+    #if defined(__SSE2__)
+        __m128d S[9], A = _mm_set1_pd(a), AL = _mm_set1_pd(alpha), B = _mm_set1_pd(beta);
+        __m128d NEG = _mm_set1_pd(-0.0);
+        for (k = 0; k < 9; k++) S[k] = _mm_setzero_pd();
+        if (mode == 1) { CG_SWEEP_SIMD(_mm_add_pd(_mm_xor_pd(G, NEG), _mm_mul_pd(B, P))) }
+        else if (mode == 2) { CG_SWEEP_SIMD(_mm_xor_pd(G, NEG)) }
+        else { CG_SWEEP_SIMD(P) }
+        for (k = 0; k < 9; k++) _mm_storeu_pd(s[k], S[k]);
+    #else
+        for (k = 0; k < 9; k++) s[k][0] = s[k][1] = 0.0;
+        for (; j + 1 < hi; j += 2) {
+            if (mode == 1) {
+                CG_SWEEP_TERM(0, j, -g[j] + beta * p[j])
+                CG_SWEEP_TERM(1, j + 1, -g[j + 1] + beta * p[j + 1])
+            } else if (mode == 2) {
+                CG_SWEEP_TERM(0, j, -g[j])
+                CG_SWEEP_TERM(1, j + 1, -g[j + 1])
+            } else {
+                CG_SWEEP_TERM(0, j, p[j])
+                CG_SWEEP_TERM(1, j + 1, p[j + 1])
+            }
+        }
+    #endif
+        if (j < hi) {
+            if (mode == 1) { CG_SWEEP_TERM(0, j, -g[j] + beta * p[j]) }
+            else if (mode == 2) { CG_SWEEP_TERM(0, j, -g[j]) }
+            else { CG_SWEEP_TERM(0, j, p[j]) }
+        }
+        for (k = 0; k < 9; k++) o[k] = s[k][0] + s[k][1];
+    }
+    /* CSR rows: the features' x, g, p and base packed two by two, features 2m and 2m + 1
+       in one 64-byte line as (x, x', g, g', p, p', base, base'): a margin reads one line
+       per entry instead of three, and a line the sweep of its owner rewrites is shared
+       with the other threads of a team once instead of three times.  The same sums as
+       cg_dirdot and cg_lazy_sweep, in the same order: the same bits */
+    #define CG_WLOOP(PJ)                                                               \
+        for (k = 0; k < n; k++) {                                                      \
+            j = idx[k];                                                                \
+            c = W + 8 * (j >> 1) + (j & 1);                                            \
+            if (want_z) s[j & (CG_LANES - 1)] += (double)v[k] * c[0];                  \
+            t[j & (CG_LANES - 1)] += (double)v[k] * (PJ);                              \
+        }
+    #define CG_WDOT(T)                                                                 \
+        static inline double cg_wdot_s##T(const CG_##T* v, const int* idx,             \
+                                          const double* W, double beta, int mode,      \
+                                          int want_z, int n, double* out_u) {          \
+            double s[CG_LANES] = {0.0}, t[CG_LANES] = {0.0};                           \
+            const double* c;                                                           \
+            int k, j;                                                                  \
+            if (mode == 1) { CG_WLOOP(-c[2] + beta * c[4]) }                           \
+            else if (mode == 2) { CG_WLOOP(-c[2]) }                                    \
+            else { CG_WLOOP(c[4]) }                                                    \
+            *out_u = CG_TREE(t);                                                       \
+            return CG_TREE(s);                                                         \
+        }
+    /* cg_wdot of each block's entries of one row (sorted indices, from its first entry in
+       block 0 of edge[0..nblk]): out[2 i] the x sum and out[2 i + 1] the direction sum of
+       block i (out stride 2 b); returns the position after the last entry read */
+    #define CG_WSEG_LOOP(PJ)                                                           \
+        for (; k < n && (j = idx[k]) < hi; k++) {                                      \
+            c = W + 8 * (j >> 1) + (j & 1);                                            \
+            if (want_z) s[j & (CG_LANES - 1)] += (double)v[k] * c[0];                  \
+            t[j & (CG_LANES - 1)] += (double)v[k] * (PJ);                              \
+            if (want_r) r[j & (CG_LANES - 1)] += (double)v[k] * (-c[2]);               \
+        }
+    #define CG_WSEGS(T)                                                                \
+        static inline int cg_wsegs_s##T(const CG_##T* v, const int* idx, int k, int n, \
+                                        const double* W, double beta, int mode,        \
+                                        int want_z, int want_r, const int* edge,       \
+                                        int nblk,                                      \
+                                        double* out, long stride) {                    \
+            const double* c;                                                           \
+            int i, j, l, hi;                                                           \
+            for (i = 0; i < nblk; i++, out += stride) {                                \
+                double s[CG_LANES], t[CG_LANES], r[CG_LANES];                          \
+                hi = edge[i + 1];                                                      \
+                if (k >= n || idx[k] >= hi) {                                          \
+                    out[0] = 0.0; out[1] = 0.0; out[2] = 0.0; continue;                \
+                }                                                                      \
+                for (l = 0; l < CG_LANES; l++) { s[l] = 0.0; t[l] = 0.0; r[l] = 0.0; } \
+                if (mode == 1) { CG_WSEG_LOOP(-c[2] + beta * c[4]) }                   \
+                else if (mode == 2) { CG_WSEG_LOOP(-c[2]) }                            \
+                else { CG_WSEG_LOOP(c[4]) }                                            \
+                out[0] = CG_TREE(s);                                                   \
+                out[1] = CG_TREE(t);                                                   \
+                out[2] = CG_TREE(r);                                                   \
+            }                                                                          \
+            return k;                                                                  \
+        }
+    CG_WDOT(64)
+    CG_WDOT(32)
+    CG_WSEGS(64)
+    CG_WSEGS(32)
+    #if defined(__SSE2__)
+    #define CG_WSWEEP_SIMD(PJ)                                                         \
+        for (; j + 1 < hi; j += 2) {                                                   \
+            double* c = W + 4 * j;                                                     \
+            __m128d G = _mm_load_pd(c + 2), P = _mm_load_pd(c + 4), PJv, X, GN, BA;    \
+            PJv = PJ; (void)P;                                                         \
+            X = _mm_add_pd(_mm_load_pd(c), _mm_mul_pd(A, PJv));                        \
+            BA = _mm_load_pd(c + 6);                                                   \
+            GN = _mm_add_pd(_mm_add_pd(BA, _mm_mul_pd(AL, X)), _mm_loadu_pd(acc + j)); \
+            _mm_storeu_pd(acc + j, _mm_setzero_pd());                                  \
+            S[0] = _mm_add_pd(S[0], _mm_mul_pd(GN, GN));                               \
+            S[1] = _mm_add_pd(S[1], _mm_mul_pd(GN, G));                                \
+            S[2] = _mm_add_pd(S[2], _mm_mul_pd(PJv, GN));                              \
+            if (want_pg) S[3] = _mm_add_pd(S[3], _mm_mul_pd(PJv, G));                  \
+            S[4] = _mm_add_pd(S[4], _mm_mul_pd(X, GN));                                \
+            S[5] = _mm_add_pd(S[5], _mm_mul_pd(BA, GN));                               \
+            S[6] = _mm_add_pd(S[6], _mm_mul_pd(X, PJv));                               \
+            S[7] = _mm_add_pd(S[7], _mm_mul_pd(PJv, PJv));                             \
+            S[8] = _mm_add_pd(S[8], _mm_mul_pd(BA, PJv));                              \
+            _mm_store_pd(c, X);                                                        \
+            _mm_store_pd(c + 2, GN);                                                   \
+            _mm_store_pd(c + 4, PJv);                                                  \
+        }
+    #endif
+    #define CG_WSWEEP_TERM(L, c, J, PJ)                                                \
+        pj = PJ; xj = c[0] + a * pj; c[0] = xj;                                        \
+        gn = c[6] + alpha * xj + acc[J]; acc[J] = 0.0; go = c[2];                      \
+        s[0][L] += gn * gn; s[1][L] += gn * go; s[2][L] += pj * gn;                    \
+        if (want_pg) s[3][L] += pj * go;                                               \
+        s[4][L] += xj * gn; s[5][L] += c[6] * gn; s[6][L] += xj * pj;                  \
+        s[7][L] += pj * pj; s[8][L] += c[6] * pj; c[4] = pj; c[2] = gn;
+    #define CG_WSWEEP_PAIR(PJ0, PJ1)                                                   \
+        { double* c0 = W + 4 * j; double* c1 = c0 + 1;                                 \
+          CG_WSWEEP_TERM(0, c0, j, PJ0) CG_WSWEEP_TERM(1, c1, j + 1, PJ1) }
+    /* cg_lazy_sweep on the packed features (lo even) */
+    static void cg_lazy_sweep_w(double* W, double* acc, double alpha, double a, double beta,
+                                int mode, int want_pg, long lo, long hi, double* o) {
+        double s[9][2];
+        double pj, xj, gn, go;
+        double* c;
+        long j = lo;
+        int k;
+    #if defined(__SSE2__)
+        __m128d S[9], A = _mm_set1_pd(a), AL = _mm_set1_pd(alpha), B = _mm_set1_pd(beta);
+        __m128d NEG = _mm_set1_pd(-0.0);
+        for (k = 0; k < 9; k++) S[k] = _mm_setzero_pd();
+        if (mode == 1) { CG_WSWEEP_SIMD(_mm_add_pd(_mm_xor_pd(G, NEG), _mm_mul_pd(B, P))) }
+        else if (mode == 2) { CG_WSWEEP_SIMD(_mm_xor_pd(G, NEG)) }
+        else { CG_WSWEEP_SIMD(P) }
+        for (k = 0; k < 9; k++) _mm_storeu_pd(s[k], S[k]);
+    #else
+        for (k = 0; k < 9; k++) s[k][0] = s[k][1] = 0.0;
+        for (; j + 1 < hi; j += 2) {
+            if (mode == 1) CG_WSWEEP_PAIR(-c0[2] + beta * c0[4], -c1[2] + beta * c1[4])
+            else if (mode == 2) CG_WSWEEP_PAIR(-c0[2], -c1[2])
+            else CG_WSWEEP_PAIR(c0[4], c1[4])
+        }
+    #endif
+        if (j < hi) {
+            c = W + 4 * j;
+            if (mode == 1) { CG_WSWEEP_TERM(0, c, j, -c[2] + beta * c[4]) }
+            else if (mode == 2) { CG_WSWEEP_TERM(0, c, j, -c[2]) }
+            else { CG_WSWEEP_TERM(0, c, j, c[4]) }
+        }
+        for (k = 0; k < 9; k++) o[k] = s[k][0] + s[k][1];
+    }
     #if defined(__GNUC__) || defined(__clang__)
     static inline void cg_prefetch(const void* p, long bytes) {
         const char* c = (const char*)p;
@@ -122,6 +355,23 @@ cdef extern from *:
     #endif
     """
     void cg_prefetch(const void* p, long bytes) noexcept nogil
+    double cg_wdot_s64(const double* v, const int32_t* idx, const double* W, double beta,
+                       int mode, int want_z, int n, double* out_u) noexcept nogil
+    double cg_wdot_s32(const float* v, const int32_t* idx, const double* W, double beta,
+                       int mode, int want_z, int n, double* out_u) noexcept nogil
+    int cg_wsegs_s64(const double* v, const int32_t* idx, int k, int n, const double* W,
+                     double beta, int mode, int want_z, int want_r, const int32_t* edge,
+                     int nblk,
+                     double* out, long stride) noexcept nogil
+    int cg_wsegs_s32(const float* v, const int32_t* idx, int k, int n, const double* W,
+                     double beta, int mode, int want_z, int want_r, const int32_t* edge,
+                     int nblk,
+                     double* out, long stride) noexcept nogil
+    void cg_lazy_sweep_w(double* W, double* acc, double alpha, double a, double beta,
+                         int mode, int want_pg, long lo, long hi, double* o) noexcept nogil
+    void cg_lazy_sweep(double* x, double* p, double* g, double* acc, const double* base,
+                       double alpha, double a, double beta, int mode, int want_pg, long lo,
+                       long hi, double* o) noexcept nogil
     double cg_dot_d64(const double* v, const double* w, int n) noexcept nogil
     double cg_dot_d32(const float* v, const double* w, int n) noexcept nogil
     double cg_dot_s64(const double* v, const int32_t* idx, const double* w, int n) noexcept nogil
@@ -134,6 +384,12 @@ cdef extern from *:
                        int n, double* out_u) noexcept nogil
     double cg_dot2_s32(const float* v, const int32_t* idx, const double* w, const double* u,
                        int n, double* out_u) noexcept nogil
+    double cg_dirdot_s64(const double* v, const int32_t* idx, const double* w, const double* g,
+                         const double* p, double beta, int mode, int n,
+                         double* out_u) noexcept nogil
+    double cg_dirdot_s32(const float* v, const int32_t* idx, const double* w, const double* g,
+                         const double* p, double beta, int mode, int n,
+                         double* out_u) noexcept nogil
 
 
 cdef inline double fast_dot(rowvals_t data, const int32_t* indices, int nnz,
@@ -151,6 +407,7 @@ cdef inline double fast_dot(rowvals_t data, const int32_t* indices, int nnz,
 # sampled rows read ahead by the inner loop (random rows miss every cache level)
 cdef enum:
     PREFETCH_ROWS = 4
+    CM_AHEAD = 8        # column_margins: its thread's work per row is a part of the row
 
 
 cdef inline double fast_dot2(rowvals_t data, const int32_t* indices, int nnz, const double* w,
@@ -198,7 +455,8 @@ cdef class HeadTables:
     Parameters
     ----------
     ds : RowDataset
-        The rows of X.
+        The rows of X (CSR: sorted column indices in every row, as ``make_dataset`` makes
+        them; the inner loop's margins split each row by feature blocks).
     y, sample_weight : ndarray of float64 of shape (n_samples,)
         Targets and per-sample weights ``s_i``.
     loss : MarginLoss
@@ -613,7 +871,7 @@ cdef enum:
     TEAM_MAX = 8        # most blocks of a partition (and most threads of a team)
     TEAM_ROWS = 32      # fewest batch rows per block
     TEAM_COLS = 16      # fewest features per block
-    RED_STRIDE = 64     # partials of one reduction: TEAM_MAX blocks x up to 8 values
+    RED_STRIDE = 104    # partials of one reduction: TEAM_MAX blocks x up to 13 values
 
 
 cdef struct team_t:
@@ -635,6 +893,27 @@ cdef struct me_t:
     double wait         # wall seconds thread 0 waited at barriers
     double wait_cpu     # CPU seconds thread 0 spent at barriers while probing
     bint probing        # thread 0: the first TEAM_PROBE_STEPS steps
+
+
+# the lazy sweep's p.p from its algebra is kept when above this share of the sum of its
+# terms' sizes (g.g + beta^2 p.p), else summed from the stored direction (cancellation)
+cdef double LAZY_CANCEL = 1e-6
+# the inner loop keeps the next direction pending (see _InnerTeam.lazy); False: two eager
+# sweeps per step (tests)
+cdef bint LAZY_DIRECTION = True
+
+
+def set_lazy_direction(bint on, cancel=None):
+    """Let the inner loop keep its next direction pending (True, the default) or form it
+    in a second sweep, and set LAZY_CANCEL (None: unchanged; inf: the scalars of every
+    direction summed from the stored direction) (tests); returns the previous
+    ``(on, cancel)``."""
+    global LAZY_DIRECTION, LAZY_CANCEL
+    old = (LAZY_DIRECTION, LAZY_CANCEL)
+    LAZY_DIRECTION = on
+    if cancel is not None:
+        LAZY_CANCEL = cancel
+    return old
 
 
 # seconds the caller waits for the workers of a team to start before it runs alone
@@ -946,14 +1225,95 @@ cdef inline void scalar_partials(const double* x, const double* p, const double*
                           buf + 3 * k)
 
 
+# the direction p_t of the inner loop's step: stored in p, or (sparse rows, see
+# _InnerTeam.lazy) pending, formed entry by entry from g_t and p_{t-1} where it is read
+cdef enum:
+    DIR_STORED = 0      # p
+    DIR_LAZY = 1        # -g + beta p
+    DIR_NEG_G = 2       # -g (a restart)
+
+
+cdef struct dir_t:
+    const double* g
+    const double* p
+    double beta
+    int mode
+    double* W           # CSR rows: the packed x, g, p, base of features j < d (else NULL)
+
+
+cdef inline double* packed(double* W, Py_ssize_t j) noexcept nogil:
+    """Feature j's entries in the packed layout: [0] x, [2] g, [4] p, [6] base."""
+    return W + 8 * (j >> 1) + (j & 1)
+
+
+cdef inline double dir_at_packed(const dir_t* D, Py_ssize_t j) noexcept nogil:
+    """dir_at for a feature j < d of the packed layout."""
+    cdef const double* c = packed(D.W, j)
+    if D.mode == DIR_LAZY:
+        return -c[2] + D.beta * c[4]
+    if D.mode == DIR_NEG_G:
+        return -c[2]
+    return c[4]
+
+
+cdef inline double dir_at(const dir_t* D, Py_ssize_t j) noexcept nogil:
+    """Entry j of the direction (the same bits as the stored p_t of the eager sweeps)."""
+    if D.mode == DIR_LAZY:
+        return -D.g[j] + D.beta * D.p[j]
+    if D.mode == DIR_NEG_G:
+        return -D.g[j]
+    return D.p[j]
+
+
+cdef inline double dir_dot(rowvals_t data, const int32_t* indices, int nnz, const double* w,
+                           const dir_t* D, double* out_q) noexcept nogil:
+    """``fast_dot(row, w)`` (0 when w is NULL), and ``fast_dot(row, direction)`` to out_q,
+    in one pass over the row; a pending direction needs CSR rows (indices not NULL)."""
+    cdef double qk
+    if D.W != NULL:
+        if data.f32 != NULL:
+            return cg_wdot_s32(data.f32, indices, D.W, D.beta, D.mode, w != NULL, nnz, out_q)
+        return cg_wdot_s64(data.f64, indices, D.W, D.beta, D.mode, w != NULL, nnz, out_q)
+    if D.mode == DIR_STORED:
+        if w == NULL:
+            out_q[0] = fast_dot(data, indices, nnz, D.p)
+            return 0.0
+        return fast_dot2(data, indices, nnz, w, D.p, out_q)
+    if data.f32 != NULL:
+        return cg_dirdot_s32(data.f32, indices, w, D.g, D.p, D.beta, D.mode, nnz, out_q)
+    return cg_dirdot_s64(data.f64, indices, w, D.g, D.p, D.beta, D.mode, nnz, out_q)
+
+
+cdef inline void block_sums(const double* part, Py_ssize_t kd, Py_ssize_t b, Py_ssize_t r0,
+                            Py_ssize_t r1, bint want_z, double xd, double pd, double* z,
+                            double* q, double rd, double* qr) noexcept nogil:
+    """Margins of batch rows r0..r1-1 from the feature blocks' sums (block order); those
+    along -g too when qr is not NULL (rd = -g[d])."""
+    cdef Py_ssize_t k, i
+    cdef double sz, sq, sr
+    for k in range(r0, r1):
+        sz = 0.0
+        sq = 0.0
+        sr = 0.0
+        for i in range(kd):
+            sz += part[3 * (i * b + k)]
+            sq += part[3 * (i * b + k) + 1]
+            sr += part[3 * (i * b + k) + 2]
+        if want_z:
+            z[k] = sz + xd
+        q[k] = sq + pd
+        if qr != NULL:
+            qr[k] = sr + rd
+
+
 cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_t b,
-                               const double* x, const double* p, double* z, double* q,
+                               const double* x, const dir_t* D, double* z, double* q,
                                bint want_z) noexcept nogil:
     cdef Py_ssize_t k, d = X.n_features
     cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
-    cdef double qk
+    cdef double qk, zk, pd = dir_at(D, d)
     if X.indptr != NULL:
         # the row pointers of the rows read ahead: a miss on them would stall the read-ahead
         for k in range(min(b, 2 * PREFETCH_ROWS)):
@@ -966,22 +1326,23 @@ cdef inline void batch_margins(const rows_t* X, const Py_ssize_t* idx, Py_ssize_
         if k + PREFETCH_ROWS < b:
             prefetch_row(X, idx[k + PREFETCH_ROWS])
         nnz = dataset_row(X, idx[k], &data, &indices)
+        zk = dir_dot(data, indices, nnz, x if want_z else NULL, D, &qk)
         if want_z:
-            z[k] = fast_dot2(data, indices, nnz, x, p, &qk) + x[d]
-            q[k] = qk + p[d]
-        else:
-            q[k] = fast_dot(data, indices, nnz, p) + p[d]
+            z[k] = zk + x[d]
+        q[k] = qk + pd
 
 
-cdef inline void range_margins(const rows_t* X, const double* p, double* q, Py_ssize_t start,
+cdef inline void range_margins(const rows_t* X, const dir_t* D, double* q, Py_ssize_t start,
                                Py_ssize_t end) noexcept nogil:
     cdef Py_ssize_t i, d = X.n_features
     cdef rowvals_t data
     cdef const int32_t* indices
     cdef int nnz
+    cdef double qi, pd = dir_at(D, d)
     for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
-        q[i] = fast_dot(data, indices, nnz, p) + p[d]
+        dir_dot(data, indices, nnz, NULL, D, &qi)
+        q[i] = qi + pd
 
 
 cdef inline void row_axpy_cols(double a, rowvals_t data, const int32_t* indices, int nnz,
@@ -1050,26 +1411,64 @@ cdef class _InnerTeam:
     cdef int n_evals, beta_resets
     cdef double wait_share         # of thread 0's wall time spent waiting at barriers
     cdef int bailed_at             # step at which thread 0 left the team (-1: it did not)
+    # one O(d) sweep per step instead of two: the next direction p_{t+1} = -g_{t+1} +
+    # beta p_t stays pending (dir_t): the margins form its entries as they read them (dense
+    # rows: into a per-thread copy first) and the next step's sweep stores it; its scalars
+    # x.p, p.p, base.p come from the algebra of that formula (sums of the one sweep), a
+    # restart (p = -g) costs no sweep and no barrier.  False: the two eager sweeps (tests)
+    cdef bint lazy
+    cdef double* pown               # dense rows: each thread's copy of a pending direction
+    cdef double* W                  # CSR rows: x, g, p, base packed (see cg_wdot), or NULL
+    cdef double* part               # CSR rows: margins of each (feature block, batch row)
+    cdef Py_ssize_t* rows_own       # CSR rows, batch < n: each thread's copy of the rows
+    cdef Py_ssize_t* segs           # CSR rows: each thread's entries of each batch row
+    cdef double* qR                 # CSR rows: the batch margins along -g (a restart's)
+    cdef Py_ssize_t pown_stride
 
     def run_worker(self, int tid):
         with nogil:
             if team_gate_checkin(&self.team.gate) == 1:
                 self.run(tid)
 
-    cdef double open_line(self, me_t* me, phi_t* P, const double* sc, bint want_z,
-                          Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t nr0, Py_ssize_t nr1,
-                          double* dphi0) noexcept nogil:
+    cdef double open_line(self, me_t* me, phi_t* P, const dir_t* D, const double* sc,
+                          bint want_z, Py_ssize_t r0, Py_ssize_t r1, Py_ssize_t nr0,
+                          Py_ssize_t nr1, double* dphi0, bint use_qr=False) noexcept nogil:
         """Margins along p of this thread's batch rows (and rows of f for a line search on
-        f), then phi(0), phi'(0) and the scalars of phi (from ``sc`` = (x.p, p.p, base.p))."""
+        f), then phi(0), phi'(0) and the scalars of phi (from ``sc`` = (x.p, p.p, base.p)).
+        use_qr: the direction is -g (a restart) and the last call (CSR rows) summed the
+        batch margins along -g already."""
         cdef Py_ssize_t k, i, lo, hi, d = self.d
         cdef double* buf
         cdef double out[3]
         cdef double s, xd, pd, bd
+        cdef dir_t own
         team_begin(me)
-        batch_margins(self.X, self.idx + r0, r1 - r0, self.x, self.p, self.zS + r0,
-                      self.qS + r0, want_z)
+        if D.W != NULL and use_qr:
+            for k in range(r0, r1):
+                self.qS[k] = self.qR[k]
+        elif D.W != NULL:
+            # CSR rows: each thread sums the entries of its own feature blocks of every
+            # batch row (the only x, g, p a thread reads are those its sweep writes), a
+            # barrier, then the owner of a row adds the blocks' sums in block order.  With
+            # those along -g: a restart of the direction needs no second read of the rows
+            self.column_margins(me, D, want_z, D.mode != DIR_NEG_G)
+            team_reduce(me, 0, 0, NULL)
+            team_begin(me)
+            block_sums(self.part, self.kd, self.b, r0, r1, want_z, self.x[d], dir_at(D, d),
+                       self.zS, self.qS, -self.g[d],
+                       self.qR if D.mode != DIR_NEG_G else NULL)
+        elif self.X.indptr == NULL and D.mode != DIR_STORED:
+            # dense rows read every entry of the direction: this thread forms all d + 1 of
+            # them in its own buffer first (the same bits; O(d) against O(b d))
+            for k in range(d + 1):
+                self.pown[me.tid * self.pown_stride + k] = dir_at(D, k)
+            own = dir_t(D.g, self.pown + me.tid * self.pown_stride, 0.0, DIR_STORED, NULL)
+            D = &own
+        if D.W == NULL:
+            batch_margins(self.X, self.idx + r0, r1 - r0, self.x, D, self.zS + r0,
+                          self.qS + r0, want_z)
         if self.ls_mode == LS_FULL:
-            range_margins(self.X, self.p, self.q_full, nr0, nr1)
+            range_margins(self.X, D, self.q_full, nr0, nr1)
         buf = team_buf(me)
         phi_partials(P, self.loss, 0.0, buf, 3)
         for k in range(first_block(me, P.nblk), end_block(me, P.nblk)):
@@ -1083,7 +1482,7 @@ cdef class _InnerTeam:
             buf[3 * k + 2] = s
         # the intercept coordinates are read before the barrier: after it, a restart of the
         # direction by their owner may rewrite p[d]
-        xd, pd, bd = self.x[d], self.p[d], self.base[d]
+        xd, pd, bd = self.x[d], dir_at(D, d), self.base[d]
         team_reduce(me, P.nblk, 3, out)
         P.r0 = self.alpha * sc[0] + self.alpha_b * xd * pd
         P.rpp = self.alpha * sc[1] + self.alpha_b * pd * pd
@@ -1105,11 +1504,143 @@ cdef class _InnerTeam:
         sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
         team_reduce(me, 0, 0, NULL)     # every p[j] written before the next margins
 
+    cdef void column_margins(self, me_t* me, const dir_t* D, bint want_z,
+                             bint want_r) noexcept nogil:
+        """part[i, k] = (X_k x, X_k p, X_k (-g)) over the features of block i (8 lanes, see
+        cg_wdot), for this thread's feature blocks i and every batch row k (CSR rows with
+        sorted indices, as make_dataset makes them); X_k (-g) (a restart's margins) only
+        when want_r."""
+        cdef const rows_t* X = self.X
+        cdef Py_ssize_t b = self.b, d = self.d, kd = self.kd, k, i, row, e, s, end, lo, hi
+        cdef Py_ssize_t m, off
+        cdef Py_ssize_t fb0 = first_block(me, kd), fb1 = end_block(me, kd)
+        cdef Py_ssize_t* rows = self.rows_own + me.tid * b if self.rows_own != NULL else NULL
+        cdef const int32_t* ind = X.indices
+        cdef double* out
+        cdef double zq, qq
+        cdef int32_t c_lo = <int32_t>feature_edge(fb0, d, kd)
+        cdef bint upper = fb0 > 0 and 2 * c_lo >= d
+        cdef int32_t edges[TEAM_MAX + 1]
+        for i in range(kd + 1):
+            edges[i] = <int32_t>feature_edge(i, d, kd)
+        # the threads start at different rows (and wrap around), so that they do not wait
+        # on the same row's first read; the row pointers of the rows read ahead first
+        off = me.tid * b // me.team.n_threads
+        for m in range(min(b, 2 * CM_AHEAD)):
+            k = m + off - (b if m + off >= b else 0)
+            cg_prefetch(X.indptr + (rows[k] if rows != NULL else k), 16)
+        for m in range(min(b, CM_AHEAD)):
+            k = m + off - (b if m + off >= b else 0)
+            prefetch_row(X, rows[k] if rows != NULL else k)
+        for m in range(b):
+            if m + 2 * CM_AHEAD < b:
+                k = m + 2 * CM_AHEAD + off
+                k -= b if k >= b else 0
+                cg_prefetch(X.indptr + (rows[k] if rows != NULL else k), 16)
+            if m + CM_AHEAD < b:
+                k = m + CM_AHEAD + off
+                k -= b if k >= b else 0
+                # the first line of the row's indices and values (a prefetch of every line
+                # of the row measured slower)
+                row = rows[k] if rows != NULL else k
+                cg_prefetch(X.indices + X.indptr[row], 4)
+                if X.data32 != NULL:
+                    cg_prefetch(X.data32 + X.indptr[row], 4)
+                else:
+                    cg_prefetch(X.data + X.indptr[row], 8)
+            k = m + off
+            k -= b if k >= b else 0
+            row = rows[k] if rows != NULL else k
+            s = X.indptr[row]
+            end = X.indptr[row + 1]
+            # first entry of the row in column c_lo or after: from the row's end when this
+            # thread's columns are the upper half (it reads only its own entries), else by
+            # bisection
+            if upper:
+                lo = end
+                while lo > s and ind[lo - 1] >= c_lo:
+                    lo -= 1
+                hi = lo
+            else:
+                lo = s
+                hi = end if c_lo > 0 else s
+            while lo < hi:
+                e = (lo + hi) >> 1
+                if ind[e] < c_lo:
+                    lo = e + 1
+                else:
+                    hi = e
+            # the row's entries from lo, by block (s: the row's start)
+            if X.data32 != NULL:
+                e = s + cg_wsegs_s32(X.data32 + s, ind + s, <int>(lo - s), <int>(end - s),
+                                     D.W, D.beta, D.mode, want_z, want_r, edges + fb0,
+                                     <int>(fb1 - fb0), self.part + 3 * (fb0 * b + k), 3 * b)
+            else:
+                e = s + cg_wsegs_s64(X.data + s, ind + s, <int>(lo - s), <int>(end - s),
+                                     D.W, D.beta, D.mode, want_z, want_r, edges + fb0,
+                                     <int>(fb1 - fb0), self.part + 3 * (fb0 * b + k), 3 * b)
+            # this thread's entries of the row, for the gradient scatter
+            self.segs[2 * (me.tid * b + k)] = lo
+            self.segs[2 * (me.tid * b + k) + 1] = e
+
+    cdef void store_direction(self, me_t* me, dir_t* dr, Py_ssize_t fb0, Py_ssize_t fb1,
+                              double* sc, double* gp) noexcept nogil:
+        """Store the pending direction in p, with its scalars x.p, p.p, base.p summed as the
+        eager sweep does, and gp = p.g."""
+        cdef Py_ssize_t i, j, d = self.d, kd = self.kd
+        cdef double* buf
+        cdef double out[4]
+        cdef double pj, s0, s1, s2, s3
+        cdef double* c
+        team_begin(me)
+        buf = team_buf(me)
+        for i in range(fb0, fb1):
+            s0 = 0.0; s1 = 0.0; s2 = 0.0; s3 = 0.0
+            if dr.W != NULL:
+                for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                    pj = dir_at_packed(dr, j)
+                    c = packed(dr.W, j)
+                    c[4] = pj
+                    s0 += pj * c[2]
+                    s1 += c[0] * pj
+                    s2 += pj * pj
+                    s3 += c[6] * pj
+            else:
+                for j in range(feature_edge(i, d, kd), feature_edge(i + 1, d, kd)):
+                    pj = dir_at(dr, j)
+                    self.p[j] = pj
+                    s0 += pj * self.g[j]
+                    s1 += self.x[j] * pj
+                    s2 += pj * pj
+                    s3 += self.base[j] * pj
+            if i == kd - 1:
+                self.p[d] = dir_at(dr, d)
+                s0 += self.p[d] * self.g[d]
+            buf[4 * i] = s0
+            buf[4 * i + 1] = s1
+            buf[4 * i + 2] = s2
+            buf[4 * i + 3] = s3
+        team_reduce(me, kd, 4, out)
+        dr.mode = DIR_STORED
+        gp[0] = out[0]
+        sc[0] = out[1]; sc[1] = out[2]; sc[2] = out[3]
+
+    cdef void check_team(self, me_t* me, Py_ssize_t t, double started,
+                         double cpu_started) noexcept nogil:
+        """Thread 0, after the probe steps: leave a team it waited for too long, or in which
+        it worked too little (``team.stop``, read by every thread at the next step)."""
+        cdef double wall
+        if me.tid == 0 and self.team.n_threads > 1 and t + 1 >= TEAM_PROBE_STEPS:
+            wall = team_wall() - started
+            if me.wait > TEAM_MAX_WAIT * wall or (me.probing and team_now() - cpu_started
+                                                  - me.wait_cpu < TEAM_MIN_WORK * wall):
+                self.team.stop = 1
+            me.probing = False
+
     cdef void run(self, int tid) noexcept nogil:
         cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0, 0.0, tid == 0)
         cdef double started = team_wall()
         cdef double cpu_started = team_now() if tid == 0 else 0.0
-        cdef double wall
         cdef const rows_t* X = self.X
         cdef Py_ssize_t n = self.n, d = self.d, D = d + 1, b = self.b
         cdef Py_ssize_t kb = self.kb, kd = self.kd, kn = self.kn
@@ -1132,11 +1663,21 @@ cdef class _InnerTeam:
         cdef double alpha = self.alpha, alpha_b = self.alpha_b, inv_b = 1.0 / b
         cdef bint fit_intercept = self.fit_intercept, full_batch = self.full_batch
         cdef double sc[3]
-        cdef double dots[7]
+        cdef double dots[13]
+        cdef double gg_old = 0.0        # g_t.g_t (lazy)
+        cdef bint want_pg = self.beta_rule == BETA_HS or self.beta_rule == BETA_DY
         cdef double rsc[3]              # the scalars of -g (see restart)
         cdef double s5[5]
         cdef double* buf
         cdef double gb, gn, xj, pj, s0, s1, s2, s3, beta, gp, coef, a, phi0, dphi0
+        cdef bint lazy = self.lazy
+        cdef bint use_qr
+        cdef dir_t dr = dir_t(self.g, self.p, 0.0, DIR_STORED, self.W)
+        # column-owned margins: this thread's copy of the batch rows (NULL: the full batch)
+        cdef Py_ssize_t* myrows = self.rows_own + tid * b if self.rows_own != NULL else NULL
+        cdef Py_ssize_t* mysegs = self.segs + 2 * tid * b if self.segs != NULL else NULL
+        cdef double* W = self.W
+        cdef double* c
         cdef int n_evals = 0, failed = 0, beta_resets = 0
         cdef long restarts = 0, skipped = 0, wolfe_fail = 0
         cdef Py_ssize_t tau = -1, t, k, j, i, lo, hi
@@ -1173,9 +1714,15 @@ cdef class _InnerTeam:
                 restart_terms(x[j], -g[j], base[j], s5)
             for j in range(3):
                 buf[6 * i + 3 + j] = s5[j]
+        if W != NULL:
+            # this thread's features, packed (read by every thread after the barrier)
+            for j in range(c0, c1):
+                c = packed(W, j)
+                c[0] = x[j]; c[2] = g[j]; c[4] = p[j]; c[6] = base[j]
         team_reduce(&me, kd, 6, dots)
         sc[0] = dots[0]; sc[1] = dots[1]; sc[2] = dots[2]
         rsc[0] = dots[3]; rsc[1] = dots[4]; rsc[2] = dots[5]
+        gg_old = dots[4] + g[d] * g[d]
 
         for t in range(self.inner_iter):
             if self.team.stop and self.team.n_threads > 1:
@@ -1192,13 +1739,15 @@ cdef class _InnerTeam:
                 owns_d, all_cols = True, True
             if t == tau:
                 for j in range(c0, c1):
-                    self.x_sel[j] = x[j]
+                    self.x_sel[j] = packed(W, j)[0] if W != NULL else x[j]
                 if owns_d:
                     self.x_sel[d] = x[d]
             if not full_batch:
                 # every thread draws the whole batch (one stream), keeps its own rows
                 for k in range(b):
                     i = rng_randint(&rng, n)
+                    if myrows != NULL:
+                        myrows[k] = i
                     if r0 <= k < r1:
                         self.idx[k] = i
                         self.yS[k] = self.y[i]
@@ -1212,14 +1761,21 @@ cdef class _InnerTeam:
                     self.sS[k] = self.sw[k] * inv_b
                     self.d0S[k] = self.dl0[k]
             # full batch: zS = X x is carried over from the previous step (zS += a qS)
-            phi0 = self.open_line(&me, &P, sc, not full_batch or t == 0, r0, r1, nr0, nr1,
-                                  &dphi0)
+            phi0 = self.open_line(&me, &P, &dr, sc, not full_batch or t == 0, r0, r1, nr0,
+                                  nr1, &dphi0)
             n_evals += 1
             if not (dphi0 < 0):
                 # not a descent direction of the line-search objective: restart with -g
                 restarts += 1
-                self.restart(&me, fb0, fb1, sc, rsc)
-                phi0 = self.open_line(&me, &P, sc, False, r0, r1, nr0, nr1, &dphi0)
+                if lazy:
+                    use_qr = W != NULL and dr.mode != DIR_NEG_G
+                    dr.mode = DIR_NEG_G
+                    sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
+                else:
+                    use_qr = False
+                    self.restart(&me, fb0, fb1, sc, rsc)
+                phi0 = self.open_line(&me, &P, &dr, sc, False, r0, r1, nr0, nr1, &dphi0,
+                                      use_qr)
                 n_evals += 1
             a = 0.0
             if dphi0 < 0:
@@ -1232,10 +1788,11 @@ cdef class _InnerTeam:
                 self.steps[t] = a
             # g_{t+1}: VR gradient at x_{t+1} on the same batch (Eq. 3).  Per batch row the
             # factor s_k (loss'(z_k) - loss'(z0_k)) (row blocks), then the scatter of the rows
-            # into acc (all zeros on entry; feature blocks, O(nnz(X_S))) and one fused sweep
-            # that moves x, forms g_{t+1} (in acc itself: one O(d) array less to stream) and
-            # the dot products of the beta rules, a second one forms p_{t+1}, copies g_{t+1}
-            # to g, zeroes acc and forms the scalars of the next line search.
+            # into acc (all zeros on entry; feature blocks, O(nnz(X_S))) and the sweep(s) over
+            # the features: one with the direction pending (lazy, the default; see
+            # _InnerTeam.lazy), else two (the first moves x, forms g_{t+1} in acc and the dot
+            # products of the beta rules, the second forms p_{t+1}, copies g_{t+1} to g,
+            # zeroes acc and forms the scalars of the next line search).
             team_begin(&me)
             if a != 0.0:
                 for k in range(r0, r1):
@@ -1269,6 +1826,19 @@ cdef class _InnerTeam:
                             s0 += self.accb[k * self.acc_stride + j]
                             self.accb[k * self.acc_stride + j] = 0.0
                         acc[j] = s0
+            elif self.segs != NULL:
+                # CSR rows: this thread's part of each row, found by column_margins
+                for k in range(b):
+                    coef = cS[k]
+                    if coef != 0.0:
+                        lo = mysegs[2 * k]
+                        hi = mysegs[2 * k + 1]
+                        if X.data32 != NULL:
+                            for j in range(lo, hi):
+                                acc[X.indices[j]] += coef * X.data32[j]
+                        else:
+                            for j in range(lo, hi):
+                                acc[X.indices[j]] += coef * X.data[j]
             elif c1 > c0:
                 for k in range(b):
                     coef = cS[k]
@@ -1278,6 +1848,63 @@ cdef class _InnerTeam:
                             row_axpy(coef, data, indices, nnz, acc)
                         else:
                             row_axpy_cols(coef, data, indices, nnz, acc, c0, c1)
+            if lazy:
+                # one sweep: p_t formed from g_t and p_{t-1} (it was pending), x moved,
+                # g_{t+1} formed, acc zeroed, p_t and g_{t+1} stored, and the sums that give
+                # beta and (by the algebra of p_{t+1} = -g_{t+1} + beta p_t) the scalars of
+                # the next direction, which stays pending; g_t.g_t is the g'.g' of the
+                # previous step (the same sums of the same entries)
+                buf = team_buf(&me)
+                for i in range(fb0, fb1):
+                    if W != NULL:
+                        cg_lazy_sweep_w(W, acc, alpha, a, dr.beta, dr.mode, want_pg,
+                                        feature_edge(i, d, kd), feature_edge(i + 1, d, kd),
+                                        buf + 13 * i)
+                    else:
+                        cg_lazy_sweep(x, p, g, acc, base, alpha, a, dr.beta, dr.mode,
+                                      want_pg, feature_edge(i, d, kd),
+                                      feature_edge(i + 1, d, kd), buf + 13 * i)
+                    for j in range(9, 13):
+                        buf[13 * i + j] = 0.0
+                    if i == kd - 1:
+                        # the intercept's terms of g'.g', g'.g, p.g', p.g
+                        pj = dir_at(&dr, d)
+                        x[d] += a * pj
+                        if fit_intercept:
+                            gn = base[d] + alpha_b * x[d] + gb
+                        else:
+                            gn = 0.0
+                        buf[13 * i + 9] = gn * gn
+                        buf[13 * i + 10] = gn * g[d]
+                        buf[13 * i + 11] = pj * gn
+                        buf[13 * i + 12] = pj * g[d]
+                        p[d] = pj
+                        g[d] = gn
+                self.check_team(&me, t, started, cpu_started)
+                team_reduce(&me, kd, 13, dots)
+                # dots: over the features g'.g', g'.g, p.g', p.g, x.g', base.g', x.p, p.p,
+                # base.p, then the intercept's terms of the first four
+                gg = dots[0] + dots[9]
+                gp = dots[2] + dots[11]
+                beta = beta_from_dots(self.beta_rule, gg, dots[1] + dots[10], gg_old, gp,
+                                      dots[3] + dots[12], &beta_resets)
+                gg_old = gg
+                gp = -gg + beta * gp            # p_{t+1}.g_{t+1}
+                dr.mode = DIR_LAZY
+                dr.beta = beta
+                sc[0] = -dots[4] + beta * dots[6]
+                sc[1] = (dots[0] - 2.0 * beta * dots[2]) + beta * beta * dots[7]
+                sc[2] = -dots[5] + beta * dots[8]
+                rsc[0] = -dots[4]; rsc[1] = dots[0]; rsc[2] = -dots[5]
+                if not (sc[1] > LAZY_CANCEL * (dots[0] + beta * beta * dots[7])):
+                    # p.p cancels (or is 0): its sum from the formed direction instead
+                    self.store_direction(&me, &dr, fb0, fb1, sc, &gp)
+                if not (gp < 0):
+                    # descent guard on the VR gradient: the next direction is -g
+                    restarts += 1
+                    dr.mode = DIR_NEG_G
+                    sc[0] = rsc[0]; sc[1] = rsc[1]; sc[2] = rsc[2]
+                continue
             buf = team_buf(&me)
             for i in range(fb0, fb1):
                 for j in range(5):
@@ -1331,12 +1958,7 @@ cdef class _InnerTeam:
                 buf[7 * i + 3] = s3
                 for j in range(3):
                     buf[7 * i + 4 + j] = s5[j]
-            if tid == 0 and self.team.n_threads > 1 and t + 1 >= TEAM_PROBE_STEPS:
-                wall = team_wall() - started
-                if me.wait > TEAM_MAX_WAIT * wall or (me.probing and team_now() - cpu_started
-                                                      - me.wait_cpu < TEAM_MIN_WORK * wall):
-                    self.team.stop = 1
-                me.probing = False
+            self.check_team(&me, t, started, cpu_started)
             team_reduce(&me, kd, 7, dots)
             gp = dots[0]
             sc[0] = dots[1]; sc[1] = dots[2]; sc[2] = dots[3]
@@ -1345,6 +1967,18 @@ cdef class _InnerTeam:
                 # descent guard on the VR gradient
                 restarts += 1
                 self.restart(&me, fb0, fb1, sc, rsc)
+        # the last direction, stored (own feature blocks: no other thread reads them)
+        if W != NULL:
+            for j in range(c0, c1):
+                c = packed(W, j)
+                p[j] = dir_at_packed(&dr, j)
+                x[j] = c[0]
+                g[j] = c[2]
+        elif dr.mode != DIR_STORED:
+            for j in range(c0, c1):
+                p[j] = dir_at(&dr, j)
+        if owns_d and dr.mode != DIR_STORED:
+            p[d] = dir_at(&dr, d)
         if self.option_two:
             for j in range(c0, c1):
                 x[j] = self.x_sel[j]
@@ -1417,7 +2051,24 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     cdef double[::1] red = np.zeros(2 * RED_STRIDE)
     cdef double[::1] q_full = None     # margins X p (line search on f)
     cdef const double[::1] sw_n = None
-    S.keep = (idx, work, vec, acc, red, accb)
+    cdef Py_ssize_t pown_stride = (D + 8) // 8 * 8 + 8
+    cdef double[::1] pown = np.empty(TEAM_MAX * pown_stride) if X.indptr == NULL else None
+    # CSR rows: x, g, p, base packed in 64-byte lines (see cg_wdot)
+    cdef double[::1] packs = np.empty(8 * ((d + 1) // 2) + 8) \
+        if X.indptr != NULL and LAZY_DIRECTION else None
+    cdef Py_ssize_t packs_off = ((64 - <size_t>&packs[0] % 64) % 64) // 8 \
+        if packs is not None else 0
+    cdef double[::1] part = np.empty(3 * b * team_blocks(d, TEAM_COLS)) \
+        if packs is not None else None
+    cdef double[::1] qR = np.empty(b) if packs is not None else None
+    cdef Py_ssize_t[::1] rows_own = \
+        np.empty(min(tables.n_threads, TEAM_MAX) * b, dtype=np.intp) \
+        if packs is not None and not full_batch else None
+    cdef Py_ssize_t[::1] segs = \
+        np.empty(2 * min(tables.n_threads, TEAM_MAX) * b, dtype=np.intp) \
+        if packs is not None else None
+    S.qR = &qR[0] if qR is not None else NULL
+    S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own, segs, qR)
     S.X, S.loss = X, tables.loss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
@@ -1428,6 +2079,13 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.base, S.x_sel, S.acc = &vec[0], &vec[D], &acc[acc_off]
     S.accb = &accb[accb_off] if accb is not None else NULL
     S.acc_stride = acc_stride
+    S.lazy = LAZY_DIRECTION
+    S.pown_stride = pown_stride
+    S.pown = &pown[0] if pown is not None else NULL
+    S.W = &packs[packs_off] if packs is not None else NULL
+    S.part = &part[0] if part is not None else NULL
+    S.rows_own = &rows_own[0] if rows_own is not None else NULL
+    S.segs = &segs[0] if segs is not None else NULL
     S.n, S.d, S.b, S.inner_iter = n, d, b, inner_iter
     S.kb, S.kd = team_blocks(b, TEAM_ROWS), team_blocks(d, TEAM_COLS)
     S.kn = team_blocks(n, TEAM_ROWS)
