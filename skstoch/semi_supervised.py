@@ -409,8 +409,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     unlabeled batches come from a bounded random pool of the unlabeled rows; the default runs
     at most 300 iterations of 64 features, stopped by a label-flip test, rather than one pass
     of ``sqrt(n)`` features, and a fit that fails that test but came near it is retried with
-    other seeds (``n_restarts="auto"``); ``gamma`` is cross-validated over the labeled rows by default
-    (``gamma="cv"``, a 5-point grid scored by the held-out hinge, as the paper's CV but
+    other seeds (``n_restarts="auto"``); ``gamma`` is cross-validated over the labeled rows by
+    default (``gamma="cv"``, a 5-point grid scored by the held-out hinge, as the paper's CV but
     automatic and only from 20 labels on);
     more than two classes are handled by one-vs-rest heads that share batches and features
     (the paper is binary); ``predict_proba`` is a Platt calibration on the labeled rows (the
