@@ -436,7 +436,7 @@ def run_scale_labeled():
 def run_seeds():
     """How often the default fails with 20 labels at n = 10^5 (the scaling problem): one fit per
     random_state 0-19 with n_restarts=1 (the default before n_restarts="auto", bitwise) and
-    with the default "auto" (retries while no fit converged). A fit fails when it warns
+    with the default "auto" (retries while no fit converged and the last came near the test). A fit fails when it warns
     (ConvergenceWarning: max_iter reached with probe labels still changing)."""
     from sklearn.exceptions import ConvergenceWarning
 
