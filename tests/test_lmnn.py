@@ -39,7 +39,7 @@ def _noisy_blobs(n=150, n_informative=3, n_noise=12, seed=0):
 def _problem(seed=0, n=40, d=6, n_trip=60):
     rng = np.random.RandomState(seed)
     X = rng.randn(n, d)
-    trip = rng.randint(0, n, size=(n_trip, 3)).astype(np.int64)
+    trip = rng.randint(0, n, size=(n_trip, 3)).astype(np.int32)   # the kernels read int32 tables
     B = rng.randn(d, d)
     A = B @ B.T / d + 0.05 * np.eye(d)
     prior = np.cov(X.T)
@@ -230,7 +230,7 @@ def test_kernel_tables_validate_and_swap_triplets():
     with pytest.raises(ValueError, match="batch >= 1"):
         _tables(X, trip, prior, 0.5, 0.1, 0.02, 1.0, 1e-3, 0, 4, 5)
     with pytest.raises(ValueError, match="non-empty"):
-        tables.set_triplets(np.zeros((0, 3), dtype=np.int64))
+        tables.set_triplets(np.zeros((0, 3), dtype=np.int32))
     other = np.ascontiguousarray(trip[::-1])
     tables.set_triplets(other)
     runs = []

@@ -13,8 +13,11 @@ from sklearn.neighbors import NearestNeighbors
 
 from .._fast._lmnn import select_ksmallest
 
-# Rows per block when forming the prior matrix from pair differences (memory O(block d)).
+# Rows per block when forming the prior matrix from pair differences (memory O(block d)),
+# and pairs per block when drawing the 'random' tables (memory O(block k q) beyond the table).
 _BLOCK = 4096
+# dtype of the triplet tables and target pairs (half the bytes of int64; the kernels read it).
+INDEX = np.int32
 # Impostor searches with at most this many anchor x candidate distances run as one chunked
 # pass over all classes; larger ones as one NearestNeighbors search per class.
 _SMALL_SEARCH = 1 << 22
@@ -70,8 +73,9 @@ class TripletSource:
 
     Attributes
     ----------
-    pairs : ndarray of shape (n_pairs, 2), int64
-        (anchor, target) pairs, ``n_neighbors`` consecutive rows per anchor.
+    pairs : ndarray of shape (n_pairs, 2), int32
+        (anchor, target) pairs, ``n_neighbors`` consecutive rows per anchor (for 'random', a
+        view of the table's first two columns: no copy).
     layout : tuple (k, q) or None
         For 'knn' tables: anchor a's k targets times q impostors are rows
         ``(a k + j) q + r`` (the objective computes each distance once); None for 'random'.
@@ -83,6 +87,9 @@ class TripletSource:
 
     def __init__(self, X, y, params, rng):
         n = X.shape[0]
+        if n > np.iinfo(INDEX).max:
+            raise ValueError(f"LMNNMetric handles at most {np.iinfo(INDEX).max} samples, "
+                             f"got {n}.")
         self.X = X
         self.y = y
         self.counts = np.bincount(y)
@@ -109,6 +116,8 @@ class TripletSource:
             self.pairs = self._random_pairs(order, starts)
             self.layout = None
             self._fixed = self._random_triplets(order, starts, self.q)
+            # the table repeats each pair q times: read the pairs from it
+            self.pairs = self._fixed.reshape(-1, self.q, 3)[:, 0, :2]
 
     def table(self, A, n_steps, mapped=None):
         """The triplet table for an epoch of ``n_steps`` stochastic gradients at metric A
@@ -119,18 +128,23 @@ class TripletSource:
 
     # ------------------------------------------------------------------ target pairs
     def _random_pairs(self, order, starts):
-        """k random same-class partners per point, never the point itself."""
+        """k random same-class partners per point, never the point itself (drawn _BLOCK
+        points at a time: the same draws as one call, no (n, k) temporaries)."""
         n, k = len(self.y), self.k
         counts = np.diff(starts)
         pos = np.empty(n, dtype=np.int64)
         pos[order] = np.arange(n)
-        cls_size = counts[self.y]
-        cls_start = starts[self.y]
-        within = pos - cls_start
-        shift = 1 + (self.rng.random((n, k)) * (cls_size - 1)[:, None]).astype(np.int64)
-        partner = order[cls_start[:, None] + (within[:, None] + shift) % cls_size[:, None]]
-        anchors = np.repeat(np.arange(n, dtype=np.int64), k)
-        return np.column_stack([anchors, partner.ravel()])
+        pairs = np.empty((n, k, 2), dtype=INDEX)
+        pairs[:, :, 0] = np.arange(n, dtype=INDEX)[:, None]
+        for start in range(0, n, _BLOCK):
+            stop = min(n, start + _BLOCK)
+            y = self.y[start:stop]
+            cls_size = counts[y][:, None]
+            cls_start = starts[y][:, None]
+            within = pos[start:stop, None] - cls_start
+            shift = 1 + (self.rng.random((stop - start, k)) * (cls_size - 1)).astype(np.int64)
+            pairs[start:stop, :, 1] = order[cls_start + (within + shift) % cls_size]
+        return pairs.reshape(-1, 2)
 
     def _nearest_pairs(self, order, starts):
         """The k nearest same-class points of each pool anchor, searched among the pool
@@ -154,21 +168,25 @@ class TripletSource:
                 ind = _drop_self(nn.kneighbors(rows64(X, queries), return_distance=False),
                                  self_pos, k)
             partners[in_pool] = members[ind]
-        return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(np.int64)
+        return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(INDEX)
 
     # ------------------------------------------------------------------ impostors
     def _random_triplets(self, order, starts, q):
-        """The paper's recipe: q random differently-labelled points per pair."""
+        """The paper's recipe: q random differently-labelled points per pair, written into
+        the table _BLOCK pairs at a time (the same draws as one call)."""
         n = len(self.y)
         counts = np.diff(starts)
         pairs = self.pairs
-        anchor_cls = self.y[pairs[:, 0]]
-        others = n - counts[anchor_cls]
-        r = (self.rng.random((len(pairs), q)) * others[:, None]).astype(np.int64)
-        lo = starts[anchor_cls][:, None]
-        r = np.where(r >= lo, r + counts[anchor_cls][:, None], r)
-        imp = order[r]
-        return np.column_stack([np.repeat(pairs, q, axis=0), imp.ravel()]).astype(np.int64)
+        table = np.empty((len(pairs), q, 3), dtype=INDEX)
+        table[:, :, :2] = pairs[:, None, :]
+        for start in range(0, len(pairs), _BLOCK):
+            stop = min(len(pairs), start + _BLOCK)
+            anchor_cls = self.y[pairs[start:stop, 0]]
+            size = counts[anchor_cls][:, None]
+            r = (self.rng.random((stop - start, q)) * (n - size)).astype(np.int64)
+            r = np.where(r >= starts[anchor_cls][:, None], r + size, r)
+            table[start:stop, :, 2] = order[r]
+        return table.reshape(-1, 3)
 
     def _refreshed_anchors(self, n_steps):
         """Anchors refreshed for an epoch of ``n_steps`` stochastic gradients."""
@@ -210,7 +228,7 @@ class TripletSource:
             Zc = map_rows(self.X, R, cand)
         imp = cand[_impostors(Zq, Zc, q, self.y[anchors], self.y[cand])]
         # written in place by broadcasting (no repeated temporaries of the table's size)
-        table = np.empty((len(anchors), k, q, 3), dtype=np.int64)
+        table = np.empty((len(anchors), k, q, 3), dtype=INDEX)
         table[..., :2] = pairs.reshape(len(anchors), k, 1, 2)
         table[..., 2] = imp[:, None, :]
         return table.reshape(-1, 3)
@@ -232,13 +250,13 @@ def _impostors(Zq, Zc, q, yq, yc):
 
 
 def check_triplets(triplets, n_samples):
-    """The table as C-contiguous int64 after checking its shape and index range (the
+    """The table as C-contiguous int32 (INDEX) after checking its shape and index range (the
     kernels read it without bounds checks)."""
     if triplets.ndim != 2 or triplets.shape[1] != 3 or len(triplets) == 0:
         raise RuntimeError("internal error: no triplets were formed")
     if triplets.min() < 0 or triplets.max() >= n_samples:
         raise RuntimeError("internal error: triplet index out of range")
-    return np.ascontiguousarray(triplets, dtype=np.int64)
+    return np.ascontiguousarray(triplets, dtype=INDEX)
 
 
 def _drop_self(ind, self_pos, k):

@@ -18,7 +18,7 @@ from ..utils import single_thread_blas
 from ._averaged_sgd import averaged_sgd, checkpoint_lengths
 from ._epoch_projection import epoch_projection
 from ._lmnn_span import canonical_signs, data_span, lift
-from ._lmnn_triplets import (AUTO_C_DEFAULT, TripletSource, auto_c, auto_step,
+from ._lmnn_triplets import (AUTO_C_DEFAULT, INDEX, TripletSource, auto_c, auto_step,
                              check_triplets, factor, loo_knn_accuracy, map_rows,
                              pair_scatter)
 from ._monitor import FitMonitor
@@ -359,7 +359,7 @@ class _Objective:
             hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(map_rows(self.X, R)), trip)
         else:
             rows, local = np.unique(trip, return_inverse=True)
-            local = np.ascontiguousarray(local.reshape(trip.shape), dtype=np.int64)
+            local = np.ascontiguousarray(local.reshape(trip.shape), dtype=INDEX)
             hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(map_rows(self.X, R, rows)),
                                            local)
         return self._value(A, hinge, n_triplets)
@@ -377,9 +377,9 @@ class _Objective:
                                     return_inverse=True)
             sizes = np.cumsum([g.size for g in groups])[:-1]
             groups = [part.reshape(g.shape) for part, g in
-                      zip(np.split(local.astype(np.int64), sizes), groups)]
+                      zip(np.split(local.astype(INDEX), sizes), groups)]
             P = map_rows(self.X, R, rows)
-        groups = [np.ascontiguousarray(g, dtype=np.int64) for g in groups]
+        groups = [np.ascontiguousarray(g, dtype=INDEX) for g in groups]
         hinge, _ = _lmnn.grouped_hinge(np.ascontiguousarray(P), *groups)
         return hinge
 
