@@ -127,21 +127,29 @@ def _solve(problem, params, monitor):
     return _solve_dense(problem, params, monitor)
 
 
-def _solve_dense(problem, params, monitor):
-    """The fit with a dense d x d matrix (O(d^3) per epoch)."""
+def _solve_dense(problem, params, monitor, setup=None):
+    """The fit with a dense d x d matrix (O(d^3) per epoch); ``setup``: the triplet source,
+    prior, initial table and generator state that :func:`_select_c` shares between its
+    candidate fits (each would build the same ones from the same seed)."""
     X = problem.X
     d = X.shape[1]
     rng = np.random.default_rng(params.seed)
-    source = TripletSource(X, problem.y, params, rng)
-    if params.prior == "pairs":
-        prior = pair_scatter(X, source.pairs)
+    if setup is None:
+        source = TripletSource(X, problem.y, params, rng)
+        if params.prior == "pairs":
+            prior = pair_scatter(X, source.pairs)
+        else:
+            prior = np.eye(d) if params.prior == "identity" else None
+        table = check_triplets(source.table(np.eye(d), _first_length(params)), X.shape[0])
     else:
-        prior = np.eye(d) if params.prior == "identity" else None
-    table = check_triplets(source.table(np.eye(d), _first_length(params)), X.shape[0])
+        source, prior, table, state = setup
+        rng.bit_generator.state = state     # as it was after building them
+        source.rng = rng
     if params.c is None:
         c = auto_c(X, table, prior, source.refreshes)
         if c > AUTO_C_DEFAULT:
-            return _select_c(problem, params, monitor, (AUTO_C_DEFAULT, c))
+            return _select_c(problem, params, monitor, (AUTO_C_DEFAULT, c),
+                             (source, prior, table, rng.bit_generator.state))
         params = replace(params, c=c)
     eta0 = params.eta0
     if eta0 is None:
@@ -159,16 +167,17 @@ def _solve_dense(problem, params, monitor):
     return result
 
 
-def _select_c(problem, params, monitor, candidates):
+def _select_c(problem, params, monitor, candidates, setup):
     """c='auto' when the balance rule (:func:`auto_c`) asks for more push than 0.5: fit
     each candidate and keep the one whose metric has the higher leave-one-out 3-NN accuracy
     on a fixed sample of the training rows (ties keep the first, the paper's 0.5); the
-    chosen fit's records become the monitor's."""
+    chosen fit's records become the monitor's.  ``setup`` (see :func:`_solve_dense`) is
+    shared, so the candidates hold one triplet table between them."""
     best = None
     for c in candidates:
         scratch = FitMonitor(monitor.solver_name, verbose=monitor.verbose,
                              callback=monitor.callback)
-        result = _solve_dense(problem, replace(params, c=c), scratch)
+        result = _solve_dense(problem, replace(params, c=c), scratch, setup)
         score = loo_knn_accuracy(problem.X, problem.y, result.x)
         if best is None or score > best[0]:
             best = (score, result, scratch)
