@@ -832,16 +832,18 @@ def select_ksmallest(const double[:, ::1] G, const double[::1] sq_c, const int64
 
 
 def grouped_hinge(const double[:, ::1] P, const int32_t[::1] anchors,
-                  const int32_t[:, ::1] targets, const int32_t[:, ::1] impostors):
+                  const int32_t[:, ::1] targets, const int32_t[:, ::1] impostors,
+                  double total=0.0, Py_ssize_t n_active=0):
     """Hinge sum and active count of the triplet table of the 'knn' recipe, given by its
     structure: anchor a, its k targets ``targets[a]`` and q impostors ``impostors[a]`` make
     the k q triplets (a, j, l).  The same value as ``triplet_hinge`` on the expanded table
     (up to round-off), but each distance is computed once: O(n_a (k + q) c + n_a k q) for
-    c columns of P instead of O(2 n_a k q c).  Indices validated by the caller."""
+    c columns of P instead of O(2 n_a k q c).  Indices validated by the caller.  ``total``
+    and ``n_active`` continue a sum begun on earlier anchors (as ``triplet_hinge``)."""
     cdef Py_ssize_t n_a = anchors.shape[0], k = targets.shape[1], q = impostors.shape[1]
     cdef Py_ssize_t c = P.shape[1]
-    cdef Py_ssize_t a, j, r, s, i, n_active = 0
-    cdef double v, dist, total = 0.0
+    cdef Py_ssize_t a, j, r, s, i
+    cdef double v, dist
     cdef double* buf
     if targets.shape[0] != n_a or impostors.shape[0] != n_a:
         raise ValueError("grouped_hinge: anchors, targets and impostors do not match")

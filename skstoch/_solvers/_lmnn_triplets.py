@@ -21,8 +21,12 @@ INDEX = np.int32
 # Impostor searches with at most this many anchor x candidate distances run as one chunked
 # pass over all classes; larger ones as one NearestNeighbors search per class.
 _SMALL_SEARCH = 1 << 22
-# Working memory (MB) of the blocked distance pass.
+# Working memory (MB) of the blocked distance pass; _LEAN_WORKING_MEMORY_MB where the fit
+# reads a float32 X (its leave-one-out check of c='auto', see loo_knn_accuracy).
 _WORKING_MEMORY_MB = 64
+_LEAN_WORKING_MEMORY_MB = 2
+# Rows of a float32 X widened to float64 at a time by map_rows.
+_MAP_BLOCK = 1024
 # Triplets sampled to set the automatic step size.
 _N_SCALE_SAMPLES = 2000
 # eta0="auto" = _AUTO_FACTOR / (c s), s = mean squared length of triplet differences.
@@ -102,7 +106,7 @@ class TripletSource:
         self.exhaustive = not self.refreshes or size is None or n <= size
         self.size = n if self.exhaustive else int(size)
         if self.exhaustive:
-            self.pool = np.arange(n, dtype=np.int64)
+            self.pool = np.arange(n, dtype=INDEX)
         else:
             self.pool = np.sort(rng.choice(n, size=self.size, replace=False)).astype(np.int64)
         self.n_anchors = len(self.pool)
@@ -290,13 +294,13 @@ def rows64(X, rows):
 
 def map_rows(X, R, rows=None):
     """``X[rows] @ R`` (all rows when ``rows`` is None) in float64; a float32 X is widened
-    one block of _BLOCK rows at a time (memory O(block d) beyond the output)."""
+    one block of _MAP_BLOCK rows at a time (memory O(block d) beyond the output)."""
     if X.dtype == np.float64:
         return (X if rows is None else X[rows]) @ R
     n = X.shape[0] if rows is None else len(rows)
     out = np.empty((n, R.shape[1]))
-    for start in range(0, n, _BLOCK):
-        stop = min(n, start + _BLOCK)
+    for start in range(0, n, _MAP_BLOCK):
+        stop = min(n, start + _MAP_BLOCK)
         block = X[start:stop] if rows is None else X[rows[start:stop]]
         np.matmul(block.astype(np.float64), R, out=out[start:stop])
     return out
@@ -306,29 +310,34 @@ def pair_scatter(X, pairs):
     """(1/m) sum over pairs of (x_i - x_j)(x_i - x_j)' in blocks (memory O(block d))."""
     d = X.shape[1]
     S = np.zeros((d, d))
+    buffer = np.empty((min(_BLOCK, len(pairs)), d))
     for start in range(0, len(pairs), _BLOCK):
         block = pairs[start:start + _BLOCK]
-        D = rows64(X, block[:, 0]) - rows64(X, block[:, 1])
+        D = buffer[:len(block)]
+        # widened (exactly) and subtracted in float64, into one buffer for all blocks
+        np.subtract(X[block[:, 0]], X[block[:, 1]], out=D, dtype=np.float64)
         S += D.T @ D
     S /= len(pairs)
     return 0.5 * (S + S.T)
 
 
-def blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None):
+def blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None, lean=False):
     """Column indices of the ``q`` smallest squared distances of each row of Zq to the rows
     of Zc (increasing distance), skipping the pairs where ``yq[a] == yc[b]`` and the columns
     ``exclude[a]`` (a row's own position).  Per row block (bounded by
     ``_WORKING_MEMORY_MB``: memory O(block n_candidates), never larger) one BLAS GEMM and
-    one pass of the ``select_ksmallest`` kernel."""
+    one pass of the ``select_ksmallest`` kernel.  ``lean``: blocks bounded by
+    ``_LEAN_WORKING_MEMORY_MB`` and no transposed copy of Zc."""
     n_q, n_c = len(Zq), len(Zc)
     sq_c = np.einsum("ij,ij->i", Zc, Zc)
-    block = max(1, min(n_q, (_WORKING_MEMORY_MB << 20) // (8 * max(n_c, 1))))
+    memory = _LEAN_WORKING_MEMORY_MB if lean else _WORKING_MEMORY_MB
+    block = max(1, min(n_q, (memory << 20) // (8 * max(n_c, 1))))
     out = np.empty((n_q, q), dtype=np.int64)
     empty = np.empty(0, dtype=np.int64)
     yq = empty if yq is None else np.ascontiguousarray(yq, dtype=np.int64)
     yc = empty if yc is None else np.ascontiguousarray(yc, dtype=np.int64)
     exclude = empty if exclude is None else np.ascontiguousarray(exclude, dtype=np.int64)
-    ZcT = np.ascontiguousarray(Zc.T)
+    ZcT = Zc.T if lean else np.ascontiguousarray(Zc.T)
     for start in range(0, n_q, block):
         stop = min(start + block, n_q)
         G = Zq[start:stop] @ ZcT
@@ -419,12 +428,12 @@ def _evenly_spaced(n, m):
 def loo_knn_accuracy(X, y, A):
     """Leave-one-out 3-NN accuracy in the metric A of every 4th row of an evenly spaced
     sample of at most _LOO_REFERENCE training rows, their neighbours searched in that
-    sample (blocked: memory O(block x sample))."""
+    sample (blocked: memory O(block x sample), a smaller block for a float32 X)."""
     ref = _evenly_spaced(X.shape[0], _LOO_REFERENCE)
     Z = map_rows(X, factor(A), ref)
     pos = np.arange(0, len(ref), 4)
     k = min(_LOO_NEIGHBORS, len(ref) - 1)
-    nearest = blocked_ksmallest(Z[pos], Z, k, exclude=pos)
+    nearest = blocked_ksmallest(Z[pos], Z, k, exclude=pos, lean=X.dtype == np.float32)
     labels = y[ref][nearest]
     # majority vote, ties to the smallest label (as KNeighborsClassifier)
     votes = np.zeros((len(pos), int(y.max()) + 1), dtype=np.int64)

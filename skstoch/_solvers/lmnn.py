@@ -36,6 +36,11 @@ _OBJECTIVE_SAMPLE = 16384
 # schedule, so the solvers can share eta0) and their records at Epro's epoch ends.
 _BASELINE_DECAY = 8.0
 _BASELINE_FIRST_CHECKPOINT = 8
+# float32 X (read without a float64 copy): when the rows one objective evaluation maps
+# (X R, float64) would take more than _LEAN_BYTES, the hinge is summed over blocks that
+# map at most _LEAN_ROWS rows each (the same terms added in the same order).
+_LEAN_BYTES = 8 << 20
+_LEAN_ROWS = 2048
 
 
 @dataclass(frozen=True)
@@ -327,6 +332,12 @@ class _Run:
         return out
 
 
+def _grouped_anchors(P, anchors, targets, impostors, total, n_active):
+    """grouped_hinge with the anchors of :meth:`_Objective._blocked_hinge` (one column)."""
+    return _lmnn.grouped_hinge(P, np.ascontiguousarray(anchors[:, 0]), targets, impostors,
+                               total, n_active)
+
+
 class _Objective:
     """Eq. (21) at a feasible (positive definite) A on a triplet table; only the rows the
     table uses are mapped (O(n_rows d^2)).
@@ -363,7 +374,9 @@ class _Objective:
                 self._sample = (trip, rng.choice(len(trip), _OBJECTIVE_SAMPLE, replace=False))
             trip = trip[self._sample[1]]
             n_triplets = len(trip)
-        if 3 * len(trip) >= self.X.shape[0]:
+        if self._lean(min(self.X.shape[0], 3 * len(trip))):
+            hinge = self._blocked_hinge(R, [trip], _LEAN_ROWS // 3, _lmnn.triplet_hinge)
+        elif 3 * len(trip) >= self.X.shape[0]:
             # the table touches about every row: map all rows (no np.unique sort)
             hinge, _ = _lmnn.triplet_hinge(np.ascontiguousarray(map_rows(self.X, R)), trip)
         else:
@@ -381,6 +394,10 @@ class _Objective:
             # (about) every point is an anchor: map all rows (no np.unique sort)
             P = map_rows(self.X, R)
             self._mapped = (A, P)
+        elif self._lean(min(self.X.shape[0], sum(g.size for g in groups))):
+            groups = [g.reshape(len(g), -1) for g in groups]
+            step = max(1, _LEAN_ROWS // sum(g.shape[1] for g in groups))
+            return self._blocked_hinge(R, groups, step, _grouped_anchors)
         else:
             rows, local = np.unique(np.concatenate([g.ravel() for g in groups]),
                                     return_inverse=True)
@@ -391,6 +408,25 @@ class _Objective:
         groups = [np.ascontiguousarray(g, dtype=INDEX) for g in groups]
         hinge, _ = _lmnn.grouped_hinge(np.ascontiguousarray(P), *groups)
         return hinge
+
+    def _lean(self, n_rows):
+        """Whether to map a float32 X's rows block by block (see _LEAN_BYTES)."""
+        return self.X.dtype == np.float32 and n_rows * self.X.shape[1] * 8 > _LEAN_BYTES
+
+    def _blocked_hinge(self, R, groups, step, kernel):
+        """``kernel`` (hinge sum and active count, continued from block to block) on
+        ``step`` rows of the index arrays ``groups`` at a time, each block mapping only the
+        rows it uses: memory O(_LEAN_ROWS d) instead of O(n_rows d)."""
+        total, n_active = 0.0, 0
+        for start in range(0, len(groups[0]), step):
+            block = [g[start:start + step] for g in groups]
+            rows, local = np.unique(np.concatenate([b.ravel() for b in block]),
+                                    return_inverse=True)
+            local = np.split(local.astype(INDEX), np.cumsum([b.size for b in block])[:-1])
+            total, n_active = kernel(
+                np.ascontiguousarray(map_rows(self.X, R, rows)),
+                *[part.reshape(b.shape) for part, b in zip(local, block)], total, n_active)
+        return total
 
     def _value(self, A, hinge, n_triplets):
         value = self.c * hinge / n_triplets
