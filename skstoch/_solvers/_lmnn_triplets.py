@@ -344,6 +344,7 @@ def blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None, lean=False):
         found = select_ksmallest(
             G, sq_c, yq[start:stop] if len(yq) else yq, yc,
             exclude[start:stop] if len(exclude) else exclude, q, out[start:stop])
+        del G   # not alive while the next block's product is formed
         if found < q or out[start:stop].min() < 0:
             raise RuntimeError(
                 f"internal error: fewer than {q} admissible neighbours in a search")
