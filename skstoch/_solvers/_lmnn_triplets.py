@@ -162,15 +162,16 @@ class TripletSource:
             queries = pool[in_pool]
             members = queries if len(queries) > k else np.sort(order[starts[cls]:starts[cls + 1]])
             self_pos = np.searchsorted(members, queries)
+            Xm = rows64(X, members)
+            Xq = Xm if members is queries else rows64(X, queries)    # one copy if the same
             if len(queries) * len(members) <= _SMALL_SEARCH:
                 # small class: one blocked GEMM pass (NearestNeighbors' per-call overhead
                 # dominated small fits)
-                ind = blocked_ksmallest(rows64(X, queries), rows64(X, members), k,
-                                        exclude=self_pos)
+                ind = blocked_ksmallest(Xq, Xm, k, exclude=self_pos)
             else:
-                nn = NearestNeighbors(n_neighbors=k + 1).fit(rows64(X, members))
-                ind = _drop_self(nn.kneighbors(rows64(X, queries), return_distance=False),
-                                 self_pos, k)
+                nn = NearestNeighbors(n_neighbors=k + 1).fit(Xm)
+                ind = _drop_self(nn.kneighbors(Xq, return_distance=False), self_pos, k)
+            del Xm, Xq
             partners[in_pool] = members[ind]
         return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(INDEX)
 
@@ -225,7 +226,8 @@ class TripletSource:
             # anchors and candidates are all points: map X once (or reuse X R of the
             # objective just evaluated at this A)
             Zc = mapped if mapped is not None else map_rows(self.X, factor(A))
-            Zq = Zc[anchors]
+            # every point in order (the whole pool): no copy
+            Zq = Zc if len(anchors) == len(Zc) else Zc[anchors]
         else:
             R = factor(A)
             Zq = map_rows(self.X, R, anchors)
