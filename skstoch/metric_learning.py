@@ -187,7 +187,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Factor of A: ``A == components_.T @ components_`` when all components are kept.
     prior_matrix_ : ndarray of shape (n_features, n_features)
         The prior matrix L of the pull term.
-    triplets_ : ndarray of shape (n_triplets, 3)
+    triplets_ : ndarray of shape (n_triplets, 3), int32
         The triplets (anchor, target neighbour, impostor) of the last epoch.
     classes_ : ndarray
     n_iter_ : int

@@ -33,6 +33,8 @@ SPECS = {
     # multinomial log loss (the default for more than two classes)
     "CGVRClassifier-multinomial": ("CGVRClassifier", {}, "3 classes", 3),
     "S3GDClassifier-multinomial": ("S3GDClassifier", {}, "3 classes", 1),
+    # its 'coefficients': metric_ (rows of _bench_lmnn_float32.py)
+    "LMNNMetric": ("LMNNMetric", {}, "3 classes", 3),
 }
 
 # the rows of ``bench_cgvr.py float32`` (estimator, layout)
@@ -74,7 +76,8 @@ def main(name="CGVRClassifier", layout="dense", n=200_000, d=100, repeats=3):
     peak, coef = {}, {}
     for key, X in (("float64", X64), ("float32", X32)):
         tracemalloc.start()
-        coef[key] = make().fit(X, y).coef_
+        est = make().fit(X, y)
+        coef[key] = est.metric_ if hasattr(est, "metric_") else est.coef_
         peak[key] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     times = {"float64": [], "float32": []}

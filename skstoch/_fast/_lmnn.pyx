@@ -19,7 +19,7 @@ dependency on scipy's .pxd files).  Python validates every triplet index before 
 """
 from cpython.pycapsule cimport PyCapsule_GetName, PyCapsule_GetPointer
 from libc.math cimport exp, fabs, sqrt, INFINITY
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 
 from ._prox cimport soft_threshold
@@ -269,7 +269,7 @@ cdef struct Problem:
     const float* X32        # float32 rows (read without a float64 copy), or NULL
     Py_ssize_t n
     Py_ssize_t d
-    const int64_t* trip     # n_trip x 3
+    const int32_t* trip     # n_trip x 3
     Py_ssize_t n_trip
     const double* prior     # d x d, or NULL
     double c
@@ -474,7 +474,7 @@ cdef class Tables:
     X : (n, d) float64 or float32, C-contiguous
         float32 rows are read as float32 and widened to double in the kernels (no float64
         copy of X).
-    triplets : (N, 3) int64, indices into X (validated by the caller; see ``set_triplets``)
+    triplets : (N, 3) int32, indices into X (validated by the caller; see ``set_triplets``)
     prior : (d, d) float64 or None
     c, mu1, mu2, lam, eps : float
         Hinge weight, Frobenius and off-diagonal l1 weights, penalty multiplier and
@@ -492,11 +492,11 @@ cdef class Tables:
     cdef Lanczos lz
     cdef const double[:, ::1] X
     cdef const float[:, ::1] X32
-    cdef const int64_t[:, ::1] triplets
+    cdef const int32_t[:, ::1] triplets
     cdef const double[:, ::1] prior
     cdef readonly uint64_t seed, stream
 
-    def __cinit__(self, X, const int64_t[:, ::1] triplets, prior,
+    def __cinit__(self, X, const int32_t[:, ::1] triplets, prior,
                   double c, double mu1, double mu2, double lam, double eps, Py_ssize_t batch,
                   Py_ssize_t lanczos_steps, uint64_t seed, uint64_t stream=0):
         cdef Py_ssize_t n, d
@@ -542,7 +542,7 @@ cdef class Tables:
         _work_free(&self.wk)
         _lanczos_free(&self.lz)
 
-    def set_triplets(self, const int64_t[:, ::1] triplets):
+    def set_triplets(self, const int32_t[:, ::1] triplets):
         """Replace the triplet table (indices validated by the caller)."""
         if triplets.shape[0] < 1 or triplets.shape[1] != 3:
             raise ValueError("triplets must be a non-empty (N, 3) table")
@@ -743,13 +743,16 @@ def run_orda(Tables tables, const double[:, ::1] x1, double[:, ::1] out, double[
     return total_active, n_viol
 
 
-def triplet_hinge(const double[:, ::1] P, const int64_t[:, ::1] triplets):
+def triplet_hinge(const double[:, ::1] P, const int32_t[:, ::1] triplets,
+                  double total=0.0, Py_ssize_t n_active=0):
     """Sum over triplets (i, j, l) of max(0, ||P_i - P_j||^2 - ||P_i - P_l||^2 + 1) and the
     number of positive terms, for P = X R with A = R R' (so ||P_i - P_j||^2 = ||x_i - x_j||_A^2).
-    O(N k) for N triplets and k columns of P; indices validated by the caller."""
+    O(N k) for N triplets and k columns of P; indices validated by the caller.  ``total`` and
+    ``n_active`` continue a sum begun on earlier blocks of the same table (the terms are
+    added in the table's order either way)."""
     cdef Py_ssize_t N = triplets.shape[0], k = P.shape[1]
-    cdef Py_ssize_t t, q, i, j, l, n_active = 0
-    cdef double dp, dn, v, total = 0.0
+    cdef Py_ssize_t t, q, i, j, l
+    cdef double dp, dn, v
     if triplets.shape[1] != 3:
         raise ValueError("triplets must be (N, 3)")
     with nogil:
@@ -828,17 +831,19 @@ def select_ksmallest(const double[:, ::1] G, const double[::1] sq_c, const int64
     return min_found
 
 
-def grouped_hinge(const double[:, ::1] P, const int64_t[::1] anchors,
-                  const int64_t[:, ::1] targets, const int64_t[:, ::1] impostors):
+def grouped_hinge(const double[:, ::1] P, const int32_t[::1] anchors,
+                  const int32_t[:, ::1] targets, const int32_t[:, ::1] impostors,
+                  double total=0.0, Py_ssize_t n_active=0):
     """Hinge sum and active count of the triplet table of the 'knn' recipe, given by its
     structure: anchor a, its k targets ``targets[a]`` and q impostors ``impostors[a]`` make
     the k q triplets (a, j, l).  The same value as ``triplet_hinge`` on the expanded table
     (up to round-off), but each distance is computed once: O(n_a (k + q) c + n_a k q) for
-    c columns of P instead of O(2 n_a k q c).  Indices validated by the caller."""
+    c columns of P instead of O(2 n_a k q c).  Indices validated by the caller.  ``total``
+    and ``n_active`` continue a sum begun on earlier anchors (as ``triplet_hinge``)."""
     cdef Py_ssize_t n_a = anchors.shape[0], k = targets.shape[1], q = impostors.shape[1]
     cdef Py_ssize_t c = P.shape[1]
-    cdef Py_ssize_t a, j, r, s, i, n_active = 0
-    cdef double v, dist, total = 0.0
+    cdef Py_ssize_t a, j, r, s, i
+    cdef double v, dist
     cdef double* buf
     if targets.shape[0] != n_a or impostors.shape[0] != n_a:
         raise ValueError("grouped_hinge: anchors, targets and impostors do not match")

@@ -13,13 +13,20 @@ from sklearn.neighbors import NearestNeighbors
 
 from .._fast._lmnn import select_ksmallest
 
-# Rows per block when forming the prior matrix from pair differences (memory O(block d)).
+# Rows per block when forming the prior matrix from pair differences (memory O(block d)),
+# and pairs per block when drawing the 'random' tables (memory O(block k q) beyond the table).
 _BLOCK = 4096
+# dtype of the triplet tables and target pairs (half the bytes of int64; the kernels read it).
+INDEX = np.int32
 # Impostor searches with at most this many anchor x candidate distances run as one chunked
 # pass over all classes; larger ones as one NearestNeighbors search per class.
 _SMALL_SEARCH = 1 << 22
-# Working memory (MB) of the blocked distance pass.
+# Working memory (MB) of the blocked distance pass; _LEAN_WORKING_MEMORY_MB where the fit
+# reads a float32 X (its leave-one-out check of c='auto', see loo_knn_accuracy).
 _WORKING_MEMORY_MB = 64
+_LEAN_WORKING_MEMORY_MB = 2
+# Rows of a float32 X widened to float64 at a time by map_rows.
+_MAP_BLOCK = 1024
 # Triplets sampled to set the automatic step size.
 _N_SCALE_SAMPLES = 2000
 # eta0="auto" = _AUTO_FACTOR / (c s), s = mean squared length of triplet differences.
@@ -70,8 +77,9 @@ class TripletSource:
 
     Attributes
     ----------
-    pairs : ndarray of shape (n_pairs, 2), int64
-        (anchor, target) pairs, ``n_neighbors`` consecutive rows per anchor.
+    pairs : ndarray of shape (n_pairs, 2), int32
+        (anchor, target) pairs, ``n_neighbors`` consecutive rows per anchor (for 'random', a
+        view of the table's first two columns: no copy).
     layout : tuple (k, q) or None
         For 'knn' tables: anchor a's k targets times q impostors are rows
         ``(a k + j) q + r`` (the objective computes each distance once); None for 'random'.
@@ -83,6 +91,9 @@ class TripletSource:
 
     def __init__(self, X, y, params, rng):
         n = X.shape[0]
+        if n > np.iinfo(INDEX).max:
+            raise ValueError(f"LMNNMetric handles at most {np.iinfo(INDEX).max} samples, "
+                             f"got {n}.")
         self.X = X
         self.y = y
         self.counts = np.bincount(y)
@@ -95,7 +106,7 @@ class TripletSource:
         self.exhaustive = not self.refreshes or size is None or n <= size
         self.size = n if self.exhaustive else int(size)
         if self.exhaustive:
-            self.pool = np.arange(n, dtype=np.int64)
+            self.pool = np.arange(n, dtype=INDEX)
         else:
             self.pool = np.sort(rng.choice(n, size=self.size, replace=False)).astype(np.int64)
         self.n_anchors = len(self.pool)
@@ -109,6 +120,8 @@ class TripletSource:
             self.pairs = self._random_pairs(order, starts)
             self.layout = None
             self._fixed = self._random_triplets(order, starts, self.q)
+            # the table repeats each pair q times: read the pairs from it
+            self.pairs = self._fixed.reshape(-1, self.q, 3)[:, 0, :2]
 
     def table(self, A, n_steps, mapped=None):
         """The triplet table for an epoch of ``n_steps`` stochastic gradients at metric A
@@ -119,18 +132,23 @@ class TripletSource:
 
     # ------------------------------------------------------------------ target pairs
     def _random_pairs(self, order, starts):
-        """k random same-class partners per point, never the point itself."""
+        """k random same-class partners per point, never the point itself (drawn _BLOCK
+        points at a time: the same draws as one call, no (n, k) temporaries)."""
         n, k = len(self.y), self.k
         counts = np.diff(starts)
         pos = np.empty(n, dtype=np.int64)
         pos[order] = np.arange(n)
-        cls_size = counts[self.y]
-        cls_start = starts[self.y]
-        within = pos - cls_start
-        shift = 1 + (self.rng.random((n, k)) * (cls_size - 1)[:, None]).astype(np.int64)
-        partner = order[cls_start[:, None] + (within[:, None] + shift) % cls_size[:, None]]
-        anchors = np.repeat(np.arange(n, dtype=np.int64), k)
-        return np.column_stack([anchors, partner.ravel()])
+        pairs = np.empty((n, k, 2), dtype=INDEX)
+        pairs[:, :, 0] = np.arange(n, dtype=INDEX)[:, None]
+        for start in range(0, n, _BLOCK):
+            stop = min(n, start + _BLOCK)
+            y = self.y[start:stop]
+            cls_size = counts[y][:, None]
+            cls_start = starts[y][:, None]
+            within = pos[start:stop, None] - cls_start
+            shift = 1 + (self.rng.random((stop - start, k)) * (cls_size - 1)).astype(np.int64)
+            pairs[start:stop, :, 1] = order[cls_start + (within + shift) % cls_size]
+        return pairs.reshape(-1, 2)
 
     def _nearest_pairs(self, order, starts):
         """The k nearest same-class points of each pool anchor, searched among the pool
@@ -144,31 +162,36 @@ class TripletSource:
             queries = pool[in_pool]
             members = queries if len(queries) > k else np.sort(order[starts[cls]:starts[cls + 1]])
             self_pos = np.searchsorted(members, queries)
+            Xm = rows64(X, members)
+            Xq = Xm if members is queries else rows64(X, queries)    # one copy if the same
             if len(queries) * len(members) <= _SMALL_SEARCH:
                 # small class: one blocked GEMM pass (NearestNeighbors' per-call overhead
                 # dominated small fits)
-                ind = blocked_ksmallest(rows64(X, queries), rows64(X, members), k,
-                                        exclude=self_pos)
+                ind = blocked_ksmallest(Xq, Xm, k, exclude=self_pos)
             else:
-                nn = NearestNeighbors(n_neighbors=k + 1).fit(rows64(X, members))
-                ind = _drop_self(nn.kneighbors(rows64(X, queries), return_distance=False),
-                                 self_pos, k)
+                nn = NearestNeighbors(n_neighbors=k + 1).fit(Xm)
+                ind = _drop_self(nn.kneighbors(Xq, return_distance=False), self_pos, k)
+            del Xm, Xq
             partners[in_pool] = members[ind]
-        return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(np.int64)
+        return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(INDEX)
 
     # ------------------------------------------------------------------ impostors
     def _random_triplets(self, order, starts, q):
-        """The paper's recipe: q random differently-labelled points per pair."""
+        """The paper's recipe: q random differently-labelled points per pair, written into
+        the table _BLOCK pairs at a time (the same draws as one call)."""
         n = len(self.y)
         counts = np.diff(starts)
         pairs = self.pairs
-        anchor_cls = self.y[pairs[:, 0]]
-        others = n - counts[anchor_cls]
-        r = (self.rng.random((len(pairs), q)) * others[:, None]).astype(np.int64)
-        lo = starts[anchor_cls][:, None]
-        r = np.where(r >= lo, r + counts[anchor_cls][:, None], r)
-        imp = order[r]
-        return np.column_stack([np.repeat(pairs, q, axis=0), imp.ravel()]).astype(np.int64)
+        table = np.empty((len(pairs), q, 3), dtype=INDEX)
+        table[:, :, :2] = pairs[:, None, :]
+        for start in range(0, len(pairs), _BLOCK):
+            stop = min(len(pairs), start + _BLOCK)
+            anchor_cls = self.y[pairs[start:stop, 0]]
+            size = counts[anchor_cls][:, None]
+            r = (self.rng.random((stop - start, q)) * (n - size)).astype(np.int64)
+            r = np.where(r >= starts[anchor_cls][:, None], r + size, r)
+            table[start:stop, :, 2] = order[r]
+        return table.reshape(-1, 3)
 
     def _refreshed_anchors(self, n_steps):
         """Anchors refreshed for an epoch of ``n_steps`` stochastic gradients."""
@@ -203,14 +226,15 @@ class TripletSource:
             # anchors and candidates are all points: map X once (or reuse X R of the
             # objective just evaluated at this A)
             Zc = mapped if mapped is not None else map_rows(self.X, factor(A))
-            Zq = Zc[anchors]
+            # every point in order (the whole pool): no copy
+            Zq = Zc if len(anchors) == len(Zc) else Zc[anchors]
         else:
             R = factor(A)
             Zq = map_rows(self.X, R, anchors)
             Zc = map_rows(self.X, R, cand)
         imp = cand[_impostors(Zq, Zc, q, self.y[anchors], self.y[cand])]
         # written in place by broadcasting (no repeated temporaries of the table's size)
-        table = np.empty((len(anchors), k, q, 3), dtype=np.int64)
+        table = np.empty((len(anchors), k, q, 3), dtype=INDEX)
         table[..., :2] = pairs.reshape(len(anchors), k, 1, 2)
         table[..., 2] = imp[:, None, :]
         return table.reshape(-1, 3)
@@ -232,13 +256,13 @@ def _impostors(Zq, Zc, q, yq, yc):
 
 
 def check_triplets(triplets, n_samples):
-    """The table as C-contiguous int64 after checking its shape and index range (the
+    """The table as C-contiguous int32 (INDEX) after checking its shape and index range (the
     kernels read it without bounds checks)."""
     if triplets.ndim != 2 or triplets.shape[1] != 3 or len(triplets) == 0:
         raise RuntimeError("internal error: no triplets were formed")
     if triplets.min() < 0 or triplets.max() >= n_samples:
         raise RuntimeError("internal error: triplet index out of range")
-    return np.ascontiguousarray(triplets, dtype=np.int64)
+    return np.ascontiguousarray(triplets, dtype=INDEX)
 
 
 def _drop_self(ind, self_pos, k):
@@ -272,13 +296,13 @@ def rows64(X, rows):
 
 def map_rows(X, R, rows=None):
     """``X[rows] @ R`` (all rows when ``rows`` is None) in float64; a float32 X is widened
-    one block of _BLOCK rows at a time (memory O(block d) beyond the output)."""
+    one block of _MAP_BLOCK rows at a time (memory O(block d) beyond the output)."""
     if X.dtype == np.float64:
         return (X if rows is None else X[rows]) @ R
     n = X.shape[0] if rows is None else len(rows)
     out = np.empty((n, R.shape[1]))
-    for start in range(0, n, _BLOCK):
-        stop = min(n, start + _BLOCK)
+    for start in range(0, n, _MAP_BLOCK):
+        stop = min(n, start + _MAP_BLOCK)
         block = X[start:stop] if rows is None else X[rows[start:stop]]
         np.matmul(block.astype(np.float64), R, out=out[start:stop])
     return out
@@ -288,35 +312,41 @@ def pair_scatter(X, pairs):
     """(1/m) sum over pairs of (x_i - x_j)(x_i - x_j)' in blocks (memory O(block d))."""
     d = X.shape[1]
     S = np.zeros((d, d))
+    buffer = np.empty((min(_BLOCK, len(pairs)), d))
     for start in range(0, len(pairs), _BLOCK):
         block = pairs[start:start + _BLOCK]
-        D = rows64(X, block[:, 0]) - rows64(X, block[:, 1])
+        D = buffer[:len(block)]
+        # widened (exactly) and subtracted in float64, into one buffer for all blocks
+        np.subtract(X[block[:, 0]], X[block[:, 1]], out=D, dtype=np.float64)
         S += D.T @ D
     S /= len(pairs)
     return 0.5 * (S + S.T)
 
 
-def blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None):
+def blocked_ksmallest(Zq, Zc, q, yq=None, yc=None, exclude=None, lean=False):
     """Column indices of the ``q`` smallest squared distances of each row of Zq to the rows
     of Zc (increasing distance), skipping the pairs where ``yq[a] == yc[b]`` and the columns
     ``exclude[a]`` (a row's own position).  Per row block (bounded by
     ``_WORKING_MEMORY_MB``: memory O(block n_candidates), never larger) one BLAS GEMM and
-    one pass of the ``select_ksmallest`` kernel."""
+    one pass of the ``select_ksmallest`` kernel.  ``lean``: blocks bounded by
+    ``_LEAN_WORKING_MEMORY_MB`` and no transposed copy of Zc."""
     n_q, n_c = len(Zq), len(Zc)
     sq_c = np.einsum("ij,ij->i", Zc, Zc)
-    block = max(1, min(n_q, (_WORKING_MEMORY_MB << 20) // (8 * max(n_c, 1))))
+    memory = _LEAN_WORKING_MEMORY_MB if lean else _WORKING_MEMORY_MB
+    block = max(1, min(n_q, (memory << 20) // (8 * max(n_c, 1))))
     out = np.empty((n_q, q), dtype=np.int64)
     empty = np.empty(0, dtype=np.int64)
     yq = empty if yq is None else np.ascontiguousarray(yq, dtype=np.int64)
     yc = empty if yc is None else np.ascontiguousarray(yc, dtype=np.int64)
     exclude = empty if exclude is None else np.ascontiguousarray(exclude, dtype=np.int64)
-    ZcT = np.ascontiguousarray(Zc.T)
+    ZcT = Zc.T if lean else np.ascontiguousarray(Zc.T)
     for start in range(0, n_q, block):
         stop = min(start + block, n_q)
         G = Zq[start:stop] @ ZcT
         found = select_ksmallest(
             G, sq_c, yq[start:stop] if len(yq) else yq, yc,
             exclude[start:stop] if len(exclude) else exclude, q, out[start:stop])
+        del G   # not alive while the next block's product is formed
         if found < q or out[start:stop].min() < 0:
             raise RuntimeError(
                 f"internal error: fewer than {q} admissible neighbours in a search")
@@ -401,12 +431,12 @@ def _evenly_spaced(n, m):
 def loo_knn_accuracy(X, y, A):
     """Leave-one-out 3-NN accuracy in the metric A of every 4th row of an evenly spaced
     sample of at most _LOO_REFERENCE training rows, their neighbours searched in that
-    sample (blocked: memory O(block x sample))."""
+    sample (blocked: memory O(block x sample), a smaller block for a float32 X)."""
     ref = _evenly_spaced(X.shape[0], _LOO_REFERENCE)
     Z = map_rows(X, factor(A), ref)
     pos = np.arange(0, len(ref), 4)
     k = min(_LOO_NEIGHBORS, len(ref) - 1)
-    nearest = blocked_ksmallest(Z[pos], Z, k, exclude=pos)
+    nearest = blocked_ksmallest(Z[pos], Z, k, exclude=pos, lean=X.dtype == np.float32)
     labels = y[ref][nearest]
     # majority vote, ties to the smallest label (as KNeighborsClassifier)
     votes = np.zeros((len(pos), int(y.max()) + 1), dtype=np.int64)
