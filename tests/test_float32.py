@@ -311,6 +311,23 @@ def test_float32_multinomial_reads_x_in_place(cls, sparse):
     assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
 
 
+@pytest.mark.parametrize("cls, tables", [(CGVRClassifier, 2), (S3GDClassifier, 3)],
+                         ids=["CGVRClassifier", "S3GDClassifier"])
+def test_float32_multinomial_csr_keeps_only_its_tables(cls, tables):
+    # the benchmark's shape (30 stored entries a row: 240 bytes with their indices, against
+    # 24 bytes a row for an (n, 3) float64 table): the fit holds the (n, K) tables its
+    # algorithm reads (CGVR: the kept snapshot's probabilities and the new pass's; S3GD: the
+    # kept P and X B and a trial's P), a few per-row vectors and O(block) temporaries; no
+    # one-hot or one-vs-rest targets, residual table or int64 copy of indptr (0.75 x X)
+    n, K = 20000, 3
+    X, y, _ = _problem(n, 100, density=0.3)
+    y = y + (X[:, 1] > 0.5)
+    X = sp.csr_matrix(X)
+    factory = lambda: cls(max_iter=3, random_state=0)   # noqa: E731
+    factory().fit(X[:100], y[:100])
+    assert _fit_peak(factory(), X, y) < (tables * K + 5) * 8 * n + 2**19
+
+
 def test_float32_multinomial_fit_casts_dense_rows_in_blocks():
     # the multinomial model works in numpy: a dense float32 X is widened a block of rows at a
     # time, so the fit takes no more than the fit of a float64 X (no cast of all of X)
