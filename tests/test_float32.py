@@ -443,6 +443,18 @@ def test_float32_constrained_lasso_cv_reads_folds_in_place(sparse):
     assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
 
 
+def test_float32_constrained_lasso_cv_csr_per_row_vectors_stay_few():
+    # the benchmark's density (30 stored entries a row: 240 bytes with their indices, the
+    # bytes of 30 per-row float64 vectors): the in-place folds' fits keep about 12 such
+    # vectors (18 before: a float64 copy of the fold weights, the stochastic solvers'
+    # weights, the previous FISTA point's image and residual, int64 fold indices)
+    X, _, y = _problem(20000, 100, density=0.3)
+    X = sp.csr_matrix(X)
+    factory = lambda: ConstrainedLassoCV(n_radii=3, cv=4)   # noqa: E731
+    factory().fit(X[:200], y[:200])
+    assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("repeats", [False, True], ids=["kfold", "repeated_indices"])
 def test_constrained_lasso_cv_fold_in_place_is_the_fold_copy(monkeypatch, sparse, repeats):
