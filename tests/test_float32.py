@@ -268,6 +268,37 @@ def test_multinomial_epoch_gathers_wide_sparse_rows(rng):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("gather", [False, True], ids=["in_place", "gather"])
+def test_multinomial_kernels_read_int32_row_pointers_in_place(rng, gather):
+    # scipy's int32 indptr is read as it is stored (an int64 copy took n x 8 bytes): the
+    # same rows, so the bits of the int64 pointers in the epochs and the full passes
+    from skstoch._fast._multinomial import (MultinomialTables, rows_times,
+                                            softmax_gradient, svrg_epoch)
+    n, d, K, batch = 900, 40, 3, 5
+    X = rng.randn(n, d).astype(np.float32)
+    X[rng.rand(n, d) < 0.7] = 0.0
+    X[3] = 0.0
+    C = sp.csr_matrix(X)
+    assert C.indptr.dtype == np.int32
+    sw, P0 = rng.rand(n) + 0.5, rng.dirichlet(np.ones(K), size=n)
+    BX, B, Bc = rng.randn(n, K), 0.01 * rng.randn(d, K), rng.randn(K)
+    y, order = rng.randint(K, size=n).astype(np.intp), rng.permutation(n)
+    out = []
+    for indptr in (C.indptr.astype(np.int64), C.indptr):
+        T = MultinomialTables(C.data, C.indices, indptr, d, sw, 2 * n // batch, batch, 0.0,
+                              1e-2, True, True, gather)
+        U, c, scale = 0.01 * np.ones((d, K)), np.zeros(K), np.array([1.0, 0.0])
+        svrg_epoch(T, order, P0, BX, B, Bc, U, c, scale, 0.05, 0.05)
+        Z, G, Gc = np.empty((n, K)), np.empty((d, K)), np.empty(K)
+        rows_times(T, U, Z)
+        softmax_gradient(T, P0, y, sw, G, Gc)
+        out.append((U, c, scale, Z, G, Gc))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(out[1][3], X.astype(np.float64) @ out[1][0], rtol=1e-12,
+                               atol=1e-12)
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_multinomial_full_pass_kernels_match_numpy(rng, sparse):
     # the full passes of a float32 X in place: products with each value widened to double
