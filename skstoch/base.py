@@ -64,6 +64,28 @@ def ravel_column_vector(y):
     return y
 
 
+class ClassTargets:
+    """The one-vs-rest targets (+1 for class ``heads[k]``, -1 else) of the class codes,
+    each made when read: a multinomial fit reads ``codes`` and builds none of the
+    (n_samples,) float arrays."""
+
+    def __init__(self, codes, heads):
+        self.codes, self.heads = codes, list(heads)
+
+    def __len__(self):
+        return len(self.heads)
+
+    def __getitem__(self, k):
+        return np.where(self.codes == self.heads[k], 1.0, -1.0)
+
+
+def class_codes(targets):
+    """The class index of each sample: ``targets.codes`` (:class:`ClassTargets`), else the
+    argmax of the one-vs-rest columns."""
+    codes = getattr(targets, "codes", None)
+    return codes if codes is not None else np.argmax(np.column_stack(list(targets)), axis=1)
+
+
 def normalize_sample_weight(sample_weight):
     """Rescale non-negative weights to sum to n_samples.
 
@@ -243,7 +265,10 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
             sample_weight = sample_weight * weights[y_encoded]
         sample_weight = normalize_sample_weight(sample_weight)
         heads = [1] if n_classes == 2 else range(n_classes)
-        targets = [np.where(y_encoded == k, 1.0, -1.0) for k in heads]
+        if self._multinomial(n_classes):    # one problem: its driver reads the class codes
+            targets = ClassTargets(y_encoded, heads)
+        else:
+            targets = [np.where(y_encoded == k, 1.0, -1.0) for k in heads]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
                                     intercept_init)

@@ -268,6 +268,37 @@ def test_multinomial_epoch_gathers_wide_sparse_rows(rng):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("gather", [False, True], ids=["in_place", "gather"])
+def test_multinomial_kernels_read_int32_row_pointers_in_place(rng, gather):
+    # scipy's int32 indptr is read as it is stored (an int64 copy took n x 8 bytes): the
+    # same rows, so the bits of the int64 pointers in the epochs and the full passes
+    from skstoch._fast._multinomial import (MultinomialTables, rows_times,
+                                            softmax_gradient, svrg_epoch)
+    n, d, K, batch = 900, 40, 3, 5
+    X = rng.randn(n, d).astype(np.float32)
+    X[rng.rand(n, d) < 0.7] = 0.0
+    X[3] = 0.0
+    C = sp.csr_matrix(X)
+    assert C.indptr.dtype == np.int32
+    sw, P0 = rng.rand(n) + 0.5, rng.dirichlet(np.ones(K), size=n)
+    BX, B, Bc = rng.randn(n, K), 0.01 * rng.randn(d, K), rng.randn(K)
+    y, order = rng.randint(K, size=n).astype(np.intp), rng.permutation(n)
+    out = []
+    for indptr in (C.indptr.astype(np.int64), C.indptr):
+        T = MultinomialTables(C.data, C.indices, indptr, d, sw, 2 * n // batch, batch, 0.0,
+                              1e-2, True, True, gather)
+        U, c, scale = 0.01 * np.ones((d, K)), np.zeros(K), np.array([1.0, 0.0])
+        svrg_epoch(T, order, P0, BX, B, Bc, U, c, scale, 0.05, 0.05)
+        Z, G, Gc = np.empty((n, K)), np.empty((d, K)), np.empty(K)
+        rows_times(T, U, Z)
+        softmax_gradient(T, P0, y, sw, G, Gc)
+        out.append((U, c, scale, Z, G, Gc))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(out[1][3], X.astype(np.float64) @ out[1][0], rtol=1e-12,
+                               atol=1e-12)
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_multinomial_full_pass_kernels_match_numpy(rng, sparse):
     # the full passes of a float32 X in place: products with each value widened to double
@@ -309,6 +340,23 @@ def test_float32_multinomial_reads_x_in_place(cls, sparse):
     factory = lambda: cls(max_iter=3, random_state=0)   # noqa: E731
     factory().fit(X[:100], y[:100])
     assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
+
+
+@pytest.mark.parametrize("cls, tables", [(CGVRClassifier, 2), (S3GDClassifier, 3)],
+                         ids=["CGVRClassifier", "S3GDClassifier"])
+def test_float32_multinomial_csr_keeps_only_its_tables(cls, tables):
+    # the benchmark's shape (30 stored entries a row: 240 bytes with their indices, against
+    # 24 bytes a row for an (n, 3) float64 table): the fit holds the (n, K) tables its
+    # algorithm reads (CGVR: the kept snapshot's probabilities and the new pass's; S3GD: the
+    # kept P and X B and a trial's P), a few per-row vectors and O(block) temporaries; no
+    # one-hot or one-vs-rest targets, residual table or int64 copy of indptr (0.75 x X)
+    n, K = 20000, 3
+    X, y, _ = _problem(n, 100, density=0.3)
+    y = y + (X[:, 1] > 0.5)
+    X = sp.csr_matrix(X)
+    factory = lambda: cls(max_iter=3, random_state=0)   # noqa: E731
+    factory().fit(X[:100], y[:100])
+    assert _fit_peak(factory(), X, y) < (tables * K + 5) * 8 * n + 2**19
 
 
 def test_float32_multinomial_fit_casts_dense_rows_in_blocks():
@@ -421,6 +469,18 @@ def test_float32_constrained_lasso_cv_reads_folds_in_place(sparse):
     X, _, y = _problem(20000, 100, density=0.5 if sparse else 1.0)
     if sparse:
         X = sp.csr_matrix(X)
+    factory = lambda: ConstrainedLassoCV(n_radii=3, cv=4)   # noqa: E731
+    factory().fit(X[:200], y[:200])
+    assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)
+
+
+def test_float32_constrained_lasso_cv_csr_per_row_vectors_stay_few():
+    # the benchmark's density (30 stored entries a row: 240 bytes with their indices, the
+    # bytes of 30 per-row float64 vectors): the in-place folds' fits keep about 12 such
+    # vectors (18 before: a float64 copy of the fold weights, the stochastic solvers'
+    # weights, the previous FISTA point's image and residual, int64 fold indices)
+    X, _, y = _problem(20000, 100, density=0.3)
+    X = sp.csr_matrix(X)
     factory = lambda: ConstrainedLassoCV(n_radii=3, cv=4)   # noqa: E731
     factory().fit(X[:200], y[:200])
     assert _fit_peak(factory(), X, y) < 0.5 * _x_bytes(X)

@@ -52,16 +52,32 @@ cdef extern from *:
 cdef double _A_MIN = 1e-100
 
 
+# a CSR matrix's row pointers, int64 or int32 (scipy's index dtype, read without a copy);
+# both NULL for dense rows
+cdef struct _ptr_t:
+    const int64_t* p64
+    const int32_t* p32
+
+
+cdef inline bint _sparse(_ptr_t ptr) noexcept nogil:
+    return ptr.p64 != NULL or ptr.p32 != NULL
+
+
 cdef inline Py_ssize_t _row(const floating* data, const int32_t* indices,
-                            const int64_t* indptr, Py_ssize_t d, Py_ssize_t i,
+                            _ptr_t ptr, Py_ssize_t d, Py_ssize_t i,
                             const floating** x, const int32_t** idx) noexcept nogil:
-    if indptr == NULL:
+    cdef int64_t start, stop
+    if ptr.p64 != NULL:
+        start, stop = ptr.p64[i], ptr.p64[i + 1]
+    elif ptr.p32 != NULL:
+        start, stop = ptr.p32[i], ptr.p32[i + 1]
+    else:
         x[0] = data + i * d
         idx[0] = NULL
         return d
-    x[0] = data + indptr[i]
-    idx[0] = indices + indptr[i]
-    return <Py_ssize_t>(indptr[i + 1] - indptr[i])
+    x[0] = data + start
+    idx[0] = indices + start
+    return <Py_ssize_t>(stop - start)
 
 
 cdef inline void _row_times(const floating* x, const int32_t* idx, Py_ssize_t nnz,
@@ -138,8 +154,9 @@ cdef class MultinomialTables:
     Parameters
     ----------
     data, indices, indptr : ndarray
-        The rows: CSR arrays (float64 or float32, int32, int64), or the C-ordered (n, d)
-        array raveled (float64 or float32) with ``indices`` and ``indptr`` empty.
+        The rows: CSR arrays (float64 or float32, int32, int64 or int32: read in place), or
+        the C-ordered (n, d) array raveled (float64 or float32) with ``indices`` and
+        ``indptr`` empty.
     d : int
         Number of features.
     sw : ndarray of float64 of shape (n_samples,)
@@ -160,13 +177,14 @@ cdef class MultinomialTables:
     cdef bint is32
     cdef const int32_t[::1] indices
     cdef const int64_t[::1] indptr
+    cdef const int32_t[::1] indptr32
     cdef const double[::1] sw
     cdef Py_ssize_t d, n, n_steps, batch, max_row
     cdef double lam1, lam2
     cdef bint fit_intercept, lazy, gather
 
     def __init__(self, data, const int32_t[::1] indices,
-                 const int64_t[::1] indptr, Py_ssize_t d, const double[::1] sw,
+                 indptr, Py_ssize_t d, const double[::1] sw,
                  Py_ssize_t n_steps, Py_ssize_t batch, double lam1, double lam2,
                  bint fit_intercept, bint lazy, bint gather=False):
         self.is32 = data.dtype == np.float32
@@ -174,22 +192,34 @@ cdef class MultinomialTables:
             self.data32 = data
         else:
             self.data64 = data
-        self.indices, self.indptr, self.d, self.sw = indices, indptr, d, sw
+        if indptr.dtype == np.int32:
+            self.indptr32 = indptr
+            self.indptr = np.empty(0, np.int64)
+        else:
+            self.indptr = indptr
+            self.indptr32 = np.empty(0, np.int32)
+        self.indices, self.d, self.sw = indices, d, sw
         self.n = indptr.shape[0] - 1 if indptr.shape[0] > 0 else (
             data.shape[0] // d if d > 0 else 0)
         # the most entries of a row (sizes the gather's buffer: wide CSR rows are short)
         cdef Py_ssize_t i
         self.max_row = d if indptr.shape[0] == 0 else 0
-        for i in range(indptr.shape[0] - 1):
-            self.max_row = max(self.max_row, <Py_ssize_t>(indptr[i + 1] - indptr[i]))
+        for i in range(self.indptr.shape[0] - 1):
+            self.max_row = max(self.max_row, <Py_ssize_t>(self.indptr[i + 1] - self.indptr[i]))
+        for i in range(self.indptr32.shape[0] - 1):
+            self.max_row = max(self.max_row,
+                               <Py_ssize_t>(self.indptr32[i + 1] - self.indptr32[i]))
         self.n_steps, self.batch, self.lam1, self.lam2 = n_steps, batch, lam1, lam2
         self.fit_intercept, self.lazy, self.gather = fit_intercept, lazy, gather
 
     cdef inline const int32_t* _ind(self) noexcept nogil:
         return &self.indices[0] if self.indices.shape[0] > 0 else NULL
 
-    cdef inline const int64_t* _ptr(self) noexcept nogil:
-        return &self.indptr[0] if self.indptr.shape[0] > 0 else NULL
+    cdef inline _ptr_t _ptr(self) noexcept nogil:
+        cdef _ptr_t ptr
+        ptr.p64 = &self.indptr[0] if self.indptr.shape[0] > 0 else NULL
+        ptr.p32 = &self.indptr32[0] if self.indptr32.shape[0] > 0 else NULL
+        return ptr
 
     cdef inline const double* _x64(self) noexcept nogil:
         return &self.data64[0] if self.data64.shape[0] > 0 else NULL
@@ -231,7 +261,7 @@ cdef struct _buffer_t:
     Py_ssize_t capacity, max_rows, n_rows, next
 
 
-cdef Py_ssize_t _fill(const floating* X, const int32_t* ind, const int64_t* ptr,
+cdef Py_ssize_t _fill(const floating* X, const int32_t* ind, _ptr_t ptr,
                       Py_ssize_t d, const Py_ssize_t[::1] order, Py_ssize_t pos,
                       const double* P0, const double* BX, const double* sw, Py_ssize_t K,
                       _buffer_t* buf) noexcept nogil:
@@ -287,7 +317,7 @@ cdef int _epoch(const floating* X, MultinomialTables T, const Py_ssize_t[::1] or
     cdef Py_ssize_t K = c.shape[0]
     cdef Py_ssize_t n_order = order.shape[0]
     cdef const int32_t* ind = T._ind()
-    cdef const int64_t* ptr = T._ptr()
+    cdef _ptr_t ptr = T._ptr()
     cdef const floating* x
     cdef const int32_t* idx
     cdef Py_ssize_t step, j, i, k, t, nnz, r, pos = 0, dK = d * K
@@ -318,12 +348,12 @@ cdef int _epoch(const floating* X, MultinomialTables T, const Py_ssize_t[::1] or
         buf.p0 = <double*>malloc(buf.max_rows * K * sizeof(double))
         buf.bx = <double*>malloc(buf.max_rows * K * sizeof(double))
         buf.sw = <double*>malloc(buf.max_rows * sizeof(double))
-        if ptr != NULL:
+        if _sparse(ptr):
             buf.indices = <int32_t*>malloc(buf.capacity * sizeof(int32_t))
     if (R == NULL or xs == NULL or idxs == NULL or nnzs == NULL or sws == NULL
             or gather
             and (buf.values == NULL or buf.start == NULL or buf.p0 == NULL or buf.bx == NULL
-                 or buf.sw == NULL or ptr != NULL and buf.indices == NULL)):
+                 or buf.sw == NULL or _sparse(ptr) and buf.indices == NULL)):
         status = -1
         n_steps = 0
     for step in range(n_steps):
@@ -336,7 +366,7 @@ cdef int _epoch(const floating* X, MultinomialTables T, const Py_ssize_t[::1] or
             if gather:
                 r = buf.next + j
                 x = <const floating*>buf.values + buf.start[r]
-                idx = buf.indices + buf.start[r] if ptr != NULL else NULL
+                idx = buf.indices + buf.start[r] if _sparse(ptr) else NULL
                 nnz = buf.start[r + 1] - buf.start[r]
                 p0, bx, s_i = buf.p0 + r * K, buf.bx + r * K, buf.sw[r]
             else:

@@ -213,6 +213,7 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
         stop = monitor.record(epoch=outer, iteration=n_inner, objective=point.value, gap=gap,
                               relative_gap=problem.relative_gap(gap), step_size=step, working_set_size=0 if ws is None else len(ws),
                               x=w)
+        point = None     # its (n,) image and residual go before the next point's are made
         if gap <= threshold:
             converged = True
             break

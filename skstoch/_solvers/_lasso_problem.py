@@ -57,7 +57,9 @@ def negligible_weights_to_zero(sw):
     if sw.size == 0:
         return sw
     small = sw < float(sw.max()) * (np.finfo(np.float64).eps / sw.size)
-    return np.where(small, 0.0, sw) if small.any() and sw.max() > 0 else sw
+    # weights that are already +0.0 (a fold's test rows, fitted in place) need no copy
+    return (np.where(small, 0.0, sw) if sw.max() > 0 and np.any(sw[small].view(np.uint64))
+            else sw)
 
 
 class LSProblem:
@@ -86,9 +88,6 @@ class LSProblem:
         self.radius = float(radius)
         self.fit_intercept = bool(fit_intercept)
         self.float32 = dataset.dtype == np.float32
-        n = X.shape[0]
-        # c_i = n s_i / S makes the uniformly sampled row's gradient unbiased
-        self.cweight = np.ascontiguousarray(sw * (n / self.S))
         with np.errstate(over="ignore", invalid="ignore"):
             if fit_intercept:
                 self.x_mean = self.rmatvec(sw) / self.S
@@ -108,6 +107,15 @@ class LSProblem:
                 f"squared residuals at w = 0 overflowed. Scale y (e.g. divide it by its "
                 f"standard deviation).")
         self._row_sq = None
+        self._cweight = None
+
+    @property
+    def cweight(self):
+        """c_i = n s_i / S (made when a stochastic solver first reads it): it makes the
+        uniformly sampled row's gradient unbiased."""
+        if self._cweight is None:
+            self._cweight = np.ascontiguousarray(self.sw * (self.X.shape[0] / self.S))
+        return self._cweight
 
     def matvec(self, v):
         """``X @ v`` in float64 (a float32 X through its dataset: no float64 copy)."""
@@ -252,7 +260,9 @@ def centered_matvecs(problem):
     xm = problem.x_mean
 
     def mv(v):
-        return problem.matvec(v) - float(xm @ v)
+        z = problem.matvec(v)
+        z -= float(xm @ v)
+        return z
 
     def rmv(u):
         return problem.rmatvec(u) - xm * float(u.sum())

@@ -22,7 +22,8 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from .._fast._multinomial import MultinomialTables, rows_times, rows_transpose_times
+from .._fast._multinomial import (MultinomialTables, rows_times, rows_transpose_times,
+                                  softmax_gradient)
 from ..utils._dataset import float64_row_blocks
 from ..utils._validation import canonical_csr
 from ._line_search import strong_wolfe
@@ -33,6 +34,8 @@ from .cgvr import _cg_beta, _cg_loop
 
 CRITERION = "max |gradient|"
 STATS = ("restarts", "skipped_steps", "line_search_evals")
+# rows per block of a full pass's softmax (its temporaries are O(block K), not O(n))
+_BLOCK = 4096
 
 
 def _softmax_lse(Z, out=None):
@@ -43,6 +46,29 @@ def _softmax_lse(Z, out=None):
     s = E.sum(axis=1, keepdims=True)
     E /= s
     return E, (m + np.log(s))[:, 0]
+
+
+def _softmax_losses(Z, y):
+    """Turn Z's rows into their softmax probabilities in place, a block of rows at a time
+    (the same values as one :func:`_softmax_lse` over all rows), and return each row's loss
+    ``lse(z_i) - z_{i y_i}``."""
+    n = Z.shape[0]
+    out = np.empty(n)
+    head = np.arange(min(n, _BLOCK))
+    for start in range(0, n, _BLOCK):
+        block = slice(start, start + _BLOCK)
+        Zb = Z[block]
+        zy = Zb[head[:Zb.shape[0]], y[block]]
+        _, lse = _softmax_lse(Zb, out=Zb)
+        np.subtract(lse, zy, out=out[block])
+    return out
+
+
+def _onehot(y, K):
+    """The (len(y), K) one-hot matrix of the class codes y (a batch's targets)."""
+    Y = np.zeros((len(y), K))
+    Y[np.arange(len(y)), y] = 1.0
+    return Y
 
 
 def softmax(Z):
@@ -56,6 +82,11 @@ def _widens(X):
     return X.dtype != np.float64 and not sp.issparse(X)
 
 
+def _row_pointers(X):
+    """A CSR X's indptr as the kernels read it: int32 or int64 as stored (no copy)."""
+    return X.indptr if X.indptr.dtype in (np.int32, np.int64) else X.indptr.astype(np.int64)
+
+
 def _full_pass_tables(X):
     """The kernels' view of a float32 X (dense or CSR, its values shared) for the full
     passes, which read it in place (``rows_times``, ``rows_transpose_times``); None for
@@ -65,22 +96,21 @@ def _full_pass_tables(X):
     if sp.issparse(X):
         X = canonical_csr(X)
         rows = (X.data, X.indices.astype(np.int32, copy=False),
-                X.indptr.astype(np.int64, copy=False))
+                _row_pointers(X))
     else:
         rows = (np.ascontiguousarray(X).ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
     return MultinomialTables(*rows, X.shape[1], np.ones(0), 0, 1, 0.0, 0.0, False, False)
 
 
 class _Problem:
-    """Rows, one-hot targets, weights and penalties of a multinomial fit."""
+    """Rows, class codes, weights and penalties of a multinomial fit (the one-hot targets
+    are made for the rows a step reads: ``_onehot``)."""
 
     def __init__(self, X, y, sample_weight, n_classes, alpha, alpha_b, fit_intercept):
         self.X = X
         self.n, self.d = X.shape
         self.K = n_classes
-        self.y = y
-        self.Y = np.zeros((self.n, n_classes))
-        self.Y[np.arange(self.n), y] = 1.0
+        self.y = np.asarray(y, dtype=np.intp)
         self.sw = np.asarray(sample_weight, dtype=np.float64)
         self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
         self.tables = _full_pass_tables(X)
@@ -125,14 +155,24 @@ class _Problem:
 
     def objective_gradient(self, x):
         """f(x), grad f(x) and the softmax probabilities P (n, K) at x."""
-        Z = self.margins(x)
-        zy = Z[np.arange(self.n), self.y]
-        P, lse = _softmax_lse(Z, out=Z)     # the (n, K) margins' memory holds P
-        loss = float(self.sw @ (lse - zy)) / self.n
-        R = P - self.Y
-        R *= (self.sw / self.n)[:, None]
-        G = self.scatter(R) + self.reg_grad(x)
-        return loss + 0.5 * self.reg_dot(x, x), G, P
+        P = self.margins(x)
+        losses = _softmax_losses(P, self.y)     # the (n, K) margins' memory holds P
+        loss = float(self.sw @ losses) / self.n
+        if self.tables is not None:
+            # the kernel forms each row's residual s_i (p_i - e_{y_i}) as it reads the row
+            # (no (n, K) residual table), the same values as ``scatter`` of the table
+            G = np.empty((self.K, self.d + 1))
+            data, sums = np.empty((self.d, self.K)), np.empty(self.K)
+            softmax_gradient(self.tables, P, self.y, np.divide(self.sw, self.n, out=losses),
+                             data, sums)
+            G[:, :-1] = data.T
+            G[:, -1] = sums if self.fit_intercept else 0.0
+        else:
+            R = P.copy()
+            R[np.arange(self.n), self.y] -= 1.0
+            R *= (self.sw / self.n)[:, None]
+            G = self.scatter(R)
+        return loss + 0.5 * self.reg_dot(x, x), G + self.reg_grad(x), P
 
 
 class _Line:
@@ -333,8 +373,8 @@ def _batch(run, rows, P0):
     """Targets, weights s_k / |S| and snapshot probabilities of the rows (None: all)."""
     prob = run.prob
     if rows is None:
-        return prob.Y, prob.sw / prob.n, P0
-    return prob.Y[rows], prob.sw[rows] / len(rows), P0[rows]
+        return _onehot(prob.y, prob.K), prob.sw / prob.n, P0
+    return _onehot(prob.y[rows], prob.K), prob.sw[rows] / len(rows), P0[rows]
 
 
 def _cg_inner(run, x, base, P0, g, steps):
@@ -380,7 +420,8 @@ def _open_line(run, x, p, base, rows, ZS, QS, YS, sS, P0S, mode):
     r0, rpp = prob.reg_dot(x, p), prob.reg_dot(p, p)
     if mode == "full":
         run.passes += 2.0
-        return _Line(prob.margins(x), prob.margins(p), prob.Y, prob.sw / prob.n, r0, rpp, 0.0)
+        return _Line(prob.margins(x), prob.margins(p), _onehot(prob.y, prob.K),
+                     prob.sw / prob.n, r0, rpp, 0.0)
     lin = 0.0
     if mode == "vr":
         lin = float(np.vdot(base, p)) - float(np.vdot((P0S - YS) * sS[:, None], QS))
@@ -418,7 +459,7 @@ def _wolfe_step(run, line, phi0, dphi0, cap):
 def _full_line_search(run, x, p):
     """Strong-Wolfe step along p on f itself (the full-batch CG baseline)."""
     prob = run.prob
-    line = _Line(prob.margins(x), prob.margins(p), prob.Y, prob.sw / prob.n,
+    line = _Line(prob.margins(x), prob.margins(p), _onehot(prob.y, prob.K), prob.sw / prob.n,
                  prob.reg_dot(x, p), prob.reg_dot(p, p), 0.0)
     phi0, dphi0 = line(0.0)
     return _wolfe_step(run, line, phi0, dphi0, run.params.step_max)

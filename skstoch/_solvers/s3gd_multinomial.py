@@ -34,6 +34,7 @@ from ._monitor import DivergenceError
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
 from ._stopping import Plateau
+from .cgvr_multinomial import _row_pointers, _softmax_losses
 
 __all__ = ["solve"]
 
@@ -68,7 +69,7 @@ class _Problem:
         self.params = params
         if sp.issparse(X):
             self.rows = (X.data, X.indices.astype(np.int32, copy=False),
-                         X.indptr.astype(np.int64, copy=False))
+                         _row_pointers(X))
         else:
             self.rows = (X.ravel(), np.empty(0, np.int32), np.empty(0, np.int64))
         # float32 rows: every product with X runs in the kernels (numpy and scipy would
@@ -110,14 +111,13 @@ class _Problem:
         """Objective, probabilities P (n, K) and data gradients B (d, K), Bc (K,) at
         (W, c)."""
         n = self.n
-        Z = self.times(W)
-        Z += c
-        zy = Z[np.arange(n), self.y]
-        P, lse = _softmax_lse(Z)
-        loss = float(self.sw @ (lse - zy)) / n
+        P = self.times(W)
+        P += c
+        losses = _softmax_losses(P, self.y)     # the margins' memory holds P
+        loss = float(self.sw @ losses) / n
         if self.tables is not None:    # float32 rows: the gradient without the (n, K) R
             B, Bc = np.empty((self.d, self.K)), np.empty(self.K)
-            softmax_gradient(self.tables, P, self.y, self.sw / n, B, Bc)
+            softmax_gradient(self.tables, P, self.y, np.divide(self.sw, n, out=losses), B, Bc)
             if not self.params.fit_intercept:
                 Bc[:] = 0.0
             return loss + self.penalty(W), P, B, Bc
@@ -244,8 +244,8 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
 
         # the first snapshot is not held here: its (n, K) tables go once it is replaced
         return run_epochs(_Snapshot(prob, W, c, lazy), epoch_step,
-                          lambda W, c: _Snapshot(prob, W, c, lazy), eta, eta_c, params,
-                          monitor)
+                          lambda W, c: _Snapshot(prob, W, c, lazy, trial=True), eta, eta_c,
+                          params, monitor)
 
 
 def inner_epoch(tables, order, kept, P0, BX, eta, eta_c, lazy):
@@ -271,6 +271,9 @@ def run_epochs(kept, epoch_step, snapshot, eta, eta_c, params, monitor, columns=
             trial = snapshot(W, c)
             previous = kept.objective
             if trial.objective <= previous + 1e-12 * abs(previous):
+                take_over = getattr(trial, "take_over", None)
+                if take_over is not None:
+                    take_over(kept)
                 kept, counts = trial, True
             else:    # the safeguard: keep the previous iterate, halve the step
                 trial = None     # its (n, K) tables go now
@@ -300,12 +303,26 @@ def run_epochs(kept, epoch_step, snapshot, eta, eta_c, params, monitor, columns=
 
 class _Snapshot:
     """An iterate with its full pass: exact objective, probabilities and data gradients
-    (and ``BX = X B`` for the lazy kernel); a non-finite objective is ``inf``."""
+    (and ``BX = X B`` for the lazy kernel); a non-finite objective is ``inf``.
 
-    def __init__(self, prob, W, c, lazy):
-        self.W, self.c = W, c
+    ``BX`` of a trial snapshot (``trial=True``) is made when it replaces the kept one
+    (:meth:`take_over`), after that one's (n, K) tables went: a fit holds three such
+    tables at most (the kept ``P`` and ``BX``, the trial's ``P``), not four."""
+
+    def __init__(self, prob, W, c, lazy, trial=False):
+        self.W, self.c, self._prob, self._lazy = W, c, prob, lazy
         objective, self.P, self.B, self.Bc = prob.full_pass(W, c)
         self.objective = objective if np.isfinite(objective) else np.inf
-        K = prob.K
-        self.BX = (np.ascontiguousarray(prob.times(self.B)) if lazy and np.isfinite(objective)
-                   else np.empty((0, K)))
+        self.BX = None
+        if not trial:
+            self._make_bx()
+
+    def _make_bx(self):
+        lazy, prob = self._lazy, self._prob
+        self.BX = (np.ascontiguousarray(prob.times(self.B))
+                   if lazy and np.isfinite(self.objective) else np.empty((0, prob.K)))
+
+    def take_over(self, kept):
+        """Become the kept snapshot: ``kept``'s tables go, then this one's ``BX`` is made."""
+        kept.P = kept.BX = None
+        self._make_bx()

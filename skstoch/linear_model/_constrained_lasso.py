@@ -393,8 +393,11 @@ _FOLD_IN_PLACE = True
 def _checked_folds(splits, n_samples):
     """The (train, test) index arrays of a cv splitter or iterable, checked: integer
     indices within [0, n_samples) (or boolean masks of length n_samples), train and test
-    non-empty.  An unchecked index would read past X in the kernels."""
+    non-empty, returned as int32 (intp beyond 2**31 - 1 rows).  An unchecked index would
+    read past X in the kernels."""
     folds = []
+    # int32 indices when they fit: the folds live through every fit of the path
+    index_dtype = np.int32 if n_samples <= np.iinfo(np.int32).max else np.intp
     try:
         splits = list(splits)
     except (TypeError, ValueError) as exc:
@@ -422,7 +425,7 @@ def _checked_folds(splits, n_samples):
             if lo < 0 or hi >= n_samples:
                 raise ValueError(f"cv split {k}: {name} indices must lie in "
                                  f"[0, {n_samples}) (n_samples), got min {lo} and max {hi}.")
-            pair.append(idx.astype(np.intp, copy=False))
+            pair.append(idx.astype(index_dtype, copy=False))
         folds.append(tuple(pair))
     if not folds:
         raise ValueError("cv yielded no split.")
