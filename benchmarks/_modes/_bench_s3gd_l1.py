@@ -43,8 +43,9 @@ SIZES = ((5_000, 100), (5_000, 2_000, 0.002)) if QUICK else (
     ((100_000, 500), (50_000, 20_000, 0.002)))
 PEER_PYTHON = os.environ.get("SKSTOCH_BENCH_PEER_PYTHON", sys.executable)
 TARGET = 1e-6
+CD = "skstoch cd (default for l1)"   # solver='auto' runs 'cd' for l1 penalties
 TOLS = {
-    "skstoch cd": [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
+    CD: [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
     "skstoch hybrid": [1e-4, 1e-6, 1e-8],
     "sklearn": [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8],
     "skglm": [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8],
@@ -99,7 +100,7 @@ def _ours(X, y, task, alpha, fref):
     n = X.shape[0]
     fits = []
     makers = {
-        "skstoch cd": lambda tol: (
+        CD: lambda tol: (
             S3GDRegressor(penalty="l1", alpha=alpha, solver="cd", tol=tol, max_iter=200)
             if task == "regression" else
             S3GDClassifier(penalty="l1", alpha=alpha, solver="cd", tol=tol, max_iter=200,
@@ -246,18 +247,27 @@ def run():
     name = "s3gd_l1" + ("_small" if SMALL else "")
     payload = stamp({"name": name, "target": TARGET, "cells": cells,
                      "peer_versions": dict(_PEER_VERSIONS)})
+    md = markdown(payload)
+    write_results(name, payload, md)
+    print(md)
+
+
+def markdown(payload):
+    """The ``.md`` twin of a ``s3gd_l1`` payload (its ``notes``, e.g. the machine's load,
+    at the end)."""
+    name = payload["name"]
     md = [f"# {name}: time to {TARGET:g} relative suboptimality, l1 models", "",
           "Each contender is fitted once untimed on 500 rows, then at a decreasing list of "
           "`tol` (one fit each, timed) until a fit is within the target of a reference "
           "optimum; the time is the shortest fit whose objective is within the target of F* "
           "(the lowest objective of all fits). Wall times on a loaded shared machine are "
           "inflated by waiting for a core; CPU time (process, all threads) is less so. "
-          "Ratio: to `skstoch cd`. Produced by "
+          f"Ratio: to `{CD}`. Produced by "
           "`benchmarks/bench_s3gd.py l1` (see `benchmarks/_modes/_bench_s3gd_l1.py`). skglm and "
           "celer run in the peer interpreter; skglm's numba compilation is not timed. "
           "skstoch's full gradients run in 2 row-block threads: CPU time is given too.", ""]
-    for cell in cells:
-        ref = next((r["t_target"] for r in cell["rows"] if r["label"] == "skstoch cd"), None)
+    for cell in payload["cells"]:
+        ref = next((r["t_target"] for r in cell["rows"] if r["label"] == CD), None)
         md += [f"## {cell['problem']}", "",
                f"load average when done: {cell['load_avg']:.1f}", "",
                "| contender | time to target | ratio to skstoch cd | CPU time | tol | best |",
@@ -275,5 +285,6 @@ def run():
            f"Versions: {json.dumps(payload['versions'])}, peers "
            f"{json.dumps(payload['peer_versions'])}", "",
            f"Run on {payload['date_utc']} with `{payload['command']}`.", ""]
-    write_results(name, payload, "\n".join(md))
-    print("\n".join(md))
+    if payload.get("notes"):
+        md += [payload["notes"], ""]
+    return "\n".join(md)
