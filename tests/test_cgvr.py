@@ -836,25 +836,18 @@ def _team_inner(X, y, sw, x0, n_threads, batch, options, loss=None, alpha=0.05, 
     return x, g, steps, stats, counter, z
 
 
-@pytest.mark.parametrize("case", ["dense", "csr", "float32", "full_ls", "option2",
-                                  "no_intercept", "full_batch", "hinge"])
-def test_inner_loop_team_is_bitwise_the_same_for_any_thread_count(case, rng):
-    # issue 21.3: the inner loop's batch rows and features are split into fixed blocks
-    # (a function of the batch size and d only), reduced in block order, so 1-4 threads
-    # give the same bits; the blocks have more than one block on each axis here
+def _inner_case(case, rng, zero_share):
+    """A 700 x 70 inner-loop problem (``zero_share`` of X's entries 0) and the options of
+    ``case``: X, y, sample weights, x0, batch size, CGOptions, loss, intercept, z_full."""
     n, d, batch = 700, 70, 160
     X = rng.randn(n, d)
-    X[rng.rand(n, d) < 0.3] = 0.0
+    X[rng.rand(n, d) < zero_share] = 0.0
     y = np.where(X[:, :5].sum(axis=1) + rng.randn(n) > 0, 1.0, -1.0)
     sw = rng.rand(n) + 0.5
     x0 = rng.randn(d + 1) * 0.1
     kw = dict(inner_iter=12, beta="PR+", line_search="vr")
     loss, intercept, z_full = None, True, None
-    if case == "csr":
-        X = sp.csr_matrix(X)
-    elif case == "float32":
-        X = X.astype(np.float32)
-    elif case == "full_ls":
+    if case in ("full_ls", "dense_full_ls"):
         kw["line_search"], z_full = "full", True
     elif case == "option2":
         kw["option_two"], kw["beta"] = True, "HS"
@@ -865,7 +858,22 @@ def test_inner_loop_team_is_bitwise_the_same_for_any_thread_count(case, rng):
         batch = 2 * n
     elif case == "hinge":
         loss, kw["beta"] = Hinge(), "FR"
-    options = _cgvr.CGOptions(**kw)
+    elif case == "dy":
+        kw["beta"] = "DY"
+    return X, y, sw, x0, batch, _cgvr.CGOptions(**kw), loss, intercept, z_full
+
+
+@pytest.mark.parametrize("case", ["dense", "csr", "float32", "full_ls", "option2",
+                                  "no_intercept", "full_batch", "hinge"])
+def test_inner_loop_team_is_bitwise_the_same_for_any_thread_count(case, rng):
+    # issue 21.3: the inner loop's batch rows and features are split into fixed blocks
+    # (a function of the batch size and d only), reduced in block order, so 1-4 threads
+    # give the same bits; the blocks have more than one block on each axis here
+    X, y, sw, x0, batch, options, loss, intercept, z_full = _inner_case(case, rng, 0.3)
+    if case == "csr":
+        X = sp.csr_matrix(X)
+    elif case == "float32":
+        X = X.astype(np.float32)
     runs = [_team_inner(X, y, sw, x0, t, batch, options, loss, intercept=intercept,
                         z_full=z_full) for t in (1, 2, 3, 4)]
     x1, g1, steps1, stats1, counter1, z1 = runs[0]
@@ -888,33 +896,10 @@ def test_pending_direction_matches_the_eager_sweeps(case, rng):
     # of the next line search from the algebra of that formula, or (the cancellation
     # fallback, forced here) sums them from the stored direction.  Both agree with the
     # eager sweeps (two per step) to rounding and keep their bits for every thread count
-    n, d, batch = 700, 70, 160
-    X = rng.randn(n, d)
-    X[rng.rand(n, d) < 0.7] = 0.0
-    y = np.where(X[:, :5].sum(axis=1) + rng.randn(n) > 0, 1.0, -1.0)
-    sw = rng.rand(n) + 0.5
-    x0 = rng.randn(d + 1) * 0.1
-    kw = dict(inner_iter=12, beta="PR+", line_search="vr")
-    loss, intercept, z_full, dtype = None, True, None, np.float64
-    if case == "float32":
-        dtype = np.float32
-    elif case == "full_ls":
-        kw["line_search"], z_full = "full", True
-    elif case == "option2":
-        kw["option_two"], kw["beta"] = True, "HS"
-    elif case == "no_intercept":
-        intercept = False
-        x0[d] = 0.0
-    elif case == "full_batch":
-        batch = 2 * n
-    elif case == "hinge":
-        loss, kw["beta"] = Hinge(), "FR"
-    elif case == "dy":
-        kw["beta"] = "DY"
-    elif case == "dense_full_ls":
-        kw["line_search"], z_full = "full", True
-    X = X.astype(dtype) if case.startswith("dense") else sp.csr_matrix(X.astype(dtype))
-    options = _cgvr.CGOptions(**kw)
+    X, y, sw, x0, batch, options, loss, intercept, z_full = _inner_case(case, rng, 0.7)
+    d = X.shape[1]
+    X = X.astype(np.float32 if case == "float32" else np.float64)
+    X = X if case.startswith("dense") else sp.csr_matrix(X)
 
     def run(n_threads, lazy, cancel=None):
         old = _cgvr.set_lazy_direction(lazy, cancel)
