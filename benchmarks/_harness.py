@@ -378,6 +378,12 @@ def to_markdown(payload):
     return "\n".join(lines) + "\n"
 
 
+def markdown_table(columns, rows):
+    """The lines of a markdown table: a header of ``columns``, then ``row[c]`` of each row."""
+    return (["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+            + ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows])
+
+
 def _fmt(value):
     if value is None:
         return ""

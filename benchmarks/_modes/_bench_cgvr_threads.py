@@ -113,7 +113,7 @@ def _sections(fit):
 
 def write(rows, repeats):
     """results/cgvr_threads.{json,md}: one row per problem."""
-    from _harness import write_results
+    from _harness import markdown_table, write_results
     keys = list(rows[0])
     lines = ["# cgvr_threads", "",
              "Binary CGVRClassifier() fit (defaults, random_state=0), n_jobs=1 against n_jobs=2, "
@@ -124,9 +124,7 @@ def write(rows, repeats):
              "full/inner/rest = wall seconds of the fastest fit in full passes, inner loops "
              "and the rest (validation, bookkeeping).  Each problem runs several rounds: the "
              "row is the round with the median speedup, the last column lists every round's.",
-             "",
-             "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+             ""] + markdown_table(keys, rows)
     write_results("cgvr_threads", {"name": "cgvr_threads", "repeat": repeats, "results": rows},
                   "\n".join(lines) + "\n")
 

@@ -124,13 +124,12 @@ COLUMNS = ("estimator", "layout", "x_float32_mb", "peak_float32_x", "peak_float6
 def write_report(rows):
     """``results/cgvr_float32.{json,md}``: the rows of :func:`main` (one per estimator and
     layout) with the date, command, versions and machine."""
-    from _harness import write_results
+    from _harness import markdown_table, write_results
     lines = ["# float32 X read in place (issue 21.4)", "",
              "Peak allocation during fit (tracemalloc, X itself not counted) in units of the "
              "float32 X's bytes (data + indices for CSR), for a float32 X and for its float64 "
              "conversion; best wall time of alternated fits (loaded shared 2-core machine: "
-             "read the ratio); relative l2 difference of the coefficients.", "",
-             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(str(row[c]) for c in COLUMNS) + " |" for row in rows]
+             "read the ratio); relative l2 difference of the coefficients.", ""]
+    lines += markdown_table(COLUMNS, rows)
     write_results("cgvr_float32", {"name": "cgvr_float32", "results": rows},
                   "\n".join(lines) + "\n")

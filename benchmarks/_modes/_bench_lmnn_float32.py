@@ -17,7 +17,7 @@ from _bench_float32 import COLUMNS, main  # noqa: E402
 
 
 def run(sizes=(100_000, 200_000)):
-    from _harness import write_results
+    from _harness import markdown_table, write_results
     rows = [main("LMNNMetric", "dense", n, 100) for n in sizes]
     cols = ("n",) + COLUMNS[2:]
     lines = ["# LMNNMetric, float32 X read in place (issue 21.4)", "",
@@ -25,9 +25,7 @@ def run(sizes=(100_000, 200_000)):
              "float32 X's bytes, for a float32 X and for its float64 conversion (100 "
              "features, 3 classes, defaults: 'random' triplets, c='auto'); best wall time of "
              "alternated fits (loaded shared 2-core machine: read the ratio); relative l2 "
-             "difference of metric_.", "",
-             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(row[c]) for c in cols) + " |" for row in rows]
+             "difference of metric_.", ""] + markdown_table(cols, rows)
     write_results("lmnn_float32", {"name": "lmnn_float32", "results": rows},
                   "\n".join(lines) + "\n")
 
