@@ -86,6 +86,24 @@ def class_codes(targets):
     return codes if codes is not None else np.argmax(np.column_stack(list(targets)), axis=1)
 
 
+def encode_classes(y):
+    """``(np.unique(y), np.searchsorted(np.unique(y), y))`` of a 1-d ``y``, bitwise; integer
+    labels of a span up to about 2 n are counted in one O(n) pass (no sort)."""
+    if y.ndim == 1 and y.dtype.kind in "iu" and y.size:
+        lo, hi = y.min(), y.max()
+        span = int(hi) - int(lo)
+        if span <= 2 * y.shape[0] + 1024:
+            # in intp, wrapping: the offsets are exact (0..span) for every integer dtype
+            base = np.array(lo).astype(np.intp)
+            offsets = y.astype(np.intp, copy=False) - base
+            present = np.bincount(offsets, minlength=span + 1) > 0
+            codes = np.cumsum(present) - 1
+            return (np.flatnonzero(present) + base).astype(y.dtype), codes[offsets]
+    # unique + searchsorted: np.unique(return_inverse=True) argsorts y, several times slower
+    classes = np.unique(y)
+    return classes, np.searchsorted(classes, y)
+
+
 def normalize_sample_weight(sample_weight):
     """Rescale non-negative weights to sum to n_samples.
 
@@ -248,11 +266,11 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
-        check_classification_targets(y)
-        # unique + searchsorted: np.unique(return_inverse=True) argsorts y, several times slower
-        classes = np.unique(y)
-        y_encoded = np.searchsorted(classes, y)
+        classes, y_encoded = encode_classes(y)
         n_classes = len(classes)
+        if not (y.ndim == 1 and y.dtype.kind in "iu" and n_classes <= 2):
+            # 1-d integer labels of at most two classes are 'binary' (nothing to check)
+            check_classification_targets(y)
         if n_classes < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
