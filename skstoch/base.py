@@ -76,7 +76,17 @@ class ClassTargets:
         return len(self.heads)
 
     def __getitem__(self, k):
-        return np.where(self.codes == self.heads[k], 1.0, -1.0)
+        return one_vs_rest(self.codes, self.heads[k])
+
+
+def one_vs_rest(codes, head, n_classes=None):
+    """+1.0 where ``codes == head``, -1.0 elsewhere (float64): one gather from a table of
+    the ``n_classes`` codes (default ``codes.max() + 1``), not a compare and a select."""
+    if n_classes is None:
+        n_classes = int(codes.max()) + 1 if codes.size else head + 1
+    table = np.full(max(n_classes, head + 1), -1.0)
+    table[head] = 1.0
+    return table.take(codes)
 
 
 def class_codes(targets):
@@ -286,7 +296,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         if self._multinomial(n_classes):    # one problem: its driver reads the class codes
             targets = ClassTargets(y_encoded, heads)
         else:
-            targets = [np.where(y_encoded == k, 1.0, -1.0) for k in heads]
+            targets = [one_vs_rest(y_encoded, k, n_classes) for k in heads]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
                                     intercept_init)

@@ -31,3 +31,16 @@ def test_encode_classes_equals_unique_searchsorted(y):
     np.testing.assert_array_equal(classes, expected)
     np.testing.assert_array_equal(codes, np.searchsorted(expected, y))
     assert codes.dtype == np.intp
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 5])
+def test_one_vs_rest_equals_where(n_classes):
+    from skstoch.base import ClassTargets, one_vs_rest
+
+    codes = np.random.RandomState(1).randint(0, n_classes, 200).astype(np.intp)
+    for head in range(n_classes):
+        expected = np.where(codes == head, 1.0, -1.0)
+        for got in (one_vs_rest(codes, head, n_classes), one_vs_rest(codes, head),
+                    ClassTargets(codes, range(n_classes))[head]):
+            assert got.dtype == np.float64
+            np.testing.assert_array_equal(got, expected)
