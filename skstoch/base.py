@@ -76,7 +76,17 @@ class ClassTargets:
         return len(self.heads)
 
     def __getitem__(self, k):
-        return np.where(self.codes == self.heads[k], 1.0, -1.0)
+        return one_vs_rest(self.codes, self.heads[k])
+
+
+def one_vs_rest(codes, head, n_classes=None):
+    """+1.0 where ``codes == head``, -1.0 elsewhere (float64): one gather from a table of
+    the ``n_classes`` codes (default ``codes.max() + 1``), not a compare and a select."""
+    if n_classes is None:
+        n_classes = int(codes.max()) + 1 if codes.size else head + 1
+    table = np.full(max(n_classes, head + 1), -1.0)
+    table[head] = 1.0
+    return table.take(codes)
 
 
 def class_codes(targets):
@@ -84,6 +94,24 @@ def class_codes(targets):
     argmax of the one-vs-rest columns."""
     codes = getattr(targets, "codes", None)
     return codes if codes is not None else np.argmax(np.column_stack(list(targets)), axis=1)
+
+
+def encode_classes(y):
+    """``(np.unique(y), np.searchsorted(np.unique(y), y))`` of a 1-d ``y``, bitwise; integer
+    labels of a span up to about 2 n are counted in one O(n) pass (no sort)."""
+    if y.ndim == 1 and y.dtype.kind in "iu" and y.size:
+        lo, hi = y.min(), y.max()
+        span = int(hi) - int(lo)
+        if span <= 2 * y.shape[0] + 1024:
+            # in intp, wrapping: the offsets are exact (0..span) for every integer dtype
+            base = np.array(lo).astype(np.intp)
+            offsets = y.astype(np.intp, copy=False) - base
+            present = np.bincount(offsets, minlength=span + 1) > 0
+            codes = np.cumsum(present) - 1
+            return (np.flatnonzero(present) + base).astype(y.dtype), codes[offsets]
+    # unique + searchsorted: np.unique(return_inverse=True) argsorts y, several times slower
+    classes = np.unique(y)
+    return classes, np.searchsorted(classes, y)
 
 
 def normalize_sample_weight(sample_weight):
@@ -248,11 +276,11 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
-        check_classification_targets(y)
-        # unique + searchsorted: np.unique(return_inverse=True) argsorts y, several times slower
-        classes = np.unique(y)
-        y_encoded = np.searchsorted(classes, y)
+        classes, y_encoded = encode_classes(y)
         n_classes = len(classes)
+        if not (y.ndim == 1 and y.dtype.kind in "iu" and n_classes <= 2):
+            # 1-d integer labels of at most two classes are 'binary' (nothing to check)
+            check_classification_targets(y)
         if n_classes < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
@@ -268,7 +296,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         if self._multinomial(n_classes):    # one problem: its driver reads the class codes
             targets = ClassTargets(y_encoded, heads)
         else:
-            targets = [np.where(y_encoded == k, 1.0, -1.0) for k in heads]
+            targets = [one_vs_rest(y_encoded, k, n_classes) for k in heads]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
                                     intercept_init)

@@ -124,7 +124,7 @@ def _csr_is_canonical(X):
     from .._fast._csr import csr_is_canonical
     if X.indices.shape[0] < 2:
         return True
-    return csr_is_canonical(X.indptr, X.indices)
+    return csr_is_canonical(np.ascontiguousarray(X.indptr), np.ascontiguousarray(X.indices))
 
 
 # Marks a matrix returned by canonical_csr: an identity token, so that a pickled (and possibly
