@@ -37,7 +37,10 @@ def claim(claim, *, protocol, ours, verdict, why, algorithm="paper"):
 
 
 def record(paper, example, claims, *, fast):
-    """Write the example's claims; returns the path written."""
+    """Write the example's claims; returns the path written.
+
+    ``paper`` is the paper's number ("000" to "004"); the "Reproducing the papers" page
+    (``doc/_ext/reproduction_page.PAPERS``) holds each paper's citation."""
     import numpy
     import scipy
     import sklearn

@@ -245,8 +245,7 @@ claims.append(claim(
     verdict=verdict(wins, total),
     why="rule: CG's mean test AUC >= best of SVRG, SGD, SLBFGS - 0.001 per (dataset, model); "
         + why_data))
-record("Jin, Zhang, Huang & Geng, Stochastic conjugate gradient algorithm with variance "
-       "reduction, IEEE TNNLS 30(5), 2019", "plot_cgvr_auc.py", claims, fast=FAST)
+record("004", "plot_cgvr_auc.py", claims, fast=FAST)
 print(f"run time: {time.perf_counter() - START[0]:.0f} s wall, "
       f"{time.process_time() - START[1]:.0f} s CPU")
 for c in claims:

@@ -322,8 +322,7 @@ for key, algorithm in (("CGVR paper", "paper"), ("CGVR ours", "ours")):
         verdict=verdict(sum(abs(d) <= 0.005 for d in diffs), len(diffs)),
         why="rule: within 0.005 AUC", algorithm=algorithm))
 # Fig. 3 (test AUC against SGD, SVRG, SLBFGS and CG) is plot_cgvr_auc.py's record.
-record("Jin, Zhang, Huang & Geng, Stochastic conjugate gradient algorithm with variance "
-       "reduction, IEEE TNNLS 30(5), 2019", "plot_cgvr_convergence.py", claims, fast=FAST)
+record("004", "plot_cgvr_convergence.py", claims, fast=FAST)
 for c in claims:
     print(f"[{c['algorithm']}] {c['verdict']}: {c['claim'][:60]} -- {c['ours'][:150]}")
 

@@ -276,7 +276,7 @@ claims = [
                f"ConstrainedLasso (fista, tol 1e-4): {fista_gap:.3g} in {fista_time:.2f} s",
           verdict="reproduced", why="F - F* against the tight fista solution"),
 ]
-record("001 (Chen et al., Epro-SGD / Epro-ORDA)", "plot_constrained_lasso_epro.py", claims,
+record("001", "plot_constrained_lasso_epro.py", claims,
        fast=FAST)
 for c in claims:
     print(f"[{c['verdict']}] {c['claim']}: {c['ours']}")

@@ -285,8 +285,7 @@ claims = [
         verdict="reproduced" if mean["defaults"] >= mean["Euclidean"] else "refuted",
         why="held-out 3-NN accuracy", algorithm="ours"),
 ]
-print(_reproduction.record("001 (Chen et al., Epro-SGD), section 5.2 LMNN",
-                           "plot_lmnn_digits.py", claims, fast=FAST))
+print(_reproduction.record("001", "plot_lmnn_digits.py", claims, fast=FAST))
 
 if matplotlib.get_backend().lower() != "agg":
     plt.show()

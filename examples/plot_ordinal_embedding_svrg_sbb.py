@@ -501,8 +501,7 @@ claims = [
           why="compares our default with the paper's method on the same data",
           algorithm="ours"),
 ]
-path = record("Ma et al., Fast Stochastic Ordinal Embedding with Variance Reduction and "
-              "Adaptive Step Size, IEEE TKDE 2019", "plot_ordinal_embedding_svrg_sbb.py",
+path = record("000", "plot_ordinal_embedding_svrg_sbb.py",
               claims, fast=FAST)
 for c in claims:
     print(f"[{c['verdict']}] ({c['algorithm']}) {c['claim']}: {c['ours']}")

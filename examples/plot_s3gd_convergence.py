@@ -323,8 +323,7 @@ time_growth = times[-1] / times[0]
 k_in_diff = {solver: abs(held_out[solver, 20] - held_out[solver, 50])
              / held_out[solver, 50] for solver in ("s3gd", "svrg")}
 record(
-    "Mu, Liu & Fan, Stochastic Gradient Made Stable: A Manifold Propagation Approach for "
-    "Large-Scale Optimization (S3GD, paper 002)",
+    "002",
     "plot_s3gd_convergence.py",
     [
         claim("S3GD is the best method on 6 of the 9 datasets (Fig. 4, objective vs CPU time)",

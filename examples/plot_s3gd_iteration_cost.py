@@ -213,8 +213,7 @@ large = [n for n, X, *_ in data if X.shape[0] >= 10_000]
 svrg_slow = [n for n in large if svrg_ratio[n] >= 5.0]
 shape = ", ".join(f"{n} {X.shape[0]} x {X.shape[1]}" for n, X, *_ in data)
 record(
-    "002: Mu, Liu & Fan, Stochastic Gradient Made Stable: A Manifold Propagation Approach "
-    "for Large-Scale Optimization (S3GD, paper 002)",
+    "002",
     "plot_s3gd_iteration_cost.py",
     [
         claim("Fig. 3: an S3GD iteration costs about 1.4x an SGD iteration (SCV about 2,800x)",
