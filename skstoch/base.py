@@ -89,13 +89,6 @@ def one_vs_rest(codes, head, n_classes=None):
     return table.take(codes)
 
 
-def class_codes(targets):
-    """The class index of each sample: ``targets.codes`` (:class:`ClassTargets`), else the
-    argmax of the one-vs-rest columns."""
-    codes = getattr(targets, "codes", None)
-    return codes if codes is not None else np.argmax(np.column_stack(list(targets)), axis=1)
-
-
 def encode_classes(y):
     """``(np.unique(y), np.searchsorted(np.unique(y), y))`` of a 1-d ``y``, bitwise; integer
     labels of a span up to about 2 n are counted in one O(n) pass (no sort)."""

@@ -9,8 +9,7 @@ from joblib import effective_n_jobs
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers import cgvr, cgvr_multinomial, dask_fit, dask_multinomial
-from ..base import (STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor,
-                    class_codes)
+from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ._dask import (CGVR_DASK_NOTES, MULTINOMIAL_DASK_NOTES, DaskClassifierMixin,
                     DaskRegressorMixin, is_dask_array)
 
@@ -454,7 +453,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
                                          intercept_init)
         seed = self._draw_seed()
         params = self._prepare_fit(X, sample_weights, seed)
-        y = class_codes(targets)
+        y = targets.codes    # a multinomial fit gets ClassTargets
         previous = getattr(self, "solver_state_", None)
         state = (previous[0] if self.warm_start and previous is not None
                  and len(previous) == 1 else None)

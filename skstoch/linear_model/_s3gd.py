@@ -21,8 +21,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers import (_working_set, dask_fit, dask_multinomial, s3gd,
                         s3gd_multinomial)
-from ..base import (STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor,
-                    class_codes)
+from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ._dask import (MULTINOMIAL_DASK_NOTES, S3GD_DASK_NOTES, DaskClassifierMixin,
                     DaskRegressorMixin)
 
@@ -575,7 +574,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
                                          intercept_init)
         seed = self._draw_seed()
         params = self._solver_params(X.shape[0])
-        y = class_codes(targets)
+        y = targets.codes    # a multinomial fit gets ClassTargets
         warm = self.warm_start and hasattr(self, "coef_")
         monitor = self._make_monitor(self._solver_name())
         result = s3gd_multinomial.solve(
