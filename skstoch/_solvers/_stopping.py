@@ -160,6 +160,10 @@ class LabelChangeStop:
     change : float
         The last fraction of changed labels (nan before the second check).
     converged : bool
+    closest : float
+        How near the test came to passing: the smallest ``max(change, previous change) /
+        threshold`` over the checks from ``min_iter`` on (it passes below 1); inf before
+        such a check or when the threshold is None or 0.
     """
 
     def __init__(self, tol, n_labels, min_iter, small_flips=SMALL_SET_FLIPS):
@@ -170,6 +174,7 @@ class LabelChangeStop:
             self.threshold = max(tol, small_flips / n_labels) if tol > 0 else 0.0
         self.change = np.nan
         self.converged = False
+        self.closest = np.inf
         self._previous_change = np.nan
         self._previous_labels = None
 
@@ -180,6 +185,10 @@ class LabelChangeStop:
             self.converged = (self.threshold is not None and self.change < self.threshold
                               and self._previous_change < self.threshold
                               and iteration >= self.min_iter)
+            if (self.threshold and iteration >= self.min_iter
+                    and np.isfinite(self._previous_change)):
+                self.closest = min(self.closest, max(self.change, self._previous_change)
+                                   / self.threshold)
             self._previous_change = self.change
         self._previous_labels = labels
         return self.converged

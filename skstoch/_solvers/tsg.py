@@ -187,8 +187,8 @@ def solve(problem, params, monitor, state=None):
         (after the Laplacian step cap), ``random_weights`` / ``random_offset`` (the blocks'
         omega and offset, None unless ``cache_features``), ``f_labeled`` (f on the labeled
         rows of the run: all, or the labeled pool), ``Y_labeled`` (their targets) and
-        ``stop_gap`` (how near the kept run came to passing the stopping test, see
-        :class:`_StopGap`).
+        ``stop_gap`` (how near the kept run came to passing the stopping test:
+        ``LabelChangeStop.closest``).
     """
     if state is not None:
         raise ValueError("TSGS3VM has no warm start: state must be None")
@@ -291,39 +291,19 @@ def _fit_once(dataset, problem, params, seed, monitor, cols=None):
     run = _Run(dataset, problem, params, seed, cols)
     average = _IterateAverage(run) if params.average else None
     stop = LabelChangeStop(params.tol, run.n_probe, min_stop_iter(params))
-    gap = _StopGap()
     for i in range(run.n_iter):
         batch = run.sample(i)
         run.add_block(i, run.gradient(i, batch))
         if average is not None:
             average.update(run)
         if (i + 1) % params.record_every == 0 or i + 1 == run.n_iter:
-            stopped = run.record(i, batch, stop, monitor)
-            gap.update(stop, i + 1)
-            if stopped or stop.converged:
+            if run.record(i, batch, stop, monitor) or stop.converged:
                 break
     if average is not None:
         average.replace(run)
     result = run.result(seed, stop)
-    result.extra["stop_gap"] = gap.value
+    result.extra["stop_gap"] = stop.closest
     return result
-
-
-class _StopGap:
-    """How near a run came to passing its :class:`LabelChangeStop`: the smallest
-    ``max(change, previous change) / threshold`` over the checks from ``min_iter`` on (the test
-    passes below 1); inf when never measured or when the threshold is 0 (``tol=0``)."""
-
-    def __init__(self):
-        self.value = np.inf
-        self._previous = np.nan
-
-    def update(self, stop, iteration):
-        change = stop.change
-        if (stop.threshold and iteration >= stop.min_iter and np.isfinite(change)
-                and np.isfinite(self._previous)):
-            self.value = min(self.value, max(change, self._previous) / stop.threshold)
-        self._previous = change
 
 
 def restart_seed(seed, restart):
