@@ -5,9 +5,11 @@ Gram matrices (:func:`fista_working_set`), both stopped on the Frank-Wolfe duali
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._fista import Point, fista
-from ._lasso_problem import centered_matvecs, frank_wolfe_gap, gram_block, scale_error
+from ._lasso_problem import (centered_matvecs, frank_wolfe_gap, gram_block, scale_error,
+                             sparse_gram_block)
 from ._projections import project_l1_ball
 from ._result import SolverResult
 from ._step_size import rayleigh_power_iteration
@@ -16,6 +18,10 @@ from ._step_size import rayleigh_power_iteration
 GRAM_MAX_FEATURES = 4096
 # Initial working-set size.
 WS_INITIAL = 256
+# A CSR X's working-set columns are kept (X w from them, not from all of X) when the set
+# holds at most 1/8 of the features: about nnz / 8 entries of 12 bytes, below a fifth of a
+# float32 X's bytes.
+COLUMNS_MAX_FRACTION = 8
 
 
 class CenteredLeastSquares:
@@ -172,14 +178,20 @@ def _grow_working_set(grad, w, ws, ws_size):
 
 
 def _solve_working_set(problem, ws, q_full, w, threshold, max_iter):
-    """FISTA on the working set ``ws`` from w[ws] (a :class:`SolverResult`)."""
+    """FISTA on the working set ``ws`` from w[ws]: its :class:`SolverResult` and, for a
+    CSR X when ``ws`` holds at most ``1 / COLUMNS_MAX_FRACTION`` of the features, the columns
+    X[:, ws] (CSR, from the Gram matrix's pass; else None)."""
+    Xs = None
     with np.errstate(over="ignore", invalid="ignore"):
-        H = gram_block(problem, ws)
+        if sp.issparse(problem.X) and COLUMNS_MAX_FRACTION * len(ws) <= problem.X.shape[1]:
+            H, Xs = sparse_gram_block(problem, ws)
+        else:
+            H = gram_block(problem, ws)
     H[np.diag_indices_from(H)] += 2.0 * problem.alpha
     if not (np.all(np.isfinite(H)) and np.all(np.isfinite(q_full[ws]))):
         raise scale_error(problem.X, "the Gram matrix X^T X")
     try:
-        return fista_gram(H, q_full[ws], problem.radius, w[ws], threshold, max_iter)
+        return fista_gram(H, q_full[ws], problem.radius, w[ws], threshold, max_iter), Xs
     except FloatingPointError:
         raise scale_error(problem.X, "the Gram matrix X^T X") from None
 
@@ -203,12 +215,18 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
     threshold = tol * problem.f_zero
     q_full = full.rmv(problem.sw * full.yc) / problem.S
     w = project_l1_ball(np.asarray(w0, dtype=np.float64), problem.radius)
-    ws_size, ws = min(d, WS_INITIAL), None
+    ws_size, ws, Xs = min(d, WS_INITIAL), None, None
     n_inner, n_proj, converged, outer, step = 0, 1, False, 0, np.nan
     while True:
         # the record of every outer iteration, and of the result: the last one
-        point = full.point(w)
-        grad = full.gradient(point)
+        if not w.any():
+            # w = 0: X w = 0 and the gradient is -X^T W yc / S, known (no pass over X)
+            point, grad = full.point(w, np.zeros(problem.X.shape[0])), -q_full
+        else:
+            # w lives on the last working set: X w from its columns (CSR X), not all of X
+            z = None if Xs is None else Xs @ w[ws] - float(problem.x_mean @ w)
+            point = full.point(w, z)
+            grad = full.gradient(point)
         gap = frank_wolfe_gap(grad, w, problem.radius)
         stop = monitor.record(epoch=outer, iteration=n_inner, objective=point.value, gap=gap,
                               relative_gap=problem.relative_gap(gap), step_size=step, working_set_size=0 if ws is None else len(ws),
@@ -227,8 +245,9 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
             result.n_iter += n_inner
             result.extra["n_projections"] += n_proj
             return result
-        inner = _solve_working_set(problem, ws, q_full, w, 0.5 * threshold,
-                                   max_iter - n_inner)
+        Xs = None
+        inner, Xs = _solve_working_set(problem, ws, q_full, w, 0.5 * threshold,
+                                       max_iter - n_inner)
         n_inner += inner.n_iter
         n_proj += inner.n_iter
         step = 1.0 / inner.extra["lipschitz"]
@@ -238,4 +257,4 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
                         criterion_name="Frank-Wolfe duality gap",
                         extra={"n_projections": n_proj, "n_epochs": outer + 1,
                                "budget_used": n_inner, "budget": max_iter,
-                               "threshold": threshold})
+                               "threshold": threshold, "gradient": grad})

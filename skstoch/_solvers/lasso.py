@@ -89,7 +89,10 @@ def solve(problem, params, monitor, state=None):
             result = solve_stochastic(lsp, w0, params, problem.seed, problem.stream, monitor)
         w = result.x
         b = lsp.optimal_intercept(w)
-        grad = lsp.gradient(w, b)
+        # the working-set solver's last gradient is the one at w (no second pass over X)
+        grad = result.extra.pop("gradient", None)
+        if grad is None:
+            grad = lsp.gradient(w, b)
         result.extra["gap"] = lsp.gap(w, grad)
         result.extra["radius"] = lsp.radius
         # every solver's criterion: the relative duality gap at the returned point
