@@ -1256,12 +1256,20 @@ def sparse_gram_columns(RowDataset ds, const int32_t[::1] col_pos, const double[
                 if m + nnz > cap:
                     break       # grow the buffers (with the GIL), then redo row i
                 m0 = m
-                for q in range(nnz):
-                    p = col_pos[indices[q]]
-                    if p >= 0:
+                if data.f32 == NULL:
+                    # branch-free: every entry is written, the selected ones kept (the
+                    # buffer has room for the row; ~5% of the entries are selected)
+                    for q in range(nnz):
+                        p = col_pos[indices[q]]
                         hp[m] = p
-                        hv[m] = row_value(data, q)
-                        m += 1
+                        hv[m] = data.f64[q]
+                        m += p >= 0
+                else:
+                    for q in range(nnz):
+                        p = col_pos[indices[q]]
+                        hp[m] = p
+                        hv[m] = data.f32[q]
+                        m += p >= 0
                 s = sw[i]
                 if s != 0.0:
                     for a in range(m0, m):

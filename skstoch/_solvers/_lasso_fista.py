@@ -162,12 +162,16 @@ def fista_gram(H, q, radius, v0, threshold, max_iter):
 def _grow_working_set(grad, w, ws, ws_size):
     """The next working set and its size: the support of w plus the coordinates of
     largest |gradient|, of size max(ws_size, 2 |support|), doubled when the last set did
-    not suffice; None when it would exceed ``GRAM_MAX_FEATURES``."""
+    not suffice, quadrupled (up to ``GRAM_MAX_FEATURES``) when w used every feature of it
+    (the set was far too small: the constraint need not even be active on it); None when
+    it would exceed ``GRAM_MAX_FEATURES``."""
     d = w.shape[0]
     support = np.flatnonzero(w)
     ws_size = min(d, max(ws_size, 2 * len(support)))
     if ws is not None and len(ws) >= ws_size and ws_size < d:
         ws_size = min(d, 2 * ws_size)   # the last working set did not suffice: grow
+    if ws is not None and 0 < len(ws) == len(support) and ws_size < d:
+        ws_size = min(d, max(ws_size, min(4 * len(ws), GRAM_MAX_FEATURES)))
     if ws_size > GRAM_MAX_FEATURES:
         return None, ws_size
     if ws_size >= d:
@@ -199,12 +203,13 @@ def _solve_working_set(problem, ws, q_full, w, threshold, max_iter):
 def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
     """Exact solver: FISTA on working sets, each solved on its Gram matrix.
 
-    Outer iteration: one full gradient (two passes over X) gives the Frank-Wolfe gap
+    Outer iteration: one full gradient (two passes over X; one for a CSR X whose last
+    working set's columns were kept, none at w = 0) gives the Frank-Wolfe gap
     (stop when <= tol * F(0), after at most ``max_outer`` working sets or ``max_iter``
     FISTA iterations; every outer iteration and the result are recorded, with the step
     1 / L the last working set's FISTA ended with, NaN before the first); the working set
     is the support of w plus the coordinates with the largest |gradient| (size
-    max(256, 2 |support|), growing); FISTA with restart solves the restricted problem on
+    max(256, 2 |support|), growing: :func:`_grow_working_set`); FISTA with restart solves the restricted problem on
     its centered Gram matrix (no pass over X).  When the
     working set holds every feature (d <= 256, e.g. the dense 1e6 x 100 benchmark) this is
     FISTA with a cached Gram matrix.  Falls back to :func:`fista_full` when the working
