@@ -403,6 +403,25 @@ def test_working_set_fista_equals_plain_fista(sparse):
     assert 0 < ws.history_["working_set_size"][1] < 600
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("kind", ["dense", "csr", "csr32"])
+def test_lsproblem_xty_is_the_centered_weighted_product(kind, fit_intercept):
+    X, y = make_problem(n=80, d=15, density=0.4, seed=4)
+    sw = np.random.RandomState(3).uniform(0, 2, 80)
+    M = {"dense": X, "csr": sp.csr_matrix(X),
+         "csr32": sp.csr_matrix(X.astype(np.float32))}[kind]
+    Xd = M.toarray().astype(np.float64) if sp.issparse(M) else M
+    P = LSProblem(M, make_dataset(M, float32=True), y, sw, 0.1, 1.0, fit_intercept,
+                  with_xty=True)
+    plain = LSProblem(M, make_dataset(M, float32=True), y, sw, 0.1, 1.0, fit_intercept)
+    xm = sw @ Xd / sw.sum() if fit_intercept else np.zeros(15)
+    ym = sw @ y / sw.sum() if fit_intercept else 0.0
+    np.testing.assert_allclose(P.xty, (Xd - xm).T @ (sw * (y - ym)) / sw.sum(), rtol=1e-12,
+                               atol=1e-14)
+    np.testing.assert_array_equal(P.x_mean, plain.x_mean)
+    assert plain.xty is None
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_sparse_gram_columns_is_the_gram_and_the_columns(dtype):
     X, _ = make_problem(n=90, d=40, density=0.3, seed=3)

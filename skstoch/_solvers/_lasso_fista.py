@@ -218,7 +218,8 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
     full = CenteredLeastSquares(problem)
     d = problem.X.shape[1]
     threshold = tol * problem.f_zero
-    q_full = full.rmv(problem.sw * full.yc) / problem.S
+    q_full = problem.xty if problem.xty is not None else \
+        full.rmv(problem.sw * full.yc) / problem.S
     w = project_l1_ball(np.asarray(w0, dtype=np.float64), problem.radius)
     ws_size, ws, Xs = min(d, WS_INITIAL), None, None
     n_inner, n_proj, converged, outer, step = 0, 1, False, 0, np.nan

@@ -79,7 +79,8 @@ def solve(problem, params, monitor, state=None):
     # (oversubscription); the solvers' passes over X are memory-bound anyway
     with single_thread_blas():
         lsp = LSProblem(problem.X, problem.dataset, problem.y, problem.sample_weight,
-                        params.alpha, params.radius, params.fit_intercept)
+                        params.alpha, params.radius, params.fit_intercept,
+                        with_xty=params.solver == "fista" and params.working_set)
         w0 = np.asarray(problem.coef_init, dtype=np.float64)
         if params.solver == "fista":
             solver = fista_working_set if params.working_set else fista_full
