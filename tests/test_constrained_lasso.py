@@ -403,6 +403,70 @@ def test_working_set_fista_equals_plain_fista(sparse):
     assert 0 < ws.history_["working_set_size"][1] < 600
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("kind", ["dense", "csr", "csr32"])
+def test_lsproblem_xty_is_the_centered_weighted_product(kind, fit_intercept):
+    X, y = make_problem(n=80, d=15, density=0.4, seed=4)
+    sw = np.random.RandomState(3).uniform(0, 2, 80)
+    M = {"dense": X, "csr": sp.csr_matrix(X),
+         "csr32": sp.csr_matrix(X.astype(np.float32))}[kind]
+    Xd = M.toarray().astype(np.float64) if sp.issparse(M) else M
+    P = LSProblem(M, make_dataset(M, float32=True), y, sw, 0.1, 1.0, fit_intercept,
+                  with_xty=True)
+    plain = LSProblem(M, make_dataset(M, float32=True), y, sw, 0.1, 1.0, fit_intercept)
+    xm = sw @ Xd / sw.sum() if fit_intercept else np.zeros(15)
+    ym = sw @ y / sw.sum() if fit_intercept else 0.0
+    np.testing.assert_allclose(P.xty, (Xd - xm).T @ (sw * (y - ym)) / sw.sum(), rtol=1e-12,
+                               atol=1e-14)
+    np.testing.assert_array_equal(P.x_mean, plain.x_mean)
+    assert plain.xty is None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_gram_columns_is_the_gram_and_the_columns(dtype):
+    X, _ = make_problem(n=90, d=40, density=0.3, seed=3)
+    X = sp.csr_matrix(X.astype(dtype))
+    sw = np.random.RandomState(2).uniform(0, 2, 90)
+    sw[::7] = 0.0
+    cols = np.array([1, 5, 6, 30, 39])
+    col_pos = np.full(40, -1, dtype=np.int32)
+    col_pos[cols] = np.arange(5, dtype=np.int32)
+    G = np.zeros((5, 5))
+    indptr, indices, values = _lasso.sparse_gram_columns(make_dataset(X, float32=True), col_pos,
+                                                         sw, G)
+    Xs = X[:, cols].astype(np.float64)
+    np.testing.assert_allclose(G, (Xs.T @ sp.diags(sw) @ Xs).toarray(), rtol=1e-12,
+                               atol=1e-12)
+    got = sp.csr_matrix((values, indices, indptr), shape=(90, 5))
+    assert abs(got - Xs).max() == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_working_set_columns_path_equals_plain_fista(dtype):
+    """d = 2400: the working sets (256, 512) hold at most 1/8 of the features, so X w comes
+    from their columns; same solution as FISTA on all of X."""
+    X, y = make_problem(n=400, d=2400, k=40, density=0.03, noise=0.3, seed=6)
+    X = sp.csr_matrix(X.astype(dtype))
+    sw = np.random.RandomState(0).uniform(0.5, 2.0, 400)
+    common = dict(l2_reg=0.05, radius=3.0, solver="fista", tol=1e-12, max_iter=50000)
+    ws = ConstrainedLasso(working_set=True, **common).fit(X, y, sample_weight=sw)
+    plain = ConstrainedLasso(working_set=False, **common).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ws.coef_, plain.coef_, atol=1e-7)
+    assert ws.intercept_ == pytest.approx(plain.intercept_, abs=1e-7)
+    sizes = ws.history_["working_set_size"]
+    assert 0 < sizes[1] and 8 * max(sizes) <= 2400
+    # the last record (X w from the columns) and the returned gap (its gradient) are those
+    # of the returned point
+    Xd = X.toarray().astype(np.float64)
+    w, b = ws.coef_, ws.intercept_
+    assert ws.history_["objective"][-1] == pytest.approx(
+        objective(Xd, y, w, b, 0.05, sw), rel=1e-12)
+    grad = Xd.T @ (sw * (Xd @ w + b - y)) / sw.sum() + 0.1 * w
+    gap = float(grad @ w) + 3.0 * np.max(np.abs(grad))
+    assert ws.dual_gap_ == pytest.approx(gap, rel=1e-6, abs=1e-15)
+    assert ws.history_["gap"][-1] == ws.dual_gap_
+
+
 def test_lam_is_the_lasso_penalty_at_the_matching_radius():
     X, y = make_problem(n=200, d=30)
     lasso = Lasso(alpha=0.05, tol=1e-12, max_iter=100000).fit(X, y)

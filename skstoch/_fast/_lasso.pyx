@@ -23,7 +23,9 @@ Kernels (one call = one epoch or one whole run; Python validated every array and
 * ``orda_epoch``: one ORDA run (Alg. 2) with g(w) = alpha ||w||^2, used by Epro-ORDA (Alg. 3).
 * ``svrg_epoch``: one prox-SVRG epoch of 'epro_svrg' (beyond the paper).
 * ``sparse_gram``: the weighted Gram matrix of a working set's columns of CSR rows (float32
-  rows without a float64 copy; used by the exact solver for a float32 X).
+  rows without a float64 copy).
+* ``sparse_gram_columns``: the same Gram matrix and the working set's columns themselves
+  (CSC, double), from one pass over the rows (the exact solver's working sets on CSR X).
 
 Every kernel takes the problem's tables as one :class:`LassoData` (rows, targets, sampling
 weights, alpha, radius, fit_intercept, the generator's key), built once per output, and
@@ -1216,3 +1218,69 @@ def sparse_gram(RowDataset ds, const int32_t[::1] col_pos, const double[::1] sw,
     finally:
         PyMem_Free(pos)
         PyMem_Free(val)
+
+
+def sparse_gram_columns(RowDataset ds, const int32_t[::1] col_pos, const double[::1] sw,
+                        double[:, ::1] G):
+    """``G += X[:, cols]^T diag(sw) X[:, cols]`` (as :func:`sparse_gram`) and the columns
+    ``cols`` themselves, from one pass over the CSR rows: ``col_pos[j]`` is the position of
+    column j in ``cols`` or -1.  Returns ``(indptr, indices, values)`` of the (n, k) CSR
+    matrix X[:, cols] (values widened to double; 12 bytes per selected entry)."""
+    cdef Py_ssize_t n = ds.rows.n_samples, d = ds.rows.n_features, k = G.shape[0]
+    if not ds.is_sparse:
+        raise ValueError("sparse_gram_columns reads CSR rows")
+    if col_pos.shape[0] != d or sw.shape[0] != n or G.shape[1] != k:
+        raise ValueError("col_pos, sw or G has the wrong shape")
+    cdef Py_ssize_t i, a, b, m = 0, m0, cap
+    cdef int nnz = 0, q
+    cdef int32_t p
+    cdef double s, va
+    cdef rowvals_t data
+    cdef const int32_t* indices
+    for i in range(d):
+        if not -1 <= col_pos[i] < k:
+            raise ValueError("col_pos entries must lie in [-1, k)")
+    total = ds.rows.indptr[n] if n > 0 else 0
+    cap = <Py_ssize_t>(total * (k / <double>max(d, 1)) * 1.125) + 1024
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    out_pos = np.empty(cap, dtype=np.int32)
+    out_val = np.empty(cap, dtype=np.float64)
+    cdef int64_t[::1] ip = indptr
+    cdef int32_t[::1] hp = out_pos
+    cdef double[::1] hv = out_val
+    i = 0
+    while i < n:
+        with nogil:
+            while i < n:
+                nnz = dataset_row(&ds.rows, i, &data, &indices)
+                if m + nnz > cap:
+                    break       # grow the buffers (with the GIL), then redo row i
+                m0 = m
+                if data.f32 == NULL:
+                    # branch-free: every entry is written, the selected ones kept (the
+                    # buffer has room for the row; ~5% of the entries are selected)
+                    for q in range(nnz):
+                        p = col_pos[indices[q]]
+                        hp[m] = p
+                        hv[m] = data.f64[q]
+                        m += p >= 0
+                else:
+                    for q in range(nnz):
+                        p = col_pos[indices[q]]
+                        hp[m] = p
+                        hv[m] = data.f32[q]
+                        m += p >= 0
+                s = sw[i]
+                if s != 0.0:
+                    for a in range(m0, m):
+                        va = s * hv[a]
+                        for b in range(m0, m):
+                            G[hp[a], hp[b]] += va * hv[b]
+                i += 1
+                ip[i] = m
+        if i < n:
+            cap = cap + cap // 2 + nnz
+            out_pos = np.resize(out_pos, cap)
+            out_val = np.resize(out_val, cap)
+            hp, hv = out_pos, out_val
+    return indptr, out_pos[:m], out_val[:m]

@@ -5,9 +5,11 @@ Gram matrices (:func:`fista_working_set`), both stopped on the Frank-Wolfe duali
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._fista import Point, fista
-from ._lasso_problem import centered_matvecs, frank_wolfe_gap, gram_block, scale_error
+from ._lasso_problem import (centered_matvecs, frank_wolfe_gap, gram_block, scale_error,
+                             sparse_gram_block)
 from ._projections import project_l1_ball
 from ._result import SolverResult
 from ._step_size import rayleigh_power_iteration
@@ -16,6 +18,10 @@ from ._step_size import rayleigh_power_iteration
 GRAM_MAX_FEATURES = 4096
 # Initial working-set size.
 WS_INITIAL = 256
+# A CSR X's working-set columns are kept (X w from them, not from all of X) when the set
+# holds at most 1/8 of the features: about nnz / 8 entries of 12 bytes, below a fifth of a
+# float32 X's bytes.
+COLUMNS_MAX_FRACTION = 8
 
 
 class CenteredLeastSquares:
@@ -156,12 +162,16 @@ def fista_gram(H, q, radius, v0, threshold, max_iter):
 def _grow_working_set(grad, w, ws, ws_size):
     """The next working set and its size: the support of w plus the coordinates of
     largest |gradient|, of size max(ws_size, 2 |support|), doubled when the last set did
-    not suffice; None when it would exceed ``GRAM_MAX_FEATURES``."""
+    not suffice, quadrupled (up to ``GRAM_MAX_FEATURES``) when w used every feature of it
+    (the set was far too small: the constraint need not even be active on it); None when
+    it would exceed ``GRAM_MAX_FEATURES``."""
     d = w.shape[0]
     support = np.flatnonzero(w)
     ws_size = min(d, max(ws_size, 2 * len(support)))
     if ws is not None and len(ws) >= ws_size and ws_size < d:
         ws_size = min(d, 2 * ws_size)   # the last working set did not suffice: grow
+    if ws is not None and 0 < len(ws) == len(support) and ws_size < d:
+        ws_size = min(d, max(ws_size, min(4 * len(ws), GRAM_MAX_FEATURES)))
     if ws_size > GRAM_MAX_FEATURES:
         return None, ws_size
     if ws_size >= d:
@@ -172,14 +182,20 @@ def _grow_working_set(grad, w, ws, ws_size):
 
 
 def _solve_working_set(problem, ws, q_full, w, threshold, max_iter):
-    """FISTA on the working set ``ws`` from w[ws] (a :class:`SolverResult`)."""
+    """FISTA on the working set ``ws`` from w[ws]: its :class:`SolverResult` and, for a
+    CSR X when ``ws`` holds at most ``1 / COLUMNS_MAX_FRACTION`` of the features, the columns
+    X[:, ws] (CSR, from the Gram matrix's pass; else None)."""
+    Xs = None
     with np.errstate(over="ignore", invalid="ignore"):
-        H = gram_block(problem, ws)
+        if sp.issparse(problem.X) and COLUMNS_MAX_FRACTION * len(ws) <= problem.X.shape[1]:
+            H, Xs = sparse_gram_block(problem, ws)
+        else:
+            H = gram_block(problem, ws)
     H[np.diag_indices_from(H)] += 2.0 * problem.alpha
     if not (np.all(np.isfinite(H)) and np.all(np.isfinite(q_full[ws]))):
         raise scale_error(problem.X, "the Gram matrix X^T X")
     try:
-        return fista_gram(H, q_full[ws], problem.radius, w[ws], threshold, max_iter)
+        return fista_gram(H, q_full[ws], problem.radius, w[ws], threshold, max_iter), Xs
     except FloatingPointError:
         raise scale_error(problem.X, "the Gram matrix X^T X") from None
 
@@ -187,12 +203,13 @@ def _solve_working_set(problem, ws, q_full, w, threshold, max_iter):
 def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
     """Exact solver: FISTA on working sets, each solved on its Gram matrix.
 
-    Outer iteration: one full gradient (two passes over X) gives the Frank-Wolfe gap
+    Outer iteration: one full gradient (two passes over X; one for a CSR X whose last
+    working set's columns were kept, none at w = 0) gives the Frank-Wolfe gap
     (stop when <= tol * F(0), after at most ``max_outer`` working sets or ``max_iter``
     FISTA iterations; every outer iteration and the result are recorded, with the step
     1 / L the last working set's FISTA ended with, NaN before the first); the working set
     is the support of w plus the coordinates with the largest |gradient| (size
-    max(256, 2 |support|), growing); FISTA with restart solves the restricted problem on
+    max(256, 2 |support|), growing: :func:`_grow_working_set`); FISTA with restart solves the restricted problem on
     its centered Gram matrix (no pass over X).  When the
     working set holds every feature (d <= 256, e.g. the dense 1e6 x 100 benchmark) this is
     FISTA with a cached Gram matrix.  Falls back to :func:`fista_full` when the working
@@ -201,14 +218,21 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
     full = CenteredLeastSquares(problem)
     d = problem.X.shape[1]
     threshold = tol * problem.f_zero
-    q_full = full.rmv(problem.sw * full.yc) / problem.S
+    q_full = problem.xty if problem.xty is not None else \
+        full.rmv(problem.sw * full.yc) / problem.S
     w = project_l1_ball(np.asarray(w0, dtype=np.float64), problem.radius)
-    ws_size, ws = min(d, WS_INITIAL), None
+    ws_size, ws, Xs = min(d, WS_INITIAL), None, None
     n_inner, n_proj, converged, outer, step = 0, 1, False, 0, np.nan
     while True:
         # the record of every outer iteration, and of the result: the last one
-        point = full.point(w)
-        grad = full.gradient(point)
+        if not w.any():
+            # w = 0: X w = 0 and the gradient is -X^T W yc / S, known (no pass over X)
+            point, grad = full.point(w, np.zeros(problem.X.shape[0])), -q_full
+        else:
+            # w lives on the last working set: X w from its columns (CSR X), not all of X
+            z = None if Xs is None else Xs @ w[ws] - float(problem.x_mean @ w)
+            point = full.point(w, z)
+            grad = full.gradient(point)
         gap = frank_wolfe_gap(grad, w, problem.radius)
         stop = monitor.record(epoch=outer, iteration=n_inner, objective=point.value, gap=gap,
                               relative_gap=problem.relative_gap(gap), step_size=step, working_set_size=0 if ws is None else len(ws),
@@ -227,8 +251,9 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
             result.n_iter += n_inner
             result.extra["n_projections"] += n_proj
             return result
-        inner = _solve_working_set(problem, ws, q_full, w, 0.5 * threshold,
-                                   max_iter - n_inner)
+        Xs = None
+        inner, Xs = _solve_working_set(problem, ws, q_full, w, 0.5 * threshold,
+                                       max_iter - n_inner)
         n_inner += inner.n_iter
         n_proj += inner.n_iter
         step = 1.0 / inner.extra["lipschitz"]
@@ -238,4 +263,4 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
                         criterion_name="Frank-Wolfe duality gap",
                         extra={"n_projections": n_proj, "n_epochs": outer + 1,
                                "budget_used": n_inner, "budget": max_iter,
-                               "threshold": threshold})
+                               "threshold": threshold, "gradient": grad})

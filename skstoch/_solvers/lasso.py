@@ -79,7 +79,8 @@ def solve(problem, params, monitor, state=None):
     # (oversubscription); the solvers' passes over X are memory-bound anyway
     with single_thread_blas():
         lsp = LSProblem(problem.X, problem.dataset, problem.y, problem.sample_weight,
-                        params.alpha, params.radius, params.fit_intercept)
+                        params.alpha, params.radius, params.fit_intercept,
+                        with_xty=params.solver == "fista" and params.working_set)
         w0 = np.asarray(problem.coef_init, dtype=np.float64)
         if params.solver == "fista":
             solver = fista_working_set if params.working_set else fista_full
@@ -89,7 +90,10 @@ def solve(problem, params, monitor, state=None):
             result = solve_stochastic(lsp, w0, params, problem.seed, problem.stream, monitor)
         w = result.x
         b = lsp.optimal_intercept(w)
-        grad = lsp.gradient(w, b)
+        # the working-set solver's last gradient is the one at w (no second pass over X)
+        grad = result.extra.pop("gradient", None)
+        if grad is None:
+            grad = lsp.gradient(w, b)
         result.extra["gap"] = lsp.gap(w, grad)
         result.extra["radius"] = lsp.radius
         # every solver's criterion: the relative duality gap at the returned point

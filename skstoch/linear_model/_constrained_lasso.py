@@ -158,9 +158,11 @@ class ConstrainedLasso(BaseLinearRegressor):
         ``budget_used_`` reports what was used.
     working_set : bool, default=True
         'fista' only.  True: outer iterations compute the full gradient and duality gap
-        (two passes over X), then FISTA solves the problem restricted to a working set
-        (the support plus the coordinates of largest ``|gradient|``, at least 256, growing)
-        on that set's centered Gram matrix, with no pass over X.  With d <= 256 the working
+        (two passes over X; one for a CSR X when the last working set holds at most 1/8
+        of the features: X w then comes from its columns), then FISTA solves the problem
+        restricted to a working set (the support plus the coordinates of largest
+        ``|gradient|``, at least 256, growing) on that set's centered Gram matrix (formed
+        in one pass over X), with no pass over X per iteration.  With d <= 256 the working
         set is every feature, i.e. FISTA on a cached Gram matrix.  Sets beyond 4096
         features fall back to plain FISTA.  False: plain FISTA on all features.
     orda_gradient_point : {'x', 'u'}, default='u'
