@@ -445,6 +445,164 @@ cdef _check_length(str name, Py_ssize_t got, Py_ssize_t expected):
         raise ValueError(f"{name} has length {got}, expected {expected}")
 
 
+# barriers, start gates and clocks of the thread teams (full passes, inner loops)
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <windows.h>
+    typedef volatile long team_atom_t;
+    static __inline long team_inc(team_atom_t* p) { return InterlockedIncrement(p); }
+    static __inline long team_load(team_atom_t* p) { return InterlockedCompareExchange(p, 0, 0); }
+    static __inline void team_store(team_atom_t* p, long v) { InterlockedExchange(p, v); }
+    static __inline void team_relax(void) { YieldProcessor(); }
+    static __inline void team_yield(void) { SwitchToThread(); }
+    static __inline int team_cpu(void) { return (int)GetCurrentProcessorNumber(); }
+    static __inline double team_wall(void) {
+        LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
+        return (double)c.QuadPart / (double)f.QuadPart;
+    }
+    static __inline double team_now(void) {
+        LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
+        return (double)c.QuadPart / (double)f.QuadPart;
+    }
+    #else
+    #include <sched.h>
+    #include <time.h>
+    typedef volatile long team_atom_t;
+    static inline long team_inc(team_atom_t* p) { return __atomic_add_fetch(p, 1, __ATOMIC_ACQ_REL); }
+    static inline long team_load(team_atom_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static inline void team_store(team_atom_t* p, long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline void team_relax(void) {
+    #if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+    #endif
+    }
+    static inline void team_yield(void) { sched_yield(); }
+    #if defined(__linux__)
+    static inline int team_cpu(void) { return sched_getcpu(); }
+    #else
+    static inline int team_cpu(void) { return -1; }
+    #endif
+    static inline double team_wall(void) {
+        struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    }
+    static inline double team_now(void) {
+        struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    }
+    #endif
+    /* a waiting thread spins for TEAM_SPIN_SECONDS, then yields its core at every check: a
+       yield hands the core to any other runnable task for a whole time slice (milliseconds),
+       so yielding within the ordinary skew of a team (microseconds) would turn each
+       barrier on a busy machine into a time slice; *since is the start of the long wait */
+    #define TEAM_SPIN_SECONDS 2e-4
+    static inline void team_pause(int spins, double* since) {
+        if (spins < 256) { team_relax(); return; }
+        if (*since == 0.0) *since = team_wall();
+        if (team_wall() - *since < TEAM_SPIN_SECONDS) team_relax(); else team_yield();
+    }
+    /* sense-reversing barrier; each thread notes the core it arrived on: a waiting thread
+       that shares its core with a teammate yields at once (spinning would only delay the
+       teammate it waits for, which the scheduler placed on the same core) */
+    #define TEAM_THREADS 8
+    typedef struct {
+        team_atom_t count; team_atom_t sense; long n; volatile int cpu[TEAM_THREADS];
+    } team_barrier_t;
+    static void team_barrier_init(team_barrier_t* b, long n) {
+        int k;
+        b->count = 0; b->sense = 0; b->n = n;
+        for (k = 0; k < TEAM_THREADS; k++) b->cpu[k] = -1;
+    }
+    static int team_shares_core(team_barrier_t* b, int tid, int cpu) {
+        int k;
+        if (cpu < 0) return 0;
+        for (k = 0; k < b->n; k++)
+            if (k != tid && b->cpu[k] == cpu) return 1;
+        return 0;
+    }
+    static void team_barrier_wait(team_barrier_t* b, int* local_sense, int tid) {
+        long s = 1 - *local_sense;
+        int spins = 0, cpu = team_cpu();
+        double since = 0.0;
+        *local_sense = (int)s;
+        b->cpu[tid] = cpu;
+        if (team_inc(&b->count) == b->n) {
+            team_store(&b->count, 0);
+            team_store(&b->sense, s);
+            return;
+        }
+        while (team_load(&b->sense) != s) {
+            if ((++spins & 31) == 0 && team_shares_core(b, tid, cpu)) {
+                team_yield();
+                b->cpu[tid] = cpu = team_cpu();
+            } else {
+                team_pause(spins, &since);
+            }
+        }
+    }
+    /* start gate: the workers check in and wait; the caller opens the gate (1) when all
+       checked in within the timeout, else closes it (-1) and the team runs without them */
+    typedef struct { team_atom_t started; team_atom_t go; } team_gate_t;
+    static void team_gate_init(team_gate_t* g) { g->started = 0; g->go = 0; }
+    static long team_gate_checkin(team_gate_t* g) {
+        int spins = 0;
+        double since = 0.0;
+        long go;
+        team_inc(&g->started);
+        while ((go = team_load(&g->go)) == 0) team_pause(++spins, &since);
+        return go;
+    }
+    static long team_gate_open(team_gate_t* g, long n_workers, double timeout) {
+        double end = team_wall() + timeout, since = 0.0;
+        int spins = 0;
+        while (team_load(&g->started) < n_workers) {
+            if (team_wall() > end) { team_store(&g->go, -1); return 0; }
+            team_pause(++spins, &since);
+        }
+        team_store(&g->go, 1);
+        return 1;
+    }
+    /* a full pass on a team: every thread claims the next block (then the next column
+       chunk) until none is left; which thread runs a block does not change its sums */
+    typedef struct {
+        team_atom_t next_block; team_atom_t done_blocks;
+        team_atom_t next_chunk; team_atom_t done_chunks;
+    } pass_team_t;
+    static void pass_team_init(pass_team_t* t) {
+        t->next_block = 0; t->done_blocks = 0; t->next_chunk = 0; t->done_chunks = 0;
+    }
+    static inline long pass_claim(team_atom_t* c) { return team_inc(c) - 1; }
+    static inline void pass_done(team_atom_t* c) { team_inc(c); }
+    static void pass_wait(team_atom_t* c, long n) {
+        int spins = 0;
+        double since = 0.0;
+        while (team_load(c) < n) team_pause(++spins, &since);
+    }
+    """
+    ctypedef struct team_barrier_t:
+        long n
+    void team_barrier_init(team_barrier_t* b, long n) noexcept nogil
+    void team_barrier_wait(team_barrier_t* b, int* local_sense, int tid) noexcept nogil
+    ctypedef struct team_gate_t:
+        long go
+    void team_gate_init(team_gate_t* g) noexcept nogil
+    long team_gate_checkin(team_gate_t* g) noexcept nogil
+    long team_gate_open(team_gate_t* g, long n_workers, double timeout) noexcept nogil
+    double team_now() noexcept nogil
+    double team_wall() noexcept nogil
+    ctypedef long team_atom_t
+    ctypedef struct pass_team_t:
+        team_atom_t next_block
+        team_atom_t done_blocks
+        team_atom_t next_chunk
+        team_atom_t done_chunks
+    void pass_team_init(pass_team_t* t) noexcept nogil
+    long pass_claim(team_atom_t* c) noexcept nogil
+    void pass_done(team_atom_t* c) noexcept nogil
+    void pass_wait(team_atom_t* c, long n) noexcept nogil
+
+
 # ---------------------------------------------------------------------------------------------
 # per-head tables and inner-loop settings
 
@@ -491,6 +649,8 @@ cdef class HeadTables:
     cdef double* cur_dl
     cdef double* cur_z
     cdef double* cur_grad
+    cdef pass_team_t team         # the pass in progress on the executor's threads
+    cdef Py_ssize_t team_chunks   # its column chunks (0: the columns are summed after it)
 
     def __init__(self, RowDataset ds, const double[::1] y, const double[::1] sample_weight,
                  MarginLoss loss, double alpha, double alpha_b, bint fit_intercept,
@@ -550,7 +710,6 @@ cdef class HeadTables:
         # the column sums of the blocks' gradients (O(n_blocks d)) are split over threads
         # too when d is large; each column is summed in block order whatever the split
         cdef bint split = d >= 2 * REDUCE_COLUMNS
-        cdef Py_ssize_t n_chunks = min(self.n_threads, d // REDUCE_COLUMNS) if split else 1
         self.cur_grad = &grad[0]
         if self.executor is None or self.n_blocks == 1:
             with nogil:
@@ -563,14 +722,23 @@ cdef class HeadTables:
                 if _profiling:
                     _add_parallel(team_now() - start)
         else:
-            for _ in self.executor.map(self._run_block, range(self.n_blocks)):
-                pass
-            if split and n_chunks > 1:
-                for _ in self.executor.map(self._run_columns, range(n_chunks),
-                                           [n_chunks] * n_chunks):
-                    pass
-            elif split:
-                self._run_columns(0, 1)
+            # the caller and n_threads - 1 workers claim the blocks, then the column
+            # chunks (each column summed in block order, whatever the chunks): one task per
+            # worker instead of one per block, and the caller works too
+            pass_team_init(&self.team)
+            self.team_chunks = min(2 * self.n_threads, d // REDUCE_COLUMNS) if split else 0
+            workers = [self.executor.submit(self._pass_worker)
+                       for _ in range(min(self.n_threads, self.n_blocks) - 1)]
+            try:
+                with nogil:
+                    self._pass_work()
+                    pass_wait(&self.team.done_blocks, self.n_blocks)
+                    pass_wait(&self.team.done_chunks, self.team_chunks)
+            finally:
+                # a worker that has not started is not needed any more
+                for future in workers:
+                    if not future.cancel():
+                        future.result()
         with nogil:
             if not split:
                 self._columns(0, 1)
@@ -579,9 +747,29 @@ cdef class HeadTables:
                                 &grad[0])
         return obj
 
-    def _run_columns(self, Py_ssize_t c, Py_ssize_t n_chunks):
+    def _pass_worker(self):
         with nogil:
-            self._columns(c, n_chunks)
+            self._pass_work()
+
+    cdef void _pass_work(self) noexcept nogil:
+        """One thread of a full pass on the executor: blocks, then column chunks, claimed
+        one at a time until none is left."""
+        cdef long k
+        while True:
+            k = pass_claim(&self.team.next_block)
+            if k >= self.n_blocks:
+                break
+            self._block(k)
+            pass_done(&self.team.done_blocks)
+        if self.team_chunks == 0:
+            return
+        pass_wait(&self.team.done_blocks, self.n_blocks)
+        while True:
+            k = pass_claim(&self.team.next_chunk)
+            if k >= self.team_chunks:
+                break
+            self._columns(k, self.team_chunks)
+            pass_done(&self.team.done_chunks)
 
     cdef void _columns(self, Py_ssize_t c, Py_ssize_t n_chunks) noexcept nogil:
         """grad[j] = sum of the blocks' parts[:, j] in block order + alpha x[j], for the
@@ -595,10 +783,6 @@ cdef class HeadTables:
             for k in range(self.n_blocks):
                 acc += parts[k * D + j]
             self.cur_grad[j] = acc + self.alpha * self.cur_x[j]
-
-    def _run_block(self, Py_ssize_t k):
-        with nogil:
-            self._block(k)
 
     cdef void _block(self, Py_ssize_t k) noexcept nogil:
         cdef Py_ssize_t n = self.ds.rows.n_samples, j
@@ -735,137 +919,6 @@ cdef inline double reduce_blocks(const double* parts, const double* sums, Py_ssi
 # thread count), each block's partial sums go to a shared buffer, and after a barrier every
 # thread adds the partials in block order (the scalar logic is then replicated, identical in
 # every thread).  So the result is bitwise the same for any number of threads.
-
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #include <windows.h>
-    typedef volatile long team_atom_t;
-    static __inline long team_inc(team_atom_t* p) { return InterlockedIncrement(p); }
-    static __inline long team_load(team_atom_t* p) { return InterlockedCompareExchange(p, 0, 0); }
-    static __inline void team_store(team_atom_t* p, long v) { InterlockedExchange(p, v); }
-    static __inline void team_relax(void) { YieldProcessor(); }
-    static __inline void team_yield(void) { SwitchToThread(); }
-    static __inline int team_cpu(void) { return (int)GetCurrentProcessorNumber(); }
-    static __inline double team_wall(void) {
-        LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
-        return (double)c.QuadPart / (double)f.QuadPart;
-    }
-    static __inline double team_now(void) {
-        LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
-        return (double)c.QuadPart / (double)f.QuadPart;
-    }
-    #else
-    #include <sched.h>
-    #include <time.h>
-    typedef volatile long team_atom_t;
-    static inline long team_inc(team_atom_t* p) { return __atomic_add_fetch(p, 1, __ATOMIC_ACQ_REL); }
-    static inline long team_load(team_atom_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-    static inline void team_store(team_atom_t* p, long v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-    static inline void team_relax(void) {
-    #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-    #endif
-    }
-    static inline void team_yield(void) { sched_yield(); }
-    #if defined(__linux__)
-    static inline int team_cpu(void) { return sched_getcpu(); }
-    #else
-    static inline int team_cpu(void) { return -1; }
-    #endif
-    static inline double team_wall(void) {
-        struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
-        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-    }
-    static inline double team_now(void) {
-        struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-    }
-    #endif
-    /* a waiting thread spins for TEAM_SPIN_SECONDS, then yields its core at every check: a
-       yield hands the core to any other runnable task for a whole time slice (milliseconds),
-       so yielding within the ordinary skew of a team (microseconds) would turn each
-       barrier on a busy machine into a time slice; *since is the start of the long wait */
-    #define TEAM_SPIN_SECONDS 2e-4
-    static inline void team_pause(int spins, double* since) {
-        if (spins < 256) { team_relax(); return; }
-        if (*since == 0.0) *since = team_wall();
-        if (team_wall() - *since < TEAM_SPIN_SECONDS) team_relax(); else team_yield();
-    }
-    /* sense-reversing barrier; each thread notes the core it arrived on: a waiting thread
-       that shares its core with a teammate yields at once (spinning would only delay the
-       teammate it waits for, which the scheduler placed on the same core) */
-    #define TEAM_THREADS 8
-    typedef struct {
-        team_atom_t count; team_atom_t sense; long n; volatile int cpu[TEAM_THREADS];
-    } team_barrier_t;
-    static void team_barrier_init(team_barrier_t* b, long n) {
-        int k;
-        b->count = 0; b->sense = 0; b->n = n;
-        for (k = 0; k < TEAM_THREADS; k++) b->cpu[k] = -1;
-    }
-    static int team_shares_core(team_barrier_t* b, int tid, int cpu) {
-        int k;
-        if (cpu < 0) return 0;
-        for (k = 0; k < b->n; k++)
-            if (k != tid && b->cpu[k] == cpu) return 1;
-        return 0;
-    }
-    static void team_barrier_wait(team_barrier_t* b, int* local_sense, int tid) {
-        long s = 1 - *local_sense;
-        int spins = 0, cpu = team_cpu();
-        double since = 0.0;
-        *local_sense = (int)s;
-        b->cpu[tid] = cpu;
-        if (team_inc(&b->count) == b->n) {
-            team_store(&b->count, 0);
-            team_store(&b->sense, s);
-            return;
-        }
-        while (team_load(&b->sense) != s) {
-            if ((++spins & 31) == 0 && team_shares_core(b, tid, cpu)) {
-                team_yield();
-                b->cpu[tid] = cpu = team_cpu();
-            } else {
-                team_pause(spins, &since);
-            }
-        }
-    }
-    /* start gate: the workers check in and wait; the caller opens the gate (1) when all
-       checked in within the timeout, else closes it (-1) and the team runs without them */
-    typedef struct { team_atom_t started; team_atom_t go; } team_gate_t;
-    static void team_gate_init(team_gate_t* g) { g->started = 0; g->go = 0; }
-    static long team_gate_checkin(team_gate_t* g) {
-        int spins = 0;
-        double since = 0.0;
-        long go;
-        team_inc(&g->started);
-        while ((go = team_load(&g->go)) == 0) team_pause(++spins, &since);
-        return go;
-    }
-    static long team_gate_open(team_gate_t* g, long n_workers, double timeout) {
-        double end = team_wall() + timeout, since = 0.0;
-        int spins = 0;
-        while (team_load(&g->started) < n_workers) {
-            if (team_wall() > end) { team_store(&g->go, -1); return 0; }
-            team_pause(++spins, &since);
-        }
-        team_store(&g->go, 1);
-        return 1;
-    }
-    """
-    ctypedef struct team_barrier_t:
-        long n
-    void team_barrier_init(team_barrier_t* b, long n) noexcept nogil
-    void team_barrier_wait(team_barrier_t* b, int* local_sense, int tid) noexcept nogil
-    ctypedef struct team_gate_t:
-        long go
-    void team_gate_init(team_gate_t* g) noexcept nogil
-    long team_gate_checkin(team_gate_t* g) noexcept nogil
-    long team_gate_open(team_gate_t* g, long n_workers, double timeout) noexcept nogil
-    double team_now() noexcept nogil
-    double team_wall() noexcept nogil
-
 
 cdef enum:
     TEAM_MAX = 8        # most blocks of a partition (and most threads of a team)
