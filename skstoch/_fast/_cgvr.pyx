@@ -18,12 +18,12 @@ Python entry points check every array length first.
 """
 import numpy as np
 
-from libc.math cimport fabs, sqrt, isfinite
+from libc.math cimport fabs, sqrt, isfinite, exp, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
                         row_value, dense_dot, dense_axpy)
-from ._loss cimport MarginLoss, sum_along_line
+from ._loss cimport MarginLoss, LogLoss, sum_along_line
 from ._random cimport rng_state, rng_init, rng_randint, rng_uniform
 
 cdef enum:
@@ -1089,6 +1089,40 @@ cdef struct phi_t:
     double lin
     me_t* me            # NULL: one sequential sum; else the sum over nblk fixed blocks
     Py_ssize_t nblk
+    bint logistic       # the loss is LogLoss (see log_along_line)
+
+
+cdef inline double log_along_line(const double* m, const double* dm, const double* y,
+                                  const double* s, Py_ssize_t n, double t,
+                                  double* d1) noexcept nogil:
+    """``sum_along_line`` of ``LogLoss`` (value and first derivative) with one exp per row
+    instead of two: its loss and its derivative take the exp of the same argument, so the
+    sums are bitwise the same."""
+    cdef double value = 0.0, a1 = 0.0, q, z, e, yi
+    cdef Py_ssize_t i
+    for i in range(n):
+        q = m[i] + t * dm[i]
+        yi = y[i]
+        z = yi * q
+        if z > 0:
+            e = exp(-z)
+            value += s[i] * log1p(e)
+            a1 += s[i] * (-yi * (e / (1.0 + e))) * dm[i]
+        else:
+            e = exp(z)
+            value += s[i] * (-z + log1p(e))
+            a1 += s[i] * (-yi * (1.0 / (1.0 + e))) * dm[i]
+    d1[0] = a1
+    return value
+
+
+cdef inline double line_sum(const phi_t* P, MarginLoss loss, Py_ssize_t lo, Py_ssize_t hi,
+                            double a, double* d1) noexcept nogil:
+    """Rows lo..hi-1 of P along the line at a: the loss sum, its derivative to d1."""
+    if P.logistic:
+        return log_along_line(P.z + lo, P.q + lo, P.y + lo, P.s + lo, hi - lo, a, d1)
+    return sum_along_line(loss, P.z + lo, P.q + lo, P.y + lo, P.s + lo, hi - lo, a, True, d1,
+                          NULL)
 
 
 cdef inline double phi_finish(const phi_t* P, double a, double v, double dv,
@@ -1106,8 +1140,7 @@ cdef inline void phi_partials(const phi_t* P, MarginLoss loss, double a, double*
     for k in range(first_block(P.me, P.nblk), end_block(P.me, P.nblk)):
         lo = k * P.n // P.nblk
         hi = (k + 1) * P.n // P.nblk
-        buf[k * W] = sum_along_line(loss, P.z + lo, P.q + lo, P.y + lo, P.s + lo, hi - lo, a,
-                                    True, &dv, NULL)
+        buf[k * W] = line_sum(P, loss, lo, hi, a, &dv)
         buf[k * W + 1] = dv
 
 
@@ -1115,7 +1148,7 @@ cdef double phi_value(phi_t* P, MarginLoss loss, double a, double* deriv) noexce
     cdef double dv, v
     cdef double out[2]
     if P.me == NULL:
-        v = sum_along_line(loss, P.z, P.q, P.y, P.s, P.n, a, True, &dv, NULL)
+        v = line_sum(P, loss, 0, P.n, a, &dv)
         return phi_finish(P, a, v, dv, deriv)
     team_begin(P.me)
     phi_partials(P, loss, a, team_buf(P.me), 2)
@@ -1196,7 +1229,8 @@ def line_search_margins(CGOptions options, MarginLoss loss, const double[::1] z,
     _check_length("q", q.shape[0], n)
     _check_length("y", y.shape[0], n)
     _check_length("s", s.shape[0], n)
-    cdef phi_t P = phi_t(&z[0], &q[0], &y[0], &s[0], n, r0, rpp, lin, NULL, 1)
+    cdef phi_t P = phi_t(&z[0], &q[0], &y[0], &s[0], n, r0, rpp, lin, NULL, 1,
+                         type(loss) is LogLoss)
     cdef double phi0, dphi0, a = 0.0
     cdef int n_evals = 0, failed = 0
     with nogil:
@@ -1455,7 +1489,7 @@ cdef class _InnerTeam:
     cdef Py_ssize_t acc_stride
     cdef Py_ssize_t n, d, b, inner_iter, kb, kn, kd
     cdef double alpha, alpha_b, step_max
-    cdef bint fit_intercept, full_batch, option_two
+    cdef bint fit_intercept, full_batch, option_two, logistic
     cdef int beta_rule, ls_mode
     cdef const wolfe_t* wolfe
     cdef uint64_t seed, stream, counter
@@ -1748,9 +1782,10 @@ cdef class _InnerTeam:
         cdef int nnz
         cdef phi_t P
         if self.ls_mode == LS_FULL:
-            P = phi_t(self.z_full, self.q_full, self.y, self.sw_n, n, 0.0, 0.0, 0.0, &me, kn)
+            P = phi_t(self.z_full, self.q_full, self.y, self.sw_n, n, 0.0, 0.0, 0.0, &me, kn,
+                      self.logistic)
         else:
-            P = phi_t(zS, qS, self.yS, self.sS, b, 0.0, 0.0, 0.0, &me, kb)
+            P = phi_t(zS, qS, self.yS, self.sS, b, 0.0, 0.0, 0.0, &me, kb, self.logistic)
         rng_init(&rng, self.seed, self.stream, self.counter)
         if self.option_two:
             tau = rng_randint(&rng, self.inner_iter)
@@ -2131,6 +2166,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.qR = &qR[0] if qR is not None else NULL
     S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own, segs, qR)
     S.X, S.loss = X, tables.loss
+    S.logistic = type(tables.loss) is LogLoss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
     S.x, S.g, S.p, S.steps = &x[0], &g[0], &p[0], &steps[0]
