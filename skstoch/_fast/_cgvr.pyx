@@ -722,23 +722,17 @@ cdef class HeadTables:
                 if _profiling:
                     _add_parallel(team_now() - start)
         else:
-            # the caller and n_threads - 1 workers claim the blocks, then the column
-            # chunks (each column summed in block order, whatever the chunks): one task per
-            # worker instead of one per block, and the caller works too
+            # n_threads workers claim the blocks, then the column chunks (each column
+            # summed in block order, whatever the chunks): one task per worker instead of
+            # one per block and per chunk.  The caller waits: on a busy machine a team of
+            # the caller and n_threads - 1 workers measured slower in fits (its worker got
+            # the other core late, after the inner loop's team had used it)
             pass_team_init(&self.team)
             self.team_chunks = min(2 * self.n_threads, d // REDUCE_COLUMNS) if split else 0
             workers = [self.executor.submit(self._pass_worker)
-                       for _ in range(min(self.n_threads, self.n_blocks) - 1)]
-            try:
-                with nogil:
-                    self._pass_work()
-                    pass_wait(&self.team.done_blocks, self.n_blocks)
-                    pass_wait(&self.team.done_chunks, self.team_chunks)
-            finally:
-                # a worker that has not started is not needed any more
-                for future in workers:
-                    if not future.cancel():
-                        future.result()
+                       for _ in range(min(self.n_threads, self.n_blocks))]
+            for future in workers:
+                future.result()
         with nogil:
             if not split:
                 self._columns(0, 1)
