@@ -326,6 +326,26 @@ def test_logistic_line_sums_are_those_of_the_loss(rng):
     assert phi0 == value and dphi0 == d1
 
 
+def test_logistic_full_pass_is_that_of_the_loss(rng):
+    # the full pass takes the log-loss and its derivative with one exp per row: the same
+    # bits as the loss's own (one block of rows: the loss summed in row order)
+    n, d = 300, 5
+    X = rng.randn(n, d) * 4
+    X[:3] = [[0.0] * d, [300.0] * d, [-300.0] * d]
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    sw = rng.rand(n)
+    x = np.append(rng.randn(d), 0.0)
+    grad, dl, z = np.empty(d + 1), np.empty(n), np.empty(n)
+    f = _cgvr.HeadTables(make_dataset(X), y, sw, LogLoss(), 0.0, 0.0, True).objective_gradient(
+        x, grad, dl, z)
+    loss = LogLoss()
+    np.testing.assert_array_equal(dl, loss.dloss_array(z, y))
+    total = 0.0
+    for s_i, l_i in zip(sw, loss.loss_array(z, y)):
+        total += s_i * l_i
+    assert f == total * (1.0 / n)
+
+
 # ----------------------------------------------------------------------------- shared loop
 
 

@@ -631,6 +631,7 @@ cdef class HeadTables:
     cdef const double[::1] sw
     cdef object sw_n              # s_i / n, made on first use (line searches on f itself)
     cdef MarginLoss loss
+    cdef bint logistic            # loss is LogLoss (see log_loss_d)
     cdef double alpha, alpha_b
     cdef bint fit_intercept
     cdef uint64_t seed, stream
@@ -661,6 +662,7 @@ cdef class HeadTables:
         _check_length("y", y.shape[0], n)
         _check_length("sample_weight", sample_weight.shape[0], n)
         self.ds, self.y, self.sw, self.loss = ds, y, sample_weight, loss
+        self.logistic = type(loss) is LogLoss
         self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
         self.seed, self.stream = seed, stream
         self.n_blocks = n_blocks(n)
@@ -784,7 +786,8 @@ cdef class HeadTables:
         cdef double* part = &self.parts[k, 0]
         for j in range(self.ds.rows.n_features + 1):
             part[j] = 0.0
-        block_pass(&self.ds.rows, start, end, &self.y[0], &self.sw[0], self.loss, self.cur_x,
+        block_pass(&self.ds.rows, start, end, &self.y[0], &self.sw[0], self.loss,
+                   self.logistic, self.cur_x,
                    part, self.cur_dl, self.cur_z, &self.sums[k, 0])
 
 
@@ -864,10 +867,12 @@ cpdef Py_ssize_t n_blocks(Py_ssize_t n):
 
 
 cdef inline void block_pass(const rows_t* X, Py_ssize_t start, Py_ssize_t end, const double* y,
-                            const double* sw, MarginLoss loss, const double* x, double* part,
-                            double* dl, double* z, double* sums) noexcept nogil:
+                            const double* sw, MarginLoss loss, bint logistic,
+                            const double* x, double* part, double* dl, double* z,
+                            double* sums) noexcept nogil:
     """Rows start..end-1 of a full pass: part += sum s_i loss'_i X_i / n (part zeroed by the
-    caller), sums = (sum s_i loss_i, sum s_i loss'_i / n); dl_i = loss'(z_i, y_i), z_i = X_i x."""
+    caller), sums = (sum s_i loss_i, sum s_i loss'_i / n); dl_i = loss'(z_i, y_i), z_i = X_i x
+    (logistic: loss is LogLoss, by log_loss_d)."""
     cdef Py_ssize_t d = X.n_features, i
     cdef rowvals_t data
     cdef const int32_t* indices
@@ -876,8 +881,11 @@ cdef inline void block_pass(const rows_t* X, Py_ssize_t start, Py_ssize_t end, c
     for i in range(start, end):
         nnz = dataset_row(X, i, &data, &indices)
         zi = fast_dot(data, indices, nnz, x) + x[d]
-        total += sw[i] * loss.loss(zi, y[i])
-        di = loss.dloss(zi, y[i])
+        if logistic:
+            total += sw[i] * log_loss_d(zi, y[i], &di)
+        else:
+            total += sw[i] * loss.loss(zi, y[i])
+            di = loss.dloss(zi, y[i])
         dl[i] = di
         if z != NULL:
             z[i] = zi
@@ -1086,26 +1094,30 @@ cdef struct phi_t:
     bint logistic       # the loss is LogLoss (see log_along_line)
 
 
+cdef inline double log_loss_d(double p, double y, double* dl) noexcept nogil:
+    """``LogLoss().loss(p, y)``, and its ``dloss(p, y)`` to dl, with one exp instead of
+    two: both take the exp of the same argument, so the values are bitwise the same."""
+    cdef double z = y * p, e
+    if z > 0:
+        e = exp(-z)
+        dl[0] = -y * (e / (1.0 + e))
+        return log1p(e)
+    e = exp(z)
+    dl[0] = -y * (1.0 / (1.0 + e))
+    return -z + log1p(e)
+
+
 cdef inline double log_along_line(const double* m, const double* dm, const double* y,
                                   const double* s, Py_ssize_t n, double t,
                                   double* d1) noexcept nogil:
-    """``sum_along_line`` of ``LogLoss`` (value and first derivative) with one exp per row
-    instead of two: its loss and its derivative take the exp of the same argument, so the
-    sums are bitwise the same."""
-    cdef double value = 0.0, a1 = 0.0, q, z, e, yi
+    """``sum_along_line`` of ``LogLoss`` (value and first derivative) by ``log_loss_d``:
+    the same sums."""
+    cdef double value = 0.0, a1 = 0.0, li, di
     cdef Py_ssize_t i
     for i in range(n):
-        q = m[i] + t * dm[i]
-        yi = y[i]
-        z = yi * q
-        if z > 0:
-            e = exp(-z)
-            value += s[i] * log1p(e)
-            a1 += s[i] * (-yi * (e / (1.0 + e))) * dm[i]
-        else:
-            e = exp(z)
-            value += s[i] * (-z + log1p(e))
-            a1 += s[i] * (-yi * (1.0 / (1.0 + e))) * dm[i]
+        li = log_loss_d(m[i] + t * dm[i], y[i], &di)
+        value += s[i] * li
+        a1 += s[i] * di * dm[i]
     d1[0] = a1
     return value
 
