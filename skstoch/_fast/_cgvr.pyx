@@ -1613,7 +1613,9 @@ cdef class _InnerTeam:
         cdef double zq, qq
         cdef int32_t c_lo = <int32_t>feature_edge(fb0, d, kd)
         cdef Py_ssize_t c_hi = feature_edge(fb1, d, kd)
-        cdef bint upper = fb0 > 0 and 2 * c_lo >= d
+        # shares of the columns below this thread's (estimates of places in a row)
+        cdef double f_lo = c_lo / <double>d if d > 0 else 0.0
+        cdef double f_hi = c_hi / <double>d if d > 0 else 1.0
         cdef int32_t edges[TEAM_MAX + 1]
         for i in range(kd + 1):
             edges[i] = <int32_t>feature_edge(i, d, kd)
@@ -1642,8 +1644,8 @@ cdef class _InnerTeam:
                 row = rows[k] if rows != NULL else k
                 lo = X.indptr[row]
                 hi = X.indptr[row + 1]
-                e = lo + (hi - lo) * c_hi // d if d > 0 else hi
-                lo += (hi - lo) * c_lo // d if d > 0 else 0
+                e = lo + <Py_ssize_t>((hi - lo) * f_hi)
+                lo += <Py_ssize_t>((hi - lo) * f_lo)
                 cg_prefetch(X.indices + lo, 4 * (e - lo) + 64)
                 if X.data32 != NULL:
                     cg_prefetch(X.data32 + lo, 4 * (e - lo) + 64)
@@ -1654,23 +1656,17 @@ cdef class _InnerTeam:
             row = rows[k] if rows != NULL else k
             s = X.indptr[row]
             end = X.indptr[row + 1]
-            # first entry of the row in column c_lo or after: from the row's end when this
-            # thread's columns are the upper half (it reads only its own entries), else by
-            # bisection
-            if upper:
-                lo = end
-                while lo > s and ind[lo - 1] >= c_lo:
-                    lo -= 1
-                hi = lo
-            else:
-                lo = s
-                hi = end if c_lo > 0 else s
-            while lo < hi:
-                e = (lo + hi) >> 1
-                if ind[e] < c_lo:
-                    lo = e + 1
+            # first entry of the row in column c_lo or after: searched from its estimate
+            # (the row's entries spread over the columns), a few entries away
+            lo = s
+            if c_lo > 0:
+                lo = s + <Py_ssize_t>((end - s) * f_lo)
+                if lo >= end or ind[lo] >= c_lo:
+                    while lo > s and ind[lo - 1] >= c_lo:
+                        lo -= 1
                 else:
-                    hi = e
+                    while lo < end and ind[lo] < c_lo:
+                        lo += 1
             # the row's entries from lo, by block (s: the row's start)
             if X.data32 != NULL:
                 e = s + cg_wsegs_s32(X.data32 + s, ind + s, <int>(lo - s), <int>(end - s),
