@@ -312,6 +312,40 @@ def test_line_search_satisfies_strong_wolfe(rng):
     assert a == 0.0
 
 
+def test_logistic_line_sums_are_those_of_the_loss(rng):
+    # the line search sums the log-loss and its derivative with one exp per margin: the
+    # same bits as the loss's own sums (margins of both signs, large ones and zeros)
+    z = np.concatenate([rng.randn(200) * 3, [0.0, -0.0, 40.0, -40.0, 800.0, -800.0]])
+    q = np.concatenate([rng.randn(200), [1.0, -1.0, 0.5, -0.5, 2.0, -2.0]])
+    y = np.where(rng.rand(z.size) < 0.5, 1.0, -1.0)
+    s = rng.rand(z.size)
+    loss = LogLoss()
+    _, phi0, dphi0, *_ = _cgvr.line_search_margins(_cgvr.CGOptions(), loss, z, q, y, s, 0.0,
+                                                   0.0, 0.0, np.inf)
+    value, d1, _ = loss.along_line(z, q, y, s, 0.0)
+    assert phi0 == value and dphi0 == d1
+
+
+def test_logistic_full_pass_is_that_of_the_loss(rng):
+    # the full pass takes the log-loss and its derivative with one exp per row: the same
+    # bits as the loss's own (one block of rows: the loss summed in row order)
+    n, d = 300, 5
+    X = rng.randn(n, d) * 4
+    X[:3] = [[0.0] * d, [300.0] * d, [-300.0] * d]
+    y = np.where(rng.rand(n) < 0.5, 1.0, -1.0)
+    sw = rng.rand(n)
+    x = np.append(rng.randn(d), 0.0)
+    grad, dl, z = np.empty(d + 1), np.empty(n), np.empty(n)
+    f = _cgvr.HeadTables(make_dataset(X), y, sw, LogLoss(), 0.0, 0.0, True).objective_gradient(
+        x, grad, dl, z)
+    loss = LogLoss()
+    np.testing.assert_array_equal(dl, loss.dloss_array(z, y))
+    total = 0.0
+    for s_i, l_i in zip(sw, loss.loss_array(z, y)):
+        total += s_i * l_i
+    assert f == total * (1.0 / n)
+
+
 # ----------------------------------------------------------------------------- shared loop
 
 

@@ -46,8 +46,9 @@ def serial_fraction(X, y, repeats=3):
 
 def timed_fit(X, y, n_jobs):
     """Wall time of a fit and of its sections: (total, full passes, inner loops, the wait
-    shares of the inner-loop teams, coef_)."""
-    sec = {"full": 0.0, "inner": 0.0, "waits": []}
+    shares of the inner-loop teams, coef_, the steps at which their callers went on alone
+    (-1: never))."""
+    sec = {"full": 0.0, "inner": 0.0, "waits": [], "bailed": []}
     full_gradient, cgvr_inner = _driver._Run.full_gradient, _driver._cgvr.cgvr_inner
 
     def full(run, x):
@@ -61,6 +62,7 @@ def timed_fit(X, y, n_jobs):
         out = cgvr_inner(tables, *args)
         sec["inner"] += time.perf_counter() - start
         sec["waits"].append(tables.wait_share)
+        sec["bailed"].append(tables.bailed_at)
         return out
 
     _driver._Run.full_gradient, _driver._cgvr.cgvr_inner = full, inner
@@ -70,7 +72,7 @@ def timed_fit(X, y, n_jobs):
         total = time.perf_counter() - start
     finally:
         _driver._Run.full_gradient, _driver._cgvr.cgvr_inner = full_gradient, cgvr_inner
-    return total, sec["full"], sec["inner"], sec["waits"], clf.coef_
+    return total, sec["full"], sec["inner"], sec["waits"], clf.coef_, sec["bailed"]
 
 
 def report(X, y, desc, repeats=3, s=None):
@@ -86,11 +88,17 @@ def report(X, y, desc, repeats=3, s=None):
     for n_jobs, runs in fits.items():
         print(f"n_jobs={n_jobs}: " + " ".join(f"{r[0]:.3f}" for r in runs) + " s")
         best[n_jobs] = min(runs, key=lambda r: r[0])
-        total, full, inner, waits, _ = best[n_jobs]
+        total, full, inner, waits, _, bailed = best[n_jobs]
         print(f"  fastest: full passes {full:.3f} s, inner loops {inner:.3f} s "
               f"({len(waits)}), rest {total - full - inner:.3f} s"
               + (", team wait shares " + " ".join(f"{w:.2f}" for w in waits)
                  if n_jobs > 1 else ""))
+    alone = [b for r in fits[2] for b in r[5] if b >= 0]
+    if alone:
+        # a team whose caller waited or worked too little in its first steps runs the rest
+        # of that inner loop on one thread (the machine was busy)
+        print(f"  n_jobs=2: {len(alone)} of {sum(len(r[5]) for r in fits[2])} inner loops "
+              f"went on alone (at steps {' '.join(map(str, alone))})")
     speedup = best[1][0] / best[2][0]
     print(f"speedup (best of {repeats}): {speedup:.2f}x")
     if s is None:

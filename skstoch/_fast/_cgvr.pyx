@@ -18,12 +18,12 @@ Python entry points check every array length first.
 """
 import numpy as np
 
-from libc.math cimport fabs, sqrt, isfinite
+from libc.math cimport fabs, sqrt, isfinite, exp, log1p
 from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ._dataset cimport (RowDataset, rows_t, rowvals_t, dataset_row, row_dot, row_axpy,
                         row_value, dense_dot, dense_axpy)
-from ._loss cimport MarginLoss, sum_along_line
+from ._loss cimport MarginLoss, LogLoss, sum_along_line
 from ._random cimport rng_state, rng_init, rng_randint, rng_uniform
 
 cdef enum:
@@ -445,297 +445,7 @@ cdef _check_length(str name, Py_ssize_t got, Py_ssize_t expected):
         raise ValueError(f"{name} has length {got}, expected {expected}")
 
 
-# ---------------------------------------------------------------------------------------------
-# per-head tables and inner-loop settings
-
-
-cdef class HeadTables:
-    """What the kernels read about one head, built once per head.
-
-    Parameters
-    ----------
-    ds : RowDataset
-        The rows of X (CSR: sorted column indices in every row, as ``make_dataset`` makes
-        them; the inner loop's margins split each row by feature blocks).
-    y, sample_weight : ndarray of float64 of shape (n_samples,)
-        Targets and per-sample weights ``s_i``.
-    loss : MarginLoss
-    alpha, alpha_b : float
-        L2 penalties of w and of the intercept b.
-    fit_intercept : bool
-        False keeps the gradient coordinate of b at 0.
-    seed, stream : int
-        The head's stream of the counter-based generator (mini-batches, Option II).
-    """
-
-    cdef RowDataset ds
-    cdef const double[::1] y
-    cdef const double[::1] sw
-    cdef object sw_n              # s_i / n, made on first use (line searches on f itself)
-    cdef MarginLoss loss
-    cdef double alpha, alpha_b
-    cdef bint fit_intercept
-    cdef uint64_t seed, stream
-    # full passes over fixed row blocks (see n_blocks), reduced in block order
-    cdef readonly Py_ssize_t n_blocks
-    cdef double[:, ::1] parts     # per block: the loss part of the gradient (length d + 1)
-    cdef Py_ssize_t stride        # of parts: d + 1 rounded up, plus a 64-byte gap, so that
-                                  # threads on adjacent blocks never write one cache line
-    cdef double[:, ::1] sums      # per block: sum s_i loss_i and the intercept gradient
-    cdef object executor
-    cdef readonly int n_threads   # threads of the executor (1 without one)
-    cdef public int solo_calls    # inner loops to run without a team (it waited too long)
-    cdef readonly double wait_share  # of the last team's caller: wall time waited at barriers
-    cdef readonly int bailed_at      # step at which the last team's caller went on alone, or -1
-    cdef const double* cur_x      # arrays of the pass in progress (read by _block)
-    cdef double* cur_dl
-    cdef double* cur_z
-    cdef double* cur_grad
-
-    def __init__(self, RowDataset ds, const double[::1] y, const double[::1] sample_weight,
-                 MarginLoss loss, double alpha, double alpha_b, bint fit_intercept,
-                 uint64_t seed=0, uint64_t stream=0):
-        cdef Py_ssize_t n = ds.rows.n_samples
-        if n < 1:
-            raise ValueError("the dataset has no rows")
-        _check_length("y", y.shape[0], n)
-        _check_length("sample_weight", sample_weight.shape[0], n)
-        self.ds, self.y, self.sw, self.loss = ds, y, sample_weight, loss
-        self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
-        self.seed, self.stream = seed, stream
-        self.n_blocks = n_blocks(n)
-        self.stride = (ds.rows.n_features + 8) // 8 * 8 + 8
-        self.parts = np.zeros((self.n_blocks, self.stride))
-        self.sums = np.zeros((self.n_blocks, 2))
-        self.executor = None
-        self.n_threads = 1
-        self.bailed_at = -1
-
-    def set_executor(self, executor, n_threads=None):
-        """Run the blocks of the full passes in ``executor`` (a ``ThreadPoolExecutor``; None:
-        in the calling thread) and the inner loops of ``cgvr_inner`` on a team of
-        ``n_threads`` threads (the caller's and ``n_threads - 1`` of the executor, which must
-        have that many idle workers; None: its ``max_workers``).  The blocks and their
-        reduction order do not depend on it, so the results are bitwise the same."""
-        self.executor = executor
-        if executor is None:
-            self.n_threads = 1
-        else:
-            self.n_threads = max(1, int(n_threads if n_threads is not None
-                                        else executor._max_workers))
-
-    @property
-    def full_weights(self):
-        """``s_i / n``, the weights of a line search on f itself."""
-        if self.sw_n is None:
-            self.sw_n = np.asarray(self.sw) / self.ds.rows.n_samples
-        return self.sw_n
-
-    def objective_gradient(self, const double[::1] x, double[::1] grad, double[::1] dl,
-                           double[::1] z=None):
-        """f(x) in one nogil pass; writes grad f(x) (length d + 1), loss'(X_i x, y_i)
-        (length n) and, when ``z`` is given, the margins X_i x (length n)."""
-        cdef Py_ssize_t n = self.ds.rows.n_samples, D = self.ds.rows.n_features + 1
-        _check_length("x", x.shape[0], D)
-        _check_length("grad", grad.shape[0], D)
-        _check_length("dl", dl.shape[0], n)
-        if z is not None:
-            _check_length("z", z.shape[0], n)
-        cdef double obj
-        cdef Py_ssize_t k
-        self.cur_x, self.cur_dl = &x[0], &dl[0]
-        self.cur_z = &z[0] if z is not None else NULL
-        cdef double start = 0.0
-        cdef Py_ssize_t d = D - 1
-        # the column sums of the blocks' gradients (O(n_blocks d)) are split over threads
-        # too when d is large; each column is summed in block order whatever the split
-        cdef bint split = d >= 2 * REDUCE_COLUMNS
-        cdef Py_ssize_t n_chunks = min(self.n_threads, d // REDUCE_COLUMNS) if split else 1
-        self.cur_grad = &grad[0]
-        if self.executor is None or self.n_blocks == 1:
-            with nogil:
-                if _profiling:
-                    start = team_now()
-                for k in range(self.n_blocks):
-                    self._block(k)
-                if split:
-                    self._columns(0, 1)
-                if _profiling:
-                    _add_parallel(team_now() - start)
-        else:
-            for _ in self.executor.map(self._run_block, range(self.n_blocks)):
-                pass
-            if split and n_chunks > 1:
-                for _ in self.executor.map(self._run_columns, range(n_chunks),
-                                           [n_chunks] * n_chunks):
-                    pass
-            elif split:
-                self._run_columns(0, 1)
-        with nogil:
-            if not split:
-                self._columns(0, 1)
-            obj = reduce_blocks(&self.parts[0, 0], &self.sums[0, 0], self.n_blocks, n,
-                                d, &x[0], self.alpha, self.alpha_b, self.fit_intercept,
-                                &grad[0])
-        return obj
-
-    def _run_columns(self, Py_ssize_t c, Py_ssize_t n_chunks):
-        with nogil:
-            self._columns(c, n_chunks)
-
-    cdef void _columns(self, Py_ssize_t c, Py_ssize_t n_chunks) noexcept nogil:
-        """grad[j] = sum of the blocks' parts[:, j] in block order + alpha x[j], for the
-        columns of chunk c of n_chunks."""
-        cdef Py_ssize_t d = self.ds.rows.n_features, j, k
-        cdef Py_ssize_t D = self.stride
-        cdef const double* parts = &self.parts[0, 0]
-        cdef double acc
-        for j in range(c * d // n_chunks, (c + 1) * d // n_chunks):
-            acc = 0.0
-            for k in range(self.n_blocks):
-                acc += parts[k * D + j]
-            self.cur_grad[j] = acc + self.alpha * self.cur_x[j]
-
-    def _run_block(self, Py_ssize_t k):
-        with nogil:
-            self._block(k)
-
-    cdef void _block(self, Py_ssize_t k) noexcept nogil:
-        cdef Py_ssize_t n = self.ds.rows.n_samples, j
-        cdef Py_ssize_t start = k * n // self.n_blocks, end = (k + 1) * n // self.n_blocks
-        cdef double* part = &self.parts[k, 0]
-        for j in range(self.ds.rows.n_features + 1):
-            part[j] = 0.0
-        block_pass(&self.ds.rows, start, end, &self.y[0], &self.sw[0], self.loss, self.cur_x,
-                   part, self.cur_dl, self.cur_z, &self.sums[k, 0])
-
-
-cdef struct wolfe_t:
-    double c1
-    double c2
-    double a_init
-    int max_iter
-    int zoom_iter
-
-
-cdef class CGOptions:
-    """Settings of the CGVR inner loop and of its strong-Wolfe line search, fixed for a fit.
-
-    Parameters
-    ----------
-    inner_iter : int
-        Inner steps m per outer iteration.
-    beta : str
-        A key of ``BETA_RULES``.
-    line_search : str
-        A key of ``LINE_SEARCHES``.
-    c1, c2 : float
-        Strong-Wolfe constants, ``0 < c1 < c2 < 1``.
-    step_init : float
-        First trial step of every line search.
-    ls_max_iter, zoom_max_iter : int
-        Budgets of the bracketing and zoom phases.
-    option_two : bool
-        Option II (w_{k+1} = a random inner iterate) instead of Option I (the last one).
-    """
-
-    cdef Py_ssize_t inner_iter
-    cdef int beta_rule, ls_mode
-    cdef wolfe_t wolfe
-    cdef bint option_two
-
-    def __init__(self, Py_ssize_t inner_iter=50, str beta="PR+", str line_search="vr",
-                 double c1=1e-4, double c2=0.1, double step_init=1.0, int ls_max_iter=20,
-                 int zoom_max_iter=20, bint option_two=False):
-        if inner_iter < 1 or ls_max_iter < 1 or zoom_max_iter < 0:
-            raise ValueError("inner_iter and ls_max_iter must be >= 1, zoom_max_iter >= 0")
-        if beta not in BETA_RULES or line_search not in LINE_SEARCHES:
-            raise ValueError(f"unknown beta rule {beta!r} or line search {line_search!r}")
-        if not (0 < c1 < c2 < 1 and step_init > 0):
-            raise ValueError("the line search needs 0 < c1 < c2 < 1 and step_init > 0")
-        self.inner_iter = inner_iter
-        self.beta_rule = BETA_RULES[beta]
-        self.ls_mode = LINE_SEARCHES[line_search]
-        self.wolfe = wolfe_t(c1, c2, step_init, ls_max_iter, zoom_max_iter)
-        self.option_two = option_two
-
-
-# ---------------------------------------------------------------------------------------------
-# full pass
-
-
-cdef inline double reg_dot(const double* a, const double* b, Py_ssize_t d, double alpha,
-                           double alpha_b) noexcept nogil:
-    """alpha a[:d].b[:d] + alpha_b a[d] b[d]."""
-    return alpha * dense_dot(a, b, d) + alpha_b * a[d] * b[d]
-
-
-# Rows per block of a full pass, and the most blocks: the partition depends on n only
-# (never on the thread count), so a pass gives bitwise the same result for any n_jobs.
-# Below 2 * BLOCK_ROWS rows there is one block (the sequential pass).
-cdef enum:
-    BLOCK_ROWS = 8192
-    MAX_BLOCKS = 16
-    REDUCE_COLUMNS = 4096     # fewest columns per thread of the blocks' column sums
-
-
-cpdef Py_ssize_t n_blocks(Py_ssize_t n):
-    """Number of fixed row blocks of a full pass over n rows."""
-    cdef Py_ssize_t k = n // BLOCK_ROWS
-    return 1 if k < 2 else (MAX_BLOCKS if k > MAX_BLOCKS else k)
-
-
-cdef inline void block_pass(const rows_t* X, Py_ssize_t start, Py_ssize_t end, const double* y,
-                            const double* sw, MarginLoss loss, const double* x, double* part,
-                            double* dl, double* z, double* sums) noexcept nogil:
-    """Rows start..end-1 of a full pass: part += sum s_i loss'_i X_i / n (part zeroed by the
-    caller), sums = (sum s_i loss_i, sum s_i loss'_i / n); dl_i = loss'(z_i, y_i), z_i = X_i x."""
-    cdef Py_ssize_t d = X.n_features, i
-    cdef rowvals_t data
-    cdef const int32_t* indices
-    cdef int nnz
-    cdef double zi, total = 0.0, gb = 0.0, di, inv_n = 1.0 / X.n_samples
-    for i in range(start, end):
-        nnz = dataset_row(X, i, &data, &indices)
-        zi = fast_dot(data, indices, nnz, x) + x[d]
-        total += sw[i] * loss.loss(zi, y[i])
-        di = loss.dloss(zi, y[i])
-        dl[i] = di
-        if z != NULL:
-            z[i] = zi
-        di *= sw[i] * inv_n
-        if di != 0.0:
-            row_axpy(di, data, indices, nnz, part)
-            gb += di
-    sums[0] = total
-    sums[1] = gb
-
-
-cdef inline double reduce_blocks(const double* parts, const double* sums, Py_ssize_t n_blk,
-                                 Py_ssize_t n, Py_ssize_t d, const double* x, double alpha,
-                                 double alpha_b, bint fit_intercept,
-                                 double* grad) noexcept nogil:
-    """Sum the blocks' scalars in block order, add the penalty: return f(x) and write
-    grad[d] (the columns grad[:d] are summed by ``HeadTables._columns``)."""
-    cdef Py_ssize_t k
-    cdef double total = 0.0, gb = 0.0
-    for k in range(n_blk):
-        total += sums[2 * k]
-        gb += sums[2 * k + 1]
-    if fit_intercept:
-        grad[d] = gb + alpha_b * x[d]
-    else:
-        grad[d] = 0.0
-    return total * (1.0 / n) + 0.5 * reg_dot(x, x, d, alpha, alpha_b)
-
-
-# ---------------------------------------------------------------------------------------------
-# thread team of one inner loop: every thread runs the same inner loop; the O(batch) and
-# O(d) work is split over FIXED blocks (their number depends on the sizes only, never on the
-# thread count), each block's partial sums go to a shared buffer, and after a barrier every
-# thread adds the partials in block order (the scalar logic is then replicated, identical in
-# every thread).  So the result is bitwise the same for any number of threads.
-
+# barriers, start gates and clocks of the thread teams (full passes, inner loops)
 cdef extern from *:
     """
     #if defined(_MSC_VER)
@@ -853,6 +563,22 @@ cdef extern from *:
         team_store(&g->go, 1);
         return 1;
     }
+    /* a full pass on a team: every thread claims the next block (then the next column
+       chunk) until none is left; which thread runs a block does not change its sums */
+    typedef struct {
+        team_atom_t next_block; team_atom_t done_blocks;
+        team_atom_t next_chunk; team_atom_t done_chunks;
+    } pass_team_t;
+    static void pass_team_init(pass_team_t* t) {
+        t->next_block = 0; t->done_blocks = 0; t->next_chunk = 0; t->done_chunks = 0;
+    }
+    static inline long pass_claim(team_atom_t* c) { return team_inc(c) - 1; }
+    static inline void pass_done(team_atom_t* c) { team_inc(c); }
+    static void pass_wait(team_atom_t* c, long n) {
+        int spins = 0;
+        double since = 0.0;
+        while (team_load(c) < n) team_pause(++spins, &since);
+    }
     """
     ctypedef struct team_barrier_t:
         long n
@@ -865,7 +591,336 @@ cdef extern from *:
     long team_gate_open(team_gate_t* g, long n_workers, double timeout) noexcept nogil
     double team_now() noexcept nogil
     double team_wall() noexcept nogil
+    ctypedef long team_atom_t
+    ctypedef struct pass_team_t:
+        team_atom_t next_block
+        team_atom_t done_blocks
+        team_atom_t next_chunk
+        team_atom_t done_chunks
+    void pass_team_init(pass_team_t* t) noexcept nogil
+    long pass_claim(team_atom_t* c) noexcept nogil
+    void pass_done(team_atom_t* c) noexcept nogil
+    void pass_wait(team_atom_t* c, long n) noexcept nogil
 
+
+# ---------------------------------------------------------------------------------------------
+# per-head tables and inner-loop settings
+
+
+cdef class HeadTables:
+    """What the kernels read about one head, built once per head.
+
+    Parameters
+    ----------
+    ds : RowDataset
+        The rows of X (CSR: sorted column indices in every row, as ``make_dataset`` makes
+        them; the inner loop's margins split each row by feature blocks).
+    y, sample_weight : ndarray of float64 of shape (n_samples,)
+        Targets and per-sample weights ``s_i``.
+    loss : MarginLoss
+    alpha, alpha_b : float
+        L2 penalties of w and of the intercept b.
+    fit_intercept : bool
+        False keeps the gradient coordinate of b at 0.
+    seed, stream : int
+        The head's stream of the counter-based generator (mini-batches, Option II).
+    """
+
+    cdef RowDataset ds
+    cdef const double[::1] y
+    cdef const double[::1] sw
+    cdef object sw_n              # s_i / n, made on first use (line searches on f itself)
+    cdef MarginLoss loss
+    cdef bint logistic            # loss is LogLoss (see log_loss_d)
+    cdef double alpha, alpha_b
+    cdef bint fit_intercept
+    cdef uint64_t seed, stream
+    # full passes over fixed row blocks (see n_blocks), reduced in block order
+    cdef readonly Py_ssize_t n_blocks
+    cdef double[:, ::1] parts     # per block: the loss part of the gradient (length d + 1)
+    cdef Py_ssize_t stride        # of parts: d + 1 rounded up, plus a 64-byte gap, so that
+                                  # threads on adjacent blocks never write one cache line
+    cdef double[:, ::1] sums      # per block: sum s_i loss_i and the intercept gradient
+    cdef object executor
+    cdef readonly int n_threads   # threads of the executor (1 without one)
+    cdef public int solo_calls    # inner loops to run without a team (it waited too long)
+    cdef readonly double wait_share  # of the last team's caller: wall time waited at barriers
+    cdef readonly int bailed_at      # step at which the last team's caller went on alone, or -1
+    cdef const double* cur_x      # arrays of the pass in progress (read by _block)
+    cdef double* cur_dl
+    cdef double* cur_z
+    cdef double* cur_grad
+    cdef pass_team_t team         # the pass in progress on the executor's threads
+    cdef Py_ssize_t team_chunks   # its column chunks (0: the columns are summed after it)
+
+    def __init__(self, RowDataset ds, const double[::1] y, const double[::1] sample_weight,
+                 MarginLoss loss, double alpha, double alpha_b, bint fit_intercept,
+                 uint64_t seed=0, uint64_t stream=0):
+        cdef Py_ssize_t n = ds.rows.n_samples
+        if n < 1:
+            raise ValueError("the dataset has no rows")
+        _check_length("y", y.shape[0], n)
+        _check_length("sample_weight", sample_weight.shape[0], n)
+        self.ds, self.y, self.sw, self.loss = ds, y, sample_weight, loss
+        self.logistic = type(loss) is LogLoss
+        self.alpha, self.alpha_b, self.fit_intercept = alpha, alpha_b, fit_intercept
+        self.seed, self.stream = seed, stream
+        self.n_blocks = n_blocks(n)
+        self.stride = (ds.rows.n_features + 8) // 8 * 8 + 8
+        self.parts = np.zeros((self.n_blocks, self.stride))
+        self.sums = np.zeros((self.n_blocks, 2))
+        self.executor = None
+        self.n_threads = 1
+        self.bailed_at = -1
+
+    def set_executor(self, executor, n_threads=None):
+        """Run the blocks of the full passes in ``executor`` (a ``ThreadPoolExecutor``; None:
+        in the calling thread) and the inner loops of ``cgvr_inner`` on a team of
+        ``n_threads`` threads (the caller's and ``n_threads - 1`` of the executor, which must
+        have that many idle workers; None: its ``max_workers``).  The blocks and their
+        reduction order do not depend on it, so the results are bitwise the same."""
+        self.executor = executor
+        if executor is None:
+            self.n_threads = 1
+        else:
+            self.n_threads = max(1, int(n_threads if n_threads is not None
+                                        else executor._max_workers))
+
+    @property
+    def full_weights(self):
+        """``s_i / n``, the weights of a line search on f itself."""
+        if self.sw_n is None:
+            self.sw_n = np.asarray(self.sw) / self.ds.rows.n_samples
+        return self.sw_n
+
+    def objective_gradient(self, const double[::1] x, double[::1] grad, double[::1] dl,
+                           double[::1] z=None):
+        """f(x) in one nogil pass; writes grad f(x) (length d + 1), loss'(X_i x, y_i)
+        (length n) and, when ``z`` is given, the margins X_i x (length n)."""
+        cdef Py_ssize_t n = self.ds.rows.n_samples, D = self.ds.rows.n_features + 1
+        _check_length("x", x.shape[0], D)
+        _check_length("grad", grad.shape[0], D)
+        _check_length("dl", dl.shape[0], n)
+        if z is not None:
+            _check_length("z", z.shape[0], n)
+        cdef double obj
+        cdef Py_ssize_t k
+        self.cur_x, self.cur_dl = &x[0], &dl[0]
+        self.cur_z = &z[0] if z is not None else NULL
+        cdef double start = 0.0
+        cdef Py_ssize_t d = D - 1
+        # the column sums of the blocks' gradients (O(n_blocks d)) are split over threads
+        # too when d is large; each column is summed in block order whatever the split
+        cdef bint split = d >= 2 * REDUCE_COLUMNS
+        self.cur_grad = &grad[0]
+        if self.executor is None or self.n_blocks == 1:
+            with nogil:
+                if _profiling:
+                    start = team_now()
+                for k in range(self.n_blocks):
+                    self._block(k)
+                if split:
+                    self._columns(0, 1)
+                if _profiling:
+                    _add_parallel(team_now() - start)
+        else:
+            # n_threads workers claim the blocks, then the column chunks (each column
+            # summed in block order, whatever the chunks): one task per worker instead of
+            # one per block and per chunk.  The caller waits: on a busy machine a team of
+            # the caller and n_threads - 1 workers measured slower in fits (its worker got
+            # the other core late, after the inner loop's team had used it)
+            pass_team_init(&self.team)
+            self.team_chunks = min(2 * self.n_threads, d // REDUCE_COLUMNS) if split else 0
+            workers = [self.executor.submit(self._pass_worker)
+                       for _ in range(min(self.n_threads, self.n_blocks))]
+            for future in workers:
+                future.result()
+        with nogil:
+            if not split:
+                self._columns(0, 1)
+            obj = reduce_blocks(&self.parts[0, 0], &self.sums[0, 0], self.n_blocks, n,
+                                d, &x[0], self.alpha, self.alpha_b, self.fit_intercept,
+                                &grad[0])
+        return obj
+
+    def _pass_worker(self):
+        with nogil:
+            self._pass_work()
+
+    cdef void _pass_work(self) noexcept nogil:
+        """One thread of a full pass on the executor: blocks, then column chunks, claimed
+        one at a time until none is left."""
+        cdef long k
+        while True:
+            k = pass_claim(&self.team.next_block)
+            if k >= self.n_blocks:
+                break
+            self._block(k)
+            pass_done(&self.team.done_blocks)
+        if self.team_chunks == 0:
+            return
+        pass_wait(&self.team.done_blocks, self.n_blocks)
+        while True:
+            k = pass_claim(&self.team.next_chunk)
+            if k >= self.team_chunks:
+                break
+            self._columns(k, self.team_chunks)
+            pass_done(&self.team.done_chunks)
+
+    cdef void _columns(self, Py_ssize_t c, Py_ssize_t n_chunks) noexcept nogil:
+        """grad[j] = sum of the blocks' parts[:, j] in block order + alpha x[j], for the
+        columns of chunk c of n_chunks."""
+        cdef Py_ssize_t d = self.ds.rows.n_features, j, k
+        cdef Py_ssize_t D = self.stride
+        cdef const double* parts = &self.parts[0, 0]
+        cdef double acc
+        for j in range(c * d // n_chunks, (c + 1) * d // n_chunks):
+            acc = 0.0
+            for k in range(self.n_blocks):
+                acc += parts[k * D + j]
+            self.cur_grad[j] = acc + self.alpha * self.cur_x[j]
+
+    cdef void _block(self, Py_ssize_t k) noexcept nogil:
+        cdef Py_ssize_t n = self.ds.rows.n_samples, j
+        cdef Py_ssize_t start = k * n // self.n_blocks, end = (k + 1) * n // self.n_blocks
+        cdef double* part = &self.parts[k, 0]
+        for j in range(self.ds.rows.n_features + 1):
+            part[j] = 0.0
+        block_pass(&self.ds.rows, start, end, &self.y[0], &self.sw[0], self.loss,
+                   self.logistic, self.cur_x,
+                   part, self.cur_dl, self.cur_z, &self.sums[k, 0])
+
+
+cdef struct wolfe_t:
+    double c1
+    double c2
+    double a_init
+    int max_iter
+    int zoom_iter
+
+
+cdef class CGOptions:
+    """Settings of the CGVR inner loop and of its strong-Wolfe line search, fixed for a fit.
+
+    Parameters
+    ----------
+    inner_iter : int
+        Inner steps m per outer iteration.
+    beta : str
+        A key of ``BETA_RULES``.
+    line_search : str
+        A key of ``LINE_SEARCHES``.
+    c1, c2 : float
+        Strong-Wolfe constants, ``0 < c1 < c2 < 1``.
+    step_init : float
+        First trial step of every line search.
+    ls_max_iter, zoom_max_iter : int
+        Budgets of the bracketing and zoom phases.
+    option_two : bool
+        Option II (w_{k+1} = a random inner iterate) instead of Option I (the last one).
+    """
+
+    cdef Py_ssize_t inner_iter
+    cdef int beta_rule, ls_mode
+    cdef wolfe_t wolfe
+    cdef bint option_two
+
+    def __init__(self, Py_ssize_t inner_iter=50, str beta="PR+", str line_search="vr",
+                 double c1=1e-4, double c2=0.1, double step_init=1.0, int ls_max_iter=20,
+                 int zoom_max_iter=20, bint option_two=False):
+        if inner_iter < 1 or ls_max_iter < 1 or zoom_max_iter < 0:
+            raise ValueError("inner_iter and ls_max_iter must be >= 1, zoom_max_iter >= 0")
+        if beta not in BETA_RULES or line_search not in LINE_SEARCHES:
+            raise ValueError(f"unknown beta rule {beta!r} or line search {line_search!r}")
+        if not (0 < c1 < c2 < 1 and step_init > 0):
+            raise ValueError("the line search needs 0 < c1 < c2 < 1 and step_init > 0")
+        self.inner_iter = inner_iter
+        self.beta_rule = BETA_RULES[beta]
+        self.ls_mode = LINE_SEARCHES[line_search]
+        self.wolfe = wolfe_t(c1, c2, step_init, ls_max_iter, zoom_max_iter)
+        self.option_two = option_two
+
+
+# ---------------------------------------------------------------------------------------------
+# full pass
+
+
+cdef inline double reg_dot(const double* a, const double* b, Py_ssize_t d, double alpha,
+                           double alpha_b) noexcept nogil:
+    """alpha a[:d].b[:d] + alpha_b a[d] b[d]."""
+    return alpha * dense_dot(a, b, d) + alpha_b * a[d] * b[d]
+
+
+# Rows per block of a full pass, and the most blocks: the partition depends on n only
+# (never on the thread count), so a pass gives bitwise the same result for any n_jobs.
+# Below 2 * BLOCK_ROWS rows there is one block (the sequential pass).
+cdef enum:
+    BLOCK_ROWS = 8192
+    MAX_BLOCKS = 16
+    REDUCE_COLUMNS = 4096     # fewest columns per thread of the blocks' column sums
+
+
+cpdef Py_ssize_t n_blocks(Py_ssize_t n):
+    """Number of fixed row blocks of a full pass over n rows."""
+    cdef Py_ssize_t k = n // BLOCK_ROWS
+    return 1 if k < 2 else (MAX_BLOCKS if k > MAX_BLOCKS else k)
+
+
+cdef inline void block_pass(const rows_t* X, Py_ssize_t start, Py_ssize_t end, const double* y,
+                            const double* sw, MarginLoss loss, bint logistic,
+                            const double* x, double* part, double* dl, double* z,
+                            double* sums) noexcept nogil:
+    """Rows start..end-1 of a full pass: part += sum s_i loss'_i X_i / n (part zeroed by the
+    caller), sums = (sum s_i loss_i, sum s_i loss'_i / n); dl_i = loss'(z_i, y_i), z_i = X_i x
+    (logistic: loss is LogLoss, by log_loss_d)."""
+    cdef Py_ssize_t d = X.n_features, i
+    cdef rowvals_t data
+    cdef const int32_t* indices
+    cdef int nnz
+    cdef double zi, total = 0.0, gb = 0.0, di, inv_n = 1.0 / X.n_samples
+    for i in range(start, end):
+        nnz = dataset_row(X, i, &data, &indices)
+        zi = fast_dot(data, indices, nnz, x) + x[d]
+        if logistic:
+            total += sw[i] * log_loss_d(zi, y[i], &di)
+        else:
+            total += sw[i] * loss.loss(zi, y[i])
+            di = loss.dloss(zi, y[i])
+        dl[i] = di
+        if z != NULL:
+            z[i] = zi
+        di *= sw[i] * inv_n
+        if di != 0.0:
+            row_axpy(di, data, indices, nnz, part)
+            gb += di
+    sums[0] = total
+    sums[1] = gb
+
+
+cdef inline double reduce_blocks(const double* parts, const double* sums, Py_ssize_t n_blk,
+                                 Py_ssize_t n, Py_ssize_t d, const double* x, double alpha,
+                                 double alpha_b, bint fit_intercept,
+                                 double* grad) noexcept nogil:
+    """Sum the blocks' scalars in block order, add the penalty: return f(x) and write
+    grad[d] (the columns grad[:d] are summed by ``HeadTables._columns``)."""
+    cdef Py_ssize_t k
+    cdef double total = 0.0, gb = 0.0
+    for k in range(n_blk):
+        total += sums[2 * k]
+        gb += sums[2 * k + 1]
+    if fit_intercept:
+        grad[d] = gb + alpha_b * x[d]
+    else:
+        grad[d] = 0.0
+    return total * (1.0 / n) + 0.5 * reg_dot(x, x, d, alpha, alpha_b)
+
+
+# ---------------------------------------------------------------------------------------------
+# thread team of one inner loop: every thread runs the same inner loop; the O(batch) and
+# O(d) work is split over FIXED blocks (their number depends on the sizes only, never on the
+# thread count), each block's partial sums go to a shared buffer, and after a barrier every
+# thread adds the partials in block order (the scalar logic is then replicated, identical in
+# every thread).  So the result is bitwise the same for any number of threads.
 
 cdef enum:
     TEAM_MAX = 8        # most blocks of a partition (and most threads of a team)
@@ -1036,6 +1091,44 @@ cdef struct phi_t:
     double lin
     me_t* me            # NULL: one sequential sum; else the sum over nblk fixed blocks
     Py_ssize_t nblk
+    bint logistic       # the loss is LogLoss (see log_along_line)
+
+
+cdef inline double log_loss_d(double p, double y, double* dl) noexcept nogil:
+    """``LogLoss().loss(p, y)``, and its ``dloss(p, y)`` to dl, with one exp instead of
+    two: both take the exp of the same argument, so the values are bitwise the same."""
+    cdef double z = y * p, e
+    if z > 0:
+        e = exp(-z)
+        dl[0] = -y * (e / (1.0 + e))
+        return log1p(e)
+    e = exp(z)
+    dl[0] = -y * (1.0 / (1.0 + e))
+    return -z + log1p(e)
+
+
+cdef inline double log_along_line(const double* m, const double* dm, const double* y,
+                                  const double* s, Py_ssize_t n, double t,
+                                  double* d1) noexcept nogil:
+    """``sum_along_line`` of ``LogLoss`` (value and first derivative) by ``log_loss_d``:
+    the same sums."""
+    cdef double value = 0.0, a1 = 0.0, li, di
+    cdef Py_ssize_t i
+    for i in range(n):
+        li = log_loss_d(m[i] + t * dm[i], y[i], &di)
+        value += s[i] * li
+        a1 += s[i] * di * dm[i]
+    d1[0] = a1
+    return value
+
+
+cdef inline double line_sum(const phi_t* P, MarginLoss loss, Py_ssize_t lo, Py_ssize_t hi,
+                            double a, double* d1) noexcept nogil:
+    """Rows lo..hi-1 of P along the line at a: the loss sum, its derivative to d1."""
+    if P.logistic:
+        return log_along_line(P.z + lo, P.q + lo, P.y + lo, P.s + lo, hi - lo, a, d1)
+    return sum_along_line(loss, P.z + lo, P.q + lo, P.y + lo, P.s + lo, hi - lo, a, True, d1,
+                          NULL)
 
 
 cdef inline double phi_finish(const phi_t* P, double a, double v, double dv,
@@ -1053,8 +1146,7 @@ cdef inline void phi_partials(const phi_t* P, MarginLoss loss, double a, double*
     for k in range(first_block(P.me, P.nblk), end_block(P.me, P.nblk)):
         lo = k * P.n // P.nblk
         hi = (k + 1) * P.n // P.nblk
-        buf[k * W] = sum_along_line(loss, P.z + lo, P.q + lo, P.y + lo, P.s + lo, hi - lo, a,
-                                    True, &dv, NULL)
+        buf[k * W] = line_sum(P, loss, lo, hi, a, &dv)
         buf[k * W + 1] = dv
 
 
@@ -1062,7 +1154,7 @@ cdef double phi_value(phi_t* P, MarginLoss loss, double a, double* deriv) noexce
     cdef double dv, v
     cdef double out[2]
     if P.me == NULL:
-        v = sum_along_line(loss, P.z, P.q, P.y, P.s, P.n, a, True, &dv, NULL)
+        v = line_sum(P, loss, 0, P.n, a, &dv)
         return phi_finish(P, a, v, dv, deriv)
     team_begin(P.me)
     phi_partials(P, loss, a, team_buf(P.me), 2)
@@ -1143,7 +1235,8 @@ def line_search_margins(CGOptions options, MarginLoss loss, const double[::1] z,
     _check_length("q", q.shape[0], n)
     _check_length("y", y.shape[0], n)
     _check_length("s", s.shape[0], n)
-    cdef phi_t P = phi_t(&z[0], &q[0], &y[0], &s[0], n, r0, rpp, lin, NULL, 1)
+    cdef phi_t P = phi_t(&z[0], &q[0], &y[0], &s[0], n, r0, rpp, lin, NULL, 1,
+                         type(loss) is LogLoss)
     cdef double phi0, dphi0, a = 0.0
     cdef int n_evals = 0, failed = 0
     with nogil:
@@ -1402,7 +1495,7 @@ cdef class _InnerTeam:
     cdef Py_ssize_t acc_stride
     cdef Py_ssize_t n, d, b, inner_iter, kb, kn, kd
     cdef double alpha, alpha_b, step_max
-    cdef bint fit_intercept, full_batch, option_two
+    cdef bint fit_intercept, full_batch, option_two, logistic
     cdef int beta_rule, ls_mode
     cdef const wolfe_t* wolfe
     cdef uint64_t seed, stream, counter
@@ -1519,7 +1612,10 @@ cdef class _InnerTeam:
         cdef double* out
         cdef double zq, qq
         cdef int32_t c_lo = <int32_t>feature_edge(fb0, d, kd)
-        cdef bint upper = fb0 > 0 and 2 * c_lo >= d
+        cdef Py_ssize_t c_hi = feature_edge(fb1, d, kd)
+        # shares of the columns below this thread's (estimates of places in a row)
+        cdef double f_lo = c_lo / <double>d if d > 0 else 0.0
+        cdef double f_hi = c_hi / <double>d if d > 0 else 1.0
         cdef int32_t edges[TEAM_MAX + 1]
         for i in range(kd + 1):
             edges[i] = <int32_t>feature_edge(i, d, kd)
@@ -1540,36 +1636,37 @@ cdef class _InnerTeam:
             if m + CM_AHEAD < b:
                 k = m + CM_AHEAD + off
                 k -= b if k >= b else 0
-                # the first line of the row's indices and values (a prefetch of every line
-                # of the row measured slower)
+                # every line of this thread's part of the row's indices and values (its
+                # place in the row estimated from its columns): the part is read whole, and
+                # a prefetch of its first line only left the others to miss one after the
+                # other (column margins of 316 rows of the sparse benchmark, one thread:
+                # all columns 137 -> 97 us, either half of them 90-135 -> 56-80 us)
                 row = rows[k] if rows != NULL else k
-                cg_prefetch(X.indices + X.indptr[row], 4)
+                lo = X.indptr[row]
+                hi = X.indptr[row + 1]
+                e = lo + <Py_ssize_t>((hi - lo) * f_hi)
+                lo += <Py_ssize_t>((hi - lo) * f_lo)
+                cg_prefetch(X.indices + lo, 4 * (e - lo) + 64)
                 if X.data32 != NULL:
-                    cg_prefetch(X.data32 + X.indptr[row], 4)
+                    cg_prefetch(X.data32 + lo, 4 * (e - lo) + 64)
                 else:
-                    cg_prefetch(X.data + X.indptr[row], 8)
+                    cg_prefetch(X.data + lo, 8 * (e - lo) + 64)
             k = m + off
             k -= b if k >= b else 0
             row = rows[k] if rows != NULL else k
             s = X.indptr[row]
             end = X.indptr[row + 1]
-            # first entry of the row in column c_lo or after: from the row's end when this
-            # thread's columns are the upper half (it reads only its own entries), else by
-            # bisection
-            if upper:
-                lo = end
-                while lo > s and ind[lo - 1] >= c_lo:
-                    lo -= 1
-                hi = lo
-            else:
-                lo = s
-                hi = end if c_lo > 0 else s
-            while lo < hi:
-                e = (lo + hi) >> 1
-                if ind[e] < c_lo:
-                    lo = e + 1
+            # first entry of the row in column c_lo or after: searched from its estimate
+            # (the row's entries spread over the columns), a few entries away
+            lo = s
+            if c_lo > 0:
+                lo = s + <Py_ssize_t>((end - s) * f_lo)
+                if lo >= end or ind[lo] >= c_lo:
+                    while lo > s and ind[lo - 1] >= c_lo:
+                        lo -= 1
                 else:
-                    hi = e
+                    while lo < end and ind[lo] < c_lo:
+                        lo += 1
             # the row's entries from lo, by block (s: the row's start)
             if X.data32 != NULL:
                 e = s + cg_wsegs_s32(X.data32 + s, ind + s, <int>(lo - s), <int>(end - s),
@@ -1687,9 +1784,10 @@ cdef class _InnerTeam:
         cdef int nnz
         cdef phi_t P
         if self.ls_mode == LS_FULL:
-            P = phi_t(self.z_full, self.q_full, self.y, self.sw_n, n, 0.0, 0.0, 0.0, &me, kn)
+            P = phi_t(self.z_full, self.q_full, self.y, self.sw_n, n, 0.0, 0.0, 0.0, &me, kn,
+                      self.logistic)
         else:
-            P = phi_t(zS, qS, self.yS, self.sS, b, 0.0, 0.0, 0.0, &me, kb)
+            P = phi_t(zS, qS, self.yS, self.sS, b, 0.0, 0.0, 0.0, &me, kb, self.logistic)
         rng_init(&rng, self.seed, self.stream, self.counter)
         if self.option_two:
             tau = rng_randint(&rng, self.inner_iter)
@@ -2070,6 +2168,7 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.qR = &qR[0] if qR is not None else NULL
     S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own, segs, qR)
     S.X, S.loss = X, tables.loss
+    S.logistic = type(tables.loss) is LogLoss
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
     S.x, S.g, S.p, S.steps = &x[0], &g[0], &p[0], &steps[0]
