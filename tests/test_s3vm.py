@@ -161,6 +161,26 @@ def test_block_features_match_numpy(rng):
     np.testing.assert_allclose(out, ref_phi(X, omega, offset), rtol=1e-12, atol=1e-14)
 
 
+def test_block_features_cosine_over_its_range(rng):
+    # the vectorised cosine (|argument| <= 1e5) against numpy's on every quadrant and far
+    # out, and a row holding one larger or non-finite argument (libm's cosine for the row)
+    m = 64
+    args = np.concatenate([rng.uniform(-7, 7, 40 * m), rng.uniform(-1e5, 1e5, 40 * m),
+                           np.arange(-8, 8) * np.pi / 4, [0.0, 1e-300, -1e5, 1e5]])
+    args = np.resize(args, (args.size // m + 1) * m).reshape(-1, m)
+    args[-1, :3] = [3e5, -2e7, 1.0]
+    X = np.ones((1, 1))
+    for row in args:
+        out = np.empty((1, m))
+        _s3vm.block_features(make_dataset(X), np.zeros(1, dtype=np.int64),
+                             np.ascontiguousarray(row[:, None]), np.zeros(m), out)
+        np.testing.assert_allclose(out[0], np.sqrt(2.0 / m) * np.cos(row), rtol=0, atol=1e-16)
+    out = np.empty((1, 2))
+    _s3vm.block_features(make_dataset(X), np.zeros(1, dtype=np.int64),
+                         np.array([[np.nan], [np.inf]]), np.zeros(2), out)
+    assert np.isnan(out).all()
+
+
 def test_features_approximate_rbf_kernel(rng):
     # omega ~ N(0, 2 gamma I): the average of many blocks' phi phi^T is exp(-gamma ||x - x'||^2)
     X = rng.randn(6, 3) * 0.5
