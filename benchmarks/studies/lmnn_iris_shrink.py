@@ -57,9 +57,13 @@ Every fit is standardized on its fitting part and scored by 3-NN accuracy on its
 part; the tables give the mean paired difference to the default (points) and its standard
 error over the fits.
 
-Run: ``PYTHONPATH=. python benchmarks/studies/lmnn_iris_shrink.py [--only=NAME,...]``;
-writes ``benchmarks/studies/results/lmnn_iris_shrink.md`` (or ``..._<tag>.md`` with
-``--tag``).
+Run: ``PYTHONPATH=. python benchmarks/studies/lmnn_iris_shrink.py [--set=a|b|c|d]
+[--only=NAME,...] [--seed-offset=N] [--tag=TAG]`` (set a on all ten problems: about 5 CPU
+minutes, 3.7 of them digits; set c about 1.5); writes
+``benchmarks/studies/results/lmnn_iris_shrink.md`` (or ``..._<tag>.md`` with ``--tag``).
+Committed: set a with offsets 0 (``lmnn_iris_shrink.md``) and 1000 (``_fresh``,
+``_fresh2``), set b (``_setb1``, ``_setb2``), set c with offsets 0, 1000, 2000
+(``_rule_<offset>``), set d with offset 3000 (``_twopass_3000``).
 """
 import os
 
