@@ -1043,6 +1043,17 @@ def small_team(rng):
     return tables, run, x_alone, g_alone
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="moving a thread needs Linux and at least two allowed cores")
+def test_a_worker_leaves_the_callers_core_and_keeps_its_affinity():
+    # the team's start gate moves a worker that woke on the caller's core (team_leave_core)
+    allowed = os.sched_getaffinity(0)
+    before, after = _cgvr.leave_core()
+    assert before in allowed and after in allowed
+    assert after != before
+    assert os.sched_getaffinity(0) == allowed
+
+
 def test_inner_loop_team_runs_alone_when_its_workers_do_not_start(small_team):
     # a busy executor: the worker of the team never starts, the caller gives up waiting
     # (after about 1 s) and runs every block itself, with the same bits; no deadlock
@@ -1079,7 +1090,7 @@ def test_inner_loop_team_can_be_set_aside_for_some_calls(small_team):
 
 @pytest.mark.parametrize("case", ["dense", "csr"])
 def test_inner_loop_team_caller_can_go_on_alone_mid_loop(case, rng):
-    # a team its caller waited for too long is left after TEAM_PROBE_STEPS steps: the
+    # a team its caller waited for too long is left after its probe windows: the
     # workers return and the caller runs every block of the remaining steps, same bits
     from concurrent.futures import ThreadPoolExecutor
     n, d, batch = 700, 70, 160
@@ -1094,7 +1105,8 @@ def test_inner_loop_team_caller_can_go_on_alone_mid_loop(case, rng):
                               1)
     u, dl0 = np.empty(d + 1), np.empty(n)
     tables.objective_gradient(x0, u, dl0)
-    old = _cgvr.set_team_policy(-1.0, 3)     # any wait is too long: leave after 3 steps
+    # any wait is too long: both probe windows of 3 steps fail, it leaves after 6 steps
+    old = _cgvr.set_team_policy(-1.0, 3, 2)
     try:
         with ThreadPoolExecutor(2) as ex:
             tables.set_executor(ex, 2)
@@ -1103,7 +1115,7 @@ def test_inner_loop_team_caller_can_go_on_alone_mid_loop(case, rng):
                              np.zeros(_cgvr.N_STATS, dtype=np.int64), steps)
     finally:
         _cgvr.set_team_policy(*old)
-    assert tables.bailed_at == 3
+    assert tables.bailed_at == 6
     assert tables.solo_calls == 0            # the next inner loop tries a team again
     np.testing.assert_array_equal(x, alone[0])
     np.testing.assert_array_equal(g, alone[1])

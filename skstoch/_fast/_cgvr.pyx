@@ -457,6 +457,7 @@ cdef extern from *:
     static __inline void team_relax(void) { YieldProcessor(); }
     static __inline void team_yield(void) { SwitchToThread(); }
     static __inline int team_cpu(void) { return (int)GetCurrentProcessorNumber(); }
+    static __inline void team_leave_core(int cpu) { (void)cpu; }
     static __inline double team_wall(void) {
         LARGE_INTEGER c, f; QueryPerformanceCounter(&c); QueryPerformanceFrequency(&f);
         return (double)c.QuadPart / (double)f.QuadPart;
@@ -480,8 +481,20 @@ cdef extern from *:
     static inline void team_yield(void) { sched_yield(); }
     #if defined(__linux__)
     static inline int team_cpu(void) { return sched_getcpu(); }
+    /* move the calling thread off core cpu: allowed everywhere else for a moment (the kernel
+       migrates it before returning), then its own affinity again (it stays where it is) */
+    static void team_leave_core(int cpu) {
+        cpu_set_t mine, others;
+        if (cpu < 0 || sched_getaffinity(0, sizeof(mine), &mine) != 0) return;
+        others = mine;
+        CPU_CLR(cpu, &others);
+        if (CPU_COUNT(&others) == 0) return;
+        if (sched_setaffinity(0, sizeof(others), &others) == 0)
+            sched_setaffinity(0, sizeof(mine), &mine);
+    }
     #else
     static inline int team_cpu(void) { return -1; }
+    static inline void team_leave_core(int cpu) { (void)cpu; }
     #endif
     static inline double team_wall(void) {
         struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
@@ -542,15 +555,20 @@ cdef extern from *:
         }
     }
     /* start gate: the workers check in and wait; the caller opens the gate (1) when all
-       checked in within the timeout, else closes it (-1) and the team runs without them */
-    typedef struct { team_atom_t started; team_atom_t go; } team_gate_t;
-    static void team_gate_init(team_gate_t* g) { g->started = 0; g->go = 0; }
+       checked in within the timeout, else closes it (-1) and the team runs without them.
+       A worker that the scheduler woke on the caller's core leaves it: on the 2-core test
+       VM a third of the inner loops' workers started there and stayed 1-3 ms (the idle
+       core did not pull them sooner), while the caller waited at every barrier */
+    typedef struct { team_atom_t started; team_atom_t go; volatile int caller_cpu; } team_gate_t;
+    static void team_gate_init(team_gate_t* g) { g->started = 0; g->go = 0; g->caller_cpu = -1; }
     static long team_gate_checkin(team_gate_t* g) {
         int spins = 0;
         double since = 0.0;
         long go;
         team_inc(&g->started);
         while ((go = team_load(&g->go)) == 0) team_pause(++spins, &since);
+        if (go == 1 && g->caller_cpu >= 0 && team_cpu() == g->caller_cpu)
+            team_leave_core(g->caller_cpu);
         return go;
     }
     static long team_gate_open(team_gate_t* g, long n_workers, double timeout) {
@@ -560,6 +578,7 @@ cdef extern from *:
             if (team_wall() > end) { team_store(&g->go, -1); return 0; }
             team_pause(++spins, &since);
         }
+        g->caller_cpu = team_cpu();
         team_store(&g->go, 1);
         return 1;
     }
@@ -591,6 +610,8 @@ cdef extern from *:
     long team_gate_open(team_gate_t* g, long n_workers, double timeout) noexcept nogil
     double team_now() noexcept nogil
     double team_wall() noexcept nogil
+    int team_cpu() noexcept nogil
+    void team_leave_core(int cpu) noexcept nogil
     ctypedef long team_atom_t
     ctypedef struct pass_team_t:
         team_atom_t next_block
@@ -947,7 +968,12 @@ cdef struct me_t:
     double par          # profiling: seconds spent in parallel sections
     double wait         # wall seconds thread 0 waited at barriers
     double wait_cpu     # CPU seconds thread 0 spent at barriers while probing
-    bint probing        # thread 0: the first TEAM_PROBE_STEPS steps
+    bint probing        # thread 0: until a probe window passed (see check_team)
+    double win_wall     # thread 0: start of the current probe window (wall and CPU time,
+    double win_cpu      # and ``wait`` then)
+    double win_wait
+    Py_ssize_t win_end  # step at whose end the window is judged
+    int windows         # probe windows left
 
 
 # the lazy sweep's p.p from its algebra is kept when above this share of the sum of its
@@ -984,13 +1010,27 @@ cdef int TEAM_PROBE_STEPS = 5
 # ... or, at the end of the probe, when it worked (CPU time outside barriers) less than this
 # share of the wall time: with a teammate on its own core it works about 90% of the time
 cdef double TEAM_MIN_WORK = 0.7
+# probe windows of TEAM_PROBE_STEPS steps: a team leaves only when every one failed. A worker
+# that the scheduler woke on the caller's core moves to the idle one about a millisecond
+# later; on the idle 2-core test machine that made a third of the first windows fail (the
+# caller waited 1.0-1.2 ms of 1.7-1.9) and those inner loops ran alone
+cdef int TEAM_PROBE_WINDOWS = 2
 
 
-def set_team_policy(double max_wait, int probe_steps):
-    """Set TEAM_MAX_WAIT and TEAM_PROBE_STEPS (tests); returns the previous values."""
-    global TEAM_MAX_WAIT, TEAM_PROBE_STEPS
-    old = (TEAM_MAX_WAIT, TEAM_PROBE_STEPS)
-    TEAM_MAX_WAIT, TEAM_PROBE_STEPS = max_wait, probe_steps
+def leave_core():
+    """Move the calling thread off the core it runs on (tests); returns the cores before and
+    after (-1 where the platform does not say)."""
+    cdef int before = team_cpu()
+    team_leave_core(before)
+    return before, team_cpu()
+
+
+def set_team_policy(double max_wait, int probe_steps, int probe_windows=2):
+    """Set TEAM_MAX_WAIT, TEAM_PROBE_STEPS and TEAM_PROBE_WINDOWS (tests); returns the
+    previous values."""
+    global TEAM_MAX_WAIT, TEAM_PROBE_STEPS, TEAM_PROBE_WINDOWS
+    old = (TEAM_MAX_WAIT, TEAM_PROBE_STEPS, TEAM_PROBE_WINDOWS)
+    TEAM_MAX_WAIT, TEAM_PROBE_STEPS, TEAM_PROBE_WINDOWS = max_wait, probe_steps, probe_windows
     return old
 
 # profiling (a team of one thread): CPU seconds of the parallel sections (block work of the
@@ -1722,22 +1762,32 @@ cdef class _InnerTeam:
         gp[0] = out[0]
         sc[0] = out[1]; sc[1] = out[2]; sc[2] = out[3]
 
-    cdef void check_team(self, me_t* me, Py_ssize_t t, double started,
-                         double cpu_started) noexcept nogil:
-        """Thread 0, after the probe steps: leave a team it waited for too long, or in which
-        it worked too little (``team.stop``, read by every thread at the next step)."""
+    cdef void check_team(self, me_t* me, Py_ssize_t t) noexcept nogil:
+        """Thread 0, at the end of a probe window and at every step after one passed: leave
+        a team it waited for too long, or in which it worked too little in the window
+        (``team.stop``, read by every thread at the next step); a failed window is followed
+        by a fresh one while ``windows`` remain."""
         cdef double wall
-        if me.tid == 0 and self.team.n_threads > 1 and t + 1 >= TEAM_PROBE_STEPS:
-            wall = team_wall() - started
-            if me.wait > TEAM_MAX_WAIT * wall or (me.probing and team_now() - cpu_started
-                                                  - me.wait_cpu < TEAM_MIN_WORK * wall):
+        cdef bint failed
+        if me.tid == 0 and self.team.n_threads > 1 and t + 1 >= me.win_end:
+            wall = team_wall() - me.win_wall
+            failed = me.wait - me.win_wait > TEAM_MAX_WAIT * wall or (
+                me.probing and team_now() - me.win_cpu - me.wait_cpu < TEAM_MIN_WORK * wall)
+            if failed and me.probing and me.windows > 1:
+                me.windows -= 1
+                me.win_wall, me.win_cpu, me.win_wait = team_wall(), team_now(), me.wait
+                me.wait_cpu = 0.0
+                me.win_end = t + 1 + TEAM_PROBE_STEPS
+            elif failed:
                 self.team.stop = 1
-            me.probing = False
+            else:
+                me.probing = False
 
     cdef void run(self, int tid) noexcept nogil:
-        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0, 0.0, tid == 0)
         cdef double started = team_wall()
-        cdef double cpu_started = team_now() if tid == 0 else 0.0
+        cdef me_t me = me_t(&self.team, tid, 0, 0, 0.0, 0.0, 0.0, 0.0, tid == 0, started,
+                            team_now() if tid == 0 else 0.0, 0.0, TEAM_PROBE_STEPS,
+                            TEAM_PROBE_WINDOWS)
         cdef const rows_t* X = self.X
         cdef Py_ssize_t n = self.n, d = self.d, D = d + 1, b = self.b
         cdef Py_ssize_t kb = self.kb, kd = self.kd, kn = self.kn
@@ -1978,7 +2028,7 @@ cdef class _InnerTeam:
                         buf[13 * i + 12] = pj * g[d]
                         p[d] = pj
                         g[d] = gn
-                self.check_team(&me, t, started, cpu_started)
+                self.check_team(&me, t)
                 team_reduce(&me, kd, 13, dots)
                 # dots: over the features g'.g', g'.g, p.g', p.g, x.g', base.g', x.p, p.p,
                 # base.p, then the intercept's terms of the first four
@@ -2056,7 +2106,7 @@ cdef class _InnerTeam:
                 buf[7 * i + 3] = s3
                 for j in range(3):
                     buf[7 * i + 4 + j] = s5[j]
-            self.check_team(&me, t, started, cpu_started)
+            self.check_team(&me, t)
             team_reduce(&me, kd, 7, dots)
             gp = dots[0]
             sc[0] = dots[1]; sc[1] = dots[2]; sc[2] = dots[3]
