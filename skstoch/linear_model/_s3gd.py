@@ -173,8 +173,9 @@ _SOLVER_DOC = """
         ``'auto'``: ``'cd'`` when the penalty has an l1 part (``penalty='l1'``, or
         ``'elasticnet'`` with ``l1_ratio > 0``, and ``alpha > 0``), else ``'hybrid'``: a
         measured decision (``benchmarks/bench_s3gd.py l1``: ``'cd'`` reached a relative
-        suboptimality of 1e-6 4-10x sooner than ``'hybrid'`` on dense problems, and
-        ``'hybrid'`` did not reach it on sparse ones).  On a Dask array X, ``'auto'`` is
+        suboptimality of 1e-6 4-8x sooner than ``'hybrid'`` on dense problems and 30x
+        sooner on sparse regression; ``'hybrid'`` did not reach it on sparse logistic
+        regression).  On a Dask array X, ``'auto'`` is
         ``'hybrid'`` (Prox-SVRG) for every penalty (see Notes).
         ``'s3gd'``: the paper's Algorithm 1 with the anchor-graph control variate throughout
         (converges to a noise floor above the optimum, Theorem 3.1).  ``'hybrid'``
