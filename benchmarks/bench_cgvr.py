@@ -260,7 +260,7 @@ def trace_payload(tag, desc, fstar, curves, overheads):
                   "time, relative suboptimality); CGVR: the per-outer-iteration history_ of "
                   "one fit, every point charged the fit's whole validation/setup overhead "
                   f"({', '.join(f'{v:.3g} s' for v in overheads.values())}). The plot is "
-                  f"cgvr_{tag}_trace.png. Single fits on a shared, loaded 2-core machine."),
+                  f"cgvr_{tag}_trace.png. Single fits on a 2-core machine, possibly shared (see the load column)."),
         "results": rows,
         "f_star": fstar, "alpha": ALPHA, "curves": curves,
         "cgvr_setup_overhead_s": overheads,
@@ -286,7 +286,7 @@ def plot_trace(data, path):
                   color=COLORS.get(label), lw=2 if label == "skstoch CGVR" else 1)
     for target in TARGETS:
         ax.axhline(target, color="gray", lw=0.6, ls=":")
-    ax.set_xlabel("wall time (s), one fit per point (shared, loaded 2-core machine)")
+    ax.set_xlabel("wall time (s), one fit per point")
     ax.set_ylabel("relative suboptimality (f - f*) / f*")
     ax.set_title(data["problem"].split(";")[0] + f", alpha={data['alpha']:g}", fontsize=8)
     ax.legend(fontsize=7)

@@ -162,8 +162,8 @@ def write_summary(payloads, scale, repeat, stem="time_to_target"):
              "at tol=1e-10, the lower).  '-' = no setting reached it.  Full tables: "
              "constrained_lasso_dense.md, constrained_lasso_sparse.md; plot: "
              "constrained_lasso_time_to_target.png.", "",
-             "Shared 2-core machine (other engineers' jobs ran at the same time; the load "
-             "average of each run is given per problem, and wall time is inflated by it): "
+             "2-core machine, possibly shared (the load average of each run is given per "
+             "problem; above 2, wall time is inflated by waiting for a core): "
              "median wall time of the timed fits after 1 warm-up fit each (the warm-up also "
              "compiles skglm's numba code), and the process CPU time of the last timed fit "
              "where recorded.  Each peer ran at several tolerances and each of our "
@@ -406,8 +406,8 @@ def run_kind(kind, args):
         payload = run_benchmark(
             f"constrained_lasso_{kind}{suffix(args.scale)}", desc, cases, repeat=args.repeat, warmup=1,
             baseline="sklearn ElasticNet tol=0.0001",
-            notes=f"scale={args.scale}; shared 2-core machine, other engineers' jobs ran at "
-                  f"the same time (1-minute load average {load_before:.1f} at the start, "
+            notes=f"scale={args.scale}; 2-core machine, possibly shared "
+                  f"(1-minute load average {load_before:.1f} at the start, "
                   f"{os.getloadavg()[0]:.1f} at the end); cpu_s = process CPU time of the "
                   f"last timed fit; command: python benchmarks/bench_constrained_lasso.py "
                   f"--only {kind} --scale {args.scale} --repeat {args.repeat}")
@@ -503,8 +503,8 @@ def run_baselines(args):
     return run_benchmark(
         "constrained_lasso_sparse_baselines", desc, cases, repeat=args.repeat, warmup=0,
         baseline="skstoch epro_sgd 1 passes", write=args.write,
-        notes=f"scale={args.scale}; no warm-up fit; shared 2-core machine (other engineers' "
-              f"jobs ran at the same time); command: python benchmarks/"
+        notes=f"scale={args.scale}; no warm-up fit; 2-core machine, possibly shared "
+              f"(see the load column); command: python benchmarks/"
               f"bench_constrained_lasso.py --baselines --scale {args.scale} "
               f"--repeat {args.repeat}")
 

@@ -128,8 +128,8 @@ def write_report(rows):
     lines = ["# float32 X read in place (issue 21.4)", "",
              "Peak allocation during fit (tracemalloc, X itself not counted) in units of the "
              "float32 X's bytes (data + indices for CSR), for a float32 X and for its float64 "
-             "conversion; best wall time of alternated fits (loaded shared 2-core machine: "
-             "read the ratio); relative l2 difference of the coefficients.", ""]
+             "conversion; best wall time of alternated fits (2-core machine, possibly "
+             "shared: read the ratio); relative l2 difference of the coefficients.", ""]
     lines += markdown_table(COLUMNS, rows)
     write_results("cgvr_float32", {"name": "cgvr_float32", "results": rows},
                   "\n".join(lines) + "\n")

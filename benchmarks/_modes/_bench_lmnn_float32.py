@@ -24,7 +24,7 @@ def run(sizes=(100_000, 200_000)):
              "Peak allocation during fit (tracemalloc, X itself not counted) in units of the "
              "float32 X's bytes, for a float32 X and for its float64 conversion (100 "
              "features, 3 classes, defaults: 'random' triplets, c='auto'); best wall time of "
-             "alternated fits (loaded shared 2-core machine: read the ratio); relative l2 "
+             "alternated fits (2-core machine, possibly shared: read the ratio); relative l2 "
              "difference of metric_.", ""] + markdown_table(cols, rows)
     write_results("lmnn_float32", {"name": "lmnn_float32", "results": rows},
                   "\n".join(lines) + "\n")
