@@ -251,7 +251,7 @@ def fista_working_set(problem, w0, *, max_iter, tol, monitor, max_outer=50):
             result.n_iter += n_inner
             result.extra["n_projections"] += n_proj
             return result
-        Xs = None
+        Xs = None   # the last set's columns are freed before the next set's are made
         inner, Xs = _solve_working_set(problem, ws, q_full, w, 0.5 * threshold,
                                        max_iter - n_inner)
         n_inner += inner.n_iter
