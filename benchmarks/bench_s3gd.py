@@ -30,8 +30,9 @@ anchor epoch first (``anchor_epochs=1``), the paper's constant-step S3GD (noise 
 decaying-step option.  A plot of
 suboptimality against time goes to ``results/s3gd_<problem>.png``.
 
-Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse|l1|multinomial] (dense and
-sparse by default; ``l1``: l1 models against skglm and celer, see ``_modes/_bench_s3gd_l1.py``;
+Run: PYTHONPATH=. python benchmarks/bench_s3gd.py [dense|sparse|l1|elasticnet|multinomial]
+(dense and sparse by default; ``l1``: l1 models against skglm and celer, see
+``_modes/_bench_s3gd_l1.py``; ``elasticnet``: the same with ``l1_ratio=0.5``;
 ``multinomial``: the multinomial log loss against LogisticRegression, see
 ``_modes/_bench_s3gd_multinomial.py``).  Results:
 ``benchmarks/results/s3gd_<problem>.md`` / ``.json`` / ``.png``.  Environment:
@@ -377,6 +378,9 @@ if __name__ == "__main__":
         if name == "l1":   # l1 models against skglm, celer, scikit-learn (issue 21.1)
             from _bench_s3gd_l1 import run as run_l1
             run_l1()
+        elif name == "elasticnet":   # the same problems, elastic-net penalty (issue 21.1)
+            from _bench_s3gd_l1 import run as run_l1
+            run_l1(l1_ratio=0.5)
         elif name == "multinomial":   # against LogisticRegression lbfgs (issue 21.2)
             from _bench_s3gd_multinomial import run as run_multinomial
             run_multinomial("dense")
