@@ -470,9 +470,10 @@ FAMILIES = {
         headline=("s3gd_dense", "s3gd_sparse", "s3gd_l1", "s3gd_multinomial"),
         figures=("s3gd_dense.png", "s3gd_sparse.png"),
         quick=(_QUICK + "bench_s3gd.py dense sparse", _QUICK + "bench_s3gd.py l1",
-               _QUICK + "bench_s3gd.py multinomial"),
+               _QUICK + "bench_s3gd.py elasticnet", _QUICK + "bench_s3gd.py multinomial"),
         full=("SKSTOCH_BENCH_BUDGET=10 " + _PY + "bench_s3gd.py sparse dense",
-              _PY + "bench_s3gd.py l1", _PY + "bench_s3gd.py multinomial")),
+              _PY + "bench_s3gd.py l1", _PY + "bench_s3gd.py elasticnet",
+              _PY + "bench_s3gd.py multinomial")),
     "dask": Family(
         "Dask fits: CGVR / S3GD on data larger than one worker", "bench_dask.py", "scaling_out",
         "dask-ml LogisticRegression and LinearRegression (dask-glm lbfgs, admm; own "
