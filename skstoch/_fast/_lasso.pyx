@@ -1240,8 +1240,9 @@ def sparse_gram_columns(RowDataset ds, const int32_t[::1] col_pos, const double[
     for i in range(d):
         if not -1 <= col_pos[i] < k:
             raise ValueError("col_pos entries must lie in [-1, k)")
-    total = ds.rows.indptr[n] if n > 0 else 0
-    cap = <Py_ssize_t>(total * (k / <double>max(d, 1)) * 1.125) + 1024
+    # C arithmetic throughout (Cython 3.0.8 casts a Python float here with __index__)
+    cdef double total = <double>ds.rows.indptr[n] if n > 0 else 0.0
+    cap = <Py_ssize_t>(total * (<double>k / <double>(d if d > 1 else 1)) * 1.125) + 1024
     indptr = np.zeros(n + 1, dtype=np.int64)
     out_pos = np.empty(cap, dtype=np.int32)
     out_val = np.empty(cap, dtype=np.float64)
