@@ -25,7 +25,7 @@ default fit of the same split, paired):
   ties to the smaller p.
 - ``--set=d``: two passes at the cost of one (each pass half the default budget).
 
-Findings (``results/lmnn_iris_shrink*.md``; the user guide's "How the defaults were chosen"
+Findings (``results/lmnn_iris_shrink.md``; the user guide's "How the defaults were chosen"
 quotes them): a trace term, the pull term and editing do not help iris; the fixed shrinkages
 (shrink 0.1 / 0.2, power 2 / 3) help nested iris (+0.5 to +1.4 points) but cost digits and
 digits + noise (-0.32 to -1.34); two passes help nested iris and digits but cost breast
@@ -61,9 +61,8 @@ Run: ``PYTHONPATH=. python benchmarks/studies/lmnn_iris_shrink.py [--set=a|b|c|d
 [--only=NAME,...] [--seed-offset=N] [--tag=TAG]`` (set a on all ten problems: about 5 CPU
 minutes, 3.7 of them digits; set c about 1.5); writes
 ``benchmarks/studies/results/lmnn_iris_shrink.md`` (or ``..._<tag>.md`` with ``--tag``).
-Committed: set a with offsets 0 (``lmnn_iris_shrink.md``) and 1000 (``_fresh``,
-``_fresh2``), set b (``_setb1``, ``_setb2``), set c with offsets 0, 1000, 2000
-(``_rule_<offset>``), set d with offset 3000 (``_twopass_3000``).
+Committed, one section per run in ``lmnn_iris_shrink.md``: set a with offsets 0 and 1000,
+set b, set c with offsets 0, 1000, 2000, set d with offset 3000.
 """
 import os
 
