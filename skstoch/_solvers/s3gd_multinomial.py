@@ -200,8 +200,9 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     coef_init, intercept_init : ndarray or None
         Warm start (K, d) and (K,).
     step_factor : float
-        ``eta0='auto'`` is ``1 / (step_factor L_b)`` (the default 0.5 is the measured one;
-        ``benchmarks/studies/s3gd_multinomial_step.py`` varies it).
+        ``eta0='auto'`` is ``1 / (step_factor L_b)`` (the default 0.5 is the measured one,
+        the user guide's table; the study is in git history:
+        ``git show e14db7d:benchmarks/studies/s3gd_multinomial_step.py``).
 
     Returns
     -------
