@@ -211,18 +211,24 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
             results = Parallel(n_jobs=n_jobs, prefer="threads")(
                 delayed(self._fit_problem)(p) for p in problems
             )
-        histories = [m.history() for m in monitors]
-        fitted = {
-            "coef_": np.vstack([np.asarray(r.x, dtype=np.float64) for r in results]),
-            "intercept_": np.array([float(r.intercept) for r in results]),
-            "n_iter_": int(max(r.n_iter for r in results)),
-            "history_": histories[0] if n_problems == 1 else histories,
-            "seed_": seed,
-        }
+        fitted = self._stack_heads(results, [m.history() for m in monitors], seed)
         if any(r.state is not None for r in results):
             fitted["solver_state_"] = [r.state for r in results]
         fitted.update(self._fitted_extras(results, shared))
         return fitted
+
+    @staticmethod
+    def _stack_heads(results, histories, seed):
+        """The fitted attributes of one solver result per head (class or output): stacked
+        coefficients and intercepts, the largest ``n_iter``, the histories (one dict for
+        one head) and the seed."""
+        return {
+            "coef_": np.vstack([np.asarray(r.x, dtype=np.float64) for r in results]),
+            "intercept_": np.array([float(r.intercept) for r in results]),
+            "n_iter_": int(max(r.n_iter for r in results)),
+            "history_": histories[0] if len(results) == 1 else histories,
+            "seed_": seed,
+        }
 
     def _warm_start_states(self, n_problems):
         """The solver states of the previous fit, one per problem, when warm starting."""

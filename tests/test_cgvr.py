@@ -17,6 +17,7 @@ from skstoch import CGVRClassifier, CGVRRegressor
 from skstoch._fast import _cgvr
 from skstoch._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
 from skstoch._solvers import FitMonitor, svrg
+from skstoch._solvers._line_search import strong_wolfe
 from skstoch.utils import make_dataset
 from skstoch.utils._random_reference import ReferenceStream
 
@@ -100,46 +101,6 @@ def test_full_gradient_matches_finite_differences(loss, sparse, rng):
     assert grad[d] == 0.0
 
 
-def _reference_line_search(phi, a_init, a_max, c1, c2, max_iter, zoom_iter):
-    """Strong-Wolfe search of NW Alg. 3.5/3.6 with midpoint zoom (mirror of the kernel)."""
-    phi0, dphi0 = phi(0.0)
-    a_prev, f_prev = 0.0, phi0
-    a = min(a_init, a_max)
-    best_a, best_f = 0.0, phi0
-    for i in range(max_iter):
-        fa, da = phi(a)
-        if fa < best_f:
-            best_a, best_f = a, fa
-        if not np.isfinite(fa) or fa > phi0 + c1 * a * dphi0 or (i > 0 and fa >= f_prev):
-            lo, f_lo, hi = a_prev, f_prev, a
-            break
-        if abs(da) <= -c2 * dphi0:
-            return a
-        if da >= 0:
-            lo, f_lo, hi = a, fa, a_prev
-            break
-        if a >= a_max:
-            return a
-        a_prev, f_prev = a, fa
-        a = min(2 * a, a_max)
-    else:
-        return best_a
-    for _ in range(zoom_iter):
-        mid = 0.5 * (lo + hi)
-        fm, dm = phi(mid)
-        if fm < best_f:
-            best_a, best_f = mid, fm
-        if not np.isfinite(fm) or fm > phi0 + c1 * mid * dphi0 or fm >= f_lo:
-            hi = mid
-        else:
-            if abs(dm) <= -c2 * dphi0:
-                return mid
-            if dm * (hi - lo) >= 0:
-                hi = lo
-            lo, f_lo = mid, fm
-    return best_a
-
-
 def reference_cgvr_epoch(X, y, sw, loss, x0, u, h, m, b, alpha, line_search, seed, stream,
                          c1=1e-4, c2=0.1, full=False):
     """Algorithm 3 (one outer iteration, Option I, PR+) in numpy, with the estimator's
@@ -181,7 +142,9 @@ def reference_cgvr_epoch(X, y, sw, loss, x0, u, h, m, b, alpha, line_search, see
             phi = phi_factory(p)
         a = 0.0
         if phi(0.0)[1] < 0:
-            a = _reference_line_search(phi, 1.0, np.inf, c1, c2, 20, 20)
+            # the Python search the multinomial and Dask drivers run (the same steps as
+            # the kernel's)
+            a = strong_wolfe(phi, *phi(0.0), c1, c2, 1.0, 20, 20, np.inf)[0]
         x = x + a * p
         g_new = XS.T @ (sS * (_np_dloss(loss, XS @ x, yS) - dl0[idx])) + reg * x + \
             (u - reg * x0)

@@ -387,17 +387,24 @@ def test_gram_block_is_the_centered_weighted_gram(sparse):
                                atol=1e-13)
 
 
+def _working_set_fit_equals_plain(X, y, sw, atol, **params):
+    """The FISTA fit with working sets, checked against the one without (same solution
+    within ``atol``)."""
+    common = dict(l2_reg=0.05, solver="fista", max_iter=50000, **params)
+    ws = ConstrainedLasso(working_set=True, **common).fit(X, y, sample_weight=sw)
+    plain = ConstrainedLasso(working_set=False, **common).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(ws.coef_, plain.coef_, atol=atol)
+    assert ws.intercept_ == pytest.approx(plain.intercept_, abs=atol)
+    return ws
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 def test_working_set_fista_equals_plain_fista(sparse):
     """d = 600 > 256: several growing working sets, then the full certificate."""
     X, y = make_problem(n=300, d=600, k=8, density=0.3, noise=0.3, seed=5)
     X = sp.csr_matrix(X) if sparse else X
     sw = np.random.RandomState(0).uniform(0.5, 2.0, 300)
-    common = dict(l2_reg=0.05, radius=2.0, solver="fista", tol=1e-13, max_iter=50000)
-    ws = ConstrainedLasso(working_set=True, **common).fit(X, y, sample_weight=sw)
-    plain = ConstrainedLasso(working_set=False, **common).fit(X, y, sample_weight=sw)
-    np.testing.assert_allclose(ws.coef_, plain.coef_, atol=1e-8)
-    assert ws.intercept_ == pytest.approx(plain.intercept_, abs=1e-8)
+    ws = _working_set_fit_equals_plain(X, y, sw, 1e-8, radius=2.0, tol=1e-13)
     assert ws.dual_gap_ <= 1e-13 * ws.history_["objective"][0] * 10 + 1e-15
     # the working sets were used (the first one is smaller than d)
     assert 0 < ws.history_["working_set_size"][1] < 600
@@ -448,11 +455,7 @@ def test_working_set_columns_path_equals_plain_fista(dtype):
     X, y = make_problem(n=400, d=2400, k=40, density=0.03, noise=0.3, seed=6)
     X = sp.csr_matrix(X.astype(dtype))
     sw = np.random.RandomState(0).uniform(0.5, 2.0, 400)
-    common = dict(l2_reg=0.05, radius=3.0, solver="fista", tol=1e-12, max_iter=50000)
-    ws = ConstrainedLasso(working_set=True, **common).fit(X, y, sample_weight=sw)
-    plain = ConstrainedLasso(working_set=False, **common).fit(X, y, sample_weight=sw)
-    np.testing.assert_allclose(ws.coef_, plain.coef_, atol=1e-7)
-    assert ws.intercept_ == pytest.approx(plain.intercept_, abs=1e-7)
+    ws = _working_set_fit_equals_plain(X, y, sw, 1e-7, radius=3.0, tol=1e-12)
     sizes = ws.history_["working_set_size"]
     assert 0 < sizes[1] and 8 * max(sizes) <= 2400
     # the last record (X w from the columns) and the returned gap (its gradient) are those

@@ -118,6 +118,14 @@ def _problem(n, d, seed=0, density=1.0):
     return X, y_clf, y_reg
 
 
+def _with_float64(X32, sparse):
+    """X32 and its float64 copy, both CSR when ``sparse``."""
+    X64 = X32.astype(np.float64)
+    if sparse:
+        return sp.csr_matrix(X32), sp.csr_matrix(X64)
+    return X32, X64
+
+
 def _rel_l2(a, b):
     return np.linalg.norm(np.ravel(a) - np.ravel(b)) / max(np.linalg.norm(np.ravel(b)), 1e-300)
 
@@ -158,9 +166,7 @@ def test_float32_fit_matches_float64_fit(name, sparse):
     factory, task = NATIVE[name]
     X32, y_clf, y_reg = _problem(400, 12, density=0.4 if sparse else 1.0)
     y = {"clf": y_clf, "clf3": y_clf + (X32[:, 1] > 0.5), "reg": y_reg}[task]
-    X64 = X32.astype(np.float64)
-    if sparse:
-        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    X32, X64 = _with_float64(X32, sparse)
     est32, est64 = factory().fit(X32, y), factory().fit(X64, y)
     assert _rel_l2(est32.coef_, est64.coef_) <= 1e-4
     assert _rel_l2(est32.intercept_, est64.intercept_) <= 1e-4
@@ -205,9 +211,7 @@ def test_float32_fit_makes_no_float64_copy(factory, task, bound, sparse):
 def test_float32_threaded_full_passes(sparse):
     # 20,000 rows: the full passes run over two fixed row blocks, in threads with n_jobs=2
     X32, y, _ = _problem(20000, 10, seed=1, density=0.5 if sparse else 1.0)
-    X64 = X32.astype(np.float64)
-    if sparse:
-        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    X32, X64 = _with_float64(X32, sparse)
     threaded = CGVRClassifier(n_jobs=2, random_state=0).fit(X32, y)
     sequential = CGVRClassifier(random_state=0).fit(X64, y)
     assert _rel_l2(threaded.coef_, sequential.coef_) <= 1e-4
@@ -389,9 +393,7 @@ LASSO = {
 @pytest.mark.parametrize("name", list(LASSO))
 def test_float32_constrained_lasso_matches_float64(name, sparse):
     X32, _, y = _problem(400, 12, seed=2, density=0.4 if sparse else 1.0)
-    X64 = X32.astype(np.float64)
-    if sparse:
-        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    X32, X64 = _with_float64(X32, sparse)
     sw = np.random.RandomState(0).rand(400) + 0.5
     params = {"radius": 2.0, "random_state": 0, **LASSO[name]}
     est32 = ConstrainedLasso(**params).fit(X32, y, sample_weight=sw)
@@ -417,9 +419,7 @@ def test_float32_constrained_lasso_wide_sparse_working_sets():
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_float32_constrained_lasso_cv_matches_float64(sparse):
     X32, _, y = _problem(300, 10, seed=4, density=0.5 if sparse else 1.0)
-    X64 = X32.astype(np.float64)
-    if sparse:
-        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    X32, X64 = _with_float64(X32, sparse)
     cv32 = ConstrainedLassoCV(n_radii=6, cv=3).fit(X32, y)
     cv64 = ConstrainedLassoCV(n_radii=6, cv=3).fit(X64, y)
     np.testing.assert_allclose(cv32.radii_, cv64.radii_, rtol=1e-8)
@@ -519,9 +519,7 @@ def test_float32_s3gd_cd_is_the_float64_fit_bitwise(factory, task, sparse):
     # 'cd' reads float32 columns (a working-set cache or a CSC copy, in float32); widening
     # is exact and every sum runs in the same order: the float64 fit, bit for bit
     X32, *ys = _problem(500, 40, seed=5, density=0.4 if sparse else 1.0)
-    X64 = X32.astype(np.float64)
-    if sparse:
-        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    X32, X64 = _with_float64(X32, sparse)
     est32, est64 = factory().fit(X32, ys[task - 1]), factory().fit(X64, ys[task - 1])
     assert est32.coef_.dtype == np.float64
     np.testing.assert_array_equal(est32.coef_, est64.coef_)
@@ -568,9 +566,7 @@ def test_float32_s3vm_matches_float64(params, sparse):
     X32, y, _ = _problem(600, 10, seed=1, density=0.5 if sparse else 1.0)
     y = y.copy()
     y[100:] = -1
-    X64 = X32.astype(np.float64)
-    if sparse:
-        X32, X64 = sp.csr_matrix(X32), sp.csr_matrix(X64)
+    X32, X64 = _with_float64(X32, sparse)
     params = {"random_state": 0, "max_iter": 100, **params}
     est32 = S3VMClassifier(**params).fit(X32, y)
     est64 = S3VMClassifier(**params).fit(X64, y)

@@ -29,22 +29,14 @@ from threadpoolctl import threadpool_limits
 import skstoch
 from skstoch.datasets import make_semisupervised, make_triplets
 
-from test_reproducibility import fitted_state
+from test_reproducibility import _clf_data, fitted_state
 
 GOLDEN = Path(__file__).with_name("golden_digests.json")
 
 
 # ------------------------------------------------------------------------------ data
 def _classification(n_classes=2, sparse=False, n=90, d=6, seed=0):
-    rng = np.random.RandomState(seed)
-    y = np.arange(n) % n_classes
-    X = rng.randn(n, d)
-    X[:, 0] += 1.5 * y
-    X[:, 1] -= 1.0 * (y == 1)
-    if sparse:
-        X[np.abs(X) < 0.5] = 0.0
-        X = sp.csr_matrix(X)
-    return X, y
+    return _clf_data(seed, n, d, n_classes, sparse, zero_below=0.5)
 
 
 def _regression(sparse=False, n_targets=1, n=90, d=6, seed=0):

@@ -29,14 +29,14 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 
 
 # ------------------------------------------------------------------------------ the zoo
-def _clf_data(seed=0, n=120, d=5, n_classes=3, sparse=False):
+def _clf_data(seed=0, n=120, d=5, n_classes=3, sparse=False, zero_below=0.4):
     rng = np.random.RandomState(seed)
     y = np.arange(n) % n_classes
     X = rng.randn(n, d)
     X[:, 0] += 1.5 * y
     X[:, 1] -= 1.0 * (y == 1)
     if sparse:
-        X[np.abs(X) < 0.4] = 0.0
+        X[np.abs(X) < zero_below] = 0.0
         X = sp.csr_matrix(X)
     return X, y
 

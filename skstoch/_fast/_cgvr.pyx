@@ -149,6 +149,17 @@ cdef extern from *:
        both lanes in one instruction, and the portable code gives the same bits */
     #if defined(__SSE2__)
     #include <emmintrin.h>
+    /* the nine sums of o for two features (both lanes) */
+    #define CG_SWEEP_SUMS_SIMD                                                         \
+        S[0] = _mm_add_pd(S[0], _mm_mul_pd(GN, GN));                                   \
+        S[1] = _mm_add_pd(S[1], _mm_mul_pd(GN, G));                                    \
+        S[2] = _mm_add_pd(S[2], _mm_mul_pd(PJv, GN));                                  \
+        if (want_pg) S[3] = _mm_add_pd(S[3], _mm_mul_pd(PJv, G));                      \
+        S[4] = _mm_add_pd(S[4], _mm_mul_pd(X, GN));                                    \
+        S[5] = _mm_add_pd(S[5], _mm_mul_pd(BA, GN));                                   \
+        S[6] = _mm_add_pd(S[6], _mm_mul_pd(X, PJv));                                   \
+        S[7] = _mm_add_pd(S[7], _mm_mul_pd(PJv, PJv));                                 \
+        S[8] = _mm_add_pd(S[8], _mm_mul_pd(BA, PJv));
     #define CG_SWEEP_SIMD(PJ)                                                          \
         for (; j + 1 < hi; j += 2) {                                                   \
             __m128d G = _mm_loadu_pd(g + j), P = _mm_loadu_pd(p + j), PJv, X, GN, BA;  \
@@ -158,26 +169,21 @@ cdef extern from *:
             BA = _mm_loadu_pd(base + j);                                               \
             GN = _mm_add_pd(_mm_add_pd(BA, _mm_mul_pd(AL, X)), _mm_loadu_pd(acc + j)); \
             _mm_storeu_pd(acc + j, _mm_setzero_pd());                                  \
-            S[0] = _mm_add_pd(S[0], _mm_mul_pd(GN, GN));                               \
-            S[1] = _mm_add_pd(S[1], _mm_mul_pd(GN, G));                                \
-            S[2] = _mm_add_pd(S[2], _mm_mul_pd(PJv, GN));                              \
-            if (want_pg) S[3] = _mm_add_pd(S[3], _mm_mul_pd(PJv, G));                  \
-            S[4] = _mm_add_pd(S[4], _mm_mul_pd(X, GN));                                \
-            S[5] = _mm_add_pd(S[5], _mm_mul_pd(BA, GN));                               \
-            S[6] = _mm_add_pd(S[6], _mm_mul_pd(X, PJv));                               \
-            S[7] = _mm_add_pd(S[7], _mm_mul_pd(PJv, PJv));                             \
-            S[8] = _mm_add_pd(S[8], _mm_mul_pd(BA, PJv));                              \
+            CG_SWEEP_SUMS_SIMD                                                         \
             _mm_storeu_pd(p + j, PJv);                                                 \
             _mm_storeu_pd(g + j, GN);                                                  \
         }
     #endif
+    /* the nine sums of o for one feature in lane L (BJ: its base) */
+    #define CG_SWEEP_SUMS(L, BJ)                                                       \
+        s[0][L] += gn * gn; s[1][L] += gn * go; s[2][L] += pj * gn;                    \
+        if (want_pg) s[3][L] += pj * go;                                               \
+        s[4][L] += xj * gn; s[5][L] += (BJ) * gn; s[6][L] += xj * pj;                  \
+        s[7][L] += pj * pj; s[8][L] += (BJ) * pj;
     #define CG_SWEEP_TERM(L, J, PJ)                                                    \
         pj = PJ; xj = x[J] + a * pj; x[J] = xj;                                        \
         gn = base[J] + alpha * xj + acc[J]; acc[J] = 0.0; go = g[J];                   \
-        s[0][L] += gn * gn; s[1][L] += gn * go; s[2][L] += pj * gn;                    \
-        if (want_pg) s[3][L] += pj * go;                                               \
-        s[4][L] += xj * gn; s[5][L] += base[J] * gn; s[6][L] += xj * pj;               \
-        s[7][L] += pj * pj; s[8][L] += base[J] * pj; p[J] = pj; g[J] = gn;
+        CG_SWEEP_SUMS(L, base[J]) p[J] = pj; g[J] = gn;
     static void cg_lazy_sweep(double* x, double* p, double* g, double* acc,
                               const double* base, double alpha, double a, double beta,
                               int mode, int want_pg, long lo, long hi, double* o) {
@@ -288,15 +294,7 @@ cdef extern from *:
             BA = _mm_load_pd(c + 6);                                                   \
             GN = _mm_add_pd(_mm_add_pd(BA, _mm_mul_pd(AL, X)), _mm_loadu_pd(acc + j)); \
             _mm_storeu_pd(acc + j, _mm_setzero_pd());                                  \
-            S[0] = _mm_add_pd(S[0], _mm_mul_pd(GN, GN));                               \
-            S[1] = _mm_add_pd(S[1], _mm_mul_pd(GN, G));                                \
-            S[2] = _mm_add_pd(S[2], _mm_mul_pd(PJv, GN));                              \
-            if (want_pg) S[3] = _mm_add_pd(S[3], _mm_mul_pd(PJv, G));                  \
-            S[4] = _mm_add_pd(S[4], _mm_mul_pd(X, GN));                                \
-            S[5] = _mm_add_pd(S[5], _mm_mul_pd(BA, GN));                               \
-            S[6] = _mm_add_pd(S[6], _mm_mul_pd(X, PJv));                               \
-            S[7] = _mm_add_pd(S[7], _mm_mul_pd(PJv, PJv));                             \
-            S[8] = _mm_add_pd(S[8], _mm_mul_pd(BA, PJv));                              \
+            CG_SWEEP_SUMS_SIMD                                                         \
             _mm_store_pd(c, X);                                                        \
             _mm_store_pd(c + 2, GN);                                                   \
             _mm_store_pd(c + 4, PJv);                                                  \
@@ -305,10 +303,7 @@ cdef extern from *:
     #define CG_WSWEEP_TERM(L, c, J, PJ)                                                \
         pj = PJ; xj = c[0] + a * pj; c[0] = xj;                                        \
         gn = c[6] + alpha * xj + acc[J]; acc[J] = 0.0; go = c[2];                      \
-        s[0][L] += gn * gn; s[1][L] += gn * go; s[2][L] += pj * gn;                    \
-        if (want_pg) s[3][L] += pj * go;                                               \
-        s[4][L] += xj * gn; s[5][L] += c[6] * gn; s[6][L] += xj * pj;                  \
-        s[7][L] += pj * pj; s[8][L] += c[6] * pj; c[4] = pj; c[2] = gn;
+        CG_SWEEP_SUMS(L, c[6]) c[4] = pj; c[2] = gn;
     #define CG_WSWEEP_PAIR(PJ0, PJ1)                                                   \
         { double* c0 = W + 4 * j; double* c1 = c0 + 1;                                 \
           CG_WSWEEP_TERM(0, c0, j, PJ0) CG_WSWEEP_TERM(1, c1, j + 1, PJ1) }

@@ -79,6 +79,11 @@ cdef class RowDataset:
         if not 0 <= i < self.rows.n_samples:
             raise IndexError(f"row {i} out of range for {self.rows.n_samples} rows")
 
+    def _check_length(self, Py_ssize_t n):
+        """ValueError unless a coefficient vector of length n matches the features."""
+        if n != self.rows.n_features:
+            raise ValueError("w has the wrong length")
+
     def py_row(self, Py_ssize_t i):
         """Row i as ``(values, column_indices)`` copies (test hook)."""
         self._check_index(i)
@@ -102,8 +107,7 @@ cdef class RowDataset:
     def py_dot(self, Py_ssize_t i, const double[::1] w):
         """<x_i, w> through the kernel helper (test hook)."""
         self._check_index(i)
-        if w.shape[0] != self.rows.n_features:
-            raise ValueError("w has the wrong length")
+        self._check_length(w.shape[0])
         cdef rowvals_t data
         cdef const int32_t* indices
         cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
@@ -112,8 +116,7 @@ cdef class RowDataset:
     def py_axpy(self, Py_ssize_t i, double a, double[::1] w):
         """w += a x_i in place through the kernel helper (test hook)."""
         self._check_index(i)
-        if w.shape[0] != self.rows.n_features:
-            raise ValueError("w has the wrong length")
+        self._check_length(w.shape[0])
         cdef rowvals_t data
         cdef const int32_t* indices
         cdef int nnz = dataset_row(&self.rows, i, &data, &indices)
@@ -129,8 +132,7 @@ cdef class RowDataset:
 
     def margins(self, const double[::1] w, double intercept=0.0):
         """X @ w + intercept for all rows in one nogil pass."""
-        if w.shape[0] != self.rows.n_features:
-            raise ValueError("w has the wrong length")
+        self._check_length(w.shape[0])
         out = np.empty(self.rows.n_samples)
         self.margins_into(w, intercept, out, 0, self.rows.n_samples)
         return out

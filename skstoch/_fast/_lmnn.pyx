@@ -192,6 +192,19 @@ cdef void _random_unit(double* v, Py_ssize_t d, rng_state* rng) noexcept nogil:
         v[i] /= nrm
 
 
+cdef inline void _orthogonalize(double* w, const double* Q, Py_ssize_t n_basis,
+                                Py_ssize_t d) noexcept nogil:
+    """w minus its projections on the first ``n_basis`` rows of Q (orthonormal), the
+    Gram-Schmidt pass done twice (full reorthogonalization)."""
+    cdef Py_ssize_t p, k, i
+    cdef double h
+    for p in range(2):
+        for k in range(n_basis):
+            h = _dot(Q + k * d, w, d)
+            for i in range(d):
+                w[i] -= h * Q[k * d + i]
+
+
 cdef double _lanczos_min(const double* A, double* u, Lanczos* lz,
                          rng_state* rng) noexcept nogil:
     """Smallest Ritz value of A on the m-step Krylov space started at u (full
@@ -199,7 +212,7 @@ cdef double _lanczos_min(const double* A, double* u, Lanczos* lz,
     upper bound of lambda_min(A); started from the previous iteration's vector it tracks
     lambda_min as A changes by small steps."""
     cdef Py_ssize_t d = lz.d, m = lz.m
-    cdef Py_ssize_t i, j, p, k, steps = 0
+    cdef Py_ssize_t i, j, k, steps = 0
     cdef double nrm, h, theta
     cdef double* q
     cdef int n_int, ldz, info = 0
@@ -217,11 +230,7 @@ cdef double _lanczos_min(const double* A, double* u, Lanczos* lz,
         steps = j + 1
         if j == m - 1:
             break
-        for p in range(2):
-            for k in range(j + 1):
-                h = _dot(lz.Q + k * d, lz.w, d)
-                for i in range(d):
-                    lz.w[i] -= h * lz.Q[k * d + i]
+        _orthogonalize(lz.w, lz.Q, j + 1, d)
         nrm = sqrt(_dot(lz.w, lz.w, d))
         if nrm <= 1e-10 * (fabs(lz.alpha[j]) + 1e-300) or j + 1 >= d:
             if j + 1 >= d:
@@ -229,11 +238,7 @@ cdef double _lanczos_min(const double* A, double* u, Lanczos* lz,
             # invariant subspace: continue from a random direction orthogonal to the basis
             lz.beta[j] = 0.0
             _random_unit(lz.w, d, rng)
-            for p in range(2):
-                for k in range(j + 1):
-                    h = _dot(lz.Q + k * d, lz.w, d)
-                    for i in range(d):
-                        lz.w[i] -= h * lz.Q[k * d + i]
+            _orthogonalize(lz.w, lz.Q, j + 1, d)
             nrm = sqrt(_dot(lz.w, lz.w, d))
             if not (nrm > 0.0):
                 break

@@ -61,6 +61,17 @@ cdef inline Py_ssize_t _randint(rng_state* s, uint64_t un, uint64_t threshold) n
     return <Py_ssize_t>(x % un)
 
 
+cdef inline void _add_pair(double* gi, double* gj, double coef, const double* diff,
+                           Py_ssize_t p) noexcept nogil:
+    """``gi += coef diff`` and ``gj -= coef diff`` (the gradient of one distance's term)."""
+    cdef Py_ssize_t f
+    cdef double v
+    for f in range(p):
+        v = coef * diff[f]
+        gi[f] += v
+        gj[f] -= v
+
+
 def full_gradient(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, ::1] X,
                   double[:, ::1] G, double scale):
     """Write ``scale * sum_q grad f_q(X)`` into ``G`` (zeroed first); return ``sum_q f_q(X)``.
@@ -69,8 +80,8 @@ def full_gradient(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, 
     difference ``x_i - x_j`` is computed once and reused for the distance and the gradient.
     """
     cdef Py_ssize_t m = Q.shape[0], p = X.shape[1], n = X.shape[0]
-    cdef Py_ssize_t q, f
-    cdef double a, c, ga, gc, v, total = 0.0
+    cdef Py_ssize_t q
+    cdef double a, c, ga, gc, total = 0.0
     if G.shape[0] != n or G.shape[1] != p:
         raise ValueError("G must have the shape of X")
     cdef const double* Xp = &X[0, 0]
@@ -81,8 +92,6 @@ def full_gradient(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, 
     cdef const double* xj
     cdef const double* xl
     cdef const double* xk
-    cdef double* gi
-    cdef double* gj
     cdef double* d1 = <double*>malloc(2 * p * sizeof(double))
     cdef double* d2 = d1 + p
     if d1 == NULL:
@@ -108,21 +117,9 @@ def full_gradient(ComparisonLoss loss, const int32_t[:, ::1] Q, const double[:, 
             c = _diff_sqnorm(xl, xk, d2, p)
             total += loss.loss_grad(a, c, &ga, &gc)
             if ga != 0.0:
-                ga = 2.0 * scale * ga
-                gi = Gp + row[0] * p
-                gj = Gp + row[1] * p
-                for f in range(p):
-                    v = ga * d1[f]
-                    gi[f] += v
-                    gj[f] -= v
+                _add_pair(Gp + row[0] * p, Gp + row[1] * p, 2.0 * scale * ga, d1, p)
             if gc != 0.0:
-                gc = 2.0 * scale * gc
-                gi = Gp + row[2] * p
-                gj = Gp + row[3] * p
-                for f in range(p):
-                    v = gc * d2[f]
-                    gi[f] += v
-                    gj[f] -= v
+                _add_pair(Gp + row[2] * p, Gp + row[3] * p, 2.0 * scale * gc, d2, p)
             row += 4
     free(d1)
     return total

@@ -8,28 +8,50 @@ from ._random cimport (rng_state, rng_init, rng_u64, rng_uniform, rng_randint, r
                        portable_log)
 
 
-def u64_stream(uint64_t seed, uint64_t stream, Py_ssize_t n, uint64_t counter=0):
-    """The first ``n`` raw 64-bit words of stream ``(seed, stream)`` from ``counter`` on."""
+cdef enum Draw:
+    RAW_WORD
+    UNIFORM
+    RANDINT
+    NORMAL
+
+
+cdef tuple _draws(Draw kind, uint64_t seed, uint64_t stream, Py_ssize_t n, uint64_t counter,
+                  Py_ssize_t high=1):
+    """``n`` draws of ``kind`` from stream ``(seed, stream)`` from ``counter`` on, and the
+    counter after them."""
+    if kind == RAW_WORD:
+        out = np.empty(n, dtype=np.uint64)
+    elif kind == RANDINT:
+        out = np.empty(n, dtype=np.intp)
+    else:
+        out = np.empty(n, dtype=np.float64)
+    cdef uint64_t[::1] words = out if kind == RAW_WORD else None
+    cdef Py_ssize_t[::1] ints = out if kind == RANDINT else None
+    cdef double[::1] reals = out if kind == UNIFORM or kind == NORMAL else None
     cdef rng_state s
-    cdef uint64_t[::1] out = np.empty(n, dtype=np.uint64)
     cdef Py_ssize_t i
     rng_init(&s, seed, stream, counter)
     with nogil:
         for i in range(n):
-            out[i] = rng_u64(&s)
-    return np.asarray(out)
+            if kind == RAW_WORD:
+                words[i] = rng_u64(&s)
+            elif kind == UNIFORM:
+                reals[i] = rng_uniform(&s)
+            elif kind == RANDINT:
+                ints[i] = rng_randint(&s, high)
+            else:
+                reals[i] = rng_normal(&s)
+    return out, s.counter
+
+
+def u64_stream(uint64_t seed, uint64_t stream, Py_ssize_t n, uint64_t counter=0):
+    """The first ``n`` raw 64-bit words of stream ``(seed, stream)`` from ``counter`` on."""
+    return _draws(RAW_WORD, seed, stream, n, counter)[0]
 
 
 def uniform_stream(uint64_t seed, uint64_t stream, Py_ssize_t n, uint64_t counter=0):
     """``n`` uniform doubles in [0, 1)."""
-    cdef rng_state s
-    cdef double[::1] out = np.empty(n, dtype=np.float64)
-    cdef Py_ssize_t i
-    rng_init(&s, seed, stream, counter)
-    with nogil:
-        for i in range(n):
-            out[i] = rng_uniform(&s)
-    return np.asarray(out)
+    return _draws(UNIFORM, seed, stream, n, counter)[0]
 
 
 def randint_stream(uint64_t seed, uint64_t stream, Py_ssize_t n, Py_ssize_t high,
@@ -37,26 +59,12 @@ def randint_stream(uint64_t seed, uint64_t stream, Py_ssize_t n, Py_ssize_t high
     """``n`` integers uniform in [0, high); ``high`` must be >= 1."""
     if high < 1:
         raise ValueError(f"high must be >= 1, got {high}")
-    cdef rng_state s
-    cdef Py_ssize_t[::1] out = np.empty(n, dtype=np.intp)
-    cdef Py_ssize_t i
-    rng_init(&s, seed, stream, counter)
-    with nogil:
-        for i in range(n):
-            out[i] = rng_randint(&s, high)
-    return np.asarray(out)
+    return _draws(RANDINT, seed, stream, n, counter, high)[0]
 
 
 def normal_stream(uint64_t seed, uint64_t stream, Py_ssize_t n, uint64_t counter=0):
     """``n`` standard normal doubles; returns ``(values, final_counter)``."""
-    cdef rng_state s
-    cdef double[::1] out = np.empty(n, dtype=np.float64)
-    cdef Py_ssize_t i
-    rng_init(&s, seed, stream, counter)
-    with nogil:
-        for i in range(n):
-            out[i] = rng_normal(&s)
-    return np.asarray(out), s.counter
+    return _draws(NORMAL, seed, stream, n, counter)
 
 
 def py_portable_log(double x):

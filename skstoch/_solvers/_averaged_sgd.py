@@ -9,7 +9,7 @@ stop on the relative change of that point.  The output is the last point.
 """
 import numpy as np
 
-from ._epoch_projection import epoch_lengths
+from ._epoch_projection import epoch_lengths, record_checkpoint
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._stopping import relative_change
@@ -93,13 +93,8 @@ def averaged_sgd(x0, run_chunk, lengths, *, output, step_size, monitor, objectiv
         record = dict(epoch=k, epoch_length=n_steps, n_gradients=used, iteration=used,
                       step_size=step_size(used), relative_change=change)
         last = k == len(lengths) - 1 or (tol is not None and change <= tol)
-        if objective is not None and (objective_every_checkpoint or last):
-            record["objective"] = objective(point)
-        if columns is not None and (objective_every_checkpoint or last):
-            record.update(columns(point))
-        halt = monitor.record(x=point, **record)
-        if stop is not None and stop(record):
-            halt = True
+        halt = record_checkpoint(monitor, point, record, objective_every_checkpoint or last,
+                                 objective, columns, stop)
         if halt or (tol is not None and change <= tol):
             break
     converged = change <= tol if tol is not None else used == sum(lengths)

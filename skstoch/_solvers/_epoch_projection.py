@@ -26,6 +26,20 @@ def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_pe
     return lengths
 
 
+def record_checkpoint(monitor, x, record, evaluate, objective, columns, stop):
+    """Record one checkpoint of ``x`` (with ``evaluate``, ``objective(x)`` and
+    ``columns(x)`` added to ``record`` first, for those given); whether the run must stop
+    (the monitor's answer, or ``stop(record)``)."""
+    if objective is not None and evaluate:
+        record["objective"] = objective(x)
+    if columns is not None and evaluate:
+        record.update(columns(x))
+    halt = monitor.record(x=x, **record)
+    if stop is not None and stop(record):
+        halt = True
+    return halt
+
+
 def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0,
                      step_decay, monitor, objective=None, tol=None, use_full_budget=False,
                      extra_per_epoch=0, stop=None, record_iteration=False,
@@ -97,13 +111,8 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
         if record_iteration:
             record["iteration"] = used
         last = epoch == len(lengths) - 1 or (tol is not None and change <= tol)
-        if objective is not None and (objective_every_epoch or last):
-            record["objective"] = objective(x)
-        if columns is not None and (objective_every_epoch or last):
-            record.update(columns(x))
-        halt = monitor.record(x=x, **record)
-        if stop is not None and stop(record):
-            halt = True
+        halt = record_checkpoint(monitor, x, record, objective_every_epoch or last, objective,
+                                 columns, stop)
         eta /= step_decay
         if halt or (tol is not None and change <= tol):
             break

@@ -266,24 +266,33 @@ def _cgvr_loop(run, x):
         return x
 
     def accept(objective, previous):
-        # rounding of f (n terms) limits how small a decrease can be seen
-        if params.safeguard and not objective <= previous + 1e-14 * abs(previous):
-            run.rejected += 1
+        if _safeguard_rejects(run, objective, previous, steps):
             if full_ls:
                 run.z[:] = z_start
-            if run.batch < run.batch_limit:
-                # the batch curvature along p underestimated the true one: a larger batch
-                # keeps the long steps of CG in flat directions (a step cap would forbid
-                # them, which stalls ill-conditioned problems)
-                run.batch = min(2 * run.batch, run.batch_limit)
-            else:
-                big = float(np.max(steps))
-                run.cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(run.cap, 1.0)
             return False
         run.h = g.copy()
         return True
 
     return run.outer_loop(x, inner_loop, accept)
+
+
+def _safeguard_rejects(run, objective, previous, steps):
+    """Whether ``safeguard`` discards an outer iteration that took f from ``previous`` to
+    ``objective``; if so, count it and double the batch (at the full batch: cap the step at
+    half the longest of ``steps``, the inner loop's steps)."""
+    # rounding of f (n terms) limits how small a decrease can be seen
+    if not run.params.safeguard or objective <= previous + 1e-14 * abs(previous):
+        return False
+    run.rejected += 1
+    if run.batch < run.batch_limit:
+        # the batch curvature along p underestimated the true one: a larger batch keeps the
+        # long steps of CG in flat directions (a step cap would forbid them, which stalls
+        # ill-conditioned problems)
+        run.batch = min(2 * run.batch, run.batch_limit)
+    else:
+        big = float(np.max(steps))
+        run.cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(run.cap, 1.0)
+    return True
 
 
 def _svrg_loop(run, x):

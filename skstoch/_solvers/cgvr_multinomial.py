@@ -30,7 +30,7 @@ from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._svrg import svrg
-from .cgvr import _cg_beta, _cg_loop
+from .cgvr import _cg_beta, _cg_loop, _safeguard_rejects
 
 CRITERION = "max |gradient|"
 STATS = ("restarts", "skipped_steps", "line_search_evals")
@@ -353,13 +353,7 @@ def _outer_loop(run, x):
     def accept(objective, previous):
         if not cgvr:
             return True
-        if params.safeguard and not objective <= previous + 1e-14 * abs(previous):
-            run.rejected += 1
-            if run.batch < run.batch_limit:
-                run.batch = min(2 * run.batch, run.batch_limit)
-            else:
-                big = float(np.max(steps))
-                run.cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(run.cap, 1.0)
+        if _safeguard_rejects(run, objective, previous, steps):
             return False
         run.h = g_out[0]
         return True

@@ -308,13 +308,10 @@ class ConstrainedLasso(BaseLinearRegressor):
     def _resolve_solver(self, n_samples, sparse=False):
         if self.solver != "auto":
             return self.solver
-        # round 6 measurements (user guide, "solver='auto'"): at their default budget
-        # (10 passes) and tol, epro_sgd / epro_svrg took 40.7 / 16.9 s wall (14.6 / 7.7 s
-        # CPU) on the dense 1,000,000 x 100 benchmark against 1.25 s (1.14 s CPU) for
-        # fista, and on a correlated, badly scaled sparse 200,000 x 20,000 problem
-        # epro_svrg reached 4.6e-3 relative suboptimality in 6.2 s (1.3 s CPU) where fista
-        # reached 4e-13 in 0.74 s (0.12 s CPU).  The stochastic solvers only win with a
-        # small, tuned budget on nearly orthogonal data, which 'auto' cannot know.
+        # FISTA for every size and format: the stochastic solvers win only with a small
+        # budget on nearly orthogonal data, which 'auto' cannot know; on correlated, badly
+        # scaled data none reaches 1e-3 relative suboptimality where FISTA reaches machine
+        # precision (doc/user_guide/constrained_lasso.rst, "Why solver='auto' is FISTA").
         return "fista"
 
     def _solver_name(self):

@@ -198,13 +198,7 @@ class DaskFitMixin:
             results.append(self._dask_solve(X, target, sw, seed, k, monitor, coef_init[k],
                                             float(intercept_init[k]), states[k]))
             histories.append(monitor.history())
-        fitted = {
-            "coef_": np.vstack([np.asarray(r.x, dtype=np.float64) for r in results]),
-            "intercept_": np.array([float(r.intercept) for r in results]),
-            "n_iter_": int(max(r.n_iter for r in results)),
-            "history_": histories[0] if n_heads == 1 else histories,
-            "seed_": seed,
-        }
+        fitted = self._stack_heads(results, histories, seed)
         fitted.update(self._dask_extras(results))
         return fitted
 
