@@ -48,7 +48,7 @@ of a set) is at least +0.6 points on average over the three sets, and its mean p
 difference on every other problem (averaged over the three sets) is no lower than -0.1
 points.
 
-Findings (``results/lmnn_iris_round3.md``, per set ``results/lmnn_iris_round3_<offset>.md``):
+Findings (``results/lmnn_iris_round3.md``, the gate table then each set's tables):
 no candidate passes the gate.  On nested iris the paired gain over ``numpy hinge`` (mean of
 the two nested problems, sets 0 / 1000 / 2000) is softplus 1 -0.20 (-0.22 / -0.31 / -0.07),
 softplus 3 -0.08, softplus 10 +0.06 (-0.02 / +0.23 / -0.03), squared hinge -0.03 (s.e. per
@@ -76,7 +76,8 @@ about 33 minutes wall, 32.1 CPU minutes in all)::
     PYTHONPATH=. python benchmarks/studies/lmnn_iris_round3.py --gate
 
 Each set writes ``results/lmnn_iris_round3_<offset>.md`` (after every problem); ``--gate``
-reads the three and writes ``results/lmnn_iris_round3.md``.
+reads the three and writes ``results/lmnn_iris_round3.md`` with the gate table and the three
+sets' tables (the one committed file; the per-set files are scratch).
 """
 import os
 
@@ -281,7 +282,11 @@ def gate():
     cpu = sum(c for s in sets.values() for _, c in s.values())
     lines += ["", "Verdict: " + "; ".join(f"{lb}: {v}" for lb, v in verdict.items())
               + f".  CPU time of the tables run: {cpu / 60:.1f} minutes.", "",
-              "Per-set tables: `lmnn_iris_round3_<offset>.md`.", ""]
+              "The per-set tables follow (each set's run writes them to "
+              "`lmnn_iris_round3_<offset>.md`, a scratch file).", ""]
+    for o in sets:
+        body = (RESULTS / f"lmnn_iris_round3_{o}.md").read_text().split("\n", 1)[1]
+        lines += [f"## Set with seed offset {o}", body]
     text = "\n".join(lines)
     print(text)
     (RESULTS / "lmnn_iris_round3.md").write_text(text)
