@@ -594,6 +594,18 @@ def test_invalid_comparisons_raise(X, y, match):
         OrdinalEmbedding(2, max_iter=1).fit(X, y, n_objects=3 if match == "out of range" else None)
 
 
+def test_complex_or_string_init_is_rejected():
+    """A complex init lost its imaginary part with only a ComplexWarning, numeric strings
+    were parsed: scikit-learn's check_array refuses both."""
+    T = np.array([[0, 1, 2], [1, 2, 0]])
+    with pytest.raises(ValueError, match="init.*[Cc]omplex"):
+        OrdinalEmbedding(2, max_iter=1).fit(T, init=np.zeros((3, 2)) + 1j)
+    with pytest.raises(ValueError, match="init.*[Cc]omplex"):
+        OrdinalEmbedding(2, max_iter=1, init=np.zeros((3, 2)) + 1j).fit(T)
+    with pytest.raises(ValueError, match="init holds strings"):
+        OrdinalEmbedding(2, max_iter=1).fit(T, init=np.zeros((3, 2)).astype(str))
+
+
 def test_invalid_fit_arguments_raise():
     T = np.array([[0, 1, 2], [1, 2, 0]])
     with pytest.raises(ValueError, match="init must have shape"):
