@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._solvers._lmnn_triplets import map_rows
 from ._solvers.lmnn import EPRO_SOLVERS, LMNNParams, LMNNProblem, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
-from .utils import validate_data
+from .utils import check_allocation, validate_data
 from .utils._validation import check_fitted_array, fitted_state_error, reject_string_input
 
 __all__ = ["LMNNMetric"]
@@ -39,6 +39,8 @@ _AUTO_IMPOSTORS_RANDOM = 3
 # Upper bound of the step counts (max_iter, first_epoch_length) that reach the kernels as C
 # integers (2**40 steps would run for weeks; far larger ones overflowed a C long).
 _MAX_STEPS = 2 ** 40
+# n_features x n_features float64 arrays a fit may hold at once (see fit)
+_DENSE_SQUARE_ARRAYS = 5
 
 
 
@@ -349,6 +351,13 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         # rows widened to float64 (no float64 copy of X; wide data excepted)
         X = np.ascontiguousarray(X)
         _check_magnitude(X)
+        d = X.shape[1]
+        # metric_, prior_matrix_ and components_ are d x d, and a wide fit's lift builds a
+        # d x d product and (n_components > rank) a complete QR basis: on wide data these
+        # dwarf X (20 x 200,000 asked numpy for 298 GiB at once)
+        check_allocation(8 * _DENSE_SQUARE_ARRAYS * d * d,
+                         f"n_features={d} (metric_, prior_matrix_ and components_ are "
+                         f"n_features x n_features)")
         if self.n_components is not None and self.n_components > X.shape[1]:
             raise ValueError(
                 f"n_components={self.n_components} must be <= n_features={X.shape[1]}."

@@ -1026,3 +1026,12 @@ def test_pair_distance_rejects_strings_complex_and_sparse(fitted_wine):
         est.pair_distance(sp.csr_matrix(X[:4]))
     np.testing.assert_allclose(est.pair_distance(pairs),
                                [est.get_metric()(a, b) for a, b in pairs])
+
+
+def test_wide_data_too_large_for_a_square_metric_raises_before_allocating():
+    """20 x 200,000 asked numpy for a 298 GiB n_features x n_features array (MemoryError);
+    the check happens before any such array exists."""
+    X = np.zeros((4, 10**6), dtype=np.float32)
+    X[:, 0] = [0.0, 0.1, 5.0, 5.1]
+    with pytest.raises(ValueError, match="n_features=1000000"):
+        LMNNMetric(max_iter=8, random_state=0).fit(X, [0, 0, 1, 1])
