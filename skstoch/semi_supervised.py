@@ -586,8 +586,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         if n_u == 0:
             warnings.warn("y contains no unlabeled samples (-1): S3VMClassifier fits a "
                           "supervised random-feature SVM (C_star is not used).", UserWarning)
-        gamma, cv_scores = self._resolve_gamma(problem, y_enc)
-        params, eta0 = self._resolve(X.shape, n_l, n_u, gamma)
+        # a regenerated feature block is (n_components, width): sparse X keeps only the
+        # columns that hold an entry
+        width = X.shape[1] if not hasattr(X, "toarray") else max(1, np.unique(X.indices).size)
+        gamma, cv_scores = self._resolve_gamma(problem, y_enc, width)
+        params, eta0 = self._resolve(X.shape, n_l, n_u, gamma, width=width)
         result = tsg.solve(problem, params, monitor)
         if params.tol is not None and n_u > 0:
             monitor.finish(converged=result.converged, criterion=result.criterion_name,
@@ -609,7 +612,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             setattr(self, name, value)
         return self
 
-    def _resolve_gamma(self, problem, y_enc):
+    def _resolve_gamma(self, problem, y_enc, width):
         """gamma_ and the CV losses (None unless gamma="cv" ran)."""
         if self.gamma not in ("scale", "cv"):
             return float(self.gamma), None
@@ -629,11 +632,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
         def make_params(n_l, n_u, gamma):
             # the fold fits are never retried (n_restarts="auto"): the CV cost stays bounded
-            return self._resolve(X.shape, n_l, n_u, gamma, retries=False)[0]
+            return self._resolve(X.shape, n_l, n_u, gamma, retries=False, width=width)[0]
 
         return select_gamma(problem, y_enc, scale, make_params)
 
-    def _resolve(self, shape, n_l, n_u, gamma, retries=True):
+    def _resolve(self, shape, n_l, n_u, gamma, retries=True, width=None):
         """The driver parameters for ``n_l`` labeled and ``n_u`` unlabeled rows of an X of
         shape ``shape``, and eta0 (``retries=False``: none, whatever ``n_restarts``)."""
         n_samples, n_features = shape
@@ -660,10 +663,13 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             cache = T * m * (n_features + 1) * 8 <= _AUTO_CACHE_BYTES
         else:
             cache = bool(self.store_random_features)
-        # at least one block of m coefficients and one step size per iteration
-        check_allocation(8 * (T * (m + 1) + T * m * (n_features + 1) * cache
-                              + 3 * int(self.batch_size)),
-                         f"max_iter={T}, n_components={m}, batch_size={self.batch_size}")
+        # at least one block of m coefficients and one step size per iteration, and the
+        # cached blocks or the one regenerated block (of ``width`` used columns)
+        width = n_features if width is None else width
+        blocks = T * m * (n_features + 1) if cache else m * (width + 1)
+        check_allocation(8 * (T * (m + 1) + blocks + 3 * int(self.batch_size)),
+                         f"max_iter={T}, n_components={m}, batch_size={self.batch_size}, "
+                         f"n_features={n_features}")
         params = tsg.TSGParams(
             C=C, C_star=C_star, loss=self.unlabeled_loss, ramp_s=float(self.ramp_s),
             step_sizes=step_schedule(self.learning_rate, eta0, self.power_t, self.theta, T),

@@ -1437,3 +1437,19 @@ def test_auto_restarts_do_not_retry_a_fit_stopped_by_the_callback(moons):
                          rec["iteration"] >= 20).fit(X, y_semi)
     assert clf.n_iter_ == 20 and clf.restart_objectives_.shape == (1,)
     assert calls == [10, 20]
+
+
+def test_feature_block_larger_than_memory_raises_before_allocating():
+    """Without the cache each iteration regenerates an (n_components, n_features) block:
+    n_components=2**20 on 10**6 features asked numpy for 7.6 TiB (MemoryError). Sparse X
+    counts only the columns that hold an entry, so a wide sparse X still fits."""
+    X = np.zeros((6, 10**6), dtype=np.float32)
+    X[:, 0] = [0, 3, 0, 3, 0, 3]
+    y = np.array([0, 1, -1, -1, -1, -1])
+    est = S3VMClassifier(gamma=1.0, n_components=2**20, manifold_weight=0.0, max_iter=2,
+                         random_state=0)
+    with pytest.raises(ValueError, match="n_components=1048576"):
+        est.fit(X, y)
+    Xs = sp.csr_matrix(X[:, :1], shape=(6, 10**9))
+    est.set_params(n_components=2**14).fit(Xs, y)
+    assert est.random_weights_ is None and est.predict(Xs).shape == (6,)
