@@ -723,6 +723,12 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         out = tsg.decision_values(X, np.ascontiguousarray(self.alpha_), self.intercept_,
                                   seed=int(self.seed_), kernel_gamma=float(self.gamma_),
                                   omega=cache[0], offset=cache[1])
+        if not np.all(np.isfinite(out)):
+            # the fitted arrays are finite (checked), so the features' arguments overflowed
+            raise ValueError(
+                "X is too large in magnitude: the random features' arguments omega . x "
+                "overflow float64 (cos(inf) is NaN) for some rows; scale X as it was scaled "
+                "for fit.")
         return out[:, 0] if out.shape[1] == 1 else out
 
     def _check_fitted_state(self, n_features):

@@ -1439,6 +1439,19 @@ def test_auto_restarts_do_not_retry_a_fit_stopped_by_the_callback(moons):
     assert calls == [10, 20]
 
 
+def test_overflowing_features_at_predict_raise_instead_of_nan(moons):
+    """|X| ~ 1.5e308 made omega . x overflow: NaN scores, NaN probabilities and classes_[0]
+    predicted for those rows without a word."""
+    X, _, y_semi, _, _ = moons
+    for store in (True, False):
+        clf = S3VMClassifier(gamma=1.0, max_iter=5, store_random_features=store,
+                             random_state=0).fit(X, y_semi)
+        clf.decision_function(X[:3] * 1e300)        # large but finite features still work
+        for method in (clf.predict, clf.decision_function, clf.predict_proba):
+            with pytest.raises(ValueError, match="too large"):
+                method(np.sign(X[:3]) * 1.5e308)
+
+
 def test_feature_block_larger_than_memory_raises_before_allocating():
     """Without the cache each iteration regenerates an (n_components, n_features) block:
     n_components=2**20 on 10**6 features asked numpy for 7.6 TiB (MemoryError). Sparse X
