@@ -153,6 +153,20 @@ def _check_graph_magnitude(X):
             "StandardScaler) or set manifold_weight=0.")
 
 
+def _check_feature_magnitude(X, gamma):
+    """Reject X whose random-feature arguments omega . x (omega ~ N(0, 2 gamma I)) would
+    overflow float64, bounding |omega_j| by 40 standard deviations: the fit would end in
+    non-finite coefficients and blame the step size."""
+    max_abs = max(abs(float(X.max())), abs(float(X.min())))
+    with np.errstate(over="ignore"):
+        bound = np.float64(max_abs) * (40.0 * np.sqrt(2.0 * gamma)) * X.shape[1]
+    if not np.isfinite(bound):
+        raise ValueError(
+            f"X is too large in magnitude for gamma={gamma:.3g} (max |X| = {max_abs:.3g}): "
+            "the random features' arguments omega . x would overflow float64; scale X "
+            "(e.g. with StandardScaler).")
+
+
 def _fit_sigmoid_slope(scores, Y):
     """argmin_a 1/2 a^2 + sum log(1 + exp(-y a f)) over a in [1e-3, 1e3] (scores, Y: (n_l, K))."""
     from scipy.optimize import minimize_scalar
@@ -590,6 +604,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         # columns that hold an entry
         width = X.shape[1] if not hasattr(X, "toarray") else max(1, np.unique(X.indices).size)
         gamma, cv_scores = self._resolve_gamma(problem, y_enc, width)
+        _check_feature_magnitude(X, gamma)
         params, eta0 = self._resolve(X.shape, n_l, n_u, gamma, width=width)
         result = tsg.solve(problem, params, monitor)
         if params.tol is not None and n_u > 0:

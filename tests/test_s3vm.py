@@ -1452,6 +1452,17 @@ def test_overflowing_features_at_predict_raise_instead_of_nan(moons):
                 method(np.sign(X[:3]) * 1.5e308)
 
 
+def test_overflowing_features_at_fit_name_the_magnitude_not_the_step(moons):
+    """|X| ~ 1.5e308 with an explicit gamma and no graph ended in DivergenceError
+    'non-finite coefficients ... decrease the step size': the step was not the cause."""
+    X, _, y_semi, _, _ = moons
+    with pytest.raises(ValueError, match="too large in magnitude"):
+        S3VMClassifier(gamma=1.0, manifold_weight=0.0, max_iter=5, random_state=0).fit(
+            np.sign(X) * 1.5e308, y_semi)
+    S3VMClassifier(gamma=1.0, manifold_weight=0.0, max_iter=5, random_state=0).fit(
+        X * 1e300, y_semi)                           # huge but representable: still fits
+
+
 def test_feature_block_larger_than_memory_raises_before_allocating():
     """Without the cache each iteration regenerates an (n_components, n_features) block:
     n_components=2**20 on 10**6 features asked numpy for 7.6 TiB (MemoryError). Sparse X
