@@ -594,6 +594,21 @@ def test_invalid_comparisons_raise(X, y, match):
         OrdinalEmbedding(2, max_iter=1).fit(X, y, n_objects=3 if match == "out of range" else None)
 
 
+@pytest.mark.parametrize("kwargs", [
+    dict(loss="soe", margin=1e300), dict(loss="ckl", mu=1e308),
+    dict(init="huge"), dict(init="huge", solver="svrg_sbb"),
+])
+def test_an_objective_overflowing_at_the_start_names_the_cause_not_the_step(kwargs):
+    """These raised DivergenceError '... at record 0; decrease the step size' although no
+    step had been taken."""
+    T = make_triplets(12, 80, 2, random_state=0)
+    if kwargs.get("init") == "huge":
+        kwargs = {**kwargs, "init": 1e200 * np.random.RandomState(0).standard_normal((12, 2))}
+    with pytest.raises(ValueError, match="not finite .* at the initial embedding") as info:
+        OrdinalEmbedding(max_iter=5, random_state=0, **kwargs).fit(T)
+    assert "step" not in str(info.value)
+
+
 def test_complex_or_string_init_is_rejected():
     """A complex init lost its imaginary part with only a ComplexWarning, numeric strings
     were parsed: scikit-learn's check_array refuses both."""
