@@ -91,6 +91,8 @@ def _index_array(X, name):
         raise TypeError(f"{name} must be a dense integer array of comparisons, got a sparse "
                         f"matrix ({type(X).__name__})")
     arr = np.asarray(X)
+    if arr.dtype.kind == "O":
+        arr = _object_indices(arr, name)
     if arr.dtype.kind not in "iu":
         raise ValueError(
             f"{name} must be an integer array of object indices (triplets of shape "
@@ -104,6 +106,21 @@ def _index_array(X, name):
     if arr.shape[0] == 0:
         raise ValueError(f"{name} contains no comparison (0 rows); at least 1 is required")
     return arr
+
+
+def _object_indices(arr, name):
+    """An object array whose entries are all integers (pandas' nullable ``Int64`` columns,
+    lists of Python ints mixed with numpy ints) as int64; anything else unchanged (it is
+    refused by the dtype check, as floats, booleans and missing values must be)."""
+    values = arr.ravel()
+    if not values.size or not all(isinstance(v, Integral) and not isinstance(v, (bool, np.bool_))
+                                  for v in values):
+        return arr
+    try:
+        return arr.astype(np.int64)
+    except OverflowError:
+        raise ValueError(f"{name} contains an object index outside the int64 range; indices "
+                         f"must be in [0, n_objects)") from None
 
 
 def _check_index_range(arr, n_objects, name):

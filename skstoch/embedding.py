@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._comparisons import check_comparisons
 from ._solvers.ordinal import OrdinalParams, OrdinalProblem, satisfied, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
-from .utils._validation import check_fitted_array, fitted_state_error
+from .utils._validation import check_fitted_array, fitted_state_error, reject_string_input
 
 __all__ = ["OrdinalEmbedding"]
 
@@ -335,6 +335,9 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         """None for a random start, else the validated starting embedding."""
         if isinstance(init, str):
             return None
+        reject_string_input(init, "init")
+        if np.iscomplexobj(init):
+            raise ValueError("init holds complex numbers; Complex data not supported.")
         X0 = np.array(init, dtype=np.float64, copy=True, order="C")
         if X0.shape != (n_objects, self.n_components):
             raise ValueError(f"init must have shape (n_objects, n_components) = "

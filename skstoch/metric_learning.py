@@ -14,7 +14,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._solvers._lmnn_triplets import map_rows
 from ._solvers.lmnn import EPRO_SOLVERS, LMNNParams, LMNNProblem, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
-from .utils import validate_data
+from .utils import check_allocation, validate_data
+from .utils._validation import check_fitted_array, fitted_state_error, reject_string_input
 
 __all__ = ["LMNNMetric"]
 
@@ -38,6 +39,8 @@ _AUTO_IMPOSTORS_RANDOM = 3
 # Upper bound of the step counts (max_iter, first_epoch_length) that reach the kernels as C
 # integers (2**40 steps would run for weeks; far larger ones overflowed a C long).
 _MAX_STEPS = 2 ** 40
+# n_features x n_features float64 arrays a fit may hold at once (see fit)
+_DENSE_SQUARE_ARRAYS = 5
 
 
 
@@ -348,6 +351,13 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         # rows widened to float64 (no float64 copy of X; wide data excepted)
         X = np.ascontiguousarray(X)
         _check_magnitude(X)
+        d = X.shape[1]
+        # metric_, prior_matrix_ and components_ are d x d, and a wide fit's lift builds a
+        # d x d product and (n_components > rank) a complete QR basis: on wide data these
+        # dwarf X (20 x 200,000 asked numpy for 298 GiB at once)
+        check_allocation(8 * _DENSE_SQUARE_ARRAYS * d * d,
+                         f"n_features={d} (metric_, prior_matrix_ and components_ are "
+                         f"n_features x n_features)")
         if self.n_components is not None and self.n_components > X.shape[1]:
             raise ValueError(
                 f"n_components={self.n_components} must be <= n_features={X.shape[1]}."
@@ -445,7 +455,19 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     @property
     def _n_features_out(self):
         """Output width for ``get_feature_names_out`` (derived, not stored by ``fit``)."""
-        return self.components_.shape[0]
+        return self._fitted_array("components_", (None, self.n_features_in_)).shape[0]
+
+    def _fitted_array(self, name, shape):
+        """``components_`` or ``metric_`` after checking its dtype, shape (``None``: any
+        positive length) and values against the fit: a tampered array must raise, not give
+        NaN, complex or misshapen outputs."""
+        check_is_fitted(self)
+        a = check_fitted_array(self, name, shape)
+        if 0 in a.shape:
+            raise fitted_state_error(self, f"{name} is empty (shape {a.shape})")
+        if not np.all(np.isfinite(a)):
+            raise fitted_state_error(self, f"{name} contains NaN or infinity")
+        return a
 
     # ------------------------------------------------------------------ API
     def transform(self, X):
@@ -461,8 +483,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        components = self._fitted_array("components_", (None, X.shape[1]))
         # a float32 X is widened a block of rows at a time (no float64 copy of X)
-        return map_rows(X, self.components_.T)
+        return map_rows(X, components.T)
 
     def get_mahalanobis_matrix(self):
         """The learned Mahalanobis matrix A (``metric_``)."""
@@ -472,8 +495,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     def get_metric(self):
         """A function ``metric(u, v)`` returning the learned distance sqrt((u-v)' A (u-v))
         (usable as ``metric=`` of scikit-learn's neighbour estimators)."""
-        check_is_fitted(self)
-        A = self.metric_.copy()
+        d = self.n_features_in_ if hasattr(self, "n_features_in_") else None
+        A = self._fitted_array("metric_", (d, d)).copy()
 
         def metric(u, v):
             diff = np.asarray(u, dtype=np.float64) - np.asarray(v, dtype=np.float64)
@@ -492,7 +515,14 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         -------
         distances : ndarray of shape (n_pairs,)
         """
-        check_is_fitted(self)
+        d = self.n_features_in_ if hasattr(self, "n_features_in_") else None
+        A = self._fitted_array("metric_", (d, d))
+        if hasattr(pairs, "toarray") or hasattr(pairs, "tocsr"):
+            raise TypeError("pairs must be a dense array of shape (n_pairs, 2, n_features), "
+                            f"got a sparse matrix ({type(pairs).__name__})")
+        reject_string_input(pairs, "pairs")
+        if np.iscomplexobj(pairs):
+            raise ValueError("pairs holds complex numbers; Complex data not supported.")
         pairs = np.asarray(pairs, dtype=np.float64)
         if pairs.ndim != 3 or pairs.shape[1] != 2 or pairs.shape[2] != self.n_features_in_:
             raise ValueError(
@@ -501,7 +531,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         if not np.all(np.isfinite(pairs)):
             raise ValueError("pairs contains NaN or infinity.")
         diff = pairs[:, 0] - pairs[:, 1]
-        return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", diff, self.metric_, diff), 0.0))
+        return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", diff, A, diff), 0.0))
 
     def pair_score(self, pairs):
         """Opposite of :meth:`pair_distance` (higher means more similar)."""

@@ -32,9 +32,22 @@ _AUTO_RETRIES = 2
 __all__ = ["S3VMClassifier", "labeled_accuracy_score", "labeled_accuracy_scorer"]
 
 
-def _unlabeled_mask(y):
-    """True where ``y`` is -1 (unlabeled); a string array holds no -1, so no row there."""
+def _unlabeled_mask(y, name="y"):
+    """True where ``y`` is -1 (unlabeled); a string array holds no -1, so no row there.
+
+    The string ``'-1'`` is refused rather than read as a class: it marks unlabeled rows only
+    by mistake (scikit-learn's SelfTrainingClassifier refuses string ``y`` for this reason)."""
     y = np.asarray(y)
+    if y.ndim == 0:
+        raise ValueError(f"{name} must be a 1-D array of labels, got a scalar ({y!r})")
+    if y.dtype.kind in "USO":
+        marker = (y == "-1") | (y == b"-1") if y.dtype.kind == "O" else (
+            y == ("-1" if y.dtype.kind == "U" else b"-1"))
+        if np.any(marker):
+            raise ValueError(
+                f"{name} contains the string '-1' ({int(np.sum(marker))} rows): unlabeled rows "
+                f"are marked with the integer -1; use an object array holding -1 for them and "
+                f"string labels for the others (as SelfTrainingClassifier documents).")
     if y.dtype.kind in "US":
         return np.zeros(y.shape[0], dtype=bool)
     return np.asarray(y == -1, dtype=bool).reshape(-1)
@@ -78,15 +91,19 @@ def labeled_accuracy_score(y_true, y_pred, *, sample_weight=None):
 
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
-    if y_true.shape[0] != y_pred.shape[0]:
+    labeled = ~_unlabeled_mask(y_true, "y_true")
+    if y_pred.ndim == 0 or y_true.shape[0] != y_pred.shape[0]:
         raise ValueError(f"y_true and y_pred have different lengths: {y_true.shape[0]} and "
-                         f"{y_pred.shape[0]}")
-    labeled = ~_unlabeled_mask(y_true)
+                         f"{y_pred.shape[:1]}")
     if not labeled.any():
         raise ValueError("y_true has no labeled rows (every entry is -1, the marker of "
                          "unlabeled rows): the accuracy on labeled rows is undefined.")
     if sample_weight is not None:
-        sample_weight = np.asarray(sample_weight)[labeled]
+        sample_weight = np.asarray(sample_weight)
+        if sample_weight.shape != (labeled.shape[0],):
+            raise ValueError(f"sample_weight must be a 1-D array with one weight per row of "
+                             f"y_true ({labeled.shape[0]}), got shape {sample_weight.shape}")
+        sample_weight = sample_weight[labeled]
     return float(accuracy_score(y_true[labeled], y_pred[labeled], sample_weight=sample_weight))
 
 
@@ -120,6 +137,34 @@ def _head_targets(y_enc, n_classes):
     if n_classes == 2:
         return np.ascontiguousarray(np.where(y_enc == 1, 1.0, -1.0)[:, None])
     return np.where(y_enc[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
+
+
+def _check_graph_magnitude(X):
+    """Reject X whose squared distances overflow float64: the Laplacian term's kNN graph
+    (and its curvature bound) would compare inf or nan distances."""
+    max_abs = max(abs(float(X.max())), abs(float(X.min())))
+    with np.errstate(over="ignore"):
+        largest_sq_distance = np.float64(2.0 * max_abs) ** 2 * X.shape[1]
+    if not np.isfinite(largest_sq_distance):
+        raise ValueError(
+            f"X is too large in magnitude (max |X| = {max_abs:.3g}): squared distances "
+            "between rows, needed by the kNN graph of the Laplacian term "
+            "(manifold_weight > 0), would overflow float64; scale X (e.g. with "
+            "StandardScaler) or set manifold_weight=0.")
+
+
+def _check_feature_magnitude(X, gamma):
+    """Reject X whose random-feature arguments omega . x (omega ~ N(0, 2 gamma I)) would
+    overflow float64, bounding |omega_j| by 40 standard deviations: the fit would end in
+    non-finite coefficients and blame the step size."""
+    max_abs = max(abs(float(X.max())), abs(float(X.min())))
+    with np.errstate(over="ignore"):
+        bound = np.float64(max_abs) * (40.0 * np.sqrt(2.0 * gamma)) * X.shape[1]
+    if not np.isfinite(bound):
+        raise ValueError(
+            f"X is too large in magnitude for gamma={gamma:.3g} (max |X| = {max_abs:.3g}): "
+            "the random features' arguments omega . x would overflow float64; scale X "
+            "(e.g. with StandardScaler).")
 
 
 def _fit_sigmoid_slope(scores, Y):
@@ -544,6 +589,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
         unlabeled, classes, y_enc = self._split_labels(y)
+        if self.solver == "tsg_laplacian" and self.manifold_weight > 0:
+            _check_graph_magnitude(X)
         problem = tsg.TSGProblem(
             X=X, labeled_rows=np.flatnonzero(~unlabeled).astype(np.int64),
             Y=_head_targets(y_enc, classes.shape[0]),
@@ -553,8 +600,12 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         if n_u == 0:
             warnings.warn("y contains no unlabeled samples (-1): S3VMClassifier fits a "
                           "supervised random-feature SVM (C_star is not used).", UserWarning)
-        gamma, cv_scores = self._resolve_gamma(problem, y_enc)
-        params, eta0 = self._resolve(X.shape, n_l, n_u, gamma)
+        # a regenerated feature block is (n_components, width): sparse X keeps only the
+        # columns that hold an entry
+        width = X.shape[1] if not hasattr(X, "toarray") else max(1, np.unique(X.indices).size)
+        gamma, cv_scores = self._resolve_gamma(problem, y_enc, width)
+        _check_feature_magnitude(X, gamma)
+        params, eta0 = self._resolve(X.shape, n_l, n_u, gamma, width=width)
         result = tsg.solve(problem, params, monitor)
         if params.tol is not None and n_u > 0:
             monitor.finish(converged=result.converged, criterion=result.criterion_name,
@@ -576,7 +627,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             setattr(self, name, value)
         return self
 
-    def _resolve_gamma(self, problem, y_enc):
+    def _resolve_gamma(self, problem, y_enc, width):
         """gamma_ and the CV losses (None unless gamma="cv" ran)."""
         if self.gamma not in ("scale", "cv"):
             return float(self.gamma), None
@@ -596,11 +647,11 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
 
         def make_params(n_l, n_u, gamma):
             # the fold fits are never retried (n_restarts="auto"): the CV cost stays bounded
-            return self._resolve(X.shape, n_l, n_u, gamma, retries=False)[0]
+            return self._resolve(X.shape, n_l, n_u, gamma, retries=False, width=width)[0]
 
         return select_gamma(problem, y_enc, scale, make_params)
 
-    def _resolve(self, shape, n_l, n_u, gamma, retries=True):
+    def _resolve(self, shape, n_l, n_u, gamma, retries=True, width=None):
         """The driver parameters for ``n_l`` labeled and ``n_u`` unlabeled rows of an X of
         shape ``shape``, and eta0 (``retries=False``: none, whatever ``n_restarts``)."""
         n_samples, n_features = shape
@@ -627,10 +678,13 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             cache = T * m * (n_features + 1) * 8 <= _AUTO_CACHE_BYTES
         else:
             cache = bool(self.store_random_features)
-        # at least one block of m coefficients and one step size per iteration
-        check_allocation(8 * (T * (m + 1) + T * m * (n_features + 1) * cache
-                              + 3 * int(self.batch_size)),
-                         f"max_iter={T}, n_components={m}, batch_size={self.batch_size}")
+        # at least one block of m coefficients and one step size per iteration, and the
+        # cached blocks or the one regenerated block (of ``width`` used columns)
+        width = n_features if width is None else width
+        blocks = T * m * (n_features + 1) if cache else m * (width + 1)
+        check_allocation(8 * (T * (m + 1) + blocks + 3 * int(self.batch_size)),
+                         f"max_iter={T}, n_components={m}, batch_size={self.batch_size}, "
+                         f"n_features={n_features}")
         params = tsg.TSGParams(
             C=C, C_star=C_star, loss=self.unlabeled_loss, ramp_s=float(self.ramp_s),
             step_sizes=step_schedule(self.learning_rate, eta0, self.power_t, self.theta, T),
@@ -653,6 +707,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         (n_components_,)) of block ``i``, regenerated from ``(seed_, i)``."""
         check_is_fitted(self)
         self._check_fitted_state(self.n_features_in_)
+        if not isinstance(i, Integral) or isinstance(i, bool):
+            raise TypeError(f"block index i must be an integer, got {i!r}")
         if not 0 <= i < self.n_iter_:
             raise ValueError(f"block index i={i} out of range [0, {self.n_iter_})")
         check_allocation(8 * self.n_components_ * (self.n_features_in_ + 1),
@@ -682,6 +738,12 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         out = tsg.decision_values(X, np.ascontiguousarray(self.alpha_), self.intercept_,
                                   seed=int(self.seed_), kernel_gamma=float(self.gamma_),
                                   omega=cache[0], offset=cache[1])
+        if not np.all(np.isfinite(out)):
+            # the fitted arrays are finite (checked), so the features' arguments overflowed
+            raise ValueError(
+                "X is too large in magnitude: the random features' arguments omega . x "
+                "overflow float64 (cos(inf) is NaN) for some rows; scale X as it was scaled "
+                "for fit.")
         return out[:, 0] if out.shape[1] == 1 else out
 
     def _check_fitted_state(self, n_features):
@@ -690,13 +752,23 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         def bad(what):
             return fitted_state_error(self, what)
 
+        if not isinstance(self.classes_, np.ndarray):
+            raise bad(f"classes_ is a {type(self.classes_).__name__}, expected an ndarray")
         n_heads = fitted_n_heads(self)
         T, m = self.n_iter_, self.n_components_
         if not all(isinstance(v, Integral) and not isinstance(v, bool) and v >= 1
                    for v in (T, m)):
             raise bad(f"n_iter_={T!r} and n_components_={m!r} must be positive integers")
-        check_fitted_array(self, "alpha_", (T, n_heads, m))
-        check_fitted_array(self, "intercept_", (n_heads,))
+        for name, shape in (("alpha_", (T, n_heads, m)), ("intercept_", (n_heads,))):
+            if not np.all(np.isfinite(check_fitted_array(self, name, shape))):
+                raise bad(f"{name} contains NaN or infinity")
+        slope = self.calibration_slope_
+        if not isinstance(slope, (float, int, np.floating, np.integer)) or isinstance(
+                slope, bool) or not (np.isfinite(slope) and slope > 0):
+            raise bad(f"calibration_slope_={slope!r} must be a positive finite number")
+        n_in = self.n_features_in_
+        if not isinstance(n_in, Integral) or isinstance(n_in, bool) or n_in < 1:
+            raise bad(f"n_features_in_={n_in!r} must be a positive integer")
         if n_features != self.n_features_in_:
             raise bad("X and n_features_in_ disagree")
         omega, offset = self.random_weights_, self.random_offset_
@@ -707,7 +779,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                 or check_fitted_array(self, "random_offset_", (None, m)).shape[0] < T):
             raise bad(f"random_weights_ / random_offset_ hold fewer than n_iter_={T} blocks")
         seed, gamma = self.seed_, self.gamma_
-        if not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) < 2**64:
+        if (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)
+                or not 0 <= int(seed) < 2**64):
             raise bad("seed_ must be an integer in [0, 2**64)")
         if not isinstance(gamma, (float, int, np.floating, np.integer)) or not (
                 np.isfinite(gamma) and gamma > 0):

@@ -55,3 +55,64 @@ def test_make_semisupervised_marks_unlabeled_and_keeps_every_class():
         make_semisupervised(y_num)
     with pytest.raises(ValueError, match="already contains -1"):
         make_semisupervised(np.array([-1, 0, 1]), n_labeled=2)
+
+
+@pytest.mark.parametrize("call, match", [
+    # ZeroDivisionError / numpy's 'negative dimensions' / TypeError before
+    (lambda: make_embedding(5, 0), "n_components"),
+    (lambda: make_embedding(-1, 2), "n_objects"),
+    (lambda: make_embedding(2.5, 2), "n_objects"),
+    (lambda: make_triplets(-5, 5), "n_objects"),
+    (lambda: make_triplets(10, 5, 0), "n_components"),
+    (lambda: make_triplets(10, 50, 2, noise="a"), "noise"),
+    (lambda: make_triplets(embedding=np.zeros(10), n_triplets=5), "embedding"),
+    (lambda: make_triplets(embedding=np.zeros((10, 2, 2)), n_triplets=5), "embedding"),
+    (lambda: make_semisupervised(3, n_labeled=1), "y"),
+    (lambda: make_semisupervised(np.arange(10) % 2, labeled_fraction="a"), "labeled_fraction"),
+    # MemoryError (14.6 TiB, 72.8 TiB, 21.8 TiB asked of numpy) before
+    (lambda: make_embedding(10**12, 2), "n_objects"),
+    (lambda: make_triplets(10**12, 5), "n_objects"),
+    (lambda: make_triplets(10, 10**12), "n_triplets"),
+])
+def test_bad_sizes_and_types_raise_value_errors_naming_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    # silent before: NaN noise answered every gaussian triplet wrongly and flipped none
+    # with 'flip'; noise > 1 or < 0 flipped all or none; NaN points gave arbitrary answers
+    (dict(noise=np.nan), "noise"),
+    (dict(noise=np.nan, noise_kind="gaussian"), "noise"),
+    (dict(noise=1.5), "noise"),
+    (dict(noise=-0.5), "noise"),
+    (dict(noise=np.inf, noise_kind="gaussian"), "noise"),
+    (dict(embedding=np.full((10, 2), np.nan)), "embedding"),
+])
+def test_triplet_noise_and_embedding_must_be_meaningful(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_triplets(10, 50, 2, random_state=0, **kwargs)
+
+
+def test_embedding_scale_must_be_a_finite_nonnegative_number():
+    for scale in (np.nan, -1.0, np.inf):     # NaN gave a NaN embedding silently
+        with pytest.raises(ValueError, match="scale"):
+            make_embedding(5, 2, scale=scale)
+
+
+def test_make_semisupervised_keeps_minus_one_distinct_from_the_labels():
+    """Silent before: a bool y stored -1 as True, a uint8 y raised OverflowError, a '-1'
+    string label made the output hold both '-1' and -1, NaN labels and an (n, 1) y passed."""
+    y_bool = np.arange(40) % 2 == 0
+    y_semi, mask = make_semisupervised(y_bool, n_labeled=6, random_state=0)
+    assert np.all(y_semi[~mask] == -1) and all(v is not True for v in y_semi[~mask])
+    assert set(y_semi[mask]) == {True, False}
+    y_semi, mask = make_semisupervised((np.arange(40) % 2).astype(np.uint8), n_labeled=6,
+                                       random_state=0)
+    assert np.all(y_semi[~mask] == -1) and set(y_semi[mask]) == {0, 1}
+    with pytest.raises(ValueError, match="'-1'"):
+        make_semisupervised(np.array(["-1", "a", "b"] * 5), n_labeled=5)
+    with pytest.raises(ValueError, match="NaN"):
+        make_semisupervised(np.r_[np.arange(10) % 2, np.nan], n_labeled=4)
+    with pytest.raises(ValueError, match="1-D"):
+        make_semisupervised((np.arange(10) % 2)[:, None], n_labeled=4)

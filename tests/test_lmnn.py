@@ -966,3 +966,72 @@ def test_float32_fit_allocates_under_half_of_x_per_row(monkeypatch):
     assert est.c_ > 0.5        # the c='auto' check ran both candidates
     assert (peaks[1] - peaks[0]) / (sizes[1] - sizes[0]) < 0.5
     assert peaks[1] < sizes[1]
+
+
+@pytest.fixture(scope="module")
+def fitted_wine():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    return X, LMNNMetric(max_iter=100, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("attr, value", [
+    # before: transform returned a (n,) array, NaN rows, complex or object output, raised
+    # AttributeError or numpy's matmul message; get_feature_names_out raised NotFittedError
+    ("components_", lambda c: c[0]),
+    ("components_", lambda c: np.full_like(c, np.nan)),
+    ("components_", lambda c: c.astype(complex)),
+    ("components_", lambda c: c.astype(object)),
+    ("components_", lambda c: c[:, :3]),
+    ("components_", lambda c: c[:0]),
+    ("components_", lambda c: "x"),
+])
+def test_tampered_components_raise_before_transform(fitted_wine, attr, value):
+    X, est = fitted_wine
+    est = pickle.loads(pickle.dumps(est))
+    setattr(est, attr, value(getattr(est, attr)))
+    for call in (lambda: est.transform(X[:3]), est.get_feature_names_out):
+        with pytest.raises(ValueError, match="inconsistent fitted state"):
+            call()
+
+
+@pytest.mark.parametrize("value", [
+    # before: NaN distances, numpy's broadcast / einsum messages, AttributeError
+    lambda A: np.full_like(A, np.nan),
+    lambda A: A[:3, :3],
+    lambda A: "x",
+])
+def test_tampered_metric_raises_in_pair_distance_and_get_metric(fitted_wine, value):
+    X, est = fitted_wine
+    est = pickle.loads(pickle.dumps(est))
+    est.metric_ = value(est.metric_)
+    pairs = np.stack([X[:3], X[3:6]], axis=1)
+    for call in (lambda: est.pair_distance(pairs), est.get_metric):
+        with pytest.raises(ValueError, match="inconsistent fitted state"):
+            call()
+
+
+def test_pair_distance_rejects_strings_complex_and_sparse(fitted_wine):
+    """Numeric strings were parsed and complex pairs lost their imaginary part silently; a
+    sparse matrix raised numpy's 'setting an array element with a sequence'."""
+    import scipy.sparse as sp
+
+    X, est = fitted_wine
+    pairs = np.stack([X[:3], X[3:6]], axis=1)
+    with pytest.raises(ValueError, match="strings"):
+        est.pair_distance(pairs.astype(str))
+    with pytest.raises(ValueError, match="[Cc]omplex"):
+        est.pair_distance(pairs + 1j)
+    with pytest.raises(TypeError, match="sparse"):
+        est.pair_distance(sp.csr_matrix(X[:4]))
+    np.testing.assert_allclose(est.pair_distance(pairs),
+                               [est.get_metric()(a, b) for a, b in pairs])
+
+
+def test_wide_data_too_large_for_a_square_metric_raises_before_allocating():
+    """20 x 200,000 asked numpy for a 298 GiB n_features x n_features array (MemoryError);
+    the check happens before any such array exists."""
+    X = np.zeros((4, 10**6), dtype=np.float32)
+    X[:, 0] = [0.0, 0.1, 5.0, 5.1]
+    with pytest.raises(ValueError, match="n_features=1000000"):
+        LMNNMetric(max_iter=8, random_state=0).fit(X, [0, 0, 1, 1])

@@ -582,7 +582,7 @@ def test_score_ties_count_as_violations():
         (np.array([[0, 1, 2]]), np.array([1, 1]), "one response per comparison"),
         (np.array([[0, 1, 2]]), np.array([2]), r"\+1/-1"),
         (np.array([["0", "1", "2"]]), None, "integer"),
-        (np.array([[0, 1, 2]], dtype=object), None, "integer"),
+        (np.array([[0, 1, None]], dtype=object), None, "integer"),
         (np.array([[0.5, 1.0, 2.0]]), None, "integer"),
         (np.array([[0, 1, np.nan]]), None, "integer"),
         (np.array([[0, 1, 2 + 1j]]), None, "integer"),
@@ -592,6 +592,33 @@ def test_score_ties_count_as_violations():
 def test_invalid_comparisons_raise(X, y, match):
     with pytest.raises(ValueError, match=match):
         OrdinalEmbedding(2, max_iter=1).fit(X, y, n_objects=3 if match == "out of range" else None)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(loss="soe", margin=1e300), dict(loss="ckl", mu=1e308),
+    dict(init="huge"), dict(init="huge", solver="svrg_sbb"),
+])
+def test_an_objective_overflowing_at_the_start_names_the_cause_not_the_step(kwargs):
+    """These raised DivergenceError '... at record 0; decrease the step size' although no
+    step had been taken."""
+    T = make_triplets(12, 80, 2, random_state=0)
+    if kwargs.get("init") == "huge":
+        kwargs = {**kwargs, "init": 1e200 * np.random.RandomState(0).standard_normal((12, 2))}
+    with pytest.raises(ValueError, match="not finite .* at the initial embedding") as info:
+        OrdinalEmbedding(max_iter=5, random_state=0, **kwargs).fit(T)
+    assert "step" not in str(info.value)
+
+
+def test_complex_or_string_init_is_rejected():
+    """A complex init lost its imaginary part with only a ComplexWarning, numeric strings
+    were parsed: scikit-learn's check_array refuses both."""
+    T = np.array([[0, 1, 2], [1, 2, 0]])
+    with pytest.raises(ValueError, match="init.*[Cc]omplex"):
+        OrdinalEmbedding(2, max_iter=1).fit(T, init=np.zeros((3, 2)) + 1j)
+    with pytest.raises(ValueError, match="init.*[Cc]omplex"):
+        OrdinalEmbedding(2, max_iter=1, init=np.zeros((3, 2)) + 1j).fit(T)
+    with pytest.raises(ValueError, match="init holds strings"):
+        OrdinalEmbedding(2, max_iter=1).fit(T, init=np.zeros((3, 2)).astype(str))
 
 
 def test_invalid_fit_arguments_raise():
@@ -826,3 +853,23 @@ def test_docstring_example_runs_without_warnings():
         for test in doctest.DocTestFinder().find(OrdinalEmbedding):
             runner.run(test, out=lambda text: None)
     assert runner.tries > 0 and runner.failures == 0
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_object_arrays_of_integers_are_accepted_as_indices():
+    """pandas' nullable Int64 columns (and object arrays of ints) reach numpy as object
+    arrays, which were refused ('got dtype object') although check_array takes them as
+    numbers; missing values, floats and booleans in them are still refused."""
+    pd = pytest.importorskip("pandas")
+    T = make_triplets(12, 80, 2, random_state=0)
+    expected = OrdinalEmbedding(max_iter=5, random_state=0).fit(T).embedding_
+    for X in (pd.DataFrame(T).astype("Int64"), T.astype(object)):
+        got = OrdinalEmbedding(max_iter=5, random_state=0).fit(X).embedding_
+        np.testing.assert_array_equal(got, expected)
+    bad = pd.DataFrame(T).astype("Int64")
+    bad.iloc[0, 1] = pd.NA
+    for X in (bad, np.array([[0, 1, True]], dtype=object), np.array([[0, 1, 2.0]], dtype=object)):
+        with pytest.raises(ValueError, match="integer array"):
+            OrdinalEmbedding(max_iter=5).fit(X)
+    with pytest.raises(ValueError, match="int64 range"):
+        OrdinalEmbedding(max_iter=5).fit(np.array([[0, 1, 2**70]], dtype=object))

@@ -1177,6 +1177,16 @@ def test_labeled_accuracy_scorer_and_grid_search_default_scoring(moons):
     lambda c: setattr(c, "classes_", c.classes_[:1]),
     lambda c: setattr(c, "seed_", -1),
     lambda c: setattr(c, "gamma_", float("nan")),
+    # non-finite or malformed values of the right shape gave NaN scores, class 0 for every
+    # row, inverted probabilities or a TypeError before
+    lambda c: setattr(c, "alpha_", np.full_like(c.alpha_, np.nan)),
+    lambda c: setattr(c, "intercept_", np.full_like(c.intercept_, np.inf)),
+    lambda c: setattr(c, "calibration_slope_", float("nan")),
+    lambda c: setattr(c, "calibration_slope_", -1.0),
+    lambda c: setattr(c, "calibration_slope_", "1"),
+    lambda c: setattr(c, "calibration_slope_", np.array([1.0, 2.0])),
+    lambda c: setattr(c, "classes_", list(c.classes_)),
+    lambda c: setattr(c, "seed_", True),
 ])
 def test_tampered_fitted_state_raises_value_error(moons, tamper):
     """Issue 18.4: predict / decision_function check the fitted arrays against each other
@@ -1188,6 +1198,64 @@ def test_tampered_fitted_state_raises_value_error(moons, tamper):
     for method in (clf.predict, clf.decision_function, clf.predict_proba):
         with pytest.raises(ValueError, match="inconsistent fitted state"):
             method(X[:5])
+
+
+def test_random_block_index_must_be_an_integer(moons):
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=5, random_state=0).fit(X, y_semi)
+    assert clf.random_block(np.int64(1))[0].shape == (clf.n_components_, 2)
+    for bad in ("a", 1.5, None, True):      # 'a' and None raised an unrelated TypeError
+        with pytest.raises(TypeError, match="block index"):
+            clf.random_block(bad)
+    clf.n_features_in_ = "2"                # was: TypeError from a string concatenation
+    with pytest.raises(ValueError, match="inconsistent fitted state"):
+        clf.random_block(0)
+
+
+def test_string_minus_one_labels_are_rejected_not_a_class(moons):
+    """A string '-1' is not the unlabeled marker: it became a third class silently (every row
+    labeled, no semi-supervision) and counted as a labeled row in the score; scikit-learn's
+    SelfTrainingClassifier rejects string y for the same reason."""
+    from skstoch.semi_supervised import labeled_accuracy_score
+
+    X, y, _, _, _ = moons
+    y_str = np.array(["a", "b"], dtype="<U2")[y]
+    y_str[20:] = "-1"
+    y_obj = y_str.astype(object)
+    for y_bad in (y_str, y_obj):
+        with pytest.raises(ValueError, match="'-1'"):
+            S3VMClassifier(gamma=5.0, max_iter=5, random_state=0).fit(X, y_bad)
+        with pytest.raises(ValueError, match="'-1'"):
+            labeled_accuracy_score(y_bad, np.array(["a", "b"])[y])
+    # the object array with the integer -1 is the supported form
+    y_obj[20:] = -1
+    clf = S3VMClassifier(gamma=5.0, max_iter=5, random_state=0).fit(X, y_obj)
+    assert list(clf.classes_) == ["a", "b"] and clf.n_unlabeled_ == X.shape[0] - 20
+
+
+def test_labeled_accuracy_score_checks_sample_weight():
+    """A sample_weight of the wrong length or a scalar raised IndexError."""
+    from skstoch.semi_supervised import labeled_accuracy_score
+
+    y_true, y_pred = np.array([0, 1, -1, 1]), np.array([0, 1, 0, 0])
+    assert labeled_accuracy_score(y_true, y_pred, sample_weight=[1, 1, 5, 2]) == 0.5
+    for bad in (np.ones(3), np.ones(5), 2.0, np.ones((4, 2))):
+        with pytest.raises(ValueError, match="sample_weight"):
+            labeled_accuracy_score(y_true, y_pred, sample_weight=bad)
+    with pytest.raises(ValueError, match="y_true"):
+        labeled_accuracy_score(3, 3)
+
+
+def test_huge_x_with_the_manifold_graph_raises_a_clear_error(moons):
+    """With an explicit gamma and the Laplacian term, |X| ~ 1e160 overflowed the graph's
+    squared distances and failed with numpy's 'cannot reshape array of size ...'."""
+    X, _, y_semi, _, _ = moons
+    for Xh in (X * 1e160, sp.csr_matrix(X * 1e160)):
+        with pytest.raises(ValueError, match="too large"):
+            S3VMClassifier(gamma=1.0, max_iter=5, random_state=0).fit(Xh, y_semi)
+    # no graph, no squared distances: the paper's objective still fits
+    S3VMClassifier(gamma=1.0, manifold_weight=0.0, max_iter=5, random_state=0).fit(
+        X * 1e160, y_semi)
 
 
 def test_non_contiguous_fitted_arrays_still_predict(moons):
@@ -1369,3 +1437,43 @@ def test_auto_restarts_do_not_retry_a_fit_stopped_by_the_callback(moons):
                          rec["iteration"] >= 20).fit(X, y_semi)
     assert clf.n_iter_ == 20 and clf.restart_objectives_.shape == (1,)
     assert calls == [10, 20]
+
+
+def test_overflowing_features_at_predict_raise_instead_of_nan(moons):
+    """|X| ~ 1.5e308 made omega . x overflow: NaN scores, NaN probabilities and classes_[0]
+    predicted for those rows without a word."""
+    X, _, y_semi, _, _ = moons
+    for store in (True, False):
+        clf = S3VMClassifier(gamma=1.0, max_iter=5, store_random_features=store,
+                             random_state=0).fit(X, y_semi)
+        clf.decision_function(X[:3] * 1e300)        # large but finite features still work
+        for method in (clf.predict, clf.decision_function, clf.predict_proba):
+            with pytest.raises(ValueError, match="too large"):
+                method(np.sign(X[:3]) * 1.5e308)
+
+
+def test_overflowing_features_at_fit_name_the_magnitude_not_the_step(moons):
+    """|X| ~ 1.5e308 with an explicit gamma and no graph ended in DivergenceError
+    'non-finite coefficients ... decrease the step size': the step was not the cause."""
+    X, _, y_semi, _, _ = moons
+    with pytest.raises(ValueError, match="too large in magnitude"):
+        S3VMClassifier(gamma=1.0, manifold_weight=0.0, max_iter=5, random_state=0).fit(
+            np.sign(X) * 1.5e308, y_semi)
+    S3VMClassifier(gamma=1.0, manifold_weight=0.0, max_iter=5, random_state=0).fit(
+        X * 1e300, y_semi)                           # huge but representable: still fits
+
+
+def test_feature_block_larger_than_memory_raises_before_allocating():
+    """Without the cache each iteration regenerates an (n_components, n_features) block:
+    n_components=2**20 on 10**6 features asked numpy for 7.6 TiB (MemoryError). Sparse X
+    counts only the columns that hold an entry, so a wide sparse X still fits."""
+    X = np.zeros((6, 10**6), dtype=np.float32)
+    X[:, 0] = [0, 3, 0, 3, 0, 3]
+    y = np.array([0, 1, -1, -1, -1, -1])
+    est = S3VMClassifier(gamma=1.0, n_components=2**20, manifold_weight=0.0, max_iter=2,
+                         random_state=0)
+    with pytest.raises(ValueError, match="n_components=1048576"):
+        est.fit(X, y)
+    Xs = sp.csr_matrix(X[:, :1], shape=(6, 10**9))
+    est.set_params(n_components=2**14).fit(Xs, y)
+    assert est.random_weights_ is None and est.predict(Xs).shape == (6,)

@@ -103,6 +103,7 @@ def solve(problem, params, monitor, state=None):
     with single_thread_blas():
         objective = _Objective(_make_loss(params), problem.Q)
         x0 = _initial_embedding(problem, params)
+        _check_finite_start(objective, x0, params)
         eta0, epsilon = _resolve_steps(objective, x0, params)
         result = _RUNNERS[params.solver](objective, x0, eta0, epsilon, params, monitor)
         value = objective.value(result.x)
@@ -115,6 +116,21 @@ def solve(problem, params, monitor, state=None):
     return replace(result, x=np.ascontiguousarray(x - x.mean(axis=0)),
                    criterion_name=CRITERION,
                    extra={"objective": value, "eta0": eta0, "epsilon": epsilon})
+
+
+def _check_finite_start(objective, x0, params):
+    """ValueError when the objective overflows at the starting embedding (a huge init, or a
+    margin / mu whose square overflows): no step size can help, so the divergence message
+    of the loops ('decrease the step size') would mislead.  One loss pass."""
+    value = objective.value(x0)
+    if not np.isfinite(value):
+        parameter = ("" if params.loss_parameter is None else
+                     f" and its parameter {params.loss_parameter:.3g} (margin, alpha or mu)")
+        raise ValueError(
+            f"The objective is not finite ({value}) at the initial embedding: the "
+            f"{params.loss!r} loss{parameter} overflows float64 for these squared distances "
+            f"(largest |init| = {float(np.max(np.abs(x0))):.3g}); rescale init or use a smaller "
+            f"loss parameter.")
 
 
 def _record_final(monitor, result, value):
