@@ -153,7 +153,9 @@ def make_semisupervised(y, *, n_labeled=None, labeled_fraction=None, stratify=Tr
     labeled_fraction : float, optional
         Fraction of rows that keep their label (one of the two must be given).
     stratify : bool
-        Keep at least one labeled row per class and classes in proportion.
+        Keep at least one labeled row per class and classes in proportion (exactly
+        ``n_labeled`` rows in all: rounded shares that add up to more or fewer give up or
+        take the row their rounding moved furthest).
     random_state : int, RandomState or None
 
     Returns
@@ -185,12 +187,10 @@ def make_semisupervised(y, *, n_labeled=None, labeled_fraction=None, stratify=Tr
         raise ValueError(f"n_labeled={n_labeled} must be between the number of classes "
                          f"({len(classes)}) and n_samples ({n})")
     if stratify:
-        chosen = []
-        for c in classes:
-            members = np.flatnonzero(y == c)
-            share = max(1, int(round(n_labeled * members.size / n)))
-            chosen.append(rng.choice(members, size=min(share, members.size), replace=False))
-        labeled = np.concatenate(chosen)
+        members = [np.flatnonzero(y == c) for c in classes]
+        shares = _stratified_shares(np.array([m.size for m in members]), n_labeled)
+        labeled = np.concatenate([rng.choice(m, size=k, replace=False)
+                                  for m, k in zip(members, shares)])
     else:
         labeled = rng.choice(n, size=n_labeled, replace=False)
     mask = np.zeros(n, dtype=bool)
@@ -204,3 +204,14 @@ def make_semisupervised(y, *, n_labeled=None, labeled_fraction=None, stratify=Tr
         y_semi = y_semi.astype(np.int64)
     y_semi[~mask] = -1
     return y_semi, mask
+
+
+def _stratified_shares(sizes, n_labeled):
+    """Labeled rows per class: in proportion to ``sizes``, at least one, ``n_labeled`` in all."""
+    ideal = n_labeled * sizes / sizes.sum()
+    shares = np.minimum(np.maximum(1, np.round(ideal)), sizes).astype(np.intp)
+    while shares.sum() > n_labeled:
+        shares[np.argmax(np.where(shares > 1, shares - ideal, -np.inf))] -= 1
+    while shares.sum() < n_labeled:
+        shares[np.argmax(np.where(shares < sizes, ideal - shares, -np.inf))] += 1
+    return shares

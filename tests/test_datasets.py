@@ -116,3 +116,17 @@ def test_make_semisupervised_keeps_minus_one_distinct_from_the_labels():
         make_semisupervised(np.r_[np.arange(10) % 2, np.nan], n_labeled=4)
     with pytest.raises(ValueError, match="1-D"):
         make_semisupervised((np.arange(10) % 2)[:, None], n_labeled=4)
+
+
+@pytest.mark.parametrize("sizes", [(50, 50), (90, 5, 5), (34, 33, 33), (1, 1, 98)])
+def test_stratified_labeling_keeps_exactly_n_labeled_rows(sizes):
+    # rounded per-class shares can add up to more (50/50 with 3 labels: 2 + 2) or fewer
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    for n_labeled in range(len(sizes), y.size + 1):
+        y_semi, mask = make_semisupervised(y, n_labeled=n_labeled, random_state=n_labeled)
+        assert mask.sum() == n_labeled == np.sum(y_semi != -1)
+        kept = np.bincount(y[mask], minlength=len(sizes))
+        assert kept.min() >= 1
+        # in proportion: a larger class never keeps fewer rows than a smaller one
+        larger = np.greater.outer(sizes, sizes)
+        assert not np.any(larger & np.less.outer(kept, kept))
