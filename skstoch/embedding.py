@@ -1,7 +1,6 @@
 """Ordinal embedding from triplet / quadruplet comparisons: full-batch L-BFGS by default, the
 paper's mini-batch SVRG with a stabilized Barzilai-Borwein step (paper 000) as
 ``solver='svrg_sbb'``."""
-import os
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,7 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._comparisons import check_comparisons
 from ._solvers.ordinal import OrdinalParams, OrdinalProblem, satisfied, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
-from .utils._validation import check_fitted_array, fitted_state_error, reject_string_input
+from .utils._validation import (available_memory, check_fitted_array, fitted_state_error,
+                                reject_string_input)
 
 __all__ = ["OrdinalEmbedding"]
 
@@ -289,7 +289,7 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         return self
 
     def _check_memory(self, n_objects, inferred):
-        """Raise before allocating when the fit would need more than the machine's memory.
+        """Raise before allocating when the fit would need more memory than is available.
 
         ``n_objects`` comes from the largest index of ``X`` unless given, so one mistyped
         index can ask for terabytes; the estimate counts the ``(n_objects, n_components)``
@@ -297,14 +297,14 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         p = int(self.n_components)
         n_bytes = 8 * (n_objects * p * _ARRAYS_PER_FIT[self.solver] + n_objects
                        + 2 * int(self.batch_size) * p)
-        available = _physical_memory()
+        available = available_memory()
         if available is None or n_bytes <= available:
             return
         source = (f"the largest object index in X ({n_objects - 1}) implies n_objects="
                   f"{n_objects}" if inferred else f"n_objects={n_objects}")
         raise ValueError(
             f"OrdinalEmbedding(solver={self.solver!r}) would need about {n_bytes / 2**30:.3g} "
-            f"GiB ({n_bytes} bytes) but this machine has {available / 2**30:.3g} GiB: "
+            f"GiB ({n_bytes} bytes) but about {available / 2**30:.3g} GiB is available: "
             f"{source}, n_components={p}, batch_size={int(self.batch_size)}. Object indices "
             f"must be 0-based and contiguous (relabel them, e.g. with np.unique(X, "
             f"return_inverse=True)).")
@@ -464,11 +464,3 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
 # transform wraps its own output (set_output): its rows are the objects, not the rows of X,
 # so scikit-learn's automatic wrapper (which copies X's index) cannot be used.
 OrdinalEmbedding._sklearn_auto_wrap_output_keys = {"transform"}
-
-
-def _physical_memory():
-    """Bytes of physical memory, or None where the platform does not say."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None

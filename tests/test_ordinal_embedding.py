@@ -873,3 +873,25 @@ def test_object_arrays_of_integers_are_accepted_as_indices():
             OrdinalEmbedding(max_iter=5).fit(X)
     with pytest.raises(ValueError, match="int64 range"):
         OrdinalEmbedding(max_iter=5).fit(np.array([[0, 1, 2**70]], dtype=object))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (tests/_isolation.py)")
+def test_memory_check_respects_the_address_space_limit():
+    # about 4 GiB of fit arrays, less than this machine's physical memory, in a child whose
+    # address space leaves 1 GiB: a clear ValueError before allocating, not a MemoryError
+    # from numpy (the check once compared with physical memory only)
+    from _isolation import run_isolated
+
+    from skstoch.embedding import _ARRAYS_PER_FIT
+    n_objects = 4 * 2**30 // (8 * (2 * _ARRAYS_PER_FIT["lbfgs"] + 1))
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if physical < 5 * 2**30:
+        pytest.skip("needs more than 5 GiB of physical memory to tell the two checks apart")
+
+    def fit():
+        X = np.array([[0, 1, n_objects - 1]])
+        OrdinalEmbedding(n_components=2, max_iter=1, random_state=0).fit(X)
+
+    out = run_isolated(fit, timeout=60)
+    assert out["status"] == "raised", out
+    assert out["exc_type"] == "ValueError" and "available" in out["message"], out
