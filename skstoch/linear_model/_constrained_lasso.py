@@ -26,6 +26,7 @@ from .._solvers import lasso
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
 from ..utils import check_sample_weight, make_dataset, validate_data
 from ..utils._dataset import full_margins
+from ..utils._validation import check_fitted_shapes, fitted_attribute
 
 # the paper's algorithms exactly as published (paper 001, section 5.1): {name: (the
 # solver that runs them, the paper's T1, its tuned first step or None for ours)}; whole
@@ -681,6 +682,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
+        coef = np.asarray(fitted_attribute(self, "coef_"))
+        check_fitted_shapes(self, (coef.shape[0] if coef.ndim == 2 else 0, X.shape[1]))
         if np.ndim(self.coef_) == 2:
             return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
