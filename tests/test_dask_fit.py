@@ -555,3 +555,22 @@ def test_multinomial_l1_penalties(client, penalty):
     assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
     np.testing.assert_array_equal(dist.coef_ == 0, local.coef_ == 0)
     assert np.any(local.coef_ == 0)
+
+
+@pytest.mark.parametrize("name", list(EST))
+@pytest.mark.parametrize("dask_y", [True, False])
+def test_column_vector_target_is_raveled_with_a_warning(client, name, dask_y):
+    """An (n, 1) y on Dask X is one target with a DataConversionWarning, as in memory (the
+    regressors fitted a 2-D coef_ and predicted (n, 1); the classifiers raised)."""
+    from sklearn.exceptions import DataConversionWarning
+
+    Est, kw, task = EST[name]
+    X, y = _data(task)
+    Xd, yd = _to_dask(X, y, (600, 600))
+    col = yd[:, None] if dask_y else y[:, None]
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        est = Est(**kw).fit(Xd, col)
+    flat = Est(**kw).fit(Xd, yd)
+    np.testing.assert_array_equal(est.coef_, flat.coef_)
+    assert est.predict(Xd).compute().shape == (N,)
+

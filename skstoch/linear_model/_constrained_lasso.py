@@ -23,7 +23,8 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
-from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
+from ..base import (STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin,
+                    ravel_column_vector)
 from ..utils import check_sample_weight, make_dataset, validate_data
 from ..utils._dataset import full_margins
 from ..utils._validation import check_fitted_shapes, fitted_attribute
@@ -626,9 +627,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", y_numeric=True, multi_output=True)
-        y = np.asarray(y, dtype=np.float64)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
+        y = ravel_column_vector(np.asarray(y, dtype=np.float64))
         sw = check_sample_weight(sample_weight, X)
         if np.any(sw < 0) or sw.sum() <= 0:
             raise ValueError("sample_weight must be nonnegative and not all zero.")

@@ -13,6 +13,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ..base import ravel_column_vector
 from ..utils import atomic_fit
 
 
@@ -169,7 +170,9 @@ class DaskFitMixin:
             return super().fit(X, y, sample_weight=sample_weight)
         self._validate_params()
         self._dask_check()
-        return self._fit_dask(X, y, sample_weight)
+        # an (n, 1) y is raveled with a DataConversionWarning, as in memory
+        return self._fit_dask(X, ravel_column_vector(y if is_dask_array(y) else np.asarray(y)),
+                              sample_weight)
 
     def _fit_dask(self, X, y, sample_weight):
         import dask.array as da
