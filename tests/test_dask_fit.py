@@ -574,3 +574,17 @@ def test_column_vector_target_is_raveled_with_a_warning(client, name, dask_y):
     np.testing.assert_array_equal(est.coef_, flat.coef_)
     assert est.predict(Xd).compute().shape == (N,)
 
+
+
+@pytest.mark.parametrize("scale", [1e-320, 1e307])
+@pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDRegressor"])
+def test_uniform_weights_of_extreme_scale_fit_as_unit_weights(client, name, scale):
+    """Uniform weights 1e-320 (their sum underflows) or 1e307 (it overflows) fit as unit
+    weights, as in memory (before: 'diverged: decrease the step size', and 'every sample has
+    weight zero' for 1e307)."""
+    Est, kw, task = EST[name]
+    X, y = _data(task)
+    Xd, yd, swd = _to_dask(X, y, (600, 600), np.full(N, scale))
+    est = Est(**kw).fit(Xd, yd, sample_weight=swd)
+    unit = Est(**kw).fit(Xd, yd)
+    np.testing.assert_array_equal(est.coef_, unit.coef_)
