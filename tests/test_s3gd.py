@@ -1030,3 +1030,24 @@ def test_external_snapshot_equals_the_snapshot_pass(sparse):
     assert np.abs(outs[2][0] - outs[0][0]).max() > 1e-4
     with pytest.raises(ValueError, match="set_snapshot"):
         tables.set_snapshot(grad[:-1], dl)
+
+
+def test_huge_kmeans_max_iter_stops_when_lloyd_has_converged():
+    """kmeans_max_iter bounds Lloyd's iterations (anchor_method='auto'): 10**12 ran them all
+    (a fit on 60 rows that never ended); now Lloyd stops once the labels repeat, with the
+    centres a bound of 1000 gives."""
+    from _isolation import describe, run_isolated
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 4)
+    y = (X[:, 0] > 0).astype(int)
+
+    def fit(bound):
+        return S3GDClassifier(solver="s3gd", n_anchors=6, kmeans_max_iter=bound, max_iter=3,
+                              random_state=0).fit(X, y).coef_
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = run_isolated(lambda: fit(10 ** 12), timeout=60)
+        assert result["status"] == "ok", describe(result)
+        np.testing.assert_array_equal(result["value"], fit(1000))
