@@ -26,7 +26,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._solvers import FitMonitor
 from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, seed_from_random_state,
                     validate_data)
-from .utils._validation import check_fitted_shapes, fitted_n_heads, rescale_sample_weight
+from .utils._validation import (check_fitted_shapes, fitted_attribute, fitted_n_heads,
+                                fitted_state_error, rescale_sample_weight)
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -243,8 +244,12 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
             # only a previous fit of the same shape (same features, same number of heads or
             # outputs) is a start; a reshape of other-shaped coefficients would be garbage
             coef = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
-            intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
+            intercept = np.atleast_1d(np.asarray(fitted_attribute(self, "intercept_"),
+                                                 dtype=np.float64))
             if coef.shape == (n_problems, n_features) and intercept.shape == (n_problems,):
+                if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
+                    raise fitted_state_error(self, "coef_ or intercept_ holds NaN or "
+                                                   "infinity, no start for warm_start")
                 return coef.copy(), intercept.copy()
         return np.zeros((n_problems, n_features)), np.zeros(n_problems)
 
@@ -432,7 +437,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
-        coef = np.asarray(self.coef_)
+        coef = np.asarray(fitted_attribute(self, "coef_"))
         check_fitted_shapes(self, (coef.shape[0] if coef.ndim == 2 else 0, X.shape[1]))
         return X @ coef.T + self.intercept_
 

@@ -1061,3 +1061,17 @@ def test_default_budget_runs_on_one_sample(solver):
     than ORDA's first epoch of 17) still fits instead of raising."""
     est = ConstrainedLasso(solver=solver).fit(np.ones((1, 3)), np.ones(1))
     assert est.n_iter_ <= 100 and np.all(np.isfinite(est.coef_))
+
+
+def test_cv_column_vector_target_is_raveled_with_a_warning():
+    """An (n, 1) y is one target with a DataConversionWarning, as for LassoCV and the other
+    regressors (the CV estimator raveled it without a word)."""
+    from sklearn.exceptions import DataConversionWarning
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 4)
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0])
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        est = ConstrainedLassoCV(n_radii=3, cv=2).fit(X, y[:, None])
+    assert np.ndim(est.coef_) == 1 and est.predict(X).shape == (60,)
+    np.testing.assert_array_equal(est.coef_, ConstrainedLassoCV(n_radii=3, cv=2).fit(X, y).coef_)

@@ -555,3 +555,45 @@ def test_multinomial_l1_penalties(client, penalty):
     assert _rel(f_dist, f_local) <= 1e-8, (f_dist, f_local)
     np.testing.assert_array_equal(dist.coef_ == 0, local.coef_ == 0)
     assert np.any(local.coef_ == 0)
+
+
+@pytest.mark.parametrize("name", list(EST))
+@pytest.mark.parametrize("dask_y", [True, False])
+def test_column_vector_target_is_raveled_with_a_warning(client, name, dask_y):
+    """An (n, 1) y on Dask X is one target with a DataConversionWarning, as in memory (the
+    regressors fitted a 2-D coef_ and predicted (n, 1); the classifiers raised)."""
+    from sklearn.exceptions import DataConversionWarning
+
+    Est, kw, task = EST[name]
+    X, y = _data(task)
+    Xd, yd = _to_dask(X, y, (600, 600))
+    col = yd[:, None] if dask_y else y[:, None]
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        est = Est(**kw).fit(Xd, col)
+    flat = Est(**kw).fit(Xd, yd)
+    np.testing.assert_array_equal(est.coef_, flat.coef_)
+    assert est.predict(Xd).compute().shape == (N,)
+
+
+
+@pytest.mark.parametrize("scale", [1e-320, 1e307])
+@pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDRegressor"])
+def test_uniform_weights_of_extreme_scale_fit_as_unit_weights(client, name, scale):
+    """Uniform weights 1e-320 (their sum underflows) or 1e307 (it overflows) fit as unit
+    weights, as in memory (before: 'diverged: decrease the step size', and 'every sample has
+    weight zero' for 1e307)."""
+    Est, kw, task = EST[name]
+    X, y = _data(task)
+    Xd, yd, swd = _to_dask(X, y, (600, 600), np.full(N, scale))
+    est = Est(**kw).fit(Xd, yd, sample_weight=swd)
+    unit = Est(**kw).fit(Xd, yd)
+    np.testing.assert_array_equal(est.coef_, unit.coef_)
+
+
+def test_svrg_n_inner_beyond_the_kernels_int_is_a_value_error(client):
+    """S3GD solver='svrg' with n_inner=2**40 ran 2**40 steps per epoch on Dask data (a fit
+    on 1200 rows that did not return); now the ValueError of the in-memory fit."""
+    X, y = _data("reg")
+    Xd, yd = _to_dask(X, y, (600, 600))
+    with pytest.raises(ValueError, match="n_inner=1099511627776"):
+        S3GDRegressor(solver="svrg", n_inner=2 ** 40).fit(Xd, yd)

@@ -977,6 +977,44 @@ if pytest is not None:
         assert est.transform().shape == (10, 2)
 
 
+LINEAR = [n for n in sorted(SPECS) if SPECS[n][1] in ("clf", "reg")]
+# fitted attributes edited after fit: deleted, or NaN / infinite (a NaN coef_ predicted NaN
+# scores and, through argmax, one class for every row, without a word)
+FITTED_EDITS = {
+    "coef_deleted": lambda est: delattr(est, "coef_"),
+    "intercept_deleted": lambda est: delattr(est, "intercept_"),
+    "classes_deleted": lambda est: delattr(est, "classes_"),
+    "coef_nan": lambda est: setattr(est, "coef_", np.full(np.shape(est.coef_), np.nan)),
+    "intercept_inf": lambda est: setattr(est, "intercept_", np.full(
+        np.shape(est.intercept_), np.inf)[()]),
+    "coef_list": lambda est: setattr(est, "coef_", np.asarray(est.coef_).tolist()),
+}
+
+
+if pytest is not None:
+
+    @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+    @pytest.mark.parametrize("edit", sorted(FITTED_EDITS))
+    @pytest.mark.parametrize("name", LINEAR)
+    def test_edited_fitted_attributes_are_a_clear_error(name, edit):
+        X, y = _base(SPECS[name][1], np.random.default_rng(0))
+        est = make_estimator(name).fit(X, y)
+        if edit == "classes_deleted" and not hasattr(est, "classes_"):
+            pytest.skip("a regressor has no classes_")
+        FITTED_EDITS[edit](est)
+        for meth in SPECS[name][2]:
+            with pytest.raises(ValueError, match="inconsistent fitted state"):
+                est.score(X, y) if meth == "score" else getattr(est, meth)(X)
+        if SPECS[name][3] and edit != "coef_list":
+            # a warm refit must not start from (or stumble over) the edited state
+            est.set_params(warm_start=True)
+            if edit in ("coef_deleted", "classes_deleted"):
+                est.fit(X, y)       # no previous coefficients: a cold start
+            else:
+                with pytest.raises(ValueError, match="inconsistent fitted state"):
+                    est.fit(X, y)
+
+
 if __name__ == "__main__":
     import argparse
 

@@ -1030,3 +1030,37 @@ def test_external_snapshot_equals_the_snapshot_pass(sparse):
     assert np.abs(outs[2][0] - outs[0][0]).max() > 1e-4
     with pytest.raises(ValueError, match="set_snapshot"):
         tables.set_snapshot(grad[:-1], dl)
+
+
+def test_huge_kmeans_max_iter_stops_when_lloyd_has_converged():
+    """kmeans_max_iter bounds Lloyd's iterations (anchor_method='auto'): 10**12 ran them all
+    (a fit on 60 rows that never ended); now Lloyd stops once the labels repeat, with the
+    centres a bound of 1000 gives."""
+    from _isolation import describe, run_isolated
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 4)
+    y = (X[:, 0] > 0).astype(int)
+
+    def fit(bound):
+        return S3GDClassifier(solver="s3gd", n_anchors=6, kmeans_max_iter=bound, max_iter=3,
+                              random_state=0).fit(X, y).coef_
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = run_isolated(lambda: fit(10 ** 12), timeout=60)
+        assert result["status"] == "ok", describe(result)
+        np.testing.assert_array_equal(result["value"], fit(1000))
+
+
+def test_svrg_n_inner_beyond_the_kernels_int_is_a_value_error():
+    """solver='svrg' runs n_inner steps per epoch: n_inner=2**40 reached the kernel's C int,
+    OverflowError ('value too large to convert to int'); now a ValueError names n_inner.
+    The other solvers cap n_inner at one pass and still fit."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3)
+    with pytest.raises(ValueError, match="n_inner=1099511627776"):
+        S3GDRegressor(solver="svrg", n_inner=2 ** 40).fit(X, X[:, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        S3GDRegressor(solver="s3gd", n_inner=2 ** 40, n_anchors=5, max_iter=3).fit(X, X[:, 0])

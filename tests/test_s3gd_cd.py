@@ -189,3 +189,32 @@ def test_cd_stops_when_the_iterate_stalls_in_floating_point():
     with pytest.warns(ConvergenceWarning, match="no longer changes in floating point"):
         est.fit(X, y)
     assert max(h["iteration"][-1] for h in est.history_) < 500
+
+
+@pytest.mark.parametrize("case", ["all_zero", "strong_l1_empty_columns", "all_zero_float32"])
+def test_cd_on_csr_without_entries_in_the_working_set(case):
+    """A working set whose columns hold no stored entry (an all-zero CSR X, or a strong l1
+    penalty whose first working set is X's empty columns: only the intercept moves) was
+    handed to the kernels as empty arrays, which they read as a dense block: a segfault.
+    Now the fit is Lasso's: zero coefficients, the intercept the mean of y."""
+    from _isolation import describe, run_isolated
+
+    rng = np.random.RandomState(0)
+    Xd = rng.randn(40, 5)
+    y = Xd @ rng.randn(5) + 50.0
+    if case == "strong_l1_empty_columns":
+        X = sp.hstack([sp.csr_matrix((40, 95)), sp.csr_matrix(Xd)]).tocsr()
+        params = dict(penalty="l1", alpha=1e3)
+    else:
+        X = sp.csr_matrix((40, 5), dtype=np.float32 if case.endswith("32") else np.float64)
+        params = dict(penalty="l1", alpha=0.1)
+
+    def fit():
+        est = S3GDRegressor(solver="cd", **params).fit(X, y)
+        return est.coef_, est.intercept_
+
+    result = run_isolated(fit, timeout=60)
+    assert result["status"] == "ok", describe(result)
+    coef, intercept = result["value"]
+    assert not np.any(coef)
+    np.testing.assert_allclose(intercept, y.mean(), rtol=1e-10)

@@ -119,18 +119,24 @@ def _lloyd(X, m, n_iter, rng):
 
     A few BLAS products per iteration: on a few thousand rows this is several times faster
     than ``KMeans`` (whose per-call overhead dominates at this size).  Empty clusters keep
-    their centre.
+    their centre.  Stops once an iteration leaves the labels unchanged (the centres would
+    stay the same, bit for bit): ``n_iter`` is a bound, not a count (``kmeans_max_iter=10**12``
+    ran 10**12 iterations).
     """
     s = X.shape[0]
     C = X[rng.choice(s, m, replace=False)]
     C = C.toarray() if sp.issparse(C) else np.array(C, dtype=np.float64)
     x_sq = _row_sqnorms(X)
+    previous = None
     for _ in range(n_iter):
         d2 = np.asarray(safe_sparse_dot(X, np.ascontiguousarray(C.T), dense_output=True))
         d2 *= -2.0
         d2 += (C * C).sum(axis=1)[np.newaxis, :]
         d2 += x_sq[:, np.newaxis]
         labels = np.argmin(d2, axis=1)
+        if previous is not None and np.array_equal(labels, previous):
+            break
+        previous = labels
         counts = np.bincount(labels, minlength=m)
         onehot = sp.csr_matrix((np.ones(s), (labels, np.arange(s))), shape=(m, s))
         sums = onehot @ X

@@ -123,9 +123,16 @@ class _Columns:
                 self._used += missing.size
         if self.csc is not None:
             data, indices, indptr = self.csc
-            return data, indices, indptr, ws.astype(np.int32), self.n
-        data, indices, indptr = self._cache
-        return data, indices, indptr, np.ascontiguousarray(self._slot[ws]), self.n
+            cols = ws.astype(np.int32)
+        else:
+            data, indices, indptr = self._cache
+            cols = np.ascontiguousarray(self._slot[ws])
+        if indices.shape[0] == 0:
+            # no stored entry (columns all empty): the kernels take empty indices for a
+            # dense block and would read its n values per column from no data; one unused
+            # entry past indptr[-1] keeps the block sparse (every column still empty)
+            data, indices = np.zeros(1, data.dtype), np.zeros(1, np.int32)
+        return data, indices, indptr, cols, self.n
 
     def block(self, ws):
         """The kernels' ``(data, indices, indptr, cols, n)`` of the columns ``ws``."""

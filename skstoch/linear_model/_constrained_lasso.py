@@ -23,9 +23,11 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
-from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin
+from ..base import (STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin,
+                    ravel_column_vector)
 from ..utils import check_sample_weight, make_dataset, validate_data
 from ..utils._dataset import full_margins
+from ..utils._validation import check_fitted_shapes, fitted_attribute
 
 # the paper's algorithms exactly as published (paper 001, section 5.1): {name: (the
 # solver that runs them, the paper's T1, its tuned first step or None for ours)}; whole
@@ -622,9 +624,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", y_numeric=True, multi_output=True)
-        y = np.asarray(y, dtype=np.float64)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
+        y = ravel_column_vector(np.asarray(y, dtype=np.float64))
         sw = check_sample_weight(sample_weight, X)
         if np.any(sw < 0) or sw.sum() <= 0:
             raise ValueError("sample_weight must be nonnegative and not all zero.")
@@ -678,6 +678,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
+        coef = np.asarray(fitted_attribute(self, "coef_"))
+        check_fitted_shapes(self, (coef.shape[0] if coef.ndim == 2 else 0, X.shape[1]))
         if np.ndim(self.coef_) == 2:
             return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_).ravel() + self.intercept_

@@ -1,5 +1,6 @@
 """Validation helpers shared by the estimators (on top of scikit-learn's ``validate_data``)."""
 import copy
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -303,11 +304,32 @@ def fitted_state_error(estimator, what):
                       "version: fit again.")
 
 
+def fitted_attribute(estimator, name):
+    """``estimator.name``, or :func:`fitted_state_error` when a fitted estimator lacks it
+    (deleted after fit): an AttributeError would read as a bug of ours."""
+    try:
+        return getattr(estimator, name)
+    except AttributeError:
+        raise fitted_state_error(estimator, f"{name} is missing") from None
+
+
+def _check_finite_numbers(estimator, name, a):
+    """:func:`fitted_state_error` unless ``a`` (an ndarray, sparse matrix or number) holds
+    finite numbers: NaN coefficients would predict NaN scores and a silent class."""
+    values = a.data if sp.issparse(a) else a
+    if not (isinstance(values, (np.ndarray, Real)) and np.asarray(values).dtype.kind in "biuf"):
+        kind = (f"{values.dtype} array" if isinstance(values, np.ndarray)
+                else type(values).__name__)
+        raise fitted_state_error(estimator, f"{name} is a {kind}, expected numbers")
+    if not np.all(np.isfinite(values)):
+        raise fitted_state_error(estimator, f"{name} holds NaN or infinity")
+
+
 def fitted_n_heads(estimator):
     """Decision heads that ``classes_`` implies: 1 for two classes, one per class beyond
     (one-vs-rest); :func:`fitted_state_error` unless ``classes_`` is a 1-d array of at least
     two labels."""
-    classes = np.asarray(estimator.classes_)
+    classes = np.asarray(fitted_attribute(estimator, "classes_"))
     if classes.ndim != 1 or classes.shape[0] < 2:
         raise fitted_state_error(estimator, f"classes_ of shape {classes.shape} (at least 2 "
                                             "labels expected)")
@@ -331,11 +353,15 @@ def check_fitted_array(estimator, name, shape, dtype=np.float64):
 
 def check_fitted_shapes(est, coef_shape, reference="n_features_in_"):
     """:func:`fitted_state_error` unless ``coef_`` / ``intercept_`` have the shapes the input
-    and ``reference`` imply (a tampered or foreign fitted state must not reach a kernel).
+    and ``reference`` imply and hold finite numbers (a tampered or foreign fitted state must
+    not reach a kernel, nor predict silently from NaN).
     ``coef_shape`` is ``(n_heads, n_features)``, ``n_heads`` 0 for a 1-D ``coef_`` and a
     scalar ``intercept_``."""
-    coef_shape_now = tuple(np.shape(est.coef_))       # coef_ may be sparse (sparsify)
-    intercept_shape = tuple(np.shape(est.intercept_))
+    coef, intercept = fitted_attribute(est, "coef_"), fitted_attribute(est, "intercept_")
+    _check_finite_numbers(est, "coef_", coef)
+    _check_finite_numbers(est, "intercept_", intercept)
+    coef_shape_now = tuple(np.shape(coef))       # coef_ may be sparse (sparsify)
+    intercept_shape = tuple(np.shape(intercept))
     n_heads, n_features = coef_shape
     if n_heads == 0:
         ok = coef_shape_now == (n_features,) and intercept_shape == ()
