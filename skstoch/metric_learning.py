@@ -15,7 +15,8 @@ from ._solvers._lmnn_triplets import map_rows
 from ._solvers.lmnn import EPRO_SOLVERS, LMNNParams, LMNNProblem, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 from .utils import check_allocation, validate_data
-from .utils._validation import check_fitted_array, fitted_state_error, reject_string_input
+from .utils._validation import (check_fitted_array, check_squared_distances, fitted_state_error,
+                                reject_string_input)
 
 __all__ = ["LMNNMetric"]
 
@@ -350,7 +351,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         # float32 stays float32: the kernels and the blocked products read it as float32
         # rows widened to float64 (no float64 copy of X; wide data excepted)
         X = np.ascontiguousarray(X)
-        _check_magnitude(X)
+        check_squared_distances(X, "compared by the neighbour searches and the hinge terms",
+                                "scale X (e.g. with StandardScaler) before fitting")
         d = X.shape[1]
         # metric_, prior_matrix_ and components_ are d x d, and a wide fit's lift builds a
         # d x d product and (n_components > rank) a complete QR basis: on wide data these
@@ -554,17 +556,3 @@ def _smallest_table(n_samples, search_size, strategy, n_neighbors, n_impostors):
     if strategy == "knn" and search_size is not None and n_samples > search_size:
         n_anchors = search_size // 4
     return n_anchors * n_neighbors * n_impostors
-
-
-def _check_magnitude(X):
-    """Reject X whose squared distances would overflow float64 (the neighbour searches
-    and the hinge terms would compare inf or nan)."""
-    max_abs = max(abs(float(X.max())), abs(float(X.min())))    # no |X| temporary
-    with np.errstate(over="ignore"):
-        largest_sq_distance = np.float64(2.0 * max_abs) ** 2 * X.shape[1]
-    if not np.isfinite(largest_sq_distance):
-        raise ValueError(
-            f"X is too large in magnitude (max |X| = {max_abs:.3g}): squared distances "
-            "between rows would overflow float64; scale X (e.g. with StandardScaler) "
-            "before fitting."
-        )

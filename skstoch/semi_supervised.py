@@ -20,7 +20,8 @@ from ._solvers import FitMonitor, row_loss_step, step_schedule, tsg
 from ._solvers._tsg_gamma_cv import select_gamma
 from .utils import AtomicFitMixin, check_allocation, seed_from_random_state, validate_data
 from .utils._dataset import float64_row_blocks
-from .utils._validation import check_fitted_array, fitted_n_heads, fitted_state_error
+from .utils._validation import (check_fitted_array, check_squared_distances, fitted_n_heads,
+                                fitted_state_error)
 
 # random features cached automatically when they take less than this many bytes
 _AUTO_CACHE_BYTES = 256 * 2**20
@@ -137,20 +138,6 @@ def _head_targets(y_enc, n_classes):
     if n_classes == 2:
         return np.ascontiguousarray(np.where(y_enc == 1, 1.0, -1.0)[:, None])
     return np.where(y_enc[:, None] == np.arange(n_classes)[None, :], 1.0, -1.0)
-
-
-def _check_graph_magnitude(X):
-    """Reject X whose squared distances overflow float64: the Laplacian term's kNN graph
-    (and its curvature bound) would compare inf or nan distances."""
-    max_abs = max(abs(float(X.max())), abs(float(X.min())))
-    with np.errstate(over="ignore"):
-        largest_sq_distance = np.float64(2.0 * max_abs) ** 2 * X.shape[1]
-    if not np.isfinite(largest_sq_distance):
-        raise ValueError(
-            f"X is too large in magnitude (max |X| = {max_abs:.3g}): squared distances "
-            "between rows, needed by the kNN graph of the Laplacian term "
-            "(manifold_weight > 0), would overflow float64; scale X (e.g. with "
-            "StandardScaler) or set manifold_weight=0.")
 
 
 def _check_feature_magnitude(X, gamma):
@@ -590,7 +577,9 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                              order="C")
         unlabeled, classes, y_enc = self._split_labels(y)
         if self.solver == "tsg_laplacian" and self.manifold_weight > 0:
-            _check_graph_magnitude(X)
+            check_squared_distances(
+                X, "needed by the kNN graph of the Laplacian term (manifold_weight > 0)",
+                "scale X (e.g. with StandardScaler) or set manifold_weight=0")
         problem = tsg.TSGProblem(
             X=X, labeled_rows=np.flatnonzero(~unlabeled).astype(np.int64),
             Y=_head_targets(y_enc, classes.shape[0]),

@@ -294,6 +294,18 @@ def check_allocation(n_bytes, what):
 
 
 
+def check_squared_distances(X, needed_by, remedy):
+    """Raise ``ValueError`` when squared distances between rows of ``X`` would overflow
+    float64 (``needed_by`` says what compares them, ``remedy`` what the user can do)."""
+    max_abs = max(abs(float(X.max())), abs(float(X.min())))    # no |X| temporary
+    with np.errstate(over="ignore"):
+        largest_sq_distance = np.float64(2.0 * max_abs) ** 2 * X.shape[1]
+    if not np.isfinite(largest_sq_distance):
+        raise ValueError(
+            f"X is too large in magnitude (max |X| = {max_abs:.3g}): squared distances "
+            f"between rows, {needed_by}, would overflow float64; {remedy}.")
+
+
 # -- fitted state (issue 18.4) ------------------------------------------------------------------
 def fitted_state_error(estimator, what):
     """The ValueError for a fitted state that disagrees with itself or with X (attributes
