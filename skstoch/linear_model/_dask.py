@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import ravel_column_vector
 from ..utils import atomic_fit
-from ..utils._validation import _WEIGHT_SAFE_RANGE
+from ..utils._validation import rescale_sample_weight
 
 
 # The Notes paragraphs of the estimators' docstrings (one text per family)
@@ -126,18 +126,6 @@ def _rows_like(a, X, name):
     return a
 
 
-def _rescaled_weights(sw):
-    """The weights divided by their maximum when its scale is extreme, as in memory
-    (:func:`~skstoch.utils._validation.rescale_sample_weight`): only relative weights
-    matter, but the sum of uniform weights 1e-320 underflows and that of 1e307 overflows.
-    One pass over the weights; NaN and negative weights are left to the first pass."""
-    top = float(sw.max().compute())
-    low, high = _WEIGHT_SAFE_RANGE
-    if top > 0 and np.isfinite(top) and not (low <= top <= high):
-        return sw / top
-    return sw
-
-
 def _check_dask_X(est, X):
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got a Dask array with {X.ndim} dimension(s).")
@@ -198,7 +186,8 @@ class DaskFitMixin:
             raise ValueError("sample_weight must be 1-D.")
         targets, sw, extra = self._dask_targets(y, sw)
         if sample_weight is not None or getattr(self, "class_weight", None) is not None:
-            sw = _rescaled_weights(sw)
+            # only relative weights matter; sums of extreme ones underflow or overflow
+            sw = rescale_sample_weight(sw)
         fitted = self._dask_fit_targets(X, targets, sw, extra)
         fitted.update(extra)
         self.__dict__.update(fitted)

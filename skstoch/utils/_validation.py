@@ -214,10 +214,12 @@ def rescale_sample_weight(sample_weight):
     Only relative weights matter to the objectives (weighted means), but sums of weights
     such as 1e-320 (subnormal) or 1e300 underflow or overflow: uniform weights of any positive
     scale must fit as unit weights.  Weights of ordinary scale are returned unchanged (bitwise).
+    A Dask array costs one pass (its maximum); NaN or infinite weights are left to the caller.
     """
     if sample_weight.size:
         top = float(sample_weight.max())
-        if top > 0 and not (_WEIGHT_SAFE_RANGE[0] <= top <= _WEIGHT_SAFE_RANGE[1]):
+        if (top > 0 and np.isfinite(top)
+                and not (_WEIGHT_SAFE_RANGE[0] <= top <= _WEIGHT_SAFE_RANGE[1])):
             return sample_weight / top
     return sample_weight
 
