@@ -391,11 +391,9 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         n = self.n_objects_
         if not isinstance(n, Integral) or isinstance(n, bool) or n < 1:
             raise fitted_state_error(self, f"n_objects_={n!r} is not a positive integer")
-        E = check_fitted_array(self, "embedding_", (n, None))
+        E = check_fitted_array(self, "embedding_", (n, None), finite=True)
         if E.shape[1] < 1:
             raise fitted_state_error(self, "embedding_ has no column")
-        if not np.all(np.isfinite(E)):
-            raise fitted_state_error(self, "embedding_ contains NaN or infinity")
         return np.ascontiguousarray(E)
 
     def _satisfied(self, X, y=None):

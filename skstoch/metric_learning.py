@@ -464,11 +464,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         positive length) and values against the fit: a tampered array must raise, not give
         NaN, complex or misshapen outputs."""
         check_is_fitted(self)
-        a = check_fitted_array(self, name, shape)
+        a = check_fitted_array(self, name, shape, finite=True)
         if 0 in a.shape:
             raise fitted_state_error(self, f"{name} is empty (shape {a.shape})")
-        if not np.all(np.isfinite(a)):
-            raise fitted_state_error(self, f"{name} contains NaN or infinity")
         return a
 
     # ------------------------------------------------------------------ API

@@ -748,9 +748,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         if not all(isinstance(v, Integral) and not isinstance(v, bool) and v >= 1
                    for v in (T, m)):
             raise bad(f"n_iter_={T!r} and n_components_={m!r} must be positive integers")
-        for name, shape in (("alpha_", (T, n_heads, m)), ("intercept_", (n_heads,))):
-            if not np.all(np.isfinite(check_fitted_array(self, name, shape))):
-                raise bad(f"{name} contains NaN or infinity")
+        check_fitted_array(self, "alpha_", (T, n_heads, m), finite=True)
+        check_fitted_array(self, "intercept_", (n_heads,), finite=True)
         slope = self.calibration_slope_
         if not isinstance(slope, (float, int, np.floating, np.integer)) or isinstance(
                 slope, bool) or not (np.isfinite(slope) and slope > 0):

@@ -350,9 +350,10 @@ def fitted_n_heads(estimator):
     return 1 if classes.shape[0] == 2 else classes.shape[0]
 
 
-def check_fitted_array(estimator, name, shape, dtype=np.float64):
+def check_fitted_array(estimator, name, shape, dtype=np.float64, finite=False):
     """:func:`fitted_state_error` unless the attribute ``name`` is an ndarray of ``dtype``
-    and ``shape`` (a tuple; ``None`` entries match any length): what a kernel may read."""
+    and ``shape`` (a tuple; ``None`` entries match any length): what a kernel may read.
+    ``finite=True`` also refuses NaN and infinity (one pass over the array)."""
     a = getattr(estimator, name)
     ok = (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == len(shape)
           and all(s is None or s == t for s, t in zip(shape, a.shape)))
@@ -362,6 +363,8 @@ def check_fitted_array(estimator, name, shape, dtype=np.float64):
         want = ", ".join("*" if s is None else str(s) for s in shape)
         raise fitted_state_error(estimator, f"{name} is a {got}, expected a {np.dtype(dtype)} "
                                             f"array of shape ({want})")
+    if finite and not np.all(np.isfinite(a)):
+        raise fitted_state_error(estimator, f"{name} contains NaN or infinity")
     return a
 
 
