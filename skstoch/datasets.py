@@ -178,9 +178,7 @@ def make_semisupervised(y, *, n_labeled=None, labeled_fraction=None, stratify=Tr
         raise ValueError("y contains NaN or infinity")
     if (n_labeled is None) == (labeled_fraction is None):
         raise ValueError("give exactly one of n_labeled and labeled_fraction")
-    if n_labeled is None:
-        if not 0 < labeled_fraction <= 1:
-            raise ValueError(f"labeled_fraction must be in (0, 1], got {labeled_fraction}")
+    if n_labeled is None:     # labeled_fraction in (0, 1]: validate_params checked it
         n_labeled = max(1, int(round(labeled_fraction * n)))
     classes = np.unique(y)
     if not len(classes) <= n_labeled <= n if stratify else 1 <= n_labeled <= n:
