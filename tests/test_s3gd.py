@@ -1053,14 +1053,16 @@ def test_huge_kmeans_max_iter_stops_when_lloyd_has_converged():
         np.testing.assert_array_equal(result["value"], fit(1000))
 
 
-def test_svrg_n_inner_beyond_the_kernels_int_is_a_value_error():
+@pytest.mark.parametrize("solver", ["svrg", "s3gd"])
+def test_n_inner_beyond_the_kernels_int_is_a_value_error(solver):
     """solver='svrg' runs n_inner steps per epoch: n_inner=2**40 reached the kernel's C int,
-    OverflowError ('value too large to convert to int'); now a ValueError names n_inner.
-    The other solvers cap n_inner at one pass and still fit."""
+    OverflowError ('value too large to convert to int'); now every solver refuses an
+    n_inner above that int with the parameter error naming it, and the largest one fits."""
     rng = np.random.RandomState(0)
     X = rng.randn(40, 3)
-    with pytest.raises(ValueError, match="n_inner=1099511627776"):
-        S3GDRegressor(solver="svrg", n_inner=2 ** 40).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="'n_inner' parameter"):
+        S3GDRegressor(solver=solver, n_inner=2 ** 40).fit(X, X[:, 0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        S3GDRegressor(solver="s3gd", n_inner=2 ** 40, n_anchors=5, max_iter=3).fit(X, X[:, 0])
+        S3GDRegressor(solver="s3gd", n_inner=2 ** 31 - 1, n_anchors=5,
+                      max_iter=3).fit(X, X[:, 0])

@@ -35,7 +35,6 @@ from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._step_size import expected_batch_smoothness, gram_spectrum
 from ._stopping import Plateau, check_divergence
-from .s3gd import check_svrg_inner
 
 CGVR_SOLVERS = ("cgvr", "svrg", "minibatch_svrg")
 _S3GD_CRITERION = "relative objective improvement of the last epoch"
@@ -265,8 +264,6 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
     loss_spec = s3gd_loss_spec(params)
     batch = min(params.batch_size, n)
     auto = params.n_inner == "auto" or params.solver != "svrg"
-    if not auto:
-        check_svrg_inner(params.n_inner)
     x = np.zeros(d + 1)
     x[:d] = coef_init
     x[d] = intercept_init if params.fit_intercept else 0.0

@@ -35,7 +35,7 @@ _CURVATURE = {"log_loss": 0.25, "squared_hinge": 2.0, "squared_error": 1.0}
 # eta0='auto' is 1/(_STEP_FACTOR L_b): Theorem 3.1 allows S3GD steps below 1/(8L), Prox-SVRG's
 # analysis (Xiao & Zhang 2014) steps below 1/(4L)
 _STEP_FACTOR = {"s3gd": 8.0, "sgd": 8.0, "ssgd": 8.0, "svrg": 4.0}
-_MAX_INNER = 2**31 - 1   # the kernels count an outer loop's inner steps in a C int
+MAX_INNER = 2**31 - 1   # the kernels count an outer loop's inner steps in a C int
 _MIN_INNER = 20        # the paper's k_in: n_inner='auto' never goes below it
 _ADAPTIVE_MIN = 1e-3   # 'adaptive' stops dividing the step below eta0 * this
 # warm-up decay: mu_data = _WARMUP_CURVATURE * (mean eigenvalue of the curvature bound) when
@@ -273,18 +273,9 @@ def _phases(run, n_first):
     if p.solver in ("hybrid", "svrg"):
         # Prox-SVRG: 'hybrid' takes one snapshot (full pass) per epoch
         inner = p.n_inner if p.solver == "svrg" and p.n_inner != "auto" else steps_svrg
-        check_svrg_inner(inner)
         svrg = _Phase(SnapshotTables(run.kernel), inner, max(1, _ceil_div(steps_svrg, inner)),
                       True, "svrg")
     return first, svrg
-
-
-def check_svrg_inner(n_inner):
-    """ValueError unless ``n_inner`` Prox-SVRG steps fit the kernels' C int."""
-    if n_inner > _MAX_INNER:
-        raise ValueError(f"n_inner={n_inner} is more inner steps than an epoch of "
-                         f"solver='svrg' can run (at most {_MAX_INNER}, a C int).")
-    return n_inner
 
 
 def _warmup_chunk_ends(n):

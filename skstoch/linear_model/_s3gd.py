@@ -38,7 +38,7 @@ _COMMON_CONSTRAINTS = {
     "eta0": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
     "learning_rate": [StrOptions({"constant", "adaptive"})],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
-    "n_inner": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+    "n_inner": [StrOptions({"auto"}), Interval(Integral, 1, s3gd.MAX_INNER, closed="both")],
     "n_anchors": [Interval(Integral, 1, None, closed="left")],
     "n_neighbors": [Interval(Integral, 1, None, closed="left")],
     "kernel_width": [StrOptions({"nearest", "paper"})],
@@ -271,7 +271,8 @@ _SOLVER_DOC = """
         steps cost about as much as the O(m d) correction of an outer loop -- 20 on dense
         low-dimensional data, thousands on sparse high-dimensional data, where a step costs
         O(p nnz); for ``'svrg'`` one full pass per epoch (``ceil(n / batch_size)`` steps).
-        The Prox-SVRG phase of ``'hybrid'`` always takes one snapshot per epoch.
+        The Prox-SVRG phase of ``'hybrid'`` always takes one snapshot per epoch.  At most
+        2**31 - 1.
     n_anchors : int, default=100
         Number of anchors m (paper: 100).  Anchors are k-means centres snapped to their
         nearest training sample; duplicates are merged (``n_anchors_`` is the number kept).
