@@ -21,7 +21,7 @@ from ._solvers._tsg_gamma_cv import select_gamma
 from .utils import AtomicFitMixin, check_allocation, seed_from_random_state, validate_data
 from .utils._dataset import float64_row_blocks
 from .utils._validation import (check_fitted_array, check_squared_distances, fitted_n_heads,
-                                fitted_state_error)
+                                fitted_state_error, max_abs)
 
 # random features cached automatically when they take less than this many bytes
 _AUTO_CACHE_BYTES = 256 * 2**20
@@ -144,12 +144,12 @@ def _check_feature_magnitude(X, gamma):
     """Reject X whose random-feature arguments omega . x (omega ~ N(0, 2 gamma I)) would
     overflow float64, bounding |omega_j| by 40 standard deviations: the fit would end in
     non-finite coefficients and blame the step size."""
-    max_abs = max(abs(float(X.max())), abs(float(X.min())))
+    largest = max_abs(X)
     with np.errstate(over="ignore"):
-        bound = np.float64(max_abs) * (40.0 * np.sqrt(2.0 * gamma)) * X.shape[1]
+        bound = np.float64(largest) * (40.0 * np.sqrt(2.0 * gamma)) * X.shape[1]
     if not np.isfinite(bound):
         raise ValueError(
-            f"X is too large in magnitude for gamma={gamma:.3g} (max |X| = {max_abs:.3g}): "
+            f"X is too large in magnitude for gamma={gamma:.3g} (max |X| = {largest:.3g}): "
             "the random features' arguments omega . x would overflow float64; scale X "
             "(e.g. with StandardScaler).")
 

@@ -16,17 +16,9 @@ import scipy.sparse as sp
 from .._fast._lasso import sparse_gram, sparse_gram_columns
 from .._fast._s3gd import row_sqnorms
 from ..utils._dataset import WIDEN_ELEMENTS, full_margins, full_transpose_product
+from ..utils._validation import max_abs
 from ._projections import project_l1_ball
 from ._step_size import row_curvature, squared_row_norms
-
-
-def max_abs(A):
-    """Largest |entry| of a dense or sparse array (0 when empty), in float64."""
-    data = A.data if sp.issparse(A) else np.asarray(A)
-    if data.size == 0:
-        return 0.0
-    with np.errstate(all="ignore"):
-        return float(np.max(np.abs(data)))
 
 
 def scale_error(X, what):

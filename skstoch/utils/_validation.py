@@ -296,15 +296,24 @@ def check_allocation(n_bytes, what):
 
 
 
+def max_abs(X):
+    """Largest |entry| of a dense or sparse array as a float (0.0 when it stores none),
+    without an |X| temporary; NaN when X holds NaN."""
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    if data.size == 0:
+        return 0.0
+    return max(abs(float(data.max())), abs(float(data.min())))
+
+
 def check_squared_distances(X, needed_by, remedy):
     """Raise ``ValueError`` when squared distances between rows of ``X`` would overflow
     float64 (``needed_by`` says what compares them, ``remedy`` what the user can do)."""
-    max_abs = max(abs(float(X.max())), abs(float(X.min())))    # no |X| temporary
+    largest = max_abs(X)
     with np.errstate(over="ignore"):
-        largest_sq_distance = np.float64(2.0 * max_abs) ** 2 * X.shape[1]
+        largest_sq_distance = np.float64(2.0 * largest) ** 2 * X.shape[1]
     if not np.isfinite(largest_sq_distance):
         raise ValueError(
-            f"X is too large in magnitude (max |X| = {max_abs:.3g}): squared distances "
+            f"X is too large in magnitude (max |X| = {largest:.3g}): squared distances "
             f"between rows, {needed_by}, would overflow float64; {remedy}.")
 
 
