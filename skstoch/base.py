@@ -20,6 +20,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import compute_class_weight
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -322,7 +323,11 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", reset=False)
         check_fitted_shapes(self, (fitted_n_heads(self), X.shape[1]), "classes_")
-        return super().decision_function(X)
+        # scikit-learn's decision_function, without its second validate_data: on the array
+        # validated above that one warns "X does not have valid feature names" after a
+        # DataFrame fit
+        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     def _multinomial(self, n_classes):
         """Whether ``n_classes`` classes are fitted as one multinomial problem (then

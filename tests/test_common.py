@@ -8,6 +8,7 @@ strictness to pytest's ``xfail_strict`` option, which ``pyproject.toml`` sets fo
 """
 import inspect
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -359,3 +360,35 @@ def test_sklearn_compatible_with_defaults_every_solver(estimator, check):
         estimator = clone(estimator).set_params(
             max_iter=API_MAX_ITER_OF.get(cls, API_MAX_ITER))
     check(estimator)
+
+
+# -- what a pandas user meets after fit ---------------------------------------------------------
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e)[:60])
+def test_dataframe_fit_then_dataframe_methods_do_not_warn(estimator):
+    """Fitted on a DataFrame, every prediction method called on the same DataFrame is silent.
+
+    scikit-learn's check_dataframe_column_names_consistency checks only that ``fit`` is
+    silent and that wrong names raise; a method that validates X twice (the second time on
+    the array the first call returned) warns "X does not have valid feature names" here.
+    """
+    pd = pytest.importorskip("pandas")
+    from sklearn.base import is_classifier, is_regressor
+
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame(rng.normal(size=(60, 4)), columns=[f"f{j}" for j in range(4)])
+    y = np.arange(60) % 2
+    if is_regressor(estimator):
+        y = X.to_numpy() @ np.arange(1.0, 5.0)
+    elif isinstance(estimator, S3VMClassifier):
+        y = np.where(np.arange(60) < 20, y, -1)
+    est = clone(estimator)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="X does not have valid feature names")
+        warnings.filterwarnings("error", message="X has feature names")
+        est.fit(X, y)
+        for method in ("predict", "decision_function", "predict_proba", "predict_log_proba",
+                       "transform"):
+            if hasattr(est, method):
+                getattr(est, method)(X)
+        if is_classifier(est) or is_regressor(est):
+            est.score(X, y)
