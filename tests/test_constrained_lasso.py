@@ -1075,3 +1075,32 @@ def test_cv_column_vector_target_is_raveled_with_a_warning():
         est = ConstrainedLassoCV(n_radii=3, cv=2).fit(X, y[:, None])
     assert np.ndim(est.coef_) == 1 and est.predict(X).shape == (60,)
     np.testing.assert_array_equal(est.coef_, ConstrainedLassoCV(n_radii=3, cv=2).fit(X, y).coef_)
+
+
+def test_cv_verbose_1_prints_the_choice_and_the_refit_not_every_path_fit(capsys):
+    """verbose=1 printed every epoch of the n_radii x n_folds path fits (about 300 lines on
+    diabetes, none saying which fold or radius); LassoCV's verbose=1 stays short."""
+    X, y = make_problem(n=120, d=6)
+    cv = ConstrainedLassoCV(n_radii=5, cv=3, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("[ConstrainedLassoCV] radius=") for line in lines) == 1
+    assert len(lines) == 1 + len(cv.history_["objective"])
+    ConstrainedLassoCV(n_radii=5, cv=3, verbose=2).fit(X, y)
+    assert len(capsys.readouterr().out.splitlines()) > len(lines) + 5 * 3
+
+
+def test_cv_routes_groups_to_the_splitter():
+    """``fit(X, y, groups=...)`` reaches a GroupKFold through metadata routing (LassoCV's
+    contract); without routing enabled, extra fit parameters raise LassoCV's error."""
+    import sklearn
+    from sklearn.model_selection import GroupKFold
+
+    X, y = make_problem(n=120, d=6)
+    groups = np.arange(120) % 4
+    folds = list(GroupKFold(3).split(X, y, groups))
+    ref = ConstrainedLassoCV(n_radii=5, cv=folds).fit(X, y)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = ConstrainedLassoCV(n_radii=5, cv=GroupKFold(3)).fit(X, y, groups=groups)
+    np.testing.assert_array_equal(routed.mse_path_, ref.mse_path_)
+    with pytest.raises(ValueError, match="enable_metadata_routing"):
+        ConstrainedLassoCV(n_radii=5, cv=GroupKFold(3)).fit(X, y, groups=groups)

@@ -20,6 +20,8 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import check_cv
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _raise_for_params,
+                                             _routing_enabled, process_routing)
 from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
@@ -512,8 +514,11 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable, default=5
     solver : str, default='fista'
         Solver of every fit along the path (see :class:`ConstrainedLasso`).
-    max_iter, tol, eta0, lam, fit_intercept, verbose, random_state, callback
+    max_iter, tol, eta0, lam, fit_intercept, random_state, callback
         As in :class:`ConstrainedLasso` (passed to every fit).
+    verbose : int, default=0
+        1: print the chosen radius, then the refit's records (as :class:`ConstrainedLasso`);
+        2 and more: also the records of every fit along every fold's path.
     n_jobs : int or None, default=None
         Folds run in parallel (threads: the kernels and BLAS release the GIL).
 
@@ -603,7 +608,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
                     fit_intercept=self.fit_intercept, verbose=self.verbose,
                     random_state=self.random_state, callback=self.callback)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, **params):
         """Choose the radius by cross-validation, then refit on all the data.
 
         Parameters
@@ -616,11 +621,16 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Each column is an independent problem with its own radius.
         sample_weight : array-like of shape (n_samples,), default=None
+        **params : dict
+            Metadata for the ``cv`` splitter, such as ``groups`` for ``GroupKFold``; only
+            with ``sklearn.set_config(enable_metadata_routing=True)``, as for
+            :class:`sklearn.linear_model.LassoCV`.
 
         Returns
         -------
         self : object
         """
+        _raise_for_params(params, self, "fit")
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", y_numeric=True, multi_output=True)
@@ -638,7 +648,10 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         if radii is not None and radii.size > MAX_RADII:
             raise ValueError(f"radii has {radii.size} values; at most {MAX_RADII} are "
                              f"allowed.")
-        folds = _checked_folds(check_cv(self.cv).split(X, y), X.shape[0])
+        split_params = (process_routing(self, "fit", sample_weight=sample_weight,
+                                        **params).splitter.split
+                        if _routing_enabled() else {})
+        folds = _checked_folds(check_cv(self.cv).split(X, y, **split_params), X.shape[0])
         l2_reg = _resolve_l2_reg(self)
         targets = [y] if y.ndim == 1 else [np.ascontiguousarray(y[:, k])
                                            for k in range(y.shape[1])]
@@ -655,14 +668,34 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
             else:
                 radii = r_max * np.logspace(math.log10(self.eps), 0, self.n_radii)
         params = self._estimator_params(l2_reg)
+        # the path's n_radii x n_folds fits print their epochs only from verbose=2 on
+        path_params = dict(params, verbose=max(self.verbose - 1, 0))
         mse = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_path_fold)(X, y, sw, train, test, radii, params)
+            delayed(_path_fold)(X, y, sw, train, test, radii, path_params)
             for train, test in folds)
         mse_path = np.column_stack(mse)
-        radius = float(radii[int(np.argmin(mse_path.mean(axis=1)))])
+        best = int(np.argmin(mse_path.mean(axis=1)))
+        radius = float(radii[best])
+        if self.verbose:
+            print(f"[{type(self).__name__}] radius={radius:.6g} chosen among {len(radii)} "
+                  f"radii (mean validation MSE {mse_path[best].mean():.6g} over "
+                  f"{mse_path.shape[1]} folds); refitting on all the data")
         est = ConstrainedLasso(radius=radius, **params)
         est.fit(X, y, sample_weight=sw)
         return radii, mse_path, radius, est
+
+    def get_metadata_routing(self):
+        """Metadata routing of this estimator: ``fit`` consumes ``sample_weight`` and
+        routes the ``cv`` splitter's metadata (``groups``) to its ``split``.
+
+        Returns
+        -------
+        routing : MetadataRouter
+        """
+        return (MetadataRouter(owner=type(self).__name__)
+                .add_self_request(self)
+                .add(splitter=check_cv(self.cv),
+                     method_mapping=MethodMapping().add(caller="fit", callee="split")))
 
     def predict(self, X):
         """Predict with the refitted model.
