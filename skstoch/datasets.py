@@ -24,8 +24,23 @@ _BYTES_PER_TRIPLET = 160
      "random_state": ["random_state"]},
     prefer_skip_nested_validation=True)
 def make_embedding(n_objects=100, n_components=10, *, scale=None, random_state=None):
-    """Hidden points ``N(0, scale^2 I)`` (paper 000 §5.1: 100 points in R^10 with variance
-    1/20, so the mean squared distance is 1).
+    """Hidden points drawn from ``N(0, scale^2 I)``.
+
+    The defaults are the synthetic setting of Ma et al., "Fast Stochastic Ordinal Embedding
+    with Variance Reduction and Adaptive Step Size" (TKDE 2019, section 5.1): 100 points in
+    R^10 with variance 1/20, so the mean squared distance between two points is 1.
+
+    Parameters
+    ----------
+    n_objects : int, default=100
+        Number of points.
+    n_components : int, default=10
+        Dimension of the points.
+    scale : float, default=None
+        Standard deviation of every coordinate; None: ``sqrt(1 / (2 * n_components))``
+        (mean squared distance 1).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the draw.
 
     Returns
     -------
@@ -66,9 +81,11 @@ def make_triplets(n_objects=100, n_triplets=10_000, n_components=10, *, embeddin
     embedding : ndarray of shape (n_objects, n_components), optional
         The hidden points (default: :func:`make_embedding`).
     noise : float
-        ``noise_kind="flip"``: probability that an answer is flipped, in [0, 1] (paper 000
-        §5.3);
+        ``noise_kind="flip"``: probability that an answer is flipped, in [0, 1] (the
+        noisy setting of Ma et al., TKDE 2019, section 5.3);
         ``"gaussian"``: standard deviation of noise added to d^2(i,k) - d^2(i,j).
+    noise_kind : {"flip", "gaussian"}, default="flip"
+        How ``noise`` perturbs the answers (see ``noise``).
     response : {"order", "boolean", "count"}
         cblearn's formats: ``"order"`` returns only the triplets, reordered so that every
         row reads "i is closer to j than to k"; ``"boolean"`` returns (triplets, y) with

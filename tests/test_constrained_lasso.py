@@ -1104,3 +1104,11 @@ def test_cv_routes_groups_to_the_splitter():
     np.testing.assert_array_equal(routed.mse_path_, ref.mse_path_)
     with pytest.raises(ValueError, match="enable_metadata_routing"):
         ConstrainedLassoCV(n_radii=5, cv=GroupKFold(3)).fit(X, y, groups=groups)
+
+
+def test_summary_line_names_what_the_defaults_fit():
+    """The first docstring line (the API table's description) said "with a ridge penalty"
+    while the default l2_reg=0 fits no ridge term."""
+    summary = ConstrainedLasso.__doc__.strip().splitlines()[0].lower()
+    assert ConstrainedLasso().l2_reg == 0.0
+    assert "l1-ball" in summary and ("ridge" not in summary or "optional" in summary)

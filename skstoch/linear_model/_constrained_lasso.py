@@ -61,7 +61,7 @@ def _resolve_l2_reg(est):
 
 
 class ConstrainedLasso(BaseLinearRegressor):
-    r"""Least squares with a ridge penalty under an l1-ball constraint (constrained Lasso).
+    r"""Least squares under an l1-ball constraint (constrained Lasso), optional ridge term.
 
     Solves, for each output independently,
 
