@@ -1066,3 +1066,13 @@ def test_n_inner_beyond_the_kernels_int_is_a_value_error(solver):
         warnings.simplefilter("ignore", ConvergenceWarning)
         S3GDRegressor(solver="s3gd", n_inner=2 ** 31 - 1, n_anchors=5,
                       max_iter=3).fit(X, X[:, 0])
+
+
+def test_convergence_warning_before_the_criterion_exists_says_so():
+    """max_iter=1 stops before the relative improvement compares two epochs: the warning
+    said the improvement "is inf, above tol"; it now says it could not be measured yet."""
+    X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+    with pytest.warns(ConvergenceWarning) as rec:
+        S3GDClassifier(max_iter=1, random_state=0).fit(X, y)
+    message = str(rec[0].message)
+    assert "could not be measured yet" in message and "inf" not in message

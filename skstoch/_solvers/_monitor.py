@@ -94,10 +94,12 @@ class FitMonitor:
                 stacklevel=3,
             )
             return
+        # inf / nan: the criterion compares records that the budget never reached
+        state = (f"is {value:.3g}, above tol={tol:.3g}" if np.isfinite(value) else
+                 f"could not be measured yet (too few iterations; tol={tol:.3g})")
         warnings.warn(
             f"{self.solver_name} did not converge: after max_iter={max_iter} iterations the "
-            f"{criterion} is {value:.3g}, above tol={tol:.3g}. Increase max_iter, loosen tol "
-            f"or check the step size.",
+            f"{criterion} {state}. Increase max_iter, loosen tol or check the step size.",
             ConvergenceWarning,
             stacklevel=3,
         )
