@@ -48,9 +48,9 @@ class StochasticSolverMixin(AtomicFitMixin):
     from the callback) the estimator is restored to its state before the call.
     """
 
-    def _make_monitor(self, solver_name=None):
+    def _make_monitor(self, solver_name=None, label=None):
         name = solver_name or type(self).__name__
-        return FitMonitor(name, verbose=self.verbose, callback=self.callback)
+        return FitMonitor(name, verbose=self.verbose, callback=self.callback, label=label)
 
     def _draw_seed(self):
         return seed_from_random_state(self.random_state)
@@ -192,15 +192,18 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
         """Fitted attributes beyond coef_, intercept_, n_iter_, history_ and seed_."""
         return {}
 
-    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
+    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init,
+                      head_labels=None):
         """Solve one problem per row of ``targets`` (threads when ``n_jobs`` allows) and
-        return the fitted attributes (a dict; nothing is set on the estimator here)."""
+        return the fitted attributes (a dict; nothing is set on the estimator here).
+        ``head_labels`` name the problems in verbose lines when there are several."""
         seed = self._draw_seed()
         shared = self._prepare_fit(X, sample_weights, seed)
         dataset = make_dataset(X, float32=self._reads_float32(X))
         n_problems = len(targets)
         states = self._warm_start_states(n_problems)
-        monitors = [self._make_monitor(self._solver_name()) for _ in range(n_problems)]
+        labels = head_labels if n_problems > 1 and head_labels else [None] * n_problems
+        monitors = [self._make_monitor(self._solver_name(), label) for label in labels]
         problems = [
             _LinearProblem(dataset, X, targets[k], sample_weights[k], coef_init[k],
                            float(intercept_init[k]), seed, k, monitors[k], shared, states[k])
@@ -304,7 +307,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
             targets = [one_vs_rest(y_encoded, k, n_classes) for k in heads]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
-                                    intercept_init)
+                                    intercept_init, [f"class={classes[k]}" for k in heads])
         fitted["classes_"] = classes
         self.__dict__.update(fitted)
         return self
@@ -421,7 +424,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         targets = [np.ascontiguousarray(Y[:, k]) for k in range(Y.shape[1])]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
-                                    intercept_init)
+                                    intercept_init, [f"output={k}" for k in range(len(targets))])
         if single:
             fitted["coef_"] = fitted["coef_"][0]
             fitted["intercept_"] = float(fitted["intercept_"][0])

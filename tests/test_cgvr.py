@@ -1083,3 +1083,31 @@ def test_inner_loop_team_caller_can_go_on_alone_mid_loop(case, rng):
     np.testing.assert_array_equal(x, alone[0])
     np.testing.assert_array_equal(g, alone[1])
     np.testing.assert_array_equal(steps, alone[2])
+
+
+def test_verbose_lines_of_one_vs_rest_heads_name_their_class_and_are_whole(monkeypatch):
+    """With one-vs-rest heads fitted in threads (n_jobs=2) the progress lines of different
+    classes interleave: each line names its class, and is written in one call (print wrote
+    the newline separately, so two threads' lines could run together)."""
+    import io
+    import sys
+
+    class Writes(io.StringIO):
+        calls = []
+
+        def write(self, text):
+            self.calls.append(text)
+            return super().write(text)
+
+    out = Writes()
+    monkeypatch.setattr(sys, "stdout", out)
+    X, y = make_classification(n_samples=90, n_features=4, n_informative=3, n_redundant=0,
+                               n_classes=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        CGVRClassifier(multi_class="ovr", verbose=1, max_iter=3, n_jobs=2,
+                       random_state=0).fit(X, y)
+    lines = out.getvalue().splitlines()
+    assert {line.split("] ")[0].rsplit(" ", 1)[-1] for line in lines} == {
+        "class=0", "class=1", "class=2"}
+    assert all(call.endswith("\n") for call in Writes.calls if call)

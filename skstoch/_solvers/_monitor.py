@@ -34,10 +34,14 @@ class FitMonitor:
     callback : callable or None
         ``callback(record) -> bool``; ``record`` is the dict just recorded plus the current
         iterate under ``"x"`` when the solver passes one.  A true return value stops the fit.
+    label : str or None
+        Appended to the progress lines' prefix (e.g. ``"class=2"``: which one-vs-rest head
+        or output a line belongs to when several are fitted, possibly in parallel).
     """
 
-    def __init__(self, solver_name, *, verbose=0, callback=None):
+    def __init__(self, solver_name, *, verbose=0, callback=None, label=None):
         self.solver_name = solver_name
+        self.label = label
         self.verbose = verbose
         self.callback = callback
         self.records = []
@@ -60,7 +64,11 @@ class FitMonitor:
                 )
         self.records.append(values)
         if self.verbose > 0:
-            print(f"[{self.solver_name}] " + ", ".join(_format(k, v) for k, v in values.items()))
+            prefix = self.solver_name if self.label is None else f"{self.solver_name} {self.label}"
+            # one write per line: one-vs-rest heads fitted in threads print concurrently, and
+            # print's separate write of the newline let their lines run together
+            print(f"[{prefix}] " + ", ".join(_format(k, v) for k, v in values.items()) + "\n",
+                  end="")
         if self.callback is not None:
             info = dict(values)
             if x is not None:

@@ -443,14 +443,15 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         return dask_multinomial.solve_cgvr(data, params, monitor, seed, coef_init,
                                            intercept_init, state)
 
-    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
+    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init,
+                      head_labels=None):
         """One multinomial problem for the log loss with more than two classes (the
         one-vs-rest targets are the columns of the one-hot matrix); one-vs-rest heads
         otherwise."""
         n_classes = len(targets)
         if not self._multinomial(n_classes):
             return super()._run_problems(X, targets, sample_weights, coef_init,
-                                         intercept_init)
+                                         intercept_init, head_labels)
         seed = self._draw_seed()
         params = self._prepare_fit(X, sample_weights, seed)
         y = targets.codes    # a multinomial fit gets ClassTargets

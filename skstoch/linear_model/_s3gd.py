@@ -567,14 +567,15 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         return dask_multinomial.solve_s3gd(data, params, monitor, seed, coef_init,
                                            intercept_init)
 
-    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init):
+    def _run_problems(self, X, targets, sample_weights, coef_init, intercept_init,
+                      head_labels=None):
         """One multinomial problem (the one-vs-rest targets are the columns of the one-hot
         matrix) or the one-vs-rest heads."""
         self._check_multi_class()
         n_classes = len(targets)
         if not self._multinomial(n_classes):
             return super()._run_problems(X, targets, sample_weights, coef_init,
-                                         intercept_init)
+                                         intercept_init, head_labels)
         seed = self._draw_seed()
         params = self._solver_params(X.shape[0])
         y = targets.codes    # a multinomial fit gets ClassTargets
