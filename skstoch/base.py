@@ -48,9 +48,13 @@ class StochasticSolverMixin(AtomicFitMixin):
     from the callback) the estimator is restored to its state before the call.
     """
 
+    # the ConvergenceWarning suggests standardizing X (False: X holds no features)
+    _scale_hint = True
+
     def _make_monitor(self, solver_name=None, label=None):
         name = solver_name or type(self).__name__
-        return FitMonitor(name, verbose=self.verbose, callback=self.callback, label=label)
+        return FitMonitor(name, verbose=self.verbose, callback=self.callback, label=label,
+                          scale_hint=self._scale_hint)
 
     def _draw_seed(self):
         return seed_from_random_state(self.random_state)

@@ -205,6 +205,7 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
     >>> est.score(T) > 0.95
     True
     """
+    _scale_hint = False   # X holds comparisons of object indices, not features
 
     _parameter_constraints = {
         **STOCHASTIC_SOLVER_CONSTRAINTS,

@@ -895,3 +895,12 @@ def test_memory_check_respects_the_address_space_limit():
     out = run_isolated(fit, timeout=60)
     assert out["status"] == "raised", out
     assert out["exc_type"] == "ValueError" and "available" in out["message"], out
+
+
+def test_convergence_warning_does_not_suggest_scaling_comparisons():
+    """The shared ConvergenceWarning suggests standardizing features; an embedding's input
+    is object indices, which have none."""
+    T = make_triplets(20, 300, 2, random_state=0)
+    with pytest.warns(ConvergenceWarning) as rec:
+        OrdinalEmbedding(max_iter=2, random_state=0).fit(T)
+    assert "StandardScaler" not in str(rec[0].message)

@@ -37,11 +37,17 @@ class FitMonitor:
     label : str or None
         Appended to the progress lines' prefix (e.g. ``"class=2"``: which one-vs-rest head
         or output a line belongs to when several are fitted, possibly in parallel).
+    scale_hint : bool
+        The ConvergenceWarning also suggests standardizing the features (unscaled features
+        are the usual cause, as scikit-learn's LogisticRegression says); False for
+        estimators whose input has no features (ordinal comparisons).
     """
 
-    def __init__(self, solver_name, *, verbose=0, callback=None, label=None):
+    def __init__(self, solver_name, *, verbose=0, callback=None, label=None,
+                 scale_hint=True):
         self.solver_name = solver_name
         self.label = label
+        self.scale_hint = scale_hint
         self.verbose = verbose
         self.callback = callback
         self.records = []
@@ -107,7 +113,10 @@ class FitMonitor:
                  f"could not be measured yet (too few iterations; tol={tol:.3g})")
         warnings.warn(
             f"{self.solver_name} did not converge: after max_iter={max_iter} iterations the "
-            f"{criterion} {state}. Increase max_iter, loosen tol or check the step size.",
+            f"{criterion} {state}. Increase max_iter, loosen tol or check the step size"
+            + ("; features of very different scales slow the fit: standardize them (for "
+               "example with sklearn.preprocessing.StandardScaler)." if self.scale_hint
+               else "."),
             ConvergenceWarning,
             stacklevel=3,
         )
