@@ -68,3 +68,26 @@ def test_cgvr_examples_slbfgs_baseline_is_lbfgs_on_the_cgvr_objective():
         H = V.T @ H @ V + rho * np.outer(s, s)
     g = np.random.default_rng(0).normal(size=len(s))
     np.testing.assert_allclose(model._direction(g), -H @ g, rtol=1e-8, atol=1e-12)
+
+
+def test_quick_tour_runs_without_convergence_warnings_and_does_not_silence_them(
+        monkeypatch, tmp_path):
+    """The gallery's first page is what a new user copies: it silenced ConvergenceWarning
+    for "small-alpha candidates ... that do" warn, which none did any more (fast and full
+    mode), teaching users to hide the warning."""
+    path = ROOT / "examples" / "plot_quick_tour.py"
+    source = path.read_text()
+    assert "filterwarnings" not in source and "simplefilter" not in source
+    from sklearn.exceptions import ConvergenceWarning
+
+    monkeypatch.setenv("SKSTOCH_EXAMPLE_FAST", "1")
+    monkeypatch.setenv("SKSTOCH_FIGURES_DIR", str(tmp_path))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.chdir(tmp_path)
+    import matplotlib.pyplot as plt
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("error", ConvergenceWarning)
+        runpy.run_path(str(path), run_name="__main__")
+    plt.close("all")
