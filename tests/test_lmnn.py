@@ -1035,3 +1035,18 @@ def test_wide_data_too_large_for_a_square_metric_raises_before_allocating():
     X[:, 0] = [0.0, 0.1, 5.0, 5.1]
     with pytest.raises(ValueError, match="n_features=1000000"):
         LMNNMetric(max_iter=8, random_state=0).fit(X, [0, 0, 1, 1])
+
+
+def test_verbose_lines_of_the_c_auto_candidates_name_them(capsys):
+    """c='auto' may fit two candidates, each from epoch 0: their progress lines name the
+    candidate, then the choice is printed (the two fits' lines were indistinguishable)."""
+    from sklearn.datasets import make_classification
+    from sklearn.preprocessing import scale
+
+    X, y = make_classification(400, 10, n_informative=2, flip_y=0.3, random_state=0)
+    est = LMNNMetric(triplet_strategy="random", random_state=0, verbose=1).fit(scale(X), y)
+    lines = capsys.readouterr().out.splitlines()
+    assert est.c_ != 0.5, "this data no longer makes c='auto' fit two candidates"
+    assert any(" c=0.5 candidate] epoch=0" in line for line in lines)
+    assert any(f" c={est.c_:.4g} candidate] epoch=0" in line for line in lines)
+    assert lines[-1].endswith(f"c='auto' keeps c={est.c_:.4g}")

@@ -1477,3 +1477,15 @@ def test_feature_block_larger_than_memory_raises_before_allocating():
     Xs = sp.csr_matrix(X[:, :1], shape=(6, 10**9))
     est.set_params(n_components=2**14).fit(Xs, y)
     assert est.random_weights_ is None and est.predict(Xs).shape == (6,)
+
+
+def test_verbose_lines_of_a_restart_say_so(moons, capsys):
+    """Each restart's iterations start again at the first record: its progress lines are
+    labelled, and the kept fit is named (they looked like one fit going back in time)."""
+    X, _, y_semi, _, _ = moons
+    S3VMClassifier(gamma=5.0, n_components=16, batch_size=32, max_iter=20, tol=None,
+                   n_restarts=2, random_state=3, verbose=1).fit(X, y_semi)
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("[S3VMClassifier] iteration=") for line in lines)
+    assert any(line.startswith("[S3VMClassifier restart=1] iteration=") for line in lines)
+    assert lines[-1].startswith("[S3VMClassifier] keeps ")

@@ -210,8 +210,10 @@ def solve(problem, params, monitor, state=None):
         r = 0
         while r < n_runs or (r < n_runs + retries and _retry_can_help(runs)):
             start = monitor.elapsed()
+            # the verbose lines of a restart say so (its iterations start again at 0)
             run_monitor = FitMonitor(monitor.solver_name, verbose=monitor.verbose,
-                                     callback=monitor.callback)
+                                     callback=monitor.callback,
+                                     label=f"restart={r}" if r else None)
             result = _fit_once(dataset, problem, params, restart_seed(problem.seed, r),
                                run_monitor, cols)
             runs.append((result, run_monitor, start))
@@ -226,6 +228,10 @@ def solve(problem, params, monitor, state=None):
         if not runs[kept][0].converged:
             kept = _first_minimum(objectives)
     result, run_monitor, start = runs[kept]
+    if monitor.verbose and len(runs) > 1:
+        which = "the first fit" if kept == 0 else f"restart={kept}"
+        print(f"[{monitor.solver_name}] keeps {which} (restart_objectives_: "
+              f"{', '.join(f'{v:.6g}' for v in objectives)})\n", end="")
     _adopt_history(monitor, run_monitor, start)
     result.extra["restart_objectives"] = np.array(objectives)
     where = f"{result.n_iter} iterations"
