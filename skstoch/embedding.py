@@ -376,7 +376,8 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
 
         Returns
         -------
-        embedding : ndarray of shape (n_objects, n_components)
+        embedding : ndarray or DataFrame of shape (n_objects, n_components)
+            As :meth:`transform` (a DataFrame after ``set_output(transform="pandas")``).
         """
         return self.fit(X, y, **fit_params).transform(X)
 

@@ -904,3 +904,15 @@ def test_convergence_warning_does_not_suggest_scaling_comparisons():
     with pytest.warns(ConvergenceWarning) as rec:
         OrdinalEmbedding(max_iter=2, random_state=0).fit(T)
     assert "StandardScaler" not in str(rec[0].message)
+
+
+def test_fit_transform_documents_the_dataframe_it_returns_under_set_output():
+    """fit_transform's Returns said ndarray while set_output(transform="pandas") makes it
+    return a DataFrame (transform's docstring said so)."""
+    docscrape = pytest.importorskip("numpydoc.docscrape")
+    T = make_triplets(15, 200, 2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        out = OrdinalEmbedding(random_state=0).set_output(transform="pandas").fit_transform(T)
+    returned = docscrape.FunctionDoc(OrdinalEmbedding.fit_transform)["Returns"][0].type
+    assert type(out).__name__ in returned
