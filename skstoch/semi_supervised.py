@@ -7,6 +7,7 @@ The front end: it validates the input, resolves the parameters into a
 :class:`~skstoch._solvers.tsg.TSGParams` and calls the driver
 :func:`skstoch._solvers.tsg.solve` (the gamma="cv" selection calls the same driver).
 """
+import sys
 import warnings
 from numbers import Integral, Real
 
@@ -52,6 +53,33 @@ def _unlabeled_mask(y, name="y"):
     if y.dtype.kind in "US":
         return np.zeros(y.shape[0], dtype=bool)
     return np.asarray(y == -1, dtype=bool).reshape(-1)
+
+
+def _reject_missing_labels(y):
+    """NaN, None or pandas.NA in ``y``: the usual way to write a missing label in pandas,
+    but the unlabeled marker here is -1 (scikit-learn's semi-supervised convention); the
+    generic "contains NaN" / "Unknown label type" errors would not say so."""
+    if not hasattr(y, "__len__") or isinstance(y, str):
+        return
+    pd = sys.modules.get("pandas")
+    try:
+        values = np.asarray(y)
+    except (TypeError, ValueError):
+        return
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+    elif values.dtype.kind == "O":
+        missing = (np.asarray(pd.isna(values), dtype=bool) if pd is not None else
+                   np.array([v is None or (isinstance(v, float) and v != v)
+                             for v in values.ravel()], dtype=bool))
+    else:
+        return
+    if np.any(missing):
+        raise ValueError(
+            f"y holds {int(np.sum(missing))} missing labels (NaN / None): S3VMClassifier "
+            f"marks unlabeled rows with -1 (scikit-learn's semi-supervised convention, as "
+            f"LabelSpreading and SelfTrainingClassifier); replace them with -1, for example "
+            f"y.fillna(-1) for a pandas Series.")
 
 
 def labeled_accuracy_score(y_true, y_pred, *, sample_weight=None):
@@ -573,6 +601,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         """
         self._validate_params()
         monitor = FitMonitor(type(self).__name__, verbose=self.verbose, callback=self.callback)
+        _reject_missing_labels(y)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
         unlabeled, classes, y_enc = self._split_labels(y)

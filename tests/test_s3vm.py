@@ -1489,3 +1489,20 @@ def test_verbose_lines_of_a_restart_say_so(moons, capsys):
     assert any(line.startswith("[S3VMClassifier] iteration=") for line in lines)
     assert any(line.startswith("[S3VMClassifier restart=1] iteration=") for line in lines)
     assert lines[-1].startswith("[S3VMClassifier] keeps ")
+
+
+@pytest.mark.parametrize("missing", ["nan", "None", "pandas_NA"])
+def test_missing_labels_written_as_nan_or_none_get_the_minus_one_hint(missing):
+    """pandas users write a missing label as NaN / None / pd.NA; the marker here is -1.
+    The generic "Input y contains NaN" / "Unknown label type: unknown" did not say so."""
+    X, y = make_moons(60, noise=0.1, random_state=0)
+    if missing == "nan":
+        y_semi = np.where(np.arange(60) < 10, y, np.nan)
+    elif missing == "None":
+        y_semi = np.array([v if i < 10 else None for i, v in enumerate(y)], dtype=object)
+    else:
+        pd = pytest.importorskip("pandas")
+        y_semi = pd.Series(np.where(np.arange(60) < 10, y, -7)).astype("Int64")
+        y_semi[y_semi == -7] = pd.NA
+    with pytest.raises(ValueError, match="missing labels.*-1"):
+        S3VMClassifier(max_iter=5).fit(X, y_semi)
