@@ -87,7 +87,7 @@ KNOWN_FAILURES = {
                        "(benchmarks/studies/lmnn_iris_round3.py: LMNN's objective at its "
                        "optimum with the hinge against softplus s=1/3/10 and the squared "
                        "hinge): nested iris -0.20 to +0.06 points (+0.6 needed), digits "
-                       "down to -3.3. Round 4 (benchmarks/studies/lmnn_iris_round4.py: "
+                       "down to -3.3. Round 4 (git show d07f5ba:benchmarks/studies/lmnn_iris_round4.py: "
                        "the same losses as the gradient weight inside the default's "
                        "SGD): nested iris -0.18/+0.02/+0.15 points for softplus 3/10 and "
                        "the squared hinge, which loses 0.6 to 9.1 elsewhere",
