@@ -304,7 +304,9 @@ _SOLVER_DOC = """
         is the exact one with ``track_objective``; otherwise, in Prox-SVRG epochs, the
         exact objective at the snapshot (computed by the full pass for free, one epoch
         behind), and in the other epochs the epoch average of the mini-batch losses
-        (noisy).  The warm-up and anchor epochs of ``'hybrid'`` do not count.
+        (noisy).  The warm-up and anchor epochs of ``'hybrid'`` do not count.  The rule
+        measures progress, not the distance to the optimum: on features of very different
+        scales it can stop far from the optimum without a warning (standardize them).
         ``solver='cd'``: the fit stops when the largest optimality violation (over the
         features, the distance of the negative gradient of the smooth part to the l1
         subdifferential; and the intercept's gradient), divided by its value at ``w = 0,
