@@ -14,9 +14,9 @@ Undecided responses (``0``) cannot be used for fitting and raise.
 returns the canonical int32 quadruplet array ``Q`` of shape (n_comparisons, 4) used by the
 kernels (a triplet ``(i, j, k)`` becomes ``(i, j, i, k)``).
 """
-from numbers import Integral
-
 import numpy as np
+
+from .utils._validation import is_integer
 
 __all__ = ["check_comparisons", "check_responses", "as_quadruplets"]
 
@@ -113,8 +113,7 @@ def _object_indices(arr, name):
     lists of Python ints mixed with numpy ints) as int64; anything else unchanged (it is
     refused by the dtype check, as floats, booleans and missing values must be)."""
     values = arr.ravel()
-    if not values.size or not all(isinstance(v, Integral) and not isinstance(v, (bool, np.bool_))
-                                  for v in values):
+    if not values.size or not all(is_integer(v) for v in values):
         return arr
     try:
         return arr.astype(np.int64)
@@ -133,7 +132,7 @@ def _check_index_range(arr, n_objects, name):
     if n_objects is None:
         n_objects = hi + 1
     else:
-        if not isinstance(n_objects, Integral) or isinstance(n_objects, bool) or n_objects < 1:
+        if not is_integer(n_objects) or n_objects < 1:
             raise ValueError(f"n_objects must be a positive integer, got {n_objects!r}")
         n_objects = int(n_objects)
         if hi >= n_objects:

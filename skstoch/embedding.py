@@ -14,7 +14,7 @@ from ._comparisons import check_comparisons
 from ._solvers.ordinal import OrdinalParams, OrdinalProblem, satisfied, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 from .utils._validation import (available_memory, check_fitted_array, fitted_state_error,
-                                reject_string_input)
+                                is_integer, reject_string_input)
 
 __all__ = ["OrdinalEmbedding"]
 
@@ -391,7 +391,7 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         kernels read it without bounds checks: a truncated or replaced array must raise)."""
         check_is_fitted(self)
         n = self.n_objects_
-        if not isinstance(n, Integral) or isinstance(n, bool) or n < 1:
+        if not is_integer(n) or n < 1:
             raise fitted_state_error(self, f"n_objects_={n!r} is not a positive integer")
         E = check_fitted_array(self, "embedding_", (n, None), finite=True)
         if E.shape[1] < 1:

@@ -22,7 +22,7 @@ from ._solvers._tsg_gamma_cv import select_gamma
 from .utils import AtomicFitMixin, check_allocation, seed_from_random_state, validate_data
 from .utils._dataset import float64_row_blocks
 from .utils._validation import (check_fitted_array, check_squared_distances, fitted_n_heads,
-                                fitted_state_error, max_abs)
+                                fitted_state_error, is_integer, max_abs)
 
 # random features cached automatically when they take less than this many bytes
 _AUTO_CACHE_BYTES = 256 * 2**20
@@ -725,7 +725,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         (n_components_,)) of block ``i``, regenerated from ``(seed_, i)``."""
         check_is_fitted(self)
         self._check_fitted_state(self.n_features_in_)
-        if not isinstance(i, Integral) or isinstance(i, bool):
+        if not is_integer(i):
             raise TypeError(f"block index i must be an integer, got {i!r}")
         if not 0 <= i < self.n_iter_:
             raise ValueError(f"block index i={i} out of range [0, {self.n_iter_})")
@@ -774,8 +774,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             raise bad(f"classes_ is a {type(self.classes_).__name__}, expected an ndarray")
         n_heads = fitted_n_heads(self)
         T, m = self.n_iter_, self.n_components_
-        if not all(isinstance(v, Integral) and not isinstance(v, bool) and v >= 1
-                   for v in (T, m)):
+        if not all(is_integer(v) and v >= 1 for v in (T, m)):
             raise bad(f"n_iter_={T!r} and n_components_={m!r} must be positive integers")
         check_fitted_array(self, "alpha_", (T, n_heads, m), finite=True)
         check_fitted_array(self, "intercept_", (n_heads,), finite=True)
@@ -784,7 +783,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                 slope, bool) or not (np.isfinite(slope) and slope > 0):
             raise bad(f"calibration_slope_={slope!r} must be a positive finite number")
         n_in = self.n_features_in_
-        if not isinstance(n_in, Integral) or isinstance(n_in, bool) or n_in < 1:
+        if not is_integer(n_in) or n_in < 1:
             raise bad(f"n_features_in_={n_in!r} must be a positive integer")
         if n_features != self.n_features_in_:
             raise bad("X and n_features_in_ disagree")
@@ -796,8 +795,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                 or check_fitted_array(self, "random_offset_", (None, m)).shape[0] < T):
             raise bad(f"random_weights_ / random_offset_ hold fewer than n_iter_={T} blocks")
         seed, gamma = self.seed_, self.gamma_
-        if (not isinstance(seed, (int, np.integer)) or isinstance(seed, bool)
-                or not 0 <= int(seed) < 2**64):
+        if not is_integer(seed) or not 0 <= int(seed) < 2**64:
             raise bad("seed_ must be an integer in [0, 2**64)")
         if not isinstance(gamma, (float, int, np.floating, np.integer)) or not (
                 np.isfinite(gamma) and gamma > 0):

@@ -30,6 +30,7 @@ from .._fast import _cgvr
 from .._fast._random import randint_stream
 from .._fast._s3gd import row_sqnorms
 from ..utils import make_dataset
+from ..utils._validation import is_integer
 
 # the client gathers at most n // GATHER_DIVISOR rows per outer iteration
 GATHER_DIVISOR = 4
@@ -49,7 +50,7 @@ def gather_budget():
 
     budget = dask.config.get(GATHER_BUDGET_KEY, GATHER_BUDGET)
     budget = parse_bytes(budget) if isinstance(budget, str) else budget
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 0:
+    if not is_integer(budget) or budget < 0:
         raise ValueError(f"The Dask config value {GATHER_BUDGET_KEY!r} must be a "
                          f"non-negative number of bytes, got {budget!r}.")
     return int(budget)

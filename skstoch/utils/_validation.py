@@ -1,6 +1,6 @@
 """Validation helpers shared by the estimators (on top of scikit-learn's ``validate_data``)."""
 import copy
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -8,6 +8,11 @@ import scipy.sparse as sp
 __all__ = ["available_memory", "canonical_csr", "check_allocation",
            "check_sample_weight", "check_sparse_integrity", "reject_string_input",
            "rescale_sample_weight", "validate_data"]
+
+
+def is_integer(value):
+    """Whether ``value`` is a Python or numpy integer (booleans are not counts or indices)."""
+    return isinstance(value, Integral) and not isinstance(value, bool)
 
 
 def reject_string_input(X, name="X"):
