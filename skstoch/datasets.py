@@ -65,8 +65,6 @@ def make_embedding(n_objects=100, n_components=10, *, scale=None, random_state=N
      "return_embedding": ["boolean"],
      "random_state": ["random_state"]},
     prefer_skip_nested_validation=True)
-
-
 def make_triplets(n_objects=100, n_triplets=10_000, n_components=10, *, embedding=None,
                   noise=0.0, noise_kind="flip", response="order", return_embedding=False,
                   random_state=None):

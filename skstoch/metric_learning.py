@@ -495,7 +495,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     def get_metric(self):
         """A function ``metric(u, v)`` returning the learned distance sqrt((u-v)' A (u-v))
         (usable as ``metric=`` of scikit-learn's neighbour estimators)."""
-        d = self.n_features_in_ if hasattr(self, "n_features_in_") else None
+        d = getattr(self, "n_features_in_", None)
         A = self._fitted_array("metric_", (d, d)).copy()
 
         def metric(u, v):
@@ -515,7 +515,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         -------
         distances : ndarray of shape (n_pairs,)
         """
-        d = self.n_features_in_ if hasattr(self, "n_features_in_") else None
+        d = getattr(self, "n_features_in_", None)
         A = self._fitted_array("metric_", (d, d))
         if hasattr(pairs, "toarray") or hasattr(pairs, "tocsr"):
             raise TypeError("pairs must be a dense array of shape (n_pairs, 2, n_features), "
