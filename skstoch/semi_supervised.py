@@ -22,7 +22,7 @@ from ._solvers._tsg_gamma_cv import select_gamma
 from .utils import AtomicFitMixin, check_allocation, seed_from_random_state, validate_data
 from .utils._dataset import float64_row_blocks
 from .utils._validation import (check_fitted_array, check_squared_distances, fitted_n_heads,
-                                fitted_state_error, is_integer, max_abs)
+                                fitted_state_error, is_integer, is_positive_real, max_abs)
 
 # random features cached automatically when they take less than this many bytes
 _AUTO_CACHE_BYTES = 256 * 2**20
@@ -779,8 +779,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         check_fitted_array(self, "alpha_", (T, n_heads, m), finite=True)
         check_fitted_array(self, "intercept_", (n_heads,), finite=True)
         slope = self.calibration_slope_
-        if not isinstance(slope, (float, int, np.floating, np.integer)) or isinstance(
-                slope, bool) or not (np.isfinite(slope) and slope > 0):
+        if not is_positive_real(slope):
             raise bad(f"calibration_slope_={slope!r} must be a positive finite number")
         n_in = self.n_features_in_
         if not is_integer(n_in) or n_in < 1:
@@ -797,9 +796,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         seed, gamma = self.seed_, self.gamma_
         if not is_integer(seed) or not 0 <= int(seed) < 2**64:
             raise bad("seed_ must be an integer in [0, 2**64)")
-        if not isinstance(gamma, (float, int, np.floating, np.integer)) or not (
-                np.isfinite(gamma) and gamma > 0):
-            raise bad("gamma_ must be a positive finite number")
+        if not is_positive_real(gamma):
+            raise bad(f"gamma_={gamma!r} must be a positive finite number")
 
     def predict(self, X):
         """Predicted class: sign of f for two classes (f = 0 gives ``classes_[0]``), else argmax.

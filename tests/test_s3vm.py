@@ -1187,6 +1187,10 @@ def test_labeled_accuracy_scorer_and_grid_search_default_scoring(moons):
     lambda c: setattr(c, "calibration_slope_", np.array([1.0, 2.0])),
     lambda c: setattr(c, "classes_", list(c.classes_)),
     lambda c: setattr(c, "seed_", True),
+    # a bool gamma_ passed (True is an int) while a bool calibration_slope_ did not
+    lambda c: setattr(c, "gamma_", True),
+    lambda c: setattr(c, "gamma_", "5"),
+    lambda c: setattr(c, "calibration_slope_", True),
 ])
 def test_tampered_fitted_state_raises_value_error(moons, tamper):
     """Issue 18.4: predict / decision_function check the fitted arrays against each other

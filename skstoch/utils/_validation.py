@@ -15,6 +15,12 @@ def is_integer(value):
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
+def is_positive_real(value):
+    """Whether ``value`` is a positive finite Python or numpy real number (not a bool)."""
+    return (isinstance(value, Real) and not isinstance(value, bool)
+            and bool(np.isfinite(value)) and value > 0)
+
+
 def reject_string_input(X, name="X"):
     """Raise ``ValueError`` when ``X`` holds strings or bytes (or objects that are strings).
 
