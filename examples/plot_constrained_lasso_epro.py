@@ -41,12 +41,13 @@ from sklearn.linear_model import Ridge
 from skstoch import ConstrainedLasso
 
 try:
+    import _epro_time
     from _reproduction import ROOT, claim, record
 except ImportError:       # run from another directory
     import sys
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _epro_time
     from _reproduction import ROOT, claim, record
-import _epro_time  # noqa: E402
 
 # %%
 # A sparse regression problem with unit-norm rows (like the paper's normalized data)

@@ -44,14 +44,14 @@ from skstoch._solvers._anchor_graph import build_anchor_graph  # noqa: E402
 
 try:
     from _reproduction import claim, record
+    from _s3gd_baselines import LAMBDA, datasets, objective, protocol, scv_fit, weights
 except ImportError:  # run from another directory (sphinx-gallery runs it from examples/)
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _reproduction import claim, record
-from _s3gd_baselines import (LAMBDA, datasets, objective, protocol,  # noqa: E402
-                             scv_fit, weights)
+    from _s3gd_baselines import LAMBDA, datasets, objective, protocol, scv_fit, weights
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 N_BIG = 1_500 if FAST else 20_000

@@ -38,13 +38,14 @@ from skstoch import S3GDClassifier  # noqa: E402
 
 try:
     from _reproduction import claim, record
+    from _s3gd_baselines import datasets, prepare, protocol, scv_fit
 except ImportError:  # run from another directory (sphinx-gallery runs it from examples/)
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _reproduction import claim, record
-from _s3gd_baselines import datasets, prepare, protocol, scv_fit  # noqa: E402
+    from _s3gd_baselines import datasets, prepare, protocol, scv_fit
 
 warnings.simplefilter("ignore", ConvergenceWarning)
 N_BIG = 1_500 if FAST else 20_000

@@ -32,6 +32,15 @@ def test_example_runs_in_fast_mode(path, monkeypatch, tmp_path):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     monkeypatch.chdir(tmp_path)  # anything written relative to the cwd lands in tmp_path
     monkeypatch.setattr(sys, "argv", [str(path)])
+    # the examples' helper modules as after another test imported one of them: _reproduction
+    # importable, examples/ not on sys.path, the other helpers not imported (an example that
+    # put examples/ on sys.path only when _reproduction failed to import then failed)
+    examples = str(ROOT / "examples")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p != examples])
+    for helper in (ROOT / "examples").glob("_*.py"):
+        monkeypatch.delitem(sys.modules, helper.stem, raising=False)
+    monkeypatch.setitem(sys.modules, "_reproduction",
+                        load_module(ROOT / "examples" / "_reproduction.py"))
     import matplotlib.pyplot as plt
 
     plt.close("all")
