@@ -19,13 +19,14 @@ import numpy as np
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
 from .._fast._s3gd import EpochProblem, SnapshotTables, run_epoch, sgd_pass
 from ..utils import single_thread_blas
-from ..utils._dataset import dataset_matrix
+from ..utils._dataset import dataset_matrix, full_margins, full_transpose_product
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._s3gd_setup import (anchor_tables, data_objective, line_search_start, prepare,
                           strata_tables)
 from ._step_size import (expected_batch_smoothness, gram_spectrum, intercept_gram_bound,
                          strongly_convex_sgd_schedule)
+from ._stationarity import column_moments, gradient_ratio, warn_if_far
 from ._stopping import Plateau, check_divergence
 
 __all__ = ["S3GDParams", "prepare", "solve"]
@@ -46,6 +47,7 @@ _WARMUP_CHUNKS = 5     # the first warm-up pass is recorded after 1/16, 1/8, 1/4
 _START_SUBSAMPLE = 2_000  # rows of init_step='auto''s conditioning estimate
 _START_CONDITION = 1.0    # 'auto' starts by a line search when c lambda_max <= this * lam2
 _CRITERION = "relative objective improvement of the last epoch"
+_VARIANCE_REDUCED = ("hybrid", "svrg")   # the solvers whose last epochs are Prox-SVRG
 
 
 @dataclass(frozen=True)
@@ -218,6 +220,24 @@ class _Run:
 
     def matrix(self):
         return dataset_matrix(self.ds)
+
+    def smooth_gradient(self, w, b):
+        """``(g_w, g_b)``: the gradient of the data term plus the l2 penalty at ``(w, b)``
+        (two passes; one from zero)."""
+        p = full_margins(self.ds, w, b) if np.any(w) else np.full(self.n, float(b))
+        r = np.empty(self.n)
+        self.loss.weighted_loss_dloss(p, self.y, self.sw, r)    # r_i = s_i loss'(p_i, y_i)
+        r /= self.n
+        g_b = float(r.sum()) if self.params.fit_intercept else 0.0
+        return full_transpose_product(self.ds, r) + self.params.lam2 * w, g_b
+
+    def gradient_ratio(self):
+        """:func:`._stationarity.gradient_ratio` at ``(w, b)`` (three passes)."""
+        moments = self.shared.cached(("column_moments",),
+                                     lambda: column_moments(self.matrix()))
+        return gradient_ratio(self.smooth_gradient(self.w, self.b[0]),
+                              self.smooth_gradient(np.zeros(self.d), 0.0), self.w,
+                              self.params.lam1, moments, self.params.fit_intercept)
 
 
 @dataclass
@@ -459,6 +479,9 @@ def solve(problem, params, monitor, state=None):
         monitor.finish(converged=converged, criterion=_CRITERION,
                        value=float(plateau.rel_improvement), tol=params.tol,
                        max_iter=params.max_iter)
+        # the SGD solvers stop at their noise floor, well above the optimum on any scaling
+        if converged and params.solver in _VARIANCE_REDUCED:
+            warn_if_far(run.gradient_ratio(), monitor.solver_name, params.tol)
         if run.steps_resolved or n_iter > n_warm or n_warm == 0:
             step_first, step_svrg, _ = run.steps()
             anchorless_hybrid = params.solver == "hybrid" and n_first == 0

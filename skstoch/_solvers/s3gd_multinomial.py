@@ -32,6 +32,7 @@ from .._fast._multinomial import (MultinomialTables, row_sqnorms, rows_times,
 from ..utils._validation import canonical_csr
 from ._monitor import DivergenceError
 from ._result import SolverResult
+from ._stationarity import column_moments, gradient_ratio, warn_if_far
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
 from ._stopping import Plateau
 from .cgvr_multinomial import _row_pointers, _softmax_losses
@@ -243,10 +244,16 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
             order = np.roll(rows, -int(rng.integers(n)))
             return inner_epoch(tables, order, kept, kept.P, kept.BX, eta, eta_c, lazy)
 
+        def stationarity(kept):
+            """The gradient ratio at the kept snapshot (one more full pass, from zero)."""
+            _, _, B0, Bc0 = prob.full_pass(np.zeros((d, K)), np.zeros(K))
+            return gradient_ratio((kept.B + params.lam2 * kept.W, kept.Bc), (B0, Bc0), kept.W,
+                                  params.lam1, column_moments(prob.X), params.fit_intercept)
+
         # the first snapshot is not held here: its (n, K) tables go once it is replaced
         return run_epochs(_Snapshot(prob, W, c, lazy), epoch_step,
                           lambda W, c: _Snapshot(prob, W, c, lazy, trial=True), eta, eta_c,
-                          params, monitor)
+                          params, monitor, stationarity=stationarity)
 
 
 def inner_epoch(tables, order, kept, P0, BX, eta, eta_c, lazy):
@@ -258,11 +265,13 @@ def inner_epoch(tables, order, kept, P0, BX, eta, eta_c, lazy):
     return (scale[0] * U + scale[1] * kept.B if lazy else U), c
 
 
-def run_epochs(kept, epoch_step, snapshot, eta, eta_c, params, monitor, columns=dict):
+def run_epochs(kept, epoch_step, snapshot, eta, eta_c, params, monitor, columns=dict,
+               stationarity=None):
     """The epochs from the snapshot ``kept``: ``epoch_step(kept, eta, eta_c) -> (W, c)``,
     ``snapshot(W, c)`` its full pass (``objective``, ``W``, ``c``, ``B``, ``Bc``), the
     safeguard, the records (plus ``columns()``) and the plateau stop (shared with the Dask
-    fit)."""
+    fit); after a plateau stop, ``stationarity(kept)`` gives the gradient ratio of
+    :func:`._stationarity.warn_if_far` (None: not checked)."""
     plateau = Plateau(params.tol, params.n_iter_no_change)
     n_iter, converged, rejected = 0, False, 0
     with np.errstate(over="ignore", invalid="ignore"):
@@ -296,6 +305,8 @@ def run_epochs(kept, epoch_step, snapshot, eta, eta_c, params, monitor, columns=
     monitor.finish(converged=converged, criterion=_CRITERION,
                    value=float(plateau.rel_improvement), tol=params.tol,
                    max_iter=params.max_iter)
+    if converged and stationarity is not None:
+        warn_if_far(stationarity(kept), monitor.solver_name, params.tol)
     return SolverResult(x=np.ascontiguousarray(kept.W.T), intercept=kept.c.copy(),
                         n_iter=n_iter, converged=converged,
                         criterion=float(plateau.rel_improvement), criterion_name=_CRITERION,
