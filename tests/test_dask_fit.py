@@ -597,3 +597,27 @@ def test_svrg_n_inner_beyond_the_kernels_int_is_a_value_error(client):
     Xd, yd = _to_dask(X, y, (600, 600))
     with pytest.raises(ValueError, match="'n_inner' parameter"):
         S3GDRegressor(solver="svrg", n_inner=2 ** 40).fit(Xd, yd)
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_plateau_stop_far_from_the_optimum_warns_on_dask_data(client, binary):
+    """The in-memory fit's check after a plateau stop (raw wine: the default classifier
+    stopped silently at a training accuracy of 0.70) runs on Dask data too (binary: a
+    loose tol keeps the raw fit short; its threshold is 0.3)."""
+    import warnings
+
+    from sklearn.datasets import load_wine
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_wine(return_X_y=True)
+    y, kw = ((y == 1).astype(int), {"tol": 1e-2}) if binary else (y, {})
+    raw, Z, y = (da.from_array(A, chunks=100) for A in (X, StandardScaler().fit_transform(X), y))
+    with pytest.warns(ConvergenceWarning, match="likely far from the optimum"):
+        clf = S3GDClassifier(random_state=0, **kw).fit(raw, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        S3GDClassifier(random_state=0, **kw).fit(Z, y)
+    # from a warm start the gradient at zero takes one more distributed pass
+    with pytest.warns(ConvergenceWarning, match="likely far from the optimum"):
+        clf.set_params(warm_start=True).fit(raw, y)

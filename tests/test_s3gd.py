@@ -576,7 +576,7 @@ def test_bad_input_and_divergence():
 
 # three rows: the plateau stop leaves the gradient at 0.066 of its value at zero, which the
 # check after a plateau stop reports (ConvergenceWarning); this test is about the clamping
-@pytest.mark.filterwarnings("ignore:.*likely far from the optimum:sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:.*likely far from:sklearn.exceptions.ConvergenceWarning")
 def test_tiny_problems_clamp_anchors_and_batch():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
     clf = S3GDClassifier(n_anchors=50, n_neighbors=10, batch_size=10, anchor_epochs=1,

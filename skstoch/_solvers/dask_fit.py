@@ -33,6 +33,7 @@ from ._dask_passes import DaskData, penalty, sample_indices, sample_tables
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
+from ._stationarity import column_moments, gradient_ratio, warn_if_far
 from ._step_size import expected_batch_smoothness, gram_spectrum
 from ._stopping import Plateau, check_divergence
 
@@ -257,6 +258,19 @@ def _prox_svrg_epoch(sample, loss_spec, params, x, u, n_inner, batch, eta, seed,
     x[d] = b[0] if params.fit_intercept else 0.0
 
 
+def _plateau_ratio(data, params, at_snapshot, at_zero, X_sample):
+    """The plateau check's gradient ratio on Dask data: the gradient of the last snapshot
+    (free, one epoch behind the iterate, as the objective the stop tested), the one at zero
+    (free from a fit from scratch, else one distributed pass) and the columns' moments of
+    the gathered sample."""
+    if at_zero is None:
+        _, u_zero, _ = data.full_pass(np.zeros(data.d + 1), None)
+        at_zero = (u_zero[:data.d], u_zero[data.d] if params.fit_intercept else 0.0)
+    g_w, g_b, w = at_snapshot
+    return gradient_ratio((g_w, g_b), at_zero, w, params.lam1, column_moments(X_sample),
+                          params.fit_intercept)
+
+
 def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
     """Prox-SVRG on Dask data: one distributed pass per epoch (l1 / elastic-net: the
     proximal steps of the in-memory kernel on the gathered sample)."""
@@ -272,6 +286,8 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
     scale, n_iter, converged = 1.0, 0, False
     name = monitor.solver_name
     n_inner = sample_size = None     # known after the first pass (the gather cap)
+    from_zero = not np.any(x)
+    at_zero = at_snapshot = None     # the plateau check's gradients (w, b)
 
     def draw():
         nonlocal draws
@@ -295,6 +311,9 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
         objective = loss_f + pen + params.lam1 * float(np.abs(x[:d]).sum())
         if not params.fit_intercept:
             u[d] = 0.0
+        at_snapshot = (u[:d] + pen_grad[:d], u[d], x[:d].copy())
+        if at_zero is None and from_zero:
+            at_zero = at_snapshot[:2]
         f_start = objective if f_start is None else f_start
         check_divergence(objective, f_start, name, f"epoch {epoch}")
         if eta is None:
@@ -324,6 +343,9 @@ def solve_s3gd(data, params, monitor, seed, stream, coef_init, intercept_init):
     monitor.finish(converged=converged, criterion=_S3GD_CRITERION,
                    value=float(plateau.rel_improvement), tol=params.tol,
                    max_iter=params.max_iter)
+    if converged:
+        warn_if_far(_plateau_ratio(data, params, at_snapshot, at_zero, sample[0]), name,
+                    params.tol)
     return SolverResult(x=x[:d].copy(), intercept=float(x[d]) if params.fit_intercept else 0.0,
                         n_iter=n_iter, converged=converged,
                         criterion=float(plateau.rel_improvement),

@@ -32,6 +32,7 @@ from .._fast._s3gd import row_sqnorms
 from ..utils import make_dataset
 from . import cgvr_multinomial, s3gd_multinomial
 from ._dask_passes import DaskData, _as_chunk, _sample_bytes, sample_indices
+from ._stationarity import column_moments, gradient_ratio
 from .dask_fit import SAMPLE_SWEEPS, SampleStream
 
 def _row_bytes(n_classes):
@@ -220,8 +221,21 @@ def solve_s3gd(data, params, monitor, seed, coef_init=None, intercept_init=None,
         order = rng.permutation(prob.n).astype(np.intp)
         return s3gd_multinomial.inner_epoch(tables, order, kept, P0, BX, eta, eta_c, lazy)
 
+    def stationarity(kept):
+        """The plateau check's gradient ratio: the kept snapshot's gradient, the one at zero
+        (the first snapshot's in a fit from scratch, else one distributed pass) and the
+        columns' moments of the gathered sample."""
+        B0, Bc0 = at_start
+        if np.any(W) or np.any(c):
+            _, G, _ = data.pass_at(np.zeros((K, d + 1)), None)
+            B0, Bc0 = G[:, :d].T, (G[:, d] if params.fit_intercept else np.zeros(K))
+        return gradient_ratio((kept.B + params.lam2 * kept.W, kept.Bc), (B0, Bc0), kept.W,
+                              params.lam1, column_moments(fit.sample[0]),
+                              params.fit_intercept)
+
     with np.errstate(over="ignore", invalid="ignore"):
         kept = snapshot(W, c)
+        at_start = (kept.B, kept.Bc)
         # the first pass measured the bytes per row: one pass's worth of steps per epoch,
         # at most SAMPLE_SWEEPS sweeps of a sample within the gather cap
         cap = data.max_rows(batch)
@@ -233,4 +247,5 @@ def solve_s3gd(data, params, monitor, seed, coef_init=None, intercept_init=None,
             seed, batch, step_factor, n=n,
             row_max=lambda s2: stats["row_bound"] + s2 * stats["max_weight"])
     return s3gd_multinomial.run_epochs(kept, epoch_step, snapshot, eta, eta_c, params,
-                                       monitor, columns=data.columns)
+                                       monitor, columns=data.columns,
+                                       stationarity=stationarity)

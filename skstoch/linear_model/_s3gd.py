@@ -309,8 +309,8 @@ _SOLVER_DOC = """
         scales it can stop far from it.  After such a stop ``'hybrid'`` and ``'svrg'``
         check the gradient measured on standardized features (three passes) and raise
         ``ConvergenceWarning`` while it is above 0.03 of its value at zero (``3 sqrt(tol)``
-        for ``tol`` above 1e-4; user guide, "Stopping rule"; not for a Dask array X, nor
-        for the SGD solvers, which stop at their noise floor): standardize the features.
+        for ``tol`` above 1e-4; user guide, "Stopping rule"; not for the SGD solvers,
+        which stop at their noise floor): standardize the features.
         ``solver='cd'``: the fit stops when the largest optimality violation (over the
         features, the distance of the negative gradient of the smooth part to the l1
         subdifferential; and the intercept's gradient), divided by its value at ``w = 0,
