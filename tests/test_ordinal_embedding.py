@@ -446,6 +446,20 @@ def test_plateau_stop_on_a_rising_objective_warns():
     assert small.objective_ < 1.01 * best.objective_
 
 
+def test_warm_start_at_a_minimum_does_not_warn_of_a_rise():
+    """Started at L-BFGS's minimum, SVRG-SBB decreases the objective by 1.5e-6 and its last
+    iterate lies 6.4e-6 above the best: 4 times the decrease, but below what tol resolves
+    (tol * max(|best|, 1)), so no warning."""
+    T = make_triplets(random_state=0)[:8000]
+    start = OrdinalEmbedding(loss="tste", random_state=0).fit(T, n_objects=100).embedding_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = OrdinalEmbedding(loss="tste", solver="svrg_sbb", random_state=0)
+        est.fit(T, n_objects=100, init=start)
+    h = est.history_["objective"]
+    assert est.objective_ - h.min() > 2 * (h[0] - h.min()) > 0   # it did rise
+
+
 @pytest.mark.parametrize("loss", ["tste", "gnmds", "ckl"])
 def test_defaults_converge_on_drifting_losses(loss):
     """For t-STE, GNMDS and CKL the embedding keeps drifting once the objective is flat (the

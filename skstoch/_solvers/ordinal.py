@@ -124,21 +124,27 @@ def solve(problem, params, monitor, state=None):
         x, value = result.x, float(value)
     else:
         x, value = objective.best_x, objective.best_value
-    drop = start - objective.best_value
-    rise = (value - objective.best_value) / drop if drop > 0.0 else 0.0
     return replace(result, x=np.ascontiguousarray(x - x.mean(axis=0)),
                    criterion_name=CRITERION,
                    extra={"objective": value, "eta0": eta0, "epsilon": epsilon,
-                          "best_objective": objective.best_value, "rise": rise})
+                          "start_objective": float(start),
+                          "best_objective": objective.best_value})
 
 
 def warn_if_risen(result, solver_name, tol):
     """``ConvergenceWarning`` when a plateau stop (``result.converged``) returned an iterate
     whose objective is above the lowest one recorded by more than :data:`RISE_TOLERANCE` of
-    the decrease from the start (``result.extra["rise"]``): the best objective stopped
-    improving because the objective rose (steps too large), not at a minimum."""
-    rise = result.extra["rise"]
-    if result.converged and rise > RISE_TOLERANCE:
+    the decrease from the start, and by more than ``tol`` resolves (``tol * max(|best|,
+    1)``, the scale of the stopping rule: a warm start near a minimum decreases little):
+    the best objective stopped improving because the objective rose (steps too large), not
+    at a minimum."""
+    extra = result.extra
+    best = extra["best_objective"]
+    excess = extra["objective"] - best
+    drop = extra["start_objective"] - best
+    rise = excess / drop if drop > 0.0 else 0.0
+    if (result.converged and rise > RISE_TOLERANCE
+            and excess > tol * max(abs(best), 1.0)):
         warnings.warn(
             f"{solver_name} stopped because the best objective improved by less than "
             f"tol={tol:.3g}, but the objective rose meanwhile: the returned embedding (the "
