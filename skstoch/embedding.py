@@ -118,9 +118,9 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         overshoots): after this stop, the paper's solvers ('svrg_sbb', 'svrg', 'sgd', 'gd'),
         which return the last iterate, raise a ConvergenceWarning when its objective is above
         the lowest recorded one by more than 0.005 of the decrease from the start (and by more
-        than ``tol * max(|best|, 1)``).  The rule
-        measures progress, not the distance to a minimum: these solvers can also stop
-        short of L-BFGS's objective without a warning (see the user guide).
+        than ``tol * max(|best|, 1)``).  The rule measures progress, not the distance to a
+        minimum: these solvers can also stop short of L-BFGS's objective without a warning
+        (see the user guide).
     n_iter_no_change : int, default=5
         Window of the ``tol`` test, in epochs (iterations for ``'gd'`` and ``'lbfgs'``).
     margin : float, default=None
