@@ -6,7 +6,8 @@ the rule stops there without a warning (so does SGDClassifier's).  After a plate
 S3GD drivers measure the gradient of the objective in standardized coordinates (with respect
 to the coefficients of ``(x_j - mean_j) / std_j``, which do not depend on the features'
 scales) relative to its value at zero, and warn above :func:`far_threshold` (measured: user
-guide, "Stopping rule").
+guide, "Stopping rule").  The CGVR drivers run the same measure after their ``max |gradient|
+<= tol`` stop, whose bound is in the units of X and y (threshold ``cgvr.FAR_FROM_OPTIMUM``).
 """
 import warnings
 
