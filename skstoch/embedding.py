@@ -11,7 +11,8 @@ from sklearn.utils._set_output import _wrap_data_with_container
 from sklearn.utils.validation import check_is_fitted
 
 from ._comparisons import check_comparisons
-from ._solvers.ordinal import OrdinalParams, OrdinalProblem, satisfied, solve
+from ._solvers.ordinal import (OrdinalParams, OrdinalProblem, satisfied, solve,
+                               warn_if_risen)
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 from .utils._validation import (available_memory, check_fitted_array, fitted_state_error,
                                 is_integer, reject_string_input)
@@ -113,6 +114,13 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         recorded up to epoch ``t`` (:attr:`history_` column ``improvement``), for every
         solver.  The objective, not the embedding, is tested because for t-STE, CKL and GNMDS
         the embedding keeps drifting along directions that barely change the objective.
+        The best objective also stops improving when the objective rises (a step that
+        overshoots): after this stop, the paper's solvers ('svrg_sbb', 'svrg', 'sgd', 'gd'),
+        which return the last iterate, raise a ConvergenceWarning when its objective is above
+        the lowest recorded one by more than 0.005 of the decrease from the start (and by more
+        than ``tol * max(|best|, 1)``).  The rule measures progress, not the distance to a
+        minimum: these solvers can also stop short of L-BFGS's objective without a warning
+        (see the user guide).
     n_iter_no_change : int, default=5
         Window of the ``tol`` test, in epochs (iterations for ``'gd'`` and ``'lbfgs'``).
     margin : float, default=None
@@ -278,6 +286,8 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         result = solve(OrdinalProblem(Q, n_obj, init), params, monitor)
         monitor.finish(converged=result.converged, criterion=result.criterion_name,
                        value=result.criterion, tol=self.tol, max_iter=self.max_iter)
+        if not monitor.stopped_by_callback:
+            warn_if_risen(result, monitor.solver_name, self.tol)
         self.embedding_ = result.x
         self.objective_ = result.extra["objective"]
         self.n_objects_ = n_obj

@@ -6,7 +6,8 @@ the rule stops there without a warning (so does SGDClassifier's).  After a plate
 S3GD drivers measure the gradient of the objective in standardized coordinates (with respect
 to the coefficients of ``(x_j - mean_j) / std_j``, which do not depend on the features'
 scales) relative to its value at zero, and warn above :func:`far_threshold` (measured: user
-guide, "Stopping rule").
+guide, "Stopping rule").  The CGVR drivers run the same measure after their ``max |gradient|
+<= tol`` stop, whose bound is in the units of X and y (threshold ``cgvr.FAR_FROM_OPTIMUM``).
 """
 import warnings
 
@@ -105,18 +106,22 @@ def far_threshold(tol):
     return max(FAR_FROM_OPTIMUM, 3.0 * np.sqrt(tol))
 
 
-def warn_if_far(ratio, solver_name, tol):
+def warn_if_far(ratio, solver_name, tol, *, threshold=None, stopped=None, advice=None):
     """``ConvergenceWarning`` when a plateau stop at ``tol`` left the gradient ratio above
-    :func:`far_threshold`."""
-    threshold = far_threshold(tol)
+    :func:`far_threshold` (or ``threshold``).  ``stopped`` and ``advice`` replace the plateau
+    rule's wording of why the fit stopped and what to do (for another stopping rule)."""
+    threshold = far_threshold(tol) if threshold is None else threshold
+    if stopped is None:
+        stopped = f"the objective improved by less than tol={tol:.3g} per epoch"
+    if advice is None:
+        advice = ("Features of very different scales slow the fit: standardize them (for "
+                  "example with sklearn.preprocessing.StandardScaler); a lower tol or a "
+                  "larger n_iter_no_change fits longer.")
     if ratio > threshold:
         warnings.warn(
-            f"{solver_name} stopped because the objective improved by less than tol={tol:.3g}"
-            f" per epoch, but it is likely far from the optimum: measured on standardized "
-            f"features, the gradient is still {ratio:.2g} of its size at zero (above "
-            f"{threshold:.2g}). Features of very different scales slow the fit: "
-            "standardize them (for example with sklearn.preprocessing.StandardScaler); a "
-            "lower tol or a larger n_iter_no_change fits longer.",
+            f"{solver_name} stopped because {stopped}, but it is likely far from the "
+            f"optimum: measured on standardized features, the gradient is still "
+            f"{ratio:.2g} of its size at zero (above {threshold:.2g}). {advice}",
             ConvergenceWarning,
             stacklevel=4,
         )

@@ -22,8 +22,10 @@ import numpy as np
 from .._fast import _cgvr
 from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
 from ..utils import check_allocation
+from ..utils._dataset import dataset_matrix
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
+from ._stationarity import column_moments, gradient_ratio, warn_if_far
 from ._svrg import svrg
 
 LOSSES = {
@@ -39,6 +41,14 @@ SOLVERS = ("cgvr", "cg", "svrg", "minibatch_svrg")
 # search on the mini-batch objective (Eqs. 11-12) and no safeguard
 PAPER_SOLVER = "cgvr_paper"
 CRITERION = "max |gradient|"
+# tol bounds max |gradient| in the units of X and y: after a tol stop the gradient measured
+# on standardized features (relative to its value at zero) is checked against
+# max(FAR_FROM_OPTIMUM, 100 tol) (it scales with tol).  Default fits stop at 2e-4 to 5e-4
+# on standardized breast cancer, wine, digits and iris, at most 0.0061 on standardized
+# diabetes with y x 1, 1e-2, 1e-4 (full data and 10 cross-validation training folds each);
+# on raw diabetes with y x 1e-4 the fit stopped at 0.029 with R2 0.491 where Ridge reaches
+# 0.518 (benchmarks/studies/cgvr_tol_check.py)
+FAR_FROM_OPTIMUM = 0.01
 
 
 @dataclass(frozen=True)
@@ -115,12 +125,24 @@ def solve(problem, params, monitor, state=None):
     monitor.finish(converged=result.converged, criterion=CRITERION, value=criterion,
                    tol=params.tol, max_iter=params.max_iter,
                    stalled_at=result.extra.get("stalled_at"))
+    if result.converged and not monitor.stopped_by_callback:
+        warn_if_far_after_tol(run.gradient_ratio(result.x), monitor.solver_name, params.tol)
     d = run.d
     return SolverResult(
         x=result.x[:d].copy(), intercept=float(result.x[d]) if params.fit_intercept else 0.0,
         n_iter=result.n_iter, converged=result.converged, criterion=criterion,
         criterion_name=CRITERION, state={"h": run.h, "batch": run.batch, "cap": run.cap},
         extra={"stats": run.stats.copy(), "passes": run.passes})
+
+
+def warn_if_far_after_tol(ratio, solver_name, tol):
+    """:func:`._stationarity.warn_if_far` for the ``max |gradient| <= tol`` stop."""
+    warn_if_far(ratio, solver_name, tol, threshold=max(FAR_FROM_OPTIMUM, 100.0 * tol),
+                stopped=f"max |gradient| <= tol={tol:.3g}",
+                advice="tol bounds the gradient in the units of X and y, which features of "
+                       "very different scales or a target on a small scale make loose: "
+                       "standardize the features (for example with "
+                       "sklearn.preprocessing.StandardScaler) or lower tol.")
 
 
 class _Run:
@@ -186,6 +208,19 @@ class _Run:
         """The stopping criterion max |grad f| (converged when <= tol)."""
         self.crit = float(np.max(np.abs(snapshot[0])))
         return self.crit
+
+    def gradient_ratio(self, x):
+        """:func:`._stationarity.gradient_ratio` at ``x`` (three passes over X, not counted
+        in ``passes``: the gradients at ``x`` and at zero, the columns' moments)."""
+        d, fit_intercept = self.d, self.params.fit_intercept
+        gradients = []
+        for point in (x, np.zeros(d + 1)):
+            u = np.empty(d + 1)
+            self.tables.objective_gradient(np.ascontiguousarray(point), u, np.empty(self.n),
+                                           None)
+            gradients.append((u[:d], u[d] if fit_intercept else 0.0))
+        return gradient_ratio(gradients[0], gradients[1], x[:d], 0.0,
+                              column_moments(dataset_matrix(self.ds)), fit_intercept)
 
     def record(self, k, x, objective, snapshot=None, step=None):
         """One history entry for outer iteration k (0: the start)."""

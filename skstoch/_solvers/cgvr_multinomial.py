@@ -29,8 +29,9 @@ from ..utils._validation import canonical_csr
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
+from ._stationarity import column_moments, gradient_ratio
 from ._svrg import svrg
-from .cgvr import _cg_beta, _cg_loop, _safeguard_rejects
+from .cgvr import _cg_beta, _cg_loop, _safeguard_rejects, warn_if_far_after_tol
 
 CRITERION = "max |gradient|"
 STATS = ("restarts", "skipped_steps", "line_search_evals")
@@ -226,7 +227,20 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     run = _Run(prob, params, monitor, state, seed)
     loop = (partial(_cg_loop, line_search=_full_line_search) if params.solver == "cg"
             else _outer_loop)
-    return run_solve(run, loop, n_classes, prob.d, coef_init, intercept_init)
+    result = run_solve(run, loop, n_classes, prob.d, coef_init, intercept_init)
+    if result.converged and not monitor.stopped_by_callback:
+        warn_if_far_after_tol(_gradient_ratio(prob, result), monitor.solver_name, params.tol)
+    return result
+
+
+def _gradient_ratio(prob, result):
+    """:func:`._stationarity.gradient_ratio` at the fit (three passes over X: the gradients
+    at the fit and at zero, the columns' moments)."""
+    d, K = prob.d, prob.K
+    x = np.hstack([result.x, np.reshape(result.intercept, (K, 1))])
+    G, G0 = (prob.objective_gradient(point)[1] for point in (x, np.zeros((K, d + 1))))
+    return gradient_ratio((G[:, :d].T, G[:, d]), (G0[:, :d].T, G0[:, d]), result.x.T, 0.0,
+                          column_moments(prob.X), prob.fit_intercept)
 
 
 def run_solve(run, loop, K, d, coef_init, intercept_init):
