@@ -4,9 +4,8 @@ the mean loss over comparisons, keeping the best iterate seen.  The only Python 
 
 RNG streams of one fit: 0 = random initialisation, ``1 + epoch`` = sampling of that epoch.
 """
-from dataclasses import dataclass, replace
-
 import warnings
+from dataclasses import dataclass, replace
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
