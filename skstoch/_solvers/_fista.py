@@ -45,7 +45,7 @@ class Point:
 
 
 def fista(x0, smooth, prox, gap, *, lipschitz, max_iter, threshold, grow=2.0,
-          max_lipschitz=math.inf, gap_every=1, record=None):
+          max_lipschitz=math.inf, gap_every=1, record=None, refresh_every=None):
     """Minimize smooth(x) + simple(x) by FISTA (Beck & Teboulle 2009) with backtracking and
     the gradient restart of O'Donoghue & Candes (2015).
 
@@ -75,6 +75,13 @@ def fista(x0, smooth, prox, gap, *, lipschitz, max_iter, threshold, grow=2.0,
         Evaluate the gap every ``gap_every`` iterations (and at the last).
     record : callable, optional
         ``record(iteration, p, gap, L) -> bool`` after each gap evaluation; True stops.
+    refresh_every : int, optional
+        For a smooth part that tracks the image by recurrence: every ``refresh_every``
+        iterations the images of the new and the previous point, which the momentum
+        combines, are recomputed (``smooth.point(x)``).  Without it the rounding drift grows
+        with the iterations: FISTA on raw diabetes with tol=1e-12 reached a relative gap of
+        1e-9 after 3,000 iterations, then drifted to 4e-3 after 30,000 and to 508 (R2 -93)
+        after 100,000.
 
     Returns
     -------
@@ -110,6 +117,10 @@ def fista(x0, smooth, prox, gap, *, lipschitz, max_iter, threshold, grow=2.0,
             if converged:
                 x = new
                 break
+        if refresh_every is not None and it % refresh_every == 0:
+            # both images the extrapolation combines (one exact, one drifted would inject
+            # the drift)
+            new, x = smooth.point(new.x), smooth.point(x.x)
         if float((y.x - new.x) @ (new.x - x.x)) > 0:   # restart the momentum
             t = 1.0
             y = new

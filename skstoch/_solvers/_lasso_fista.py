@@ -18,6 +18,10 @@ from ._step_size import rayleigh_power_iteration
 GRAM_MAX_FEATURES = 4096
 # Initial working-set size.
 WS_INITIAL = 256
+# The working sets' FISTA recomputes its tracked images H x (two k x k mat-vecs) every this
+# many iterations: the recurrence's rounding drift otherwise grows without bound (see
+# _fista.fista's refresh_every).
+REFRESH_EVERY = 1000
 # A CSR X's working-set columns are kept (X w from them, not from all of X) when the set
 # holds at most 1/8 of the features: about nnz / 8 entries of 12 bytes, below a fifth of a
 # float32 X's bytes.
@@ -156,7 +160,8 @@ def fista_gram(H, q, radius, v0, threshold, max_iter):
     smooth = Quadratic(H, q, radius, threshold)
     x0 = project_l1_ball(np.asarray(v0, dtype=np.float64), radius)
     return fista(x0, smooth, _project(radius), smooth.gap, lipschitz=max(L, 1e-300),
-                 max_iter=max_iter, threshold=threshold, grow=1.5, max_lipschitz=1e300)
+                 max_iter=max_iter, threshold=threshold, grow=1.5, max_lipschitz=1e300,
+                 refresh_every=REFRESH_EVERY)
 
 
 def _grow_working_set(grad, w, ws, ws_size):
