@@ -446,18 +446,29 @@ def test_plateau_stop_on_a_rising_objective_warns():
     assert small.objective_ < 1.01 * best.objective_
 
 
-def test_warm_start_at_a_minimum_does_not_warn_of_a_rise():
-    """Started at L-BFGS's minimum, SVRG-SBB decreases the objective by 1.5e-6 and its last
-    iterate lies 6.4e-6 above the best: 4 times the decrease, but below what tol resolves
-    (tol * max(|best|, 1)), so no warning."""
-    T = make_triplets(random_state=0)[:8000]
-    start = OrdinalEmbedding(loss="tste", random_state=0).fit(T, n_objects=100).embedding_
+def test_rise_below_what_tol_resolves_does_not_warn():
+    """A warm start at a minimum decreases by almost nothing, so any rise is many times the
+    decrease: SVRG-SBB (t-STE) started at L-BFGS's minimum decreased by 1.5e-6 and ended
+    6.4e-6 above its best, and warned.  The rise must also exceed tol * max(|best|, 1), the
+    scale the tol rule resolves.  (Checked on the rule itself: how far that fit rises
+    depends on the platform's rounding, 6.4e-6 here and 1e-4 with the oldest pinned
+    numpy.)"""
+    from skstoch._solvers._result import SolverResult
+    from skstoch._solvers.ordinal import warn_if_risen
+
+    def result(excess, converged=True):
+        best = 0.4955
+        return SolverResult(x=np.zeros((2, 2)), n_iter=10, converged=converged, criterion=0.0,
+                            extra={"objective": best + excess, "best_objective": best,
+                                   "start_objective": best + 1.5e-6})
+
+    tol = 1e-5
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        est = OrdinalEmbedding(loss="tste", solver="svrg_sbb", random_state=0)
-        est.fit(T, n_objects=100, init=start)
-    h = est.history_["objective"]
-    assert est.objective_ - h.min() > 2 * (h[0] - h.min()) > 0   # it did rise
+        warn_if_risen(result(0.9 * tol), "fit", tol)         # 600 x the decrease, below tol
+        warn_if_risen(result(1.0, converged=False), "fit", tol)   # not a plateau stop
+    with pytest.warns(ConvergenceWarning, match="objective rose meanwhile"):
+        warn_if_risen(result(1.1 * tol), "fit", tol)
 
 
 @pytest.mark.parametrize("loss", ["tste", "gnmds", "ckl"])
