@@ -160,6 +160,19 @@ def data_objective(ds, w, b, y, sw, loss):
     return loss.weighted_loss_dloss(p, y, sw, out) / p.shape[0]
 
 
+def smooth_gradient(ds, y, sw, loss, w, b, lam2, fit_intercept):
+    """``(mean loss, margins, g_w, g_b)`` at ``(w, b)``: the gradient of the mean loss plus
+    ``lam2 / 2 ||w||^2`` (the margins, then ``X^T r``: two passes, one from zero)."""
+    n = y.shape[0]
+    # from zero (a fit from scratch) every margin is the intercept: no pass over X
+    p = full_margins(ds, w, b) if np.any(w) else np.full(n, float(b))
+    r = np.empty(n)
+    f_loss = loss.weighted_loss_dloss(p, y, sw, r) / n      # r_i = s_i loss'(p_i, y_i)
+    g = full_transpose_product(ds, r) / n + lam2 * w
+    gb = float(r.sum()) / n if fit_intercept else 0.0
+    return f_loss, p, g, gb
+
+
 _LS_MAX_ITER = 20      # safeguarded Newton steps of the line-search start
 _LS_RTOL = 1e-8        # stop when |phi'(t)| <= this * |phi'(0)|
 _LS_THREAD_ROWS = 1 << 15   # from this many rows the line search's loops run in two threads
@@ -181,12 +194,7 @@ def line_search_start(ds, y, sw, loss, w, b, lam2, fit_intercept):
     not finite or the point found is not better than the start.
     """
     n = y.shape[0]
-    # from zero (a fit from scratch) every margin is the intercept: no pass over X
-    p = full_margins(ds, w, b[0]) if np.any(w) else np.full(n, float(b[0]))
-    r = np.empty(n)
-    f_loss = loss.weighted_loss_dloss(p, y, sw, r) / n      # r_i = s_i loss'(p_i, y_i)
-    g = full_transpose_product(ds, r) / n + lam2 * w
-    gb = float(r.sum()) / n if fit_intercept else 0.0
+    f_loss, p, g, gb = smooth_gradient(ds, y, sw, loss, w, b[0], lam2, fit_intercept)
     ggw = float(g.dot(g))
     gg = ggw + gb * gb
     ww, wg = float(w.dot(w)), float(w.dot(g))

@@ -19,11 +19,11 @@ import numpy as np
 from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
 from .._fast._s3gd import EpochProblem, SnapshotTables, run_epoch, sgd_pass
 from ..utils import single_thread_blas
-from ..utils._dataset import dataset_matrix, full_margins, full_transpose_product
+from ..utils._dataset import dataset_matrix
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._s3gd_setup import (anchor_tables, data_objective, line_search_start, prepare,
-                          strata_tables)
+                          smooth_gradient, strata_tables)
 from ._step_size import (expected_batch_smoothness, gram_spectrum, intercept_gram_bound,
                          strongly_convex_sgd_schedule)
 from ._stationarity import column_moments, gradient_ratio, warn_if_far
@@ -221,23 +221,18 @@ class _Run:
     def matrix(self):
         return dataset_matrix(self.ds)
 
-    def smooth_gradient(self, w, b):
-        """``(g_w, g_b)``: the gradient of the data term plus the l2 penalty at ``(w, b)``
-        (two passes; one from zero)."""
-        p = full_margins(self.ds, w, b) if np.any(w) else np.full(self.n, float(b))
-        r = np.empty(self.n)
-        self.loss.weighted_loss_dloss(p, self.y, self.sw, r)    # r_i = s_i loss'(p_i, y_i)
-        r /= self.n
-        g_b = float(r.sum()) if self.params.fit_intercept else 0.0
-        return full_transpose_product(self.ds, r) + self.params.lam2 * w, g_b
-
     def gradient_ratio(self):
-        """:func:`._stationarity.gradient_ratio` at ``(w, b)`` (three passes)."""
+        """:func:`._stationarity.gradient_ratio` at ``(w, b)`` (three passes: the gradient
+        at ``(w, b)``, two; at zero, one)."""
+        p = self.params
         moments = self.shared.cached(("column_moments",),
                                      lambda: column_moments(self.matrix()))
-        return gradient_ratio(self.smooth_gradient(self.w, self.b[0]),
-                              self.smooth_gradient(np.zeros(self.d), 0.0), self.w,
-                              self.params.lam1, moments, self.params.fit_intercept)
+
+        def gradient(w, b):
+            return smooth_gradient(self.ds, self.y, self.sw, self.loss, w, b, p.lam2,
+                                   p.fit_intercept)[2:]
+        return gradient_ratio(gradient(self.w, self.b[0]), gradient(np.zeros(self.d), 0.0),
+                              self.w, p.lam1, moments, p.fit_intercept)
 
 
 @dataclass
