@@ -147,8 +147,8 @@ def warn_if_risen(result, solver_name, tol):
         warnings.warn(
             f"{solver_name} stopped because the best objective improved by less than "
             f"tol={tol:.3g}, but the objective rose meanwhile: the returned embedding (the "
-            f"last iterate) has objective {result.extra['objective']:.4g}, above the lowest "
-            f"one recorded ({result.extra['best_objective']:.4g}) by {rise:.2g} of the "
+            f"last iterate) has objective {extra['objective']:.4g}, above the lowest "
+            f"one recorded ({best:.4g}) by {rise:.2g} of the "
             f"decrease from the start (above {RISE_TOLERANCE:g}). The steps overshoot: pass "
             "a smaller eta0, or solver='lbfgs' (which returns the best iterate).",
             ConvergenceWarning,
