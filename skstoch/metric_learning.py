@@ -45,6 +45,25 @@ _DENSE_SQUARE_ARRAYS = 5
 
 
 
+def _dense_points(x, name, shape):
+    """``x`` as a finite real float64 array of ``shape`` (None: any length on that axis), or a
+    ValueError / TypeError naming what is wrong: the arrays a fitted metric is applied to."""
+    if hasattr(x, "toarray") or hasattr(x, "tocsr"):
+        raise TypeError(f"{name} must be a dense array, got a sparse matrix "
+                        f"({type(x).__name__})")
+    reject_string_input(x, name)
+    if np.iscomplexobj(x):
+        raise ValueError(f"{name} holds complex numbers; Complex data not supported.")
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != len(shape) or any(want not in (None, got) for want, got in zip(shape, x.shape)):
+        expected = ", ".join("n_pairs" if want is None else str(want) for want in shape)
+        raise ValueError(f"{name} must have shape ({expected}{',' * (len(shape) == 1)}), "
+                         f"got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return x
+
+
 class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSolverMixin,
                  BaseEstimator):
     """Large-margin nearest-neighbour Mahalanobis metric learned by epoch-projection SGD.
@@ -499,7 +518,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         A = self._fitted_array("metric_", (d, d)).copy()
 
         def metric(u, v):
-            diff = np.asarray(u, dtype=np.float64) - np.asarray(v, dtype=np.float64)
+            diff = _dense_points(u, "u", (d,)) - _dense_points(v, "v", (d,))
             return float(np.sqrt(max(diff @ A @ diff, 0.0)))
 
         return metric
@@ -517,19 +536,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         """
         d = getattr(self, "n_features_in_", None)
         A = self._fitted_array("metric_", (d, d))
-        if hasattr(pairs, "toarray") or hasattr(pairs, "tocsr"):
-            raise TypeError("pairs must be a dense array of shape (n_pairs, 2, n_features), "
-                            f"got a sparse matrix ({type(pairs).__name__})")
-        reject_string_input(pairs, "pairs")
-        if np.iscomplexobj(pairs):
-            raise ValueError("pairs holds complex numbers; Complex data not supported.")
-        pairs = np.asarray(pairs, dtype=np.float64)
-        if pairs.ndim != 3 or pairs.shape[1] != 2 or pairs.shape[2] != self.n_features_in_:
-            raise ValueError(
-                f"pairs must have shape (n_pairs, 2, {self.n_features_in_}), got {pairs.shape}"
-            )
-        if not np.all(np.isfinite(pairs)):
-            raise ValueError("pairs contains NaN or infinity.")
+        pairs = _dense_points(pairs, "pairs", (None, 2, self.n_features_in_))
         diff = pairs[:, 0] - pairs[:, 1]
         return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", diff, A, diff), 0.0))
 

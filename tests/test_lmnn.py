@@ -1050,3 +1050,29 @@ def test_verbose_lines_of_the_c_auto_candidates_name_them(capsys):
     assert any(" c=0.5 candidate] epoch=0" in line for line in lines)
     assert any(f" c={est.c_:.4g} candidate] epoch=0" in line for line in lines)
     assert lines[-1].endswith(f"c='auto' keeps c={est.c_:.4g}")
+
+
+def test_get_metric_function_rejects_bad_points(fitted_wine):
+    """The returned metric read anything numpy could cast: complex points lost their imaginary
+    part (a ComplexWarning), NaN gave a NaN distance, a (2, d) pair of rows raised numpy's
+    'only length-1 arrays' TypeError and a wrong length a matmul mismatch."""
+    import scipy.sparse as sp
+
+    X, est = fitted_wine
+    metric = est.get_metric()
+    d = X.shape[1]
+    nan_row = X[1].copy()
+    nan_row[0] = np.nan
+    for bad, error, match in [
+        (X[1] + 1j, ValueError, "v holds complex"),
+        (nan_row, ValueError, "v contains NaN"),
+        (X[1:3], ValueError, rf"v must have shape \({d},\), got \(2, {d}\)"),
+        (X[1, :-1], ValueError, rf"v must have shape \({d},\)"),
+        (X[1].astype(str), ValueError, "strings"),
+        (sp.csr_matrix(X[1]), TypeError, "v must be a dense array"),
+    ]:
+        with pytest.raises(error, match=match):
+            metric(X[0], bad)
+    with pytest.raises(ValueError, match=r"u must have shape"):
+        metric(X[0, :2], X[1])
+    assert metric(list(X[0]), X[1]) == pytest.approx(est.pair_distance(X[None, :2])[0])
