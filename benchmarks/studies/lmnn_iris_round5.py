@@ -190,7 +190,7 @@ def table(name, split_list):
 
 
 def read_set(path):
-    """{problem: ({label: (paired diff to the default, time multiple)}, CPU s)}."""
+    """{problem: ({label: (paired diff to the default, time multiple, its s.e.)}, CPU s)}."""
     out, name = {}, None
     for line in path.read_text().splitlines():
         head = re.match(r"### (\w+): .*\((\d+) CPU s\)", line)
@@ -199,7 +199,7 @@ def read_set(path):
             out[name] = ({}, float(head.group(2)))
         elif name and line.startswith("| ") and not line.startswith("| configuration"):
             cells = [c.strip() for c in line.strip("|").split("|")]
-            out[name][0][cells[0]] = (float(cells[2]), float(cells[5]))
+            out[name][0][cells[0]] = (float(cells[2]), float(cells[5]), float(cells[3]))
     return out
 
 
@@ -213,7 +213,8 @@ def gate():
              "Gate (pre-registered in the script's docstring): nested iris gain >= +0.60 "
              "points on average over the three sets, every other problem >= -0.10 points on "
              f"average.  Paired differences to `{BASE}` (points), per set of splits "
-             "(seed offsets 0 / 1000 / 2000; `-` not run) and their mean over the sets run; "
+             "(seed offsets 0 / 1000 / 2000; `-` not run), their mean over the sets run "
+             "and its standard error (from the per-set s.e.); "
              "in brackets the fit-time multiple (CPU time of the candidate's fits over the "
              "default's, mean over the sets).\n",
              "| problem | " + " | ".join(labels) + " |",
@@ -225,6 +226,12 @@ def gate():
         if o not in sets or not all(p in sets[o] for p in parts):
             return None
         return float(np.mean([sets[o][p][0][lb][col] for p in parts]))
+
+    def mean_se(name, lb):
+        # the fits of different sets and problems are independent draws
+        parts = ("iris_nested1", "iris_nested2") if name == "iris nested" else (name,)
+        ses = [sets[o][p][0][lb][2] for o in sets for p in parts if p in sets[o]]
+        return float(np.sqrt(np.sum(np.square(ses)))) / len(ses)
 
     for name in ["iris nested"] + ORDER[2:]:
         cells = []
@@ -244,8 +251,8 @@ def gate():
                 verdict[lb] = "fails"
             elif len(done) < len(vals) and verdict[lb] == "passes":
                 verdict[lb] = "incomplete"
-            cells.append(text + f" = **{mean:+.2f}**" + ("" if ok else " (fails)")
-                         + f" [x{np.mean(times):.1f}]")
+            cells.append(text + f" = **{mean:+.2f}** (s.e. {mean_se(name, lb):.2f})"
+                         + ("" if ok else " (fails)") + f" [x{np.mean(times):.1f}]")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     cpu = sum(c for s in sets.values() for _, c in s.values())
     lines += ["", "Verdict: " + "; ".join(f"{lb}: {v}" for lb, v in verdict.items())
