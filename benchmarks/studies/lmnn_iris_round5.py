@@ -78,7 +78,7 @@ fixed eigenvalue shrinkages (+0.5 to +1.4), and they cost breast cancer + noise 
 digits -0.16 (s.e. 0.11 to 0.12; breast cancer -0.09).  The digits cap cannot change a
 verdict: every candidate already fails on nested iris, which ran in full.  CPU time of the
 tables: 13.4 minutes for the three sets (about 4.5 each, run in parallel under ``nice``
-on the 2 shared cores, 15 minutes wall).
+on the 2 shared cores, 12 minutes wall).
 
 Run (under ``nice -n 15``, one BLAS thread)::
 
