@@ -66,7 +66,12 @@ class _CGVRMixin:
             )
 
     def _prepare_fit(self, X, sample_weights, seed):
-        """The resolved parameters, shared by every head of the fit."""
+        """What every head of the fit shares: the resolved parameters (and the columns'
+        moments of the check after a tol stop, computed once)."""
+        return cgvr.FitShared(self._cgvr_params(X, sample_weights))
+
+    def _cgvr_params(self, X, sample_weights):
+        """The resolved parameters of a fit (``cgvr.CGVRParams``)."""
         n_samples = X.shape[0]
         batch_size = (max(1, int(np.sqrt(n_samples))) if self.batch_size == "sqrt"
                       else min(int(self.batch_size), n_samples))
@@ -95,7 +100,8 @@ class _CGVRMixin:
         return max(1, int(effective_n_jobs(self.n_jobs)) // n_heads)
 
     def _fit_problem(self, problem):
-        return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
+        return cgvr.solve(problem, problem.shared.params, problem.monitor,
+                          state=problem.state)
 
     def _reads_float32(self, X):
         return True    # the binary and regression kernels read float32 rows as they are
@@ -113,7 +119,7 @@ class _CGVRMixin:
 
     def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
                     intercept_init, state):
-        params = self._prepare_fit(X, None, seed)
+        params = self._cgvr_params(X, None)
         data = dask_fit.make_data(X, target, sample_weight,
                                   dask_fit.cgvr_loss_spec(params.loss))
         return dask_fit.solve_cgvr(data, params, monitor, seed, k, coef_init, intercept_init,
@@ -442,7 +448,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
 
     def _dask_solve_multinomial(self, X, codes, sample_weight, n_classes, seed, monitor,
                                 coef_init, intercept_init, state):
-        params = self._prepare_fit(X, None, seed)
+        params = self._cgvr_params(X, None)
         data = dask_multinomial.make_data(X, codes, sample_weight, n_classes,
                                           params.fit_intercept)
         return dask_multinomial.solve_cgvr(data, params, monitor, seed, coef_init,
@@ -458,7 +464,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
             return super()._run_problems(X, targets, sample_weights, coef_init,
                                          intercept_init, head_labels)
         seed = self._draw_seed()
-        params = self._prepare_fit(X, sample_weights, seed)
+        params = self._cgvr_params(X, sample_weights)
         y = targets.codes    # a multinomial fit gets ClassTargets
         previous = getattr(self, "solver_state_", None)
         state = (previous[0] if self.warm_start and previous is not None
