@@ -215,11 +215,15 @@ _SOLVER_PARAMETERS_DOC = """\
         samples). This is the stopping rule of
         :class:`~sklearn.linear_model.LogisticRegression` (lbfgs: ``gtol=tol`` on the same
         mean objective) with the same tol.  It bounds the gradient in the units of X and y:
-        after a tol stop the in-memory fits (not a Dask X) measure the gradient on
-        standardized features relative to its value at zero (three passes) and raise
-        ConvergenceWarning above ``max(0.01, 100 tol)`` (on raw diabetes with ``y * 1e-4``
-        the fit stopped at R2 0.491 where Ridge reaches 0.518; user guide, "Other
-        defaults")."""
+        after a tol stop the fit measures the gradient on standardized features relative
+        to its value at zero and raises ConvergenceWarning above ``max(0.01, 100 tol)``
+        (on raw diabetes with ``y * 1e-4`` the fit stopped at R2 0.491 where Ridge
+        reaches 0.518; user guide, "Other defaults").  In memory that takes two passes
+        per head and one per fit (the columns' moments); on a Dask X, the gradient the
+        stop tested and the moments of the last gathered sample, with one distributed
+        pass for the gradient at zero when the fit did not start there (warm start,
+        ``init='uniform'``) and one for the moments when no sample was gathered
+        (``solver='cg'``, a stop at the first pass)."""
 
 # The solver's fitted attributes, documented once for both estimators (``%(heads)s``: what
 # one problem is, a one-vs-rest head or a target).
