@@ -1169,3 +1169,25 @@ def test_multinomial_tol_stop_measures_the_standardized_gradient(monkeypatch):
     expected = gradient_ratio(gradient(W, c), gradient(0 * W, 0 * c), W.T, 0.0,
                               column_moments(X), True)
     assert seen == [pytest.approx(expected, rel=1e-6)]
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_tol_check_computes_the_column_moments_once_per_fit(monkeypatch, n_jobs):
+    """The columns' moments of X are the same for every one-vs-rest head (and target): the
+    check after a tol stop computed them once per head (a pass over X each); now once per
+    fit, heads in threads included."""
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    from skstoch._solvers import cgvr
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    calls, ratios = [], []
+    column_moments = cgvr.column_moments
+    monkeypatch.setattr(cgvr, "column_moments", lambda X: calls.append(X) or column_moments(X))
+    monkeypatch.setattr(cgvr, "warn_if_far_after_tol",
+                        lambda ratio, name, tol: ratios.append(ratio))
+    CGVRClassifier(multi_class="ovr", n_jobs=n_jobs, random_state=0).fit(X, y)
+    assert len(ratios) == 3       # three heads stopped at tol and were checked
+    assert len(calls) == 1

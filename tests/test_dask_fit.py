@@ -621,3 +621,93 @@ def test_plateau_stop_far_from_the_optimum_warns_on_dask_data(client, binary):
     # from a warm start the gradient at zero takes one more distributed pass
     with pytest.warns(ConvergenceWarning, match="likely far from the optimum"):
         clf.set_params(warm_start=True).fit(raw, y)
+
+
+def _far_cgvr_case(case, solver="cgvr"):
+    """``(X raw, X standardized, y, estimator)`` of a case where the in-memory CGVR fit
+    warns after its tol stop: raw diabetes with y x 1e-4 (R2 0.491 where Ridge reaches
+    0.518; y x 1e-5 for solver='cg', which runs out of iterations at 1e-4), or standardized
+    make_classification data (2 or 3 classes) of which every second feature is in units
+    1e3 times larger (x 1e-3)."""
+    from sklearn.datasets import load_diabetes, make_classification
+    from sklearn.preprocessing import StandardScaler
+
+    if case == "regressor":
+        X, y = load_diabetes(return_X_y=True, scaled=False)
+        y = y * (1e-4 if solver == "cgvr" else 1e-5)
+        return X, StandardScaler().fit_transform(X), y, CGVRRegressor(solver=solver,
+                                                                      random_state=0)
+    X, y = make_classification(n_samples=N, n_features=D, n_informative=5,
+                               n_classes=2 if case == "binary" else 3, random_state=0)
+    Z = StandardScaler().fit_transform(X)
+    raw = Z * np.where(np.arange(D) % 2, 1e-3, 1.0)
+    return raw, Z, y, CGVRClassifier(solver=solver, random_state=0)
+
+
+@pytest.mark.parametrize("case, solver", [("regressor", "cgvr"), ("regressor", "cg"),
+                                          ("binary", "cgvr"), ("binary", "cg"),
+                                          ("multinomial", "cgvr")])
+def test_cgvr_tol_stop_far_from_the_optimum_warns_on_dask_data(client, case, solver):
+    """The in-memory CGVR check after a tol stop (gradient on standardized features
+    relative to zero, above max(0.01, 100 tol)) runs on Dask data too: where the in-memory
+    fit warns the Dask fit warns, on the standardized data it does not; also from a warm
+    start at the fit (a stop at the first pass: no sample, so the moments take one pass
+    over the chunks, and the gradient at zero one more pass) and with solver='cg' (no
+    sample)."""
+    import warnings
+
+    from sklearn.base import clone
+    from sklearn.exceptions import ConvergenceWarning
+
+    raw, Z, y, est = _far_cgvr_case(case, solver)
+    match = r"max \|gradient\| <= tol.*standardized"
+    with pytest.warns(ConvergenceWarning, match=match):
+        clone(est).fit(raw, y)       # the in-memory fit warns
+    raw_d, Z_d, y_d = (da.from_array(A, chunks=100) for A in (raw, Z, y))
+    with pytest.warns(ConvergenceWarning, match=match):
+        fitted = clone(est).fit(raw_d, y_d)
+    assert fitted.n_iter_ < fitted.max_iter      # a tol stop, not the budget's warning
+    with pytest.warns(ConvergenceWarning, match=match):
+        fitted.set_params(warm_start=True).fit(raw_d, y_d)
+    assert fitted.n_iter_ == 0
+    if (case, solver) != ("regressor", "cg"):   # standardized y x 1e-5: still too loose
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            clone(est).fit(Z_d, y_d)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_dask_column_moments_match_numpy(client, sparse):
+    """The tol check's one pass over the chunks (a Dask fit with no gathered sample) gives
+    the columns' means and standard deviations of all rows: uneven chunks, CSR chunks, a
+    column of large mean and small spread (the chunks' moments are merged pairwise, not
+    from sums of squares)."""
+    from skstoch._solvers import dask_fit
+
+    X, y = _data("reg", sparse=sparse)
+    if not sparse:
+        X[:, 0] = 1e6 + 1e-3 * X[:, 0]
+    Xd, yd = _to_dask(X, y, (500, 100, 1, 599))
+    data = dask_fit.make_data(Xd, yd, da.ones_like(yd),
+                              dask_fit.cgvr_loss_spec("squared_error"))
+    mean, std = dask_fit.dask_column_moments(data)
+    dense = X.toarray() if sparse else X
+    np.testing.assert_allclose(mean, dense.mean(axis=0), rtol=1e-12, atol=1e-15)
+    # (sums of squares would lose all digits of column 0: 1e12 against a variance of 1e-6)
+    np.testing.assert_allclose(std, dense.std(axis=0), rtol=1e-6)
+
+
+def test_cgvr_full_batch_tol_check_matches_in_memory(client, monkeypatch):
+    """solver='cg' runs the in-memory iterates on Dask data, so its tol check (the
+    gradient the stop tested, the first pass's at zero, the moments by one pass over the
+    chunks) measures the in-memory fit's ratio."""
+    from skstoch._solvers import cgvr
+
+    ratios = []
+    monkeypatch.setattr(cgvr, "warn_if_far_after_tol",
+                        lambda ratio, name, tol: ratios.append(ratio))
+    raw, _, y, est = _far_cgvr_case("binary", "cg")
+    est.fit(raw, y)
+    est.fit(*_to_dask(raw, y, (500, 100, 600)))
+    assert len(ratios) == 2 and ratios[0] > 0.1
+    assert ratios[1] == pytest.approx(ratios[0], rel=1e-10)

@@ -14,6 +14,7 @@ records one history entry per outer iteration (entry 0 is the start).  The warm-
 (restart gradient ``h``, batch size, step cap) comes in as ``state`` and goes out as
 ``SolverResult.state``.
 """
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -86,13 +87,32 @@ class CGVRParams:
     n_threads: int = 1
 
 
+class FitShared:
+    """What the heads of one fit share (``problem.shared``): the resolved ``params`` and the
+    columns' moments of X that the check after a tol stop reads, computed by the first
+    head that needs them (one-vs-rest heads and targets may run in threads)."""
+
+    def __init__(self, params):
+        self.params = params
+        self._lock = threading.Lock()
+        self._moments = None
+
+    def column_moments(self, X):
+        """:func:`._stationarity.column_moments` of X, once per fit."""
+        with self._lock:
+            if self._moments is None:
+                self._moments = column_moments(X)
+            return self._moments
+
+
 def solve(problem, params, monitor, state=None):
     """Fit one head.
 
     Parameters
     ----------
     problem : skstoch.base._LinearProblem
-        Rows, targets, weights, warm-start coefficients, seed and stream of the head.
+        Rows, targets, weights, warm-start coefficients, seed and stream of the head;
+        ``problem.shared`` a :class:`FitShared` of ``params`` (None: this head's own).
     params : CGVRParams
     monitor : FitMonitor
         Receives one record per outer iteration.
@@ -153,6 +173,7 @@ class _Run:
         ds = problem.dataset
         self._init_state(params, monitor, state, ds.n_samples, ds.n_features)
         self.ds = ds
+        self.shared = problem.shared if problem.shared is not None else FitShared(params)
         self.loss = LOSSES[params.loss]()
         self.y = np.ascontiguousarray(problem.y, dtype=np.float64)
         self.tables = _cgvr.HeadTables(
@@ -210,8 +231,9 @@ class _Run:
         return self.crit
 
     def gradient_ratio(self, x):
-        """:func:`._stationarity.gradient_ratio` at ``x`` (three passes over X, not counted
-        in ``passes``: the gradients at ``x`` and at zero, the columns' moments)."""
+        """:func:`._stationarity.gradient_ratio` at ``x`` (passes over X not counted in
+        ``passes``: the gradients at ``x`` and at zero, and the columns' moments once per
+        fit)."""
         d, fit_intercept = self.d, self.params.fit_intercept
         gradients = []
         for point in (x, np.zeros(d + 1)):
@@ -220,7 +242,8 @@ class _Run:
                                            None)
             gradients.append((u[:d], u[d] if fit_intercept else 0.0))
         return gradient_ratio(gradients[0], gradients[1], x[:d], 0.0,
-                              column_moments(dataset_matrix(self.ds)), fit_intercept)
+                              self.shared.column_moments(dataset_matrix(self.ds)),
+                              fit_intercept)
 
     def record(self, k, x, objective, snapshot=None, step=None):
         """One history entry for outer iteration k (0: the start)."""

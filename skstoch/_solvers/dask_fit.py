@@ -17,6 +17,12 @@
   memory), at most ``SAMPLE_SWEEPS`` sweeps of the sample (the client's work per epoch
   stays bounded when the byte budget makes the sample a small part of X).
 
+After a ``tol`` stop, a CGVR fit measures the gradient ratio of the in-memory fit
+(``cgvr.warn_if_far_after_tol``) from what it already holds: the gradient the stop tested,
+the one at zero (the first pass's in a fit from zero, else one more pass) and the columns'
+moments of the last sample gathered with a pass (without one: one pass over the chunks,
+:func:`dask_column_moments`).
+
 ``history_['passes']`` counts the distributed full passes over X; ``gathers`` and
 ``gathered_rows`` the sample gathers and the rows they brought to the client.
 """
@@ -29,7 +35,7 @@ from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
 from .._fast._s3gd import EpochProblem, SnapshotTables, run_epoch
 from ..utils import make_dataset
 from . import cgvr
-from ._dask_passes import DaskData, penalty, sample_indices, sample_tables
+from ._dask_passes import DaskData, _as_chunk, penalty, sample_indices, sample_tables
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
@@ -70,8 +76,9 @@ class SampleStream:
     """The gathered samples of a Dask run's inner loops (a mixin of the binary and the
     multinomial :class:`_DaskCGVRRun`): ``min(n_rows, sample_cap)`` indices at a time,
     drawn by the counter-based generator from stream ``self.stream`` of ``self.seed``
-    (``self.draws`` indices drawn so far).  Needs ``data``, ``params``, ``n``, ``batch``,
-    ``seed``, ``stream`` and ``draws``."""
+    (``self.draws`` indices drawn so far), and what the check after a tol stop reads.
+    Needs ``data``, ``params``, ``n``, ``batch``, ``seed``, ``stream``, ``draws``, and
+    ``at_zero``, ``tested`` and ``moment_rows`` (None at the start)."""
 
     @property
     def sample_cap(self):
@@ -99,6 +106,61 @@ class SampleStream:
     def inner_passes(self, rows):
         return 0.0     # the inner loops read gathered rows, not X
 
+    def _remember(self, x, gradient, sample):
+        """Keep what the check after a tol stop reads: the gradient at zero (a pass there)
+        and the rows of the last sample gathered with a pass."""
+        if not np.any(x):
+            self.at_zero = gradient.copy()
+        if sample is not None:
+            self.moment_rows = sample[0]
+
+    def gradient_max(self, objective, snapshot):
+        self.tested = snapshot[0]     # the gradient at the iterate the stop tests
+        return super().gradient_max(objective, snapshot)
+
+    def tol_check_moments(self):
+        """The columns' moments of the check after a tol stop: of the last sample gathered
+        with a pass (on the client already), else (a stop at the first pass, or
+        ``solver='cg'``, which gathers none) of every row by one pass over the chunks."""
+        if self.moment_rows is not None:
+            return column_moments(self.moment_rows)
+        return dask_column_moments(self.data)
+
+
+def _chunk_moments(block):
+    """On a worker: the rows, column means and column sums of squared deviations of one
+    chunk."""
+    X = _as_chunk(block)
+    n_c = X.shape[0]
+    if n_c == 0:
+        return 0, np.zeros(X.shape[1]), np.zeros(X.shape[1])
+    mean, std = column_moments(X, max_rows=n_c)
+    return n_c, mean, n_c * std * std
+
+
+def _merge_moments(a, b):
+    """The moments of two chunks together (Chan, Golub and LeVeque's pairwise update: no
+    cancellation for columns of large mean and small spread)."""
+    (n_a, mean_a, sq_a), (n_b, mean_b, sq_b) = a, b
+    n = n_a + n_b
+    if n == 0:
+        return a
+    delta = mean_b - mean_a
+    return n, mean_a + delta * (n_b / n), sq_a + sq_b + delta * delta * (n_a * n_b / n)
+
+
+def dask_column_moments(data):
+    """:func:`._stationarity.column_moments` of a Dask fit's X (every row) by one pass
+    over its chunks: ``2 d + 1`` numbers per chunk, merged by a binary tree of tasks."""
+    delayed = data._dask.delayed
+    parts = [delayed(_chunk_moments, pure=True)(block) for block in data.X]
+    while len(parts) > 1:
+        parts = [delayed(_merge_moments)(a, b) for a, b in zip(parts[::2], parts[1::2])] \
+            + ([parts[-1]] if len(parts) % 2 else [])
+    (n, mean, squares), = data._dask.compute(parts[0])
+    data.passes += 1
+    return mean, np.sqrt(squares / max(n, 1))
+
 
 class _DaskCGVRRun(SampleStream, cgvr._Run):
     """``cgvr._Run`` over a Dask array: the same loops, with distributed full gradients and
@@ -110,6 +172,7 @@ class _DaskCGVRRun(SampleStream, cgvr._Run):
         self.seed, self.stream = seed, 2 * stream
         self.draws = 0
         self.last = None     # solver='cg': (f, grad f) of the last full gradient
+        self.at_zero = self.tested = self.moment_rows = None     # see _remember
 
     @property
     def batch_limit(self):
@@ -131,6 +194,7 @@ class _DaskCGVRRun(SampleStream, cgvr._Run):
         self.passes = float(self.data.passes)
         if self.h is None:
             self.h = u.copy()
+        self._remember(x, u, sample)
         if full_batch:
             self.last = (loss_f + pen, u)     # phi(0), phi'(0) of the next line search
             return loss_f + pen, (u, None)
@@ -142,6 +206,18 @@ class _DaskCGVRRun(SampleStream, cgvr._Run):
         sample = self._inner_sample(sample, x0, n_rows)
         return sample_tables(sample, cgvr_loss_spec(self.params.loss), self.alpha,
                              self.alpha_b, self.params.fit_intercept, self.seed, self.stream)
+
+    def gradient_ratio(self, x):
+        """:func:`._stationarity.gradient_ratio` at ``x`` (the iterate the stop tested)
+        from the gradient the stop tested, the one at zero (one more distributed pass
+        when the fit did not start there) and :meth:`tol_check_moments`."""
+        d, fit_intercept = self.d, self.params.fit_intercept
+        if self.at_zero is None:
+            _, self.at_zero, _ = self.data.full_pass(np.zeros(d + 1))
+        u, u0 = self.tested, self.at_zero
+        return gradient_ratio((u[:d], u[d] if fit_intercept else 0.0),
+                              (u0[:d], u0[d] if fit_intercept else 0.0), x[:d], 0.0,
+                              self.tol_check_moments(), fit_intercept)
 
     def record(self, k, x, objective, snapshot=None, step=None):
         x = x[:self.d]
@@ -211,6 +287,9 @@ def solve_cgvr(data, params, monitor, seed, stream, coef_init, intercept_init, s
     monitor.finish(converged=result.converged, criterion=cgvr.CRITERION,
                    value=result.criterion, tol=params.tol, max_iter=params.max_iter,
                    stalled_at=result.extra.get("stalled_at"))
+    if result.converged and not monitor.stopped_by_callback:
+        cgvr.warn_if_far_after_tol(run.gradient_ratio(result.x), monitor.solver_name,
+                                   params.tol)
     d = data.d
     return SolverResult(
         x=result.x[:d].copy(), intercept=float(result.x[d]) if params.fit_intercept else 0.0,

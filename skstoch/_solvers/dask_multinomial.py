@@ -16,7 +16,11 @@ are those of the in-memory drivers, on the sample:
 * :func:`solve_cgvr` runs ``cgvr_multinomial``'s outer loop (Algorithm 3 or the SVRG
   baselines) with a :class:`_DaskCGVRRun`, whose full gradient is a distributed pass and
   whose inner loops draw their mini-batches from a sample of ``inner_iter * batch`` rows
-  (at most the gather cap, where the safeguard's batch doubling stops);
+  (at most the gather cap, where the safeguard's batch doubling stops); after a ``tol``
+  stop, the in-memory fit's check (``cgvr.warn_if_far_after_tol``) on the gradient the
+  stop tested, the one at zero (the first pass's in a fit from zero, else one more pass)
+  and the columns' moments of the last sample
+  (``dask_fit.SampleStream.tol_check_moments``);
 * :func:`solve_s3gd` runs ``s3gd_multinomial``'s epochs (compiled Prox-SVRG kernel,
   safeguard, plateau stop): per epoch one distributed pass at the epoch's iterate (exact
   objective, the data gradient ``B``, ``Bc``) and one pass's worth of kernel steps, at most
@@ -31,6 +35,7 @@ from .._fast._multinomial import MultinomialTables
 from .._fast._s3gd import row_sqnorms
 from ..utils import make_dataset
 from . import cgvr_multinomial, s3gd_multinomial
+from .cgvr import warn_if_far_after_tol
 from ._dask_passes import DaskData, _as_chunk, _sample_bytes, sample_indices
 from ._stationarity import column_moments, gradient_ratio
 from .dask_fit import SAMPLE_SWEEPS, SampleStream
@@ -141,6 +146,7 @@ class _DaskCGVRRun(SampleStream, cgvr_multinomial._Run):
         self.data, self.seed, self.stream = data, seed, 0
         self.draws = 0
         self.sample = None      # the rows prefetched with the last pass
+        self.at_zero = self.tested = self.moment_rows = None     # see _remember
 
     def full_gradient(self, x):
         # the next inner loop's sample comes with the pass, except after the first pass
@@ -157,6 +163,7 @@ class _DaskCGVRRun(SampleStream, cgvr_multinomial._Run):
         self.passes = float(self.data.passes)
         if self.h is None:
             self.h = G.copy()
+        self._remember(x, G, sample)
         return objective, (G, None)
 
     def inner_data(self, snapshot, x0, n_rows):
@@ -170,6 +177,18 @@ class _DaskCGVRRun(SampleStream, cgvr_multinomial._Run):
     def columns(self):
         return {"gathers": self.data.gathers, "gathered_rows": self.data.gathered_rows}
 
+    def gradient_ratio(self, result):
+        """:func:`._stationarity.gradient_ratio` at the fit (``cgvr_multinomial``'s
+        ``_gradient_ratio`` from the gradient the stop tested, the one at zero, one more
+        distributed pass when the fit did not start there, and
+        :meth:`tol_check_moments`)."""
+        d, K = self.prob.d, self.prob.K
+        if self.at_zero is None:
+            _, self.at_zero, _ = self.data.pass_at(np.zeros((K, d + 1)))
+        G, G0 = self.tested, self.at_zero
+        return gradient_ratio((G[:, :d].T, G[:, d]), (G0[:, :d].T, G0[:, d]), result.x.T,
+                              0.0, self.tol_check_moments(), self.prob.fit_intercept)
+
 
 def solve_cgvr(data, params, monitor, seed, coef_init=None, intercept_init=None, state=None):
     """The multinomial CGVR fit (``cgvr_multinomial.solve``) on Dask data: solvers
@@ -178,8 +197,11 @@ def solve_cgvr(data, params, monitor, seed, coef_init=None, intercept_init=None,
         raise ValueError("solver='cg' and line_search='full' read every row at every step; "
                          "the multinomial fit of a Dask array X does not support them.")
     run = _DaskCGVRRun(data, params, monitor, state, seed)
-    return cgvr_multinomial.run_solve(run, cgvr_multinomial._outer_loop, data.n_classes,
-                                      data.d, coef_init, intercept_init)
+    result = cgvr_multinomial.run_solve(run, cgvr_multinomial._outer_loop, data.n_classes,
+                                        data.d, coef_init, intercept_init)
+    if result.converged and not monitor.stopped_by_callback:
+        warn_if_far_after_tol(run.gradient_ratio(result), monitor.solver_name, params.tol)
+    return result
 
 
 def solve_s3gd(data, params, monitor, seed, coef_init=None, intercept_init=None,

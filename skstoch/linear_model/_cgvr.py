@@ -66,7 +66,12 @@ class _CGVRMixin:
             )
 
     def _prepare_fit(self, X, sample_weights, seed):
-        """The resolved parameters, shared by every head of the fit."""
+        """What every head of the fit shares: the resolved parameters (and the columns'
+        moments of the check after a tol stop, computed once)."""
+        return cgvr.FitShared(self._cgvr_params(X, sample_weights))
+
+    def _cgvr_params(self, X, sample_weights):
+        """The resolved parameters of a fit (``cgvr.CGVRParams``)."""
         n_samples = X.shape[0]
         batch_size = (max(1, int(np.sqrt(n_samples))) if self.batch_size == "sqrt"
                       else min(int(self.batch_size), n_samples))
@@ -95,7 +100,8 @@ class _CGVRMixin:
         return max(1, int(effective_n_jobs(self.n_jobs)) // n_heads)
 
     def _fit_problem(self, problem):
-        return cgvr.solve(problem, problem.shared, problem.monitor, state=problem.state)
+        return cgvr.solve(problem, problem.shared.params, problem.monitor,
+                          state=problem.state)
 
     def _reads_float32(self, X):
         return True    # the binary and regression kernels read float32 rows as they are
@@ -113,7 +119,7 @@ class _CGVRMixin:
 
     def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
                     intercept_init, state):
-        params = self._prepare_fit(X, None, seed)
+        params = self._cgvr_params(X, None)
         data = dask_fit.make_data(X, target, sample_weight,
                                   dask_fit.cgvr_loss_spec(params.loss))
         return dask_fit.solve_cgvr(data, params, monitor, seed, k, coef_init, intercept_init,
@@ -209,11 +215,15 @@ _SOLVER_PARAMETERS_DOC = """\
         samples). This is the stopping rule of
         :class:`~sklearn.linear_model.LogisticRegression` (lbfgs: ``gtol=tol`` on the same
         mean objective) with the same tol.  It bounds the gradient in the units of X and y:
-        after a tol stop the in-memory fits (not a Dask X) measure the gradient on
-        standardized features relative to its value at zero (three passes) and raise
-        ConvergenceWarning above ``max(0.01, 100 tol)`` (on raw diabetes with ``y * 1e-4``
-        the fit stopped at R2 0.491 where Ridge reaches 0.518; user guide, "Other
-        defaults")."""
+        after a tol stop the fit measures the gradient on standardized features relative
+        to its value at zero and raises ConvergenceWarning above ``max(0.01, 100 tol)``
+        (on raw diabetes with ``y * 1e-4`` the fit stopped at R2 0.491 where Ridge
+        reaches 0.518; user guide, "Other defaults").  In memory that takes two passes
+        per head and one per fit (the columns' moments); on a Dask X, the gradient the
+        stop tested and the moments of the last gathered sample, with one distributed
+        pass for the gradient at zero when the fit did not start there (warm start,
+        ``init='uniform'``) and one for the moments when no sample was gathered
+        (``solver='cg'``, a stop at the first pass)."""
 
 # The solver's fitted attributes, documented once for both estimators (``%(heads)s``: what
 # one problem is, a one-vs-rest head or a target).
@@ -442,7 +452,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
 
     def _dask_solve_multinomial(self, X, codes, sample_weight, n_classes, seed, monitor,
                                 coef_init, intercept_init, state):
-        params = self._prepare_fit(X, None, seed)
+        params = self._cgvr_params(X, None)
         data = dask_multinomial.make_data(X, codes, sample_weight, n_classes,
                                           params.fit_intercept)
         return dask_multinomial.solve_cgvr(data, params, monitor, seed, coef_init,
@@ -458,7 +468,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
             return super()._run_problems(X, targets, sample_weights, coef_init,
                                          intercept_init, head_labels)
         seed = self._draw_seed()
-        params = self._prepare_fit(X, sample_weights, seed)
+        params = self._cgvr_params(X, sample_weights)
         y = targets.codes    # a multinomial fit gets ClassTargets
         previous = getattr(self, "solver_state_", None)
         state = (previous[0] if self.warm_start and previous is not None
