@@ -91,8 +91,9 @@ KNOWN_FAILURES = {
                        "the same losses as the gradient weight inside the default's "
                        "SGD): nested iris -0.18/+0.02/+0.15 points for softplus 3/10 and "
                        "the squared hinge, which loses 0.6 to 9.1 elsewhere. Round 5 "
-                       "(benchmarks/studies/lmnn_iris_round5.py: a bagged metric of 5/10 "
-                       "fits, targets in the within-class-whitened space): nested iris "
+                       "(git show 08a3f12:benchmarks/studies/lmnn_iris_round5.py: a "
+                       "bagged metric of 5/10 fits, targets in the within-class-whitened "
+                       "space): nested iris "
                        "+0.04/+0.08/+0.35 points (+0.6 needed), whitened targets cost "
                        "digits -0.16",
 }
