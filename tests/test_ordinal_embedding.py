@@ -965,3 +965,59 @@ def test_fit_transform_documents_the_dataframe_it_returns_under_set_output():
         out = OrdinalEmbedding(random_state=0).set_output(transform="pandas").fit_transform(T)
     returned = docscrape.FunctionDoc(OrdinalEmbedding.fit_transform)["Returns"][0].type
     assert type(out).__name__ in returned
+
+
+class _CountingKernels:
+    """``_ordinal`` with its two full passes recorded (kind, iterate bytes)."""
+
+    def __init__(self):
+        self.passes = []
+
+    def __getattr__(self, name):
+        return getattr(_ordinal, name)
+
+    def loss_sum(self, loss, Q, x):
+        self.passes.append(("loss", np.asarray(x).tobytes()))
+        return _ordinal.loss_sum(loss, Q, x)
+
+    def full_gradient(self, loss, Q, x, grad, scale):
+        self.passes.append(("gradient", np.asarray(x).tobytes()))
+        return _ordinal.full_gradient(loss, Q, x, grad, scale)
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "svrg_sbb", "gd"])
+def test_no_pass_repeats_the_previous_one(monkeypatch, solver):
+    """The start check, L-BFGS's first step, scipy's first call and the final objective each
+    ran a pass at the same iterate (3 of the 32 passes of a default soe fit); the objective
+    now keeps its last evaluation, so no pass repeats the one before it (a loss pass after a
+    gradient pass at the same point included), and the fit is unchanged."""
+    from skstoch._solvers import ordinal
+
+    T = make_triplets(random_state=0)[:4000]
+    reference = OrdinalEmbedding(loss="ste", solver=solver, random_state=0).fit(T, n_objects=100)
+    counting = _CountingKernels()
+    monkeypatch.setattr(ordinal, "_ordinal", counting)
+    est = OrdinalEmbedding(loss="ste", solver=solver, random_state=0).fit(T, n_objects=100)
+    np.testing.assert_array_equal(est.embedding_, reference.embedding_)
+    for (kind_a, x_a), (kind_b, x_b) in zip(counting.passes, counting.passes[1:]):
+        assert not (x_a == x_b and (kind_b == "loss" or kind_a == kind_b)), (kind_a, kind_b)
+
+
+def test_objective_cache_hands_out_independent_gradients():
+    """The kept gradient is a copy: a caller that updates its gradient in place (scipy, the
+    loops) cannot change what the next ask at the same point returns."""
+    from skstoch._solvers.ordinal import _Objective
+
+    Q, _, n_objects = check_comparisons(make_triplets(random_state=0)[:500], n_objects=100)
+    objective = _Objective(STELoss(), Q)
+    x = np.random.RandomState(0).standard_normal((n_objects, 2))
+    value, grad = objective.value_and_gradient(x)
+    expected = grad.copy()
+    grad[:] = 0.0
+    again_value, again = objective.value_and_gradient(x)
+    assert again_value == value and objective.value(x) == value
+    np.testing.assert_array_equal(again, expected)
+    again[:] = 1.0
+    np.testing.assert_array_equal(objective.value_and_gradient(x)[1], expected)
+    x[0, 0] += 1.0      # a new point is evaluated, not read from the cache
+    assert objective.value(x) != value

@@ -225,7 +225,11 @@ def _resolve_steps(objective, x0, params):
 
 class _Objective:
     """Mean loss over the comparisons, its gradient, and the lowest-objective iterate offered
-    (the first one on ties)."""
+    (the first one on ties).
+
+    The last evaluation is kept: a fit asks again at the same point (the start check, then
+    L-BFGS's first step and scipy's first call; the returned iterate after L-BFGS's last
+    call), and each ask would be a pass over every comparison."""
 
     def __init__(self, loss, Q):
         self.loss = loss
@@ -233,13 +237,30 @@ class _Objective:
         self.inv_m = 1.0 / Q.shape[0]
         self.best_value = np.inf
         self.best_x = None
+        self._last = (None, None, None)     # x, value, gradient (None: not computed)
+
+    def _cached(self, x):
+        last_x, value, grad = self._last
+        if last_x is not None and last_x.shape == x.shape and np.array_equal(last_x, x):
+            return value, grad
+        return None, None
 
     def value(self, x):
-        return _ordinal.loss_sum(self.loss, self.Q, x) * self.inv_m
+        value, _ = self._cached(x)
+        if value is None:
+            value = _ordinal.loss_sum(self.loss, self.Q, x) * self.inv_m
+            self._last = (np.array(x, copy=True), value, None)
+        return value
 
     def value_and_gradient(self, x):
-        grad = np.empty_like(x)
-        return _ordinal.full_gradient(self.loss, self.Q, x, grad, self.inv_m) * self.inv_m, grad
+        value, grad = self._cached(x)
+        if grad is None:
+            grad = np.empty_like(x)
+            value = (_ordinal.full_gradient(self.loss, self.Q, x, grad, self.inv_m)
+                     * self.inv_m)
+            self._last = (np.array(x, copy=True), value, grad.copy())
+            return value, grad
+        return value, grad.copy()
 
     def tracked_gradient(self, x):
         """:meth:`value_and_gradient`, offering ``x`` as the best iterate."""
