@@ -690,7 +690,7 @@ def test_dask_column_moments_match_numpy(client, sparse):
     Xd, yd = _to_dask(X, y, (500, 100, 1, 599))
     data = dask_fit.make_data(Xd, yd, da.ones_like(yd),
                               dask_fit.cgvr_loss_spec("squared_error"))
-    mean, std = dask_fit.dask_column_moments(data)
+    mean, std = data.column_moments()
     dense = X.toarray() if sparse else X
     np.testing.assert_allclose(mean, dense.mean(axis=0), rtol=1e-12, atol=1e-15)
     # (sums of squares would lose all digits of column 0: 1e12 against a variance of 1e-6)

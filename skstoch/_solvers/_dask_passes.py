@@ -31,6 +31,7 @@ from .._fast._random import randint_stream
 from .._fast._s3gd import row_sqnorms
 from ..utils import make_dataset
 from ..utils._validation import is_integer
+from ._stationarity import column_moments
 
 # the client gathers at most n // GATHER_DIVISOR rows per outer iteration
 GATHER_DIVISOR = 4
@@ -164,10 +165,32 @@ def _take(block, y, sw, x, rows, loss_spec):
     return X, y, sw, np.asarray(cls(*args).dloss_array(z, y))
 
 
-def _tree_sum(items, delayed):
-    """A binary tree of additions in a fixed order (same chunking, same sum)."""
+def _chunk_moments(block):
+    """On a worker: the rows, column means and column sums of squared deviations of one
+    chunk."""
+    X = _as_chunk(block)
+    n_c = X.shape[0]
+    if n_c == 0:
+        return 0, np.zeros(X.shape[1]), np.zeros(X.shape[1])
+    mean, std = column_moments(X, max_rows=n_c)
+    return n_c, mean, n_c * std * std
+
+
+def _merge_moments(a, b):
+    """The moments of two chunks together (Chan, Golub and LeVeque's pairwise update: no
+    cancellation for columns of large mean and small spread)."""
+    (n_a, mean_a, sq_a), (n_b, mean_b, sq_b) = a, b
+    n = n_a + n_b
+    if n == 0:
+        return a
+    delta = mean_b - mean_a
+    return n, mean_a + delta * (n_b / n), sq_a + sq_b + delta * delta * (n_a * n_b / n)
+
+
+def _tree_sum(items, delayed, combine=operator.add):
+    """A binary tree of ``combine`` tasks in a fixed order (same chunking, same sum)."""
     while len(items) > 1:
-        items = [delayed(operator.add)(a, b) for a, b in zip(items[::2], items[1::2])] \
+        items = [delayed(combine)(a, b) for a, b in zip(items[::2], items[1::2])] \
             + ([items[-1]] if len(items) % 2 else [])
     return items[0]
 
@@ -300,6 +323,15 @@ class DaskData:
         client."""
         x = np.array(x, dtype=np.float64)
         return self._assemble(self._dask.compute(*self._take_tasks(x, rows)), rows)
+
+    def column_moments(self):
+        """:func:`._stationarity.column_moments` of X (every row) by one pass over its
+        chunks: ``2 d + 1`` numbers per chunk, merged by a binary tree of tasks."""
+        delayed = self._dask.delayed
+        parts = [delayed(_chunk_moments, pure=True)(block) for block in self.X]
+        (n, mean, squares), = self._dask.compute(_tree_sum(parts, delayed, _merge_moments))
+        self.passes += 1
+        return mean, np.sqrt(squares / max(n, 1))
 
 
 def penalty(x, d, alpha, alpha_b):

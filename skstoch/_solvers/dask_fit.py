@@ -21,7 +21,7 @@ After a ``tol`` stop, a CGVR fit measures the gradient ratio of the in-memory fi
 (``cgvr.warn_if_far_after_tol``) from what it already holds: the gradient the stop tested,
 the one at zero (the first pass's in a fit from zero, else one more pass) and the columns'
 moments of the last sample gathered with a pass (without one: one pass over the chunks,
-:func:`dask_column_moments`).
+:meth:`._dask_passes.DaskData.column_moments`).
 
 ``history_['passes']`` counts the distributed full passes over X; ``gathers`` and
 ``gathered_rows`` the sample gathers and the rows they brought to the client.
@@ -35,7 +35,7 @@ from .._fast._loss import LogLoss, SmoothHinge, SquaredError, SquaredHinge
 from .._fast._s3gd import EpochProblem, SnapshotTables, run_epoch
 from ..utils import make_dataset
 from . import cgvr
-from ._dask_passes import DaskData, _as_chunk, penalty, sample_indices, sample_tables
+from ._dask_passes import DaskData, penalty, sample_indices, sample_tables
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
@@ -124,42 +124,7 @@ class SampleStream:
         ``solver='cg'``, which gathers none) of every row by one pass over the chunks."""
         if self.moment_rows is not None:
             return column_moments(self.moment_rows)
-        return dask_column_moments(self.data)
-
-
-def _chunk_moments(block):
-    """On a worker: the rows, column means and column sums of squared deviations of one
-    chunk."""
-    X = _as_chunk(block)
-    n_c = X.shape[0]
-    if n_c == 0:
-        return 0, np.zeros(X.shape[1]), np.zeros(X.shape[1])
-    mean, std = column_moments(X, max_rows=n_c)
-    return n_c, mean, n_c * std * std
-
-
-def _merge_moments(a, b):
-    """The moments of two chunks together (Chan, Golub and LeVeque's pairwise update: no
-    cancellation for columns of large mean and small spread)."""
-    (n_a, mean_a, sq_a), (n_b, mean_b, sq_b) = a, b
-    n = n_a + n_b
-    if n == 0:
-        return a
-    delta = mean_b - mean_a
-    return n, mean_a + delta * (n_b / n), sq_a + sq_b + delta * delta * (n_a * n_b / n)
-
-
-def dask_column_moments(data):
-    """:func:`._stationarity.column_moments` of a Dask fit's X (every row) by one pass
-    over its chunks: ``2 d + 1`` numbers per chunk, merged by a binary tree of tasks."""
-    delayed = data._dask.delayed
-    parts = [delayed(_chunk_moments, pure=True)(block) for block in data.X]
-    while len(parts) > 1:
-        parts = [delayed(_merge_moments)(a, b) for a, b in zip(parts[::2], parts[1::2])] \
-            + ([parts[-1]] if len(parts) % 2 else [])
-    (n, mean, squares), = data._dask.compute(parts[0])
-    data.passes += 1
-    return mean, np.sqrt(squares / max(n, 1))
+        return self.data.column_moments()
 
 
 class _DaskCGVRRun(SampleStream, cgvr._Run):
