@@ -218,12 +218,8 @@ _SOLVER_PARAMETERS_DOC = """\
         after a tol stop the fit measures the gradient on standardized features relative
         to its value at zero and raises ConvergenceWarning above ``max(0.01, 100 tol)``
         (on raw diabetes with ``y * 1e-4`` the fit stopped at R2 0.491 where Ridge
-        reaches 0.518; user guide, "Other defaults").  In memory that takes two passes
-        per head and one per fit (the columns' moments); on a Dask X, the gradient the
-        stop tested and the moments of the last gathered sample, with one distributed
-        pass for the gradient at zero when the fit did not start there (warm start,
-        ``init='uniform'``) and one for the moments when no sample was gathered
-        (``solver='cg'``, a stop at the first pass)."""
+        reaches 0.518; the user guide's "Other defaults" gives what the check costs, in
+        memory and on a Dask X)."""
 
 # The solver's fitted attributes, documented once for both estimators (``%(heads)s``: what
 # one problem is, a one-vs-rest head or a target).
