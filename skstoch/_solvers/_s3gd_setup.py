@@ -7,8 +7,6 @@
 * :func:`anchor_tables`, :func:`strata_tables`: the kernel tables of one problem.
 * :func:`line_search_start`: the steepest-descent start of ``init_step``.
 """
-import threading
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -17,12 +15,13 @@ from ..utils import make_dataset
 from ..utils._dataset import (N_ROW_BLOCKS, dataset_matrix, full_margins,
                               full_transpose_product, run_row_blocks)
 from ._anchor_graph import build_anchor_graph, stratify
+from ._fit_cache import FitCache
 
 # losses whose derivative splits as f(p) - g(y): one label-free anchor table and a label term
 DECOUPLED = {"log_loss": -1.0, "squared_error": 0.0}
 
 
-class S3GDShared:
+class S3GDShared(FitCache):
     """What one fit computes once for all its problems (``problem.shared``).
 
     Attributes
@@ -49,16 +48,7 @@ class S3GDShared:
         self.graph = graph
         self.M = graph.matrix() if graph is not None else None
         self.strata = strata
-        self._lock = threading.Lock()
-        self._cache = {}
-
-    def cached(self, key, compute):
-        """``compute()`` once per ``key`` and fit; thread-safe (one-vs-rest heads run in
-        threads and the first one computes what the others then read)."""
-        with self._lock:
-            if key not in self._cache:
-                self._cache[key] = compute()
-            return self._cache[key]
+        super().__init__()
 
 
 def prepare(X, sample_weights, seed, params):

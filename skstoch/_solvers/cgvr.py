@@ -14,7 +14,6 @@ records one history entry per outer iteration (entry 0 is the start).  The warm-
 (restart gradient ``h``, batch size, step cap) comes in as ``state`` and goes out as
 ``SolverResult.state``.
 """
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ from .._fast import _cgvr
 from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
 from ..utils import check_allocation
 from ..utils._dataset import dataset_matrix
+from ._fit_cache import FitCache
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._stationarity import column_moments, gradient_ratio, warn_if_far
@@ -87,22 +87,17 @@ class CGVRParams:
     n_threads: int = 1
 
 
-class FitShared:
+class FitShared(FitCache):
     """What the heads of one fit share (``problem.shared``): the resolved ``params`` and the
-    columns' moments of X that the check after a tol stop reads, computed by the first
-    head that needs them (one-vs-rest heads and targets may run in threads)."""
+    columns' moments of X that the check after a tol stop reads."""
 
     def __init__(self, params):
+        super().__init__()
         self.params = params
-        self._lock = threading.Lock()
-        self._moments = None
 
     def column_moments(self, X):
         """:func:`._stationarity.column_moments` of X, once per fit."""
-        with self._lock:
-            if self._moments is None:
-                self._moments = column_moments(X)
-            return self._moments
+        return self.cached("column_moments", lambda: column_moments(X))
 
 
 def solve(problem, params, monitor, state=None):
@@ -153,6 +148,12 @@ def solve(problem, params, monitor, state=None):
         n_iter=result.n_iter, converged=result.converged, criterion=criterion,
         criterion_name=CRITERION, state={"h": run.h, "batch": run.batch, "cap": run.cap},
         extra={"stats": run.stats.copy(), "passes": run.passes})
+
+
+def split_gradient(u, d, fit_intercept):
+    """``(g_w, g_b)`` of a gradient ``[w | b]`` of length ``d + 1`` (``g_b = 0`` without an
+    intercept)."""
+    return u[:d], (u[d] if fit_intercept else 0.0)
 
 
 def warn_if_far_after_tol(ratio, solver_name, tol):
@@ -240,7 +241,7 @@ class _Run:
             u = np.empty(d + 1)
             self.tables.objective_gradient(np.ascontiguousarray(point), u, np.empty(self.n),
                                            None)
-            gradients.append((u[:d], u[d] if fit_intercept else 0.0))
+            gradients.append(split_gradient(u, d, fit_intercept))
         return gradient_ratio(gradients[0], gradients[1], x[:d], 0.0,
                               self.shared.column_moments(dataset_matrix(self.ds)),
                               fit_intercept)

@@ -239,8 +239,16 @@ def _gradient_ratio(prob, result):
     d, K = prob.d, prob.K
     x = np.hstack([result.x, np.reshape(result.intercept, (K, 1))])
     G, G0 = (prob.objective_gradient(point)[1] for point in (x, np.zeros((K, d + 1))))
-    return gradient_ratio((G[:, :d].T, G[:, d]), (G0[:, :d].T, G0[:, d]), result.x.T, 0.0,
-                          column_moments(prob.X), prob.fit_intercept)
+    return stacked_gradient_ratio(G, G0, result.x, column_moments(prob.X),
+                                  prob.fit_intercept)
+
+
+def stacked_gradient_ratio(G, G0, W, moments, fit_intercept):
+    """:func:`._stationarity.gradient_ratio` from the (K, d + 1) gradients ``[W | b]`` at
+    the fit (``G``) and at zero (``G0``), ``W`` of shape (K, d)."""
+    d = W.shape[1]
+    return gradient_ratio((G[:, :d].T, G[:, d]), (G0[:, :d].T, G0[:, d]), W.T, 0.0, moments,
+                          fit_intercept)
 
 
 def run_solve(run, loop, K, d, coef_init, intercept_init):

@@ -179,9 +179,8 @@ class _DaskCGVRRun(SampleStream, cgvr._Run):
         d, fit_intercept = self.d, self.params.fit_intercept
         if self.at_zero is None:
             _, self.at_zero, _ = self.data.full_pass(np.zeros(d + 1))
-        u, u0 = self.tested, self.at_zero
-        return gradient_ratio((u[:d], u[d] if fit_intercept else 0.0),
-                              (u0[:d], u0[d] if fit_intercept else 0.0), x[:d], 0.0,
+        return gradient_ratio(cgvr.split_gradient(self.tested, d, fit_intercept),
+                              cgvr.split_gradient(self.at_zero, d, fit_intercept), x[:d], 0.0,
                               self.tol_check_moments(), fit_intercept)
 
     def record(self, k, x, objective, snapshot=None, step=None):
@@ -309,7 +308,7 @@ def _plateau_ratio(data, params, at_snapshot, at_zero, X_sample):
     the gathered sample."""
     if at_zero is None:
         _, u_zero, _ = data.full_pass(np.zeros(data.d + 1), None)
-        at_zero = (u_zero[:data.d], u_zero[data.d] if params.fit_intercept else 0.0)
+        at_zero = cgvr.split_gradient(u_zero, data.d, params.fit_intercept)
     g_w, g_b, w = at_snapshot
     return gradient_ratio((g_w, g_b), at_zero, w, params.lam1, column_moments(X_sample),
                           params.fit_intercept)

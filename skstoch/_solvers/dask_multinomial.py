@@ -185,9 +185,9 @@ class _DaskCGVRRun(SampleStream, cgvr_multinomial._Run):
         d, K = self.prob.d, self.prob.K
         if self.at_zero is None:
             _, self.at_zero, _ = self.data.pass_at(np.zeros((K, d + 1)))
-        G, G0 = self.tested, self.at_zero
-        return gradient_ratio((G[:, :d].T, G[:, d]), (G0[:, :d].T, G0[:, d]), result.x.T,
-                              0.0, self.tol_check_moments(), self.prob.fit_intercept)
+        return cgvr_multinomial.stacked_gradient_ratio(self.tested, self.at_zero, result.x,
+                                                       self.tol_check_moments(),
+                                                       self.prob.fit_intercept)
 
 
 def solve_cgvr(data, params, monitor, seed, coef_init=None, intercept_init=None, state=None):
