@@ -159,9 +159,13 @@ def warn_if_risen(result, solver_name, tol):
 def _check_finite_start(objective, x0, params):
     """ValueError when the objective overflows at the starting embedding (a huge init, or a
     margin / mu whose square overflows): no step size can help, so the divergence message
-    of the loops ('decrease the step size') would mislead.  One loss pass; returns the
-    objective at ``x0``."""
-    value = objective.value(x0)
+    of the loops ('decrease the step size') would mislead.  Returns the objective at ``x0``:
+    one gradient pass (kept by the objective) for the solvers that start with the gradient at
+    ``x0``, one loss pass for ``'sgd'``, which never needs it."""
+    if params.solver == "sgd":
+        value = objective.value(x0)
+    else:
+        value, _ = objective.value_and_gradient(x0)
     if not np.isfinite(value):
         parameter = ("" if params.loss_parameter is None else
                      f" and its parameter {params.loss_parameter:.3g} (margin, alpha or mu)")
@@ -228,8 +232,8 @@ class _Objective:
     (the first one on ties).
 
     The last evaluation is kept: a fit asks again at the same point (the start check, then
-    L-BFGS's first step and scipy's first call; the returned iterate after L-BFGS's last
-    call), and each ask would be a pass over every comparison."""
+    the step probe, L-BFGS's first step and scipy's first call; the returned iterate after
+    L-BFGS's last call), and each ask would be a pass over every comparison."""
 
     def __init__(self, loss, Q):
         self.loss = loss
