@@ -77,8 +77,12 @@ class SampleStream:
     multinomial :class:`_DaskCGVRRun`): ``min(n_rows, sample_cap)`` indices at a time,
     drawn by the counter-based generator from stream ``self.stream`` of ``self.seed``
     (``self.draws`` indices drawn so far), and what the check after a tol stop reads.
-    Needs ``data``, ``params``, ``n``, ``batch``, ``seed``, ``stream``, ``draws``, and
-    ``at_zero``, ``tested`` and ``moment_rows`` (None at the start)."""
+    Needs ``params``, ``n`` and ``batch``; :meth:`_init_stream` sets the rest."""
+
+    def _init_stream(self, data, seed, stream):
+        """The stream's state at the start of a fit (nothing drawn, nothing remembered)."""
+        self.data, self.seed, self.stream, self.draws = data, seed, stream, 0
+        self.at_zero = self.tested = self.moment_rows = None     # see _remember
 
     @property
     def sample_cap(self):
@@ -133,11 +137,8 @@ class _DaskCGVRRun(SampleStream, cgvr._Run):
 
     def __init__(self, data, params, monitor, state, seed, stream):
         self._init_state(params, monitor, state, data.n, data.d)
-        self.data = data
-        self.seed, self.stream = seed, 2 * stream
-        self.draws = 0
+        self._init_stream(data, seed, 2 * stream)
         self.last = None     # solver='cg': (f, grad f) of the last full gradient
-        self.at_zero = self.tested = self.moment_rows = None     # see _remember
 
     @property
     def batch_limit(self):

@@ -143,10 +143,8 @@ class _DaskCGVRRun(SampleStream, cgvr_multinomial._Run):
         self.prob = cgvr_multinomial._Problem(np.empty((0, d)), np.empty(0, np.intp),
                                               np.empty(0), K, params.alpha, alpha_b,
                                               params.fit_intercept)
-        self.data, self.seed, self.stream = data, seed, 0
-        self.draws = 0
+        self._init_stream(data, seed, 0)
         self.sample = None      # the rows prefetched with the last pass
-        self.at_zero = self.tested = self.moment_rows = None     # see _remember
 
     def full_gradient(self, x):
         # the next inner loop's sample comes with the pass, except after the first pass
