@@ -334,9 +334,9 @@ def cblearn_probe(loss="ste"):
 # * ``cpu``: process CPU seconds of the fit up to that snapshot, minus the time spent in the
 #   evaluating callback (the paper times the solver only), and ``wall`` likewise;
 # * ``ifo``: gradient evaluations up to that snapshot divided by |Q| ("passes"): an SVRG epoch
-#   costs 3 (full gradient + 2 per sampled comparison), the snapshot's full gradient 1, the
-#   initial curvature probe 2 (only when ``eta0`` or ``epsilon`` is probed), a GD iteration 1,
-#   an SGD epoch 1.
+#   costs 3 (full gradient + 2 per sampled comparison), the start's full gradient 1 (SVRG,
+#   GD, and any probed fit), the curvature probe's second point 1 (only when ``eta0`` or
+#   ``epsilon`` is probed), a GD iteration 1, an SGD epoch 1.
 #
 # Solvers: ``gd`` (probed fixed step), ``sgd`` (b = 1, probed step), fixed-step ``svrg`` with
 # b = 1 (the paper's "ncvx SVRG") at the authors' reference-code step where the paper note gives
@@ -385,8 +385,8 @@ def time_to_threshold(loss, solver, seed, *, batch_size=1, inner_update="lazy", 
         c0, w0 = time.process_time(), time.perf_counter()
         if test_error(record["x"]) <= level:
             epoch = record["epoch"]
-            passes = PASSES_PER_EPOCH[solver] * epoch + (2 if probed else 0)
-            passes += 1 if solver in ("svrg", "svrg_sbb", "gd") else 0
+            passes = PASSES_PER_EPOCH[solver] * epoch + (1 if probed else 0)
+            passes += 1 if probed or solver in ("svrg", "svrg_sbb", "gd") else 0
             hit[0] = (c0 - start[0] - spent_cpu[0], w0 - start[1] - spent_wall[0], passes,
                       epoch)
         spent_cpu[0] += time.process_time() - c0

@@ -170,7 +170,7 @@ def time_to_threshold(loss, solver, batch_size, seed, inner_update, **params):
         c0 = time.process_time()
         if test_error(record["x"]) <= level:
             epoch = record["epoch"]
-            passes = 3 * epoch + 1 + (2 if probed else 0)
+            passes = 3 * epoch + 1 + (1 if probed else 0)
             rows = 3.0 * passes * n_train
             if inner_update == "dense":
                 rows += n_objects * epoch * max(n_train // batch_size, 1)

@@ -1022,3 +1022,22 @@ def test_objective_cache_hands_out_independent_gradients():
     np.testing.assert_array_equal(objective.value_and_gradient(x)[1], expected)
     x[0, 0] += 1.0      # a new point is evaluated, not read from the cache
     assert objective.value(x) != value
+
+
+def test_step_probe_costs_one_gradient_pass(monkeypatch):
+    """The curvature probe of ``eta0=None`` evaluates one point besides the start; its
+    gradient there once replaced the start's kept one, so the first snapshot ran the start's
+    pass again (6 passes for 3 epochs against 4 with given steps)."""
+    from skstoch._solvers import ordinal
+
+    T = make_triplets(random_state=0)[:4000]
+    passes = {}
+    for label, steps in (("probed", {}), ("given", {"eta0": 1e-3, "epsilon": 1e-3})):
+        counting = _CountingKernels()
+        monkeypatch.setattr(ordinal, "_ordinal", counting)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)   # tol=0: a fixed budget
+            OrdinalEmbedding(loss="ste", solver="svrg_sbb", max_iter=3, tol=0.0,
+                             random_state=0, **steps).fit(T, n_objects=100)
+        passes[label] = len(counting.passes)
+    assert passes["probed"] == passes["given"] + 1, passes

@@ -6,6 +6,7 @@ RNG streams of one fit: 0 = random initialisation, ``1 + epoch`` = sampling of t
 """
 import warnings
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -217,7 +218,8 @@ def _resolve_steps(objective, x0, params):
         return (None if eta0 is None else float(eta0),
                 None if epsilon == "auto" else float(epsilon))
     if eta0 is None or epsilon == "auto":
-        kappa0 = probe_curvature(objective.tracked_gradient, x0)
+        # the probe's second point is no iterate: keep x0's gradient for the solver's start
+        kappa0 = probe_curvature(partial(objective.tracked_gradient, keep=False), x0)
         if epsilon == "auto":
             epsilon = _AUTO_EPSILON * kappa0
         if eta0 is None:
@@ -232,8 +234,9 @@ class _Objective:
     (the first one on ties).
 
     The last evaluation is kept: a fit asks again at the same point (the start check, then
-    the step probe, L-BFGS's first step and scipy's first call; the returned iterate after
-    L-BFGS's last call), and each ask would be a pass over every comparison."""
+    the step probe, the first snapshot, L-BFGS's first step and scipy's first call; the
+    returned iterate after L-BFGS's last call), and each ask would be a pass over every
+    comparison."""
 
     def __init__(self, loss, Q):
         self.loss = loss
@@ -256,19 +259,22 @@ class _Objective:
             self._last = (np.array(x, copy=True), value, None)
         return value
 
-    def value_and_gradient(self, x):
+    def value_and_gradient(self, x, keep=True):
+        """The mean loss at ``x`` and its gradient; ``keep=False`` leaves the kept
+        evaluation as it is."""
         value, grad = self._cached(x)
         if grad is None:
             grad = np.empty_like(x)
             value = (_ordinal.full_gradient(self.loss, self.Q, x, grad, self.inv_m)
                      * self.inv_m)
-            self._last = (np.array(x, copy=True), value, grad.copy())
+            if keep:
+                self._last = (np.array(x, copy=True), value, grad.copy())
             return value, grad
         return value, grad.copy()
 
-    def tracked_gradient(self, x):
+    def tracked_gradient(self, x, keep=True):
         """:meth:`value_and_gradient`, offering ``x`` as the best iterate."""
-        value, grad = self.value_and_gradient(x)
+        value, grad = self.value_and_gradient(x, keep)
         self.offer(value, x)
         return value, grad
 
