@@ -135,3 +135,35 @@ def test_family_benchmark_runs_in_quick_mode(family, tmp_path):
     assert written, f"{family}: the quick run wrote no results file"
     assert all(json.loads(p.read_text()).get("quick") for p in written
                if isinstance(json.loads(p.read_text()), dict))
+
+
+@pytest.mark.parametrize("solver", ["gd", "sgd", "svrg", "svrg_sbb"])
+@pytest.mark.parametrize("probed", [True, False])
+def test_ordinal_table1_counts_the_passes_fits_run(monkeypatch, solver, probed):
+    """Table I's ``ifo`` column is a cost model, not a count: its full passes must be the
+    ones a fit runs (the step probe once cost two where it now costs one)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from test_ordinal_embedding import _CountingKernels
+
+    import bench_ordinal_embedding as bench
+    from skstoch import OrdinalEmbedding
+    from skstoch._solvers import ordinal
+    from skstoch.datasets import make_triplets
+
+    counting = _CountingKernels()
+    monkeypatch.setattr(ordinal, "_ordinal", counting)
+    counted = {}
+
+    def callback(record):
+        counted[record["epoch"]] = sum(kind == "gradient" for kind, _ in counting.passes)
+
+    steps = {} if probed else {"eta0": 1e-3, "epsilon": 1e-3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)     # tol=0: a fixed budget
+        OrdinalEmbedding(loss="ste", solver=solver, max_iter=3, tol=0.0, random_state=0,
+                         callback=callback, **steps).fit(make_triplets(random_state=0)[:2000],
+                                                         n_objects=100)
+    modelled = {epoch: bench.full_passes(solver, epoch, probed) for epoch in counted}
+    assert counted == modelled
