@@ -283,22 +283,6 @@ cdef struct Problem:
     double lam
     double eps
     Py_ssize_t batch
-    # private study hook (benchmarks/studies/lmnn_iris_round4.py): the per-triplet weight
-    # of the gradient, z = ||x1-x2||_A^2 - ||x1-x3||_A^2 + 1: LOSS_HINGE 1[z > 0] (the
-    # library's), LOSS_SOFTPLUS sigmoid(sharpness z) (loss log(1 + exp(s z)) / s),
-    # LOSS_SQUARED 2 [z]_+ (loss [z]_+^2), LOSS_RAMP 1[0 < z < sharpness] (loss
-    # min([z]_+, s), lmnn_iris_round6.py); tally: Tables.tally_buf (ramp counts)
-    int loss
-    double sharpness
-    int64_t* tally
-
-
-cdef enum:
-    LOSS_HINGE = 0
-    LOSS_SOFTPLUS = 1
-    LOSS_SQUARED = 2
-    LOSS_RAMP = 3
-    LOSS_RELATIVE = 4
 
 
 cdef struct Work:
@@ -336,8 +320,6 @@ cdef Py_ssize_t _active_batch(Problem* pb, const double* A, Work* wk,
             sm[k] = a[k] + bn[k]
     # ys (d x batch, column-major) = A sm
     _dgemm(&trans, &trans, &n, &m, &n, &one, <double*>A, &n, wk.sm, &n, &zero, wk.ys, &n)
-    if pb.loss != LOSS_HINGE:
-        return _weighted_rows(pb, A, wk)
     for b in range(nb):
         if _dot(wk.dif + b * d, wk.ys + b * d, d) + 1.0 > 0.0:
             if n_active != b:
@@ -345,57 +327,6 @@ cdef Py_ssize_t _active_batch(Problem* pb, const double* A, Work* wk,
                     wk.pos[n_active * d + k] = wk.pos[b * d + k]
                     wk.neg[n_active * d + k] = wk.neg[b * d + k]
             n_active += 1
-    return n_active
-
-
-cdef Py_ssize_t _weighted_rows(Problem* pb, const double* A, Work* wk) noexcept nogil:
-    """The smooth losses' part of _active_batch: keep the drawn triplets whose weight
-    (see Problem.loss) is at least 1e-12, their rows scaled by sqrt(weight), so that
-    _gradient_step's dsyrk calls sum weight (a a' - b b')."""
-    cdef Py_ssize_t b, k, i, n_active = 0, d = pb.d
-    cdef double z, w, r, qa, qb, ra
-    cdef double* a
-    for b in range(pb.batch):
-        z = _dot(wk.dif + b * d, wk.ys + b * d, d) + 1.0
-        if pb.loss == LOSS_RELATIVE:
-            # relative margin m = sharpness (lmnn_iris_round7.py): active when
-            # (1 + m) ||a||_A^2 - ||b||_A^2 > 0, gradient (1 + m) a a' - b b'
-            a = wk.pos + b * d
-            qa = 0.0
-            for i in range(d):
-                qa += a[i] * _dot(A + i * d, a, d)
-            qb = qa - (z - 1.0)
-            pb.tally[0] += 1
-            if z > 0.0:
-                pb.tally[1] += 1
-            if (1.0 + pb.sharpness) * qa - qb <= 0.0:
-                continue
-            pb.tally[2] += 1
-            ra = sqrt(1.0 + pb.sharpness)
-            for k in range(d):
-                wk.pos[n_active * d + k] = ra * wk.pos[b * d + k]
-                wk.neg[n_active * d + k] = wk.neg[b * d + k]
-            n_active += 1
-            continue
-        if pb.loss == LOSS_SOFTPLUS:
-            w = 1.0 / (1.0 + exp(-pb.sharpness * z))
-        elif pb.loss == LOSS_RAMP:
-            # tally: drawn, hinge-active (z > 0), zeroed by the ramp (z >= s)
-            pb.tally[0] += 1
-            if z > 0.0:
-                pb.tally[1] += 1
-                if z >= pb.sharpness:
-                    pb.tally[2] += 1
-            w = 1.0 if z > 0.0 and z < pb.sharpness else 0.0
-        else:
-            w = 2.0 * z if z > 0.0 else 0.0
-        if w < 1e-12:
-            continue
-        r = sqrt(w)
-        for k in range(d):
-            wk.pos[n_active * d + k] = r * wk.pos[b * d + k]
-            wk.neg[n_active * d + k] = r * wk.neg[b * d + k]
-        n_active += 1
     return n_active
 
 
@@ -560,11 +491,6 @@ cdef class Tables:
     seed, stream : int
         Key of the two random streams (triplet draws: 2 stream, Lanczos restarts:
         2 stream + 1); their counters are the caller's state.
-    loss, sharpness : int, float
-        Private study hook: the gradient's per-triplet weight (0 the hinge's, the default;
-        1 softplus with ``sharpness``; 2 the squared hinge; 3 the ramp, weight
-        1[0 < z < sharpness]; see ``Problem.loss``).  The objective functions of this
-        module stay the hinge's.
     """
     cdef Problem pb
     cdef Work wk
@@ -574,12 +500,10 @@ cdef class Tables:
     cdef const int32_t[:, ::1] triplets
     cdef const double[:, ::1] prior
     cdef readonly uint64_t seed, stream
-    cdef int64_t tally_buf[3]
 
     def __cinit__(self, X, const int32_t[:, ::1] triplets, prior,
                   double c, double mu1, double mu2, double lam, double eps, Py_ssize_t batch,
-                  Py_ssize_t lanczos_steps, uint64_t seed, uint64_t stream=0,
-                  int loss=0, double sharpness=1.0):
+                  Py_ssize_t lanczos_steps, uint64_t seed, uint64_t stream=0):
         cdef Py_ssize_t n, d
         _work_null(&self.wk)
         _lanczos_null(&self.lz)
@@ -612,13 +536,6 @@ cdef class Tables:
         self.pb.lam = lam
         self.pb.eps = eps
         self.pb.batch = batch
-        if loss not in (LOSS_HINGE, LOSS_SOFTPLUS, LOSS_SQUARED, LOSS_RAMP, LOSS_RELATIVE) \
-                or not sharpness > 0.0:
-            raise ValueError("loss must be 0, 1, 2, 3 or 4 and sharpness > 0")
-        self.pb.loss = loss
-        self.pb.sharpness = sharpness
-        self.tally_buf[0] = self.tally_buf[1] = self.tally_buf[2] = 0
-        self.pb.tally = &self.tally_buf[0]
         self.seed = seed
         self.stream = stream
         self.set_triplets(triplets)
@@ -629,12 +546,6 @@ cdef class Tables:
     def __dealloc__(self):
         _work_free(&self.wk)
         _lanczos_free(&self.lz)
-
-    def tally(self):
-        """Study hook: (drawn, hinge-active, zeroed by the ramp) triplets of the ramp's
-        gradients so far; for the relative margin (drawn, hinge-active, relative-active);
-        zeros for the other losses."""
-        return (self.tally_buf[0], self.tally_buf[1], self.tally_buf[2])
 
     def set_triplets(self, const int32_t[:, ::1] triplets):
         """Replace the triplet table (indices validated by the caller)."""

@@ -45,8 +45,6 @@ _BASELINE_FIRST_CHECKPOINT = 8
 _LEAN_BYTES = 8 << 20
 _LEAN_SPREAD = 2
 _LEAN_ROWS = 2048
-# kernel codes of LMNNParams.triplet_loss (private study hook)
-_LOSS_CODES = {"hinge": 0, "softplus": 1, "squared": 2, "ramp": 3, "relative": 4}
 
 
 @dataclass(frozen=True)
@@ -79,11 +77,6 @@ class LMNNParams:
     tol: float
     n_components: int
     seed: int
-    # private study hook (benchmarks/studies/lmnn_iris_round4.py; set through solve's
-    # ``_loss``): the kernels' per-triplet gradient weight, ('hinge', _) the library's,
-    # ('softplus', s), ('squared', _) or ('ramp', s) (lmnn_iris_round6.py); history_
-    # and objective_ stay the hinge's
-    triplet_loss: tuple = ("hinge", 1.0)
 
 
 @dataclass(frozen=True)
@@ -96,7 +89,7 @@ class LMNNProblem:
     y: np.ndarray
 
 
-def solve(problem, params, monitor, state=None, *, _loss=None):
+def solve(problem, params, monitor, state=None):
     """Learn the Mahalanobis matrix.
 
     Parameters
@@ -109,8 +102,6 @@ def solve(problem, params, monitor, state=None, *, _loss=None):
         (stochastic gradient calls so far), ``step_size``, ``relative_change``, ...
     state : None
         LMNNMetric keeps no warm-start state (accepted for the common driver signature).
-    _loss : tuple, optional
-        Private study hook: ``LMNNParams.triplet_loss`` for this fit.
 
     Returns
     -------
@@ -122,8 +113,6 @@ def solve(problem, params, monitor, state=None, *, _loss=None):
     """
     if state is not None:
         raise ValueError("LMNN's solvers keep no warm-start state; pass state=None.")
-    if _loss is not None:
-        params = replace(params, triplet_loss=tuple(_loss))
     # one BLAS thread for the whole fit: the eigendecompositions and products then give
     # the same bits whatever the caller's BLAS thread count (with several threads the
     # basis of the eigenspace clipped at epsilon moved components_ by up to 2.4%), and
@@ -308,9 +297,7 @@ class _Run:
         prior = None if prior is None else np.ascontiguousarray(prior)
         self.tables = _lmnn.Tables(X, self.triplets, prior, params.c, params.mu1,
                                    params.mu2, params.lam, params.epsilon, params.batch_size,
-                                   _LANCZOS_STEPS, params.seed, 0,
-                                   _LOSS_CODES[params.triplet_loss[0]],
-                                   params.triplet_loss[1])
+                                   _LANCZOS_STEPS, params.seed)
         self.u = np.zeros(d)
         self.counters = np.zeros(2, dtype=np.uint64)
         self.since_refresh = 0
