@@ -211,8 +211,9 @@ def _initial_embedding(problem, params):
 
 def _resolve_steps(objective, x0, params):
     """``(eta0, epsilon)`` the solver uses: the given values, or from the curvature probed
-    along the first gradient (two gradient passes).  L-BFGS uses neither: given values are
-    reported, missing ones are None."""
+    along the first gradient (passes at ``x0``, whose gradient the solver's start reuses, and at
+    one further point).  L-BFGS uses neither: given values are reported, missing ones are
+    None."""
     eta0, epsilon = params.eta0, params.epsilon
     if params.solver == "lbfgs":
         return (None if eta0 is None else float(eta0),
