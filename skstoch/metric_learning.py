@@ -89,6 +89,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     n_components : int, default=None
         Number of rows of ``components_`` kept (the directions of the largest eigenvalues of
         A).  None keeps all ``n_features``; ``metric_`` is always the full matrix.
+        Directions along which the training data do not vary have the smallest eigenvalue,
+        ``epsilon`` (see Notes), so they come last.
     solver : {'epro_sgd', 'epro_orda', 'sgd', 'oneproj'}, default='epro_sgd'
         'epro_sgd': Algorithm 1 with the proximal step (Eq. 18): unprojected epochs of
         doubling length on the augmented objective, one projection of each epoch average,
@@ -274,6 +276,14 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     The cost is then O(n d r) instead of O(d^3) per epoch; the off-diagonal l1 term
     applies to B in the basis U, and ``history_``/``objective_`` are Eq. (21) of that
     r-dimensional problem.  ``metric_`` and ``prior_matrix_`` are still d x d.
+
+    Narrow data whose centred rows span fewer than ``n_features`` directions (a constant
+    feature, or collinear ones such as a complete one-hot block): no term of Eq. (21) but
+    the regularizers sees those directions, so the solver leaves them at its starting
+    identity.  The returned ``metric_`` gives them ``epsilon`` and no coupling to the other
+    directions (the optimum's value for constant features); distances between training
+    rows are unchanged, and ``n_components`` keeps learned directions first.  ``history_``
+    is the solver's; ``objective_`` is Eq. (21) at the returned ``metric_``.
 
     References
     ----------

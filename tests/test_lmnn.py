@@ -627,6 +627,36 @@ def test_wide_data_learns_in_the_span_of_the_data(monkeypatch):
     assert e0 @ A @ e0 > np.median(np.diag(A))
 
 
+def test_unspanned_directions_get_the_floor_not_the_start(monkeypatch):
+    """Narrow data whose centred rows miss some directions (a constant feature, a complete
+    one-hot block): no term of Eq. (21) but the regularizers sees them, so the solver leaves
+    them at its start A_0 = I, where they outranked every learned direction in
+    components_.  The returned metric gives them epsilon and no coupling to the rest, and
+    keeps the distances between training rows the solver learned."""
+    X, y = _noisy_blobs(n=60)
+    n, p = X.shape
+    X = np.hstack([X, np.full((n, 1), 2.5), np.eye(3)[np.arange(n) % 3]])
+    d = X.shape[1]
+    constant = np.eye(d)[p]
+    onehot_sum = np.r_[np.zeros(p + 1), np.ones(3)] / np.sqrt(3)
+    unspanned = np.c_[constant, onehot_sum]
+    est = LMNNMetric(max_iter=200, random_state=0).fit(X, y)
+    A = est.metric_
+    np.testing.assert_allclose(A @ unspanned, est.epsilon * unspanned, atol=1e-12)
+    low = LMNNMetric(n_components=4, max_iter=200, random_state=0).fit(X, y)
+    np.testing.assert_allclose(low.components_ @ unspanned, 0.0, atol=1e-12)
+    top = np.linalg.eigvalsh(A)[::-1][:4]
+    np.testing.assert_allclose(np.sum(low.components_ ** 2, axis=1), top, rtol=1e-8)
+
+    monkeypatch.setattr(driver, "floor_unspanned", lambda A, unspanned, eps: A)
+    start = LMNNMetric(max_iter=200, random_state=0).fit(X, y).metric_
+    assert constant @ start @ constant > 0.5            # what the floor replaces
+    diff = X[:, None, :] - X[None, :, :]
+    np.testing.assert_allclose(np.einsum("ijk,kl,ijl->ij", diff, A, diff),
+                               np.einsum("ijk,kl,ijl->ij", diff, start, diff),
+                               rtol=1e-9, atol=1e-12)
+
+
 def test_invalid_inputs_raise_clear_errors():
     X, y = _noisy_blobs(n=30)
     with pytest.raises(ValueError, match="at least 2 classes"):

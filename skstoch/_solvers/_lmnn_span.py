@@ -10,6 +10,13 @@ the optimum is ``U (B - epsilon I) U' + epsilon I`` with B learned on ``X U`` (n
 O(n d r) for the basis instead of O(d^3) per epoch.  The l1 term is then applied to B in
 the basis U (not to A in the input basis), and the objective excludes the complement's
 constant (documented on the estimator).
+
+The same holds on narrow data whose centred rows span fewer than d directions (a constant
+feature, or collinear ones such as a complete one-hot block): no hinge or pairs term sees
+those directions, so the fit never moves them from the starting identity, which then
+outranks every learned direction in ``components_``.  :func:`floor_unspanned` gives them
+the optimum's value, epsilon, and no coupling to the rest (exactly the optimum when they are
+coordinate directions, as for constant features; otherwise up to the l1 term's share).
 """
 import numpy as np
 
@@ -24,6 +31,34 @@ def data_span(X):
     _, s, vt = np.linalg.svd(centred, full_matrices=False)
     r = max(1, int(np.sum(s > _RANK_RTOL * s[0]))) if s.size and s[0] > 0 else 1
     return np.ascontiguousarray(vt[:r].T)
+
+
+def unspanned_directions(X, block_rows=4096):
+    """Orthonormal basis (d, k) of the directions along which the centred rows of X do not
+    vary, k = 0 when they span all d: eigenvectors of the centred scatter whose eigenvalue
+    is at most ``d * machine epsilon`` times the largest (numpy's ``matrix_rank`` rule).
+    The scatter is summed over blocks of rows, so the memory is O(d^2) beyond X."""
+    d = X.shape[1]
+    mean = X.mean(axis=0, dtype=np.float64)
+    scatter = np.zeros((d, d))
+    for start in range(0, X.shape[0], block_rows):
+        block = np.asarray(X[start:start + block_rows], dtype=np.float64) - mean
+        scatter += block.T @ block
+    w, V = np.linalg.eigh(scatter)
+    return np.ascontiguousarray(V[:, w <= d * np.finfo(np.float64).eps * max(w[-1], 0.0)])
+
+
+def floor_unspanned(A, unspanned, eps):
+    """``A`` with the directions of ``unspanned`` (from :func:`unspanned_directions`) at
+    eigenvalue ``eps`` and decoupled from the others: ``K A K + eps N N'`` with ``N N'`` the
+    projector onto them and ``K = I - N N'``.  Distances between rows of the training data
+    are unchanged; ``A`` itself is returned when there is no such direction."""
+    if unspanned.shape[1] == 0:
+        return A
+    null = unspanned @ unspanned.T
+    keep = np.eye(A.shape[0]) - null
+    floored = keep @ A @ keep + eps * null
+    return 0.5 * (floored + floored.T)
 
 
 def canonical_signs(rows):

@@ -17,7 +17,8 @@ from .._fast import _lmnn
 from ..utils import single_thread_blas
 from ._averaged_sgd import averaged_sgd, checkpoint_lengths
 from ._epoch_projection import epoch_projection
-from ._lmnn_span import canonical_signs, data_span, lift
+from ._lmnn_span import (canonical_signs, data_span, floor_unspanned, lift,
+                         unspanned_directions)
 from ._lmnn_triplets import (AUTO_C_DEFAULT, INDEX, TripletSource, auto_c, auto_step,
                              check_triplets, factor, loo_knn_accuracy, map_rows,
                              pair_scatter)
@@ -138,8 +139,9 @@ def _solve(problem, params, monitor):
 
 def _solve_dense(problem, params, monitor, setup=None):
     """The fit with a dense d x d matrix (O(d^3) per epoch); ``setup``: the triplet source,
-    prior, initial table and generator state that :func:`_select_c` shares between its
-    candidate fits (each would build the same ones from the same seed)."""
+    prior, initial table, directions the data do not span and generator state that
+    :func:`_select_c` shares between its candidate fits (each would build the same ones
+    from the same seed)."""
     X = problem.X
     d = X.shape[1]
     rng = np.random.default_rng(params.seed)
@@ -150,15 +152,16 @@ def _solve_dense(problem, params, monitor, setup=None):
         else:
             prior = np.eye(d) if params.prior == "identity" else None
         table = check_triplets(source.table(np.eye(d), _first_length(params)), X.shape[0])
+        unspanned = unspanned_directions(X)
     else:
-        source, prior, table, state = setup
+        source, prior, table, unspanned, state = setup
         rng.bit_generator.state = state     # as it was after building them
         source.rng = rng
     if params.c is None:
         c = auto_c(X, table, prior, source.refreshes)
         if c > AUTO_C_DEFAULT:
             return _select_c(problem, params, monitor, (AUTO_C_DEFAULT, c),
-                             (source, prior, table, rng.bit_generator.state))
+                             (source, prior, table, unspanned, rng.bit_generator.state))
         params = replace(params, c=c)
     eta0 = params.eta0
     if eta0 is None:
@@ -169,7 +172,10 @@ def _solve_dense(problem, params, monitor, setup=None):
         result = _solve_epro(run, A0, eta0, monitor)
     else:
         result = _solve_baseline(run, A0, eta0, monitor)
-    result.x, components = _final_metric(result.x, params.epsilon, params.n_components)
+    # no term of Eq. (21) but the regularizers moves the directions the data do not span:
+    # give them the floor (see _lmnn_span), not the starting identity
+    result.x, components = _final_metric(floor_unspanned(result.x, unspanned, params.epsilon),
+                                         params.epsilon, params.n_components)
     result.extra.update(components=components, triplets=run.triplets, eta0=eta0, c=params.c,
                         prior=prior if prior is not None else np.zeros((d, d)),
                         objective=run.objective(result.x))
