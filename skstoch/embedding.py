@@ -1,6 +1,7 @@
 """Ordinal embedding from triplet / quadruplet comparisons: full-batch L-BFGS by default, the
 paper's mini-batch SVRG with a stabilized Barzilai-Borwein step (paper 000) as
 ``solver='svrg_sbb'``."""
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -269,7 +270,9 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
             Optional responses (cblearn's 'list-boolean' / 'list-count'): ``True`` or ``+1``
             keeps a row, ``False`` or ``-1`` flips it.
         n_objects : int, default=None
-            Number of objects (default: largest index + 1).
+            Number of objects (default: largest index + 1).  An object that appears in no
+            comparison is not learned: its row stays at its starting position (centred with
+            the others), and ``fit`` warns.
         init : array-like of shape (n_objects, n_components), default=None
             Starting embedding; overrides the ``init`` parameter.
 
@@ -279,6 +282,7 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         """
         Q, width, n_obj = check_comparisons(X, y, n_objects=n_objects)
         self._check_memory(n_obj, inferred=n_objects is None)
+        _warn_unconstrained_objects(Q, n_obj)
         params = self._solver_params(Q.shape[0], self._draw_seed())
         init = self._check_init(self.init if init is None else init, n_obj)
         monitor = self._make_monitor(f"OrdinalEmbedding(loss={self.loss!r}, "
@@ -474,3 +478,20 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
 # transform wraps its own output (set_output): its rows are the objects, not the rows of X,
 # so scikit-learn's automatic wrapper (which copies X's index) cannot be used.
 OrdinalEmbedding._sklearn_auto_wrap_output_keys = {"transform"}
+
+
+def _warn_unconstrained_objects(Q, n_objects):
+    """``UserWarning`` naming the objects that no comparison of ``Q`` mentions: no term of
+    the objective sees their rows, so the fit leaves them where they started."""
+    absent = np.flatnonzero(np.bincount(Q.ravel(), minlength=n_objects) == 0)
+    if absent.size == 0:
+        return
+    shown = ", ".join(map(str, absent[:10])) + (", ..." if absent.size > 10 else "")
+    warnings.warn(
+        f"{absent.size} of {n_objects} objects appear in no comparison (indices {shown}): "
+        f"nothing constrains them, so their rows of embedding_ are their starting positions, "
+        f"not learned from X. Drop them and relabel the rest 0-based and contiguous (for "
+        f"example with np.unique(X, return_inverse=True)).",
+        UserWarning,
+        stacklevel=5,     # the caller of fit, through the atomic and fit-context wrappers
+    )

@@ -719,8 +719,10 @@ def test_fit_transform_and_pipeline_friendly():
     T = make_triplets(20, 300, 2, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        E = OrdinalEmbedding(2, max_iter=5, random_state=0).fit_transform(T, n_objects=25)
-        est = OrdinalEmbedding(2, max_iter=5, random_state=0).fit(T, n_objects=25)
+        with pytest.warns(UserWarning, match="5 of 25 objects appear in no comparison"):
+            E = OrdinalEmbedding(2, max_iter=5, random_state=0).fit_transform(T, n_objects=25)
+        with pytest.warns(UserWarning, match="5 of 25 objects appear in no comparison"):
+            est = OrdinalEmbedding(2, max_iter=5, random_state=0).fit(T, n_objects=25)
     assert E.shape == (25, 2)
     np.testing.assert_array_equal(E, est.transform(T))
     np.testing.assert_allclose(E.mean(axis=0), 0.0, atol=1e-12)
@@ -1041,3 +1043,22 @@ def test_step_probe_costs_one_gradient_pass(monkeypatch):
                              random_state=0, **steps).fit(T, n_objects=100)
         passes[label] = len(counting.passes)
     assert passes["probed"] == passes["given"] + 1, passes
+
+
+def test_objects_in_no_comparison_warn_and_keep_their_start():
+    """No loss term sees an object that no comparison mentions: fit says so instead of
+    returning its starting position as if it were learned (its row only moves with the
+    centring, by the same translation as every other such row)."""
+    T = make_triplets(n_objects=30, n_triplets=2000, random_state=0)
+    T = T[np.all((T != 5) & (T != 7), axis=1)]
+    init = np.random.default_rng(1).normal(size=(32, 2))
+    with pytest.warns(UserWarning, match=r"4 of 32 objects appear in no comparison "
+                                         r"\(indices 5, 7, 30, 31\)"):
+        est = OrdinalEmbedding(random_state=0).fit(T, n_objects=32, init=init)
+    moved = est.embedding_ - init
+    np.testing.assert_allclose(moved[[7, 30, 31]], np.tile(moved[5], (3, 1)), atol=1e-12)
+    assert not np.allclose(moved[0], moved[5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        OrdinalEmbedding(random_state=0).fit(make_triplets(n_objects=30, n_triplets=2000,
+                                                           random_state=0))
