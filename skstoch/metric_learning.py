@@ -279,7 +279,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
 
     Narrow data whose centred rows span fewer than ``n_features`` directions (a constant
     feature, or collinear ones such as a complete one-hot block): no term of Eq. (21) but
-    the regularizers sees those directions, so the solver leaves them at its starting
+    the regularizers sees those directions, so the solver leaves them near its starting
     identity.  The returned ``metric_`` gives them ``epsilon`` and no coupling to the other
     directions (the optimum's value for constant features); distances between training
     rows are unchanged, and ``n_components`` keeps learned directions first.  ``history_``
