@@ -1118,7 +1118,7 @@ def test_convergence_warning_suggests_standardizing_the_features():
     breast_cancer: CGVRClassifier() warned with max |gradient| 0.048 after 100 iterations);
     the warning names the fix, as LogisticRegression's does."""
     X, y = make_classification(n_samples=80, n_features=4, random_state=0)
-    with pytest.warns(ConvergenceWarning, match="StandardScaler"):
+    with pytest.warns(ConvergenceWarning, match="StandardScaler, or MaxAbsScaler for sparse X"):
         CGVRClassifier(max_iter=1, random_state=0).fit(X * [1.0, 1e3, 1.0, 1e-2], y)
 
 
@@ -1135,7 +1135,8 @@ def test_tol_stop_far_from_the_optimum_warns():
     X, y = load_diabetes(return_X_y=True, scaled=False)
     y = y * 1e-4
     est = CGVRRegressor(random_state=0)
-    with pytest.warns(ConvergenceWarning, match=r"max \|gradient\| <= tol.*standardized"):
+    with pytest.warns(ConvergenceWarning,
+                      match=r"max \|gradient\| <= tol.*standardized.*MaxAbsScaler for sparse X"):
         est.fit(X, y)
     assert est.n_iter_ < est.max_iter      # a tol stop, not the budget's warning
     assert est.score(X, y) < Ridge(alpha=1.0).fit(X, y).score(X, y) - 0.02

@@ -1100,6 +1100,23 @@ def test_plateau_stop_far_from_the_optimum_warns(load, tol):
     assert clf.n_iter_ < clf.max_iter
 
 
+def test_plateau_warning_advises_a_scaler_that_takes_sparse_input():
+    """StandardScaler refuses sparse X (it would centre it), so the advice names MaxAbsScaler
+    too; on sparse features of very different scales, following it silences the warning."""
+    from sklearn.preprocessing import MaxAbsScaler
+
+    rng = np.random.default_rng(0)
+    X = sp.random(1000, 500, density=0.01, format="csr", random_state=0,
+                  data_rvs=lambda k: rng.exponential(size=k))
+    X = X @ sp.diags(np.exp(rng.uniform(-3, 3, size=500)))
+    y = (X @ rng.normal(size=500) > 0).astype(int)
+    with pytest.warns(ConvergenceWarning, match="MaxAbsScaler for sparse X"):
+        S3GDClassifier(random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        S3GDClassifier(random_state=0).fit(MaxAbsScaler().fit_transform(X), y)
+
+
 @pytest.mark.parametrize("solver", ["auto", "svrg"])
 def test_plateau_check_covers_the_regressor(solver):
     # raw diabetes: training R2 0.45 where 20,000 epochs reach 0.49 and Ridge() 0.52

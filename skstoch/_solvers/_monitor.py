@@ -12,6 +12,10 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+# what the convergence warnings advise for features of very different scales (StandardScaler
+# refuses sparse X unless with_mean=False, so sparse input needs the other one)
+SCALERS = ("sklearn.preprocessing.StandardScaler, or MaxAbsScaler for sparse X")
+
 
 class DivergenceError(FloatingPointError, ValueError):
     """Raised when iterates or the objective stop being finite (step size too large).
@@ -115,7 +119,7 @@ class FitMonitor:
             f"{self.solver_name} did not converge: after max_iter={max_iter} iterations the "
             f"{criterion} {state}. Increase max_iter, loosen tol or check the step size"
             + ("; features of very different scales slow the fit: standardize them (for "
-               "example with sklearn.preprocessing.StandardScaler)." if self.scale_hint
+               f"example with {SCALERS})." if self.scale_hint
                else "."),
             ConvergenceWarning,
             stacklevel=3,

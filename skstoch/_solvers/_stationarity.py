@@ -16,6 +16,8 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.sparsefuncs import mean_variance_axis
 
+from ._monitor import SCALERS
+
 __all__ = ["FAR_FROM_OPTIMUM", "column_moments", "far_threshold", "gradient_ratio",
            "warn_if_far"]
 
@@ -115,13 +117,13 @@ def warn_if_far(ratio, solver_name, tol, *, threshold=None, stopped=None, advice
         stopped = f"the objective improved by less than tol={tol:.3g} per epoch"
     if advice is None:
         advice = ("Features of very different scales slow the fit: standardize them (for "
-                  "example with sklearn.preprocessing.StandardScaler); a lower tol or a "
-                  "larger n_iter_no_change fits longer.")
+                  f"example with {SCALERS}); a lower tol or a larger n_iter_no_change fits "
+                  "longer.")
     if ratio > threshold:
         warnings.warn(
             f"{solver_name} stopped because {stopped}, but it is likely far from the "
             f"optimum: measured on standardized features, the gradient is still "
-            f"{ratio:.2g} of its size at zero (above {threshold:.2g}). {advice}",
+            f"{ratio:.3g} of its size at zero (above {threshold:.3g}). {advice}",
             ConvergenceWarning,
             stacklevel=4,
         )

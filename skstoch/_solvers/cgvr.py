@@ -24,7 +24,7 @@ from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
 from ..utils import check_allocation
 from ..utils._dataset import dataset_matrix
 from ._fit_cache import FitCache
-from ._monitor import check_finite_iterate
+from ._monitor import SCALERS, check_finite_iterate
 from ._result import SolverResult
 from ._stationarity import column_moments, gradient_ratio, warn_if_far
 from ._svrg import svrg
@@ -162,8 +162,8 @@ def warn_if_far_after_tol(ratio, solver_name, tol):
                 stopped=f"max |gradient| <= tol={tol:.3g}",
                 advice="tol bounds the gradient in the units of X and y, which features of "
                        "very different scales or a target on a small scale make loose: "
-                       "standardize the features (for example with "
-                       "sklearn.preprocessing.StandardScaler) or lower tol.")
+                       f"standardize the features (for example with {SCALERS}) or lower "
+                       "tol.")
 
 
 class _Run:
