@@ -112,9 +112,10 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     n_neighbors : int, default=3
         Target neighbours per point ('knn') or random same-class partners per point
         ('random', drawn with repetition; the paper used 2).  Every class needs at least 2
-        members.  The fit uses ``min(n_neighbors, m - 1)`` per point, m the size of the
-        smallest class (a class of m points offers each of them m - 1 neighbours); the
-        value used is ``n_neighbors_``.
+        members.  A class of m points offers each of them m - 1 neighbours: with 'knn', the
+        points of a class with m <= ``n_neighbors`` repeat their m - 1 neighbours in turn,
+        and every other class keeps ``n_neighbors`` distinct ones.  The value used,
+        ``n_neighbors_``, is at most the largest class size minus one.
     n_impostors : int or 'auto', default='auto'
         Impostors per target pair.  'auto' gives 10 for the 'knn' recipe (the nearest
         differently-labelled points: with 3 the hinge sees too few of the impostors that
@@ -225,8 +226,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Epro, one per iteration for 'sgd', one for 'oneproj').
     n_epochs_ : int
     n_neighbors_ : int
-        Target neighbours (or partners) per point used (``n_neighbors``, clamped to the
-        smallest class size minus one).
+        Target neighbours (or partners) per point used (``n_neighbors``, at most the
+        largest class size minus one; see ``n_neighbors`` for smaller classes).
     n_impostors_ : int
         Impostors per target pair used (``n_impostors``, or its value under 'auto', at
         most the smallest number of differently-labelled points).
@@ -449,9 +450,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             n_impostors = _AUTO_IMPOSTORS_KNN if strategy == "knn" else _AUTO_IMPOSTORS_RANDOM
         else:
             n_impostors = int(self.n_impostors)
-        # no more target neighbours than the smallest class has other members, no more
-        # impostors than the smallest complement of a class
-        n_neighbors = min(int(self.n_neighbors), int(counts.min()) - 1)
+        # no more target neighbours than the largest class has other members (anchors of a
+        # smaller class repeat theirs), no more impostors than the smallest complement
+        n_neighbors = min(int(self.n_neighbors), int(counts.max()) - 1)
         n_impostors = min(n_impostors, n_samples - int(counts.max()))
         batch_size = min(int(self.batch_size),
                          _smallest_table(n_samples, self.search_size, strategy, n_neighbors,

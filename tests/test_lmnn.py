@@ -553,9 +553,12 @@ def test_n_components_keeps_top_directions():
 
 
 @pytest.mark.parametrize("strategy", ["knn", "random"])
-def test_n_neighbors_clamped_to_the_smallest_class(strategy):
-    """A class of m members offers m - 1 target neighbours: 'knn' uses min(n_neighbors,
-    m - 1) for every point, without warning (as NCA fits any class sizes)."""
+def test_a_small_class_does_not_cut_the_other_classes_neighbours(strategy):
+    """A class of m members offers each of them m - 1 target neighbours.  With 'knn' they
+    repeat theirs in turn to fill n_neighbors rows and the other classes keep n_neighbors
+    distinct ones (cutting k for every class cost 0.45 to 0.55 points of 3-NN accuracy on
+    wine, breast cancer and digits with a 2-member class added); 'random' draws partners
+    with repetition anyway.  No warning (as NCA fits any class sizes)."""
     X, y = _noisy_blobs(n=30)
     y_small = y.copy()
     y_small[:3] = 7                       # class 7 has 3 members: 2 neighbours each
@@ -563,13 +566,18 @@ def test_n_neighbors_clamped_to_the_smallest_class(strategy):
         warnings.simplefilter("error")
         est = LMNNMetric(triplet_strategy=strategy, n_neighbors=5, max_iter=64,
                          tol=0.0, random_state=0).fit(X, y_small)
-    k = 2
+    k = 5
     assert est.n_neighbors_ == k
-    anchors, counts = np.unique(est.triplets_[:, 0], return_counts=True)
+    T = est.triplets_
+    anchors, counts = np.unique(T[:, 0], return_counts=True)
     assert np.all(counts == k * est.n_impostors_)
-    assert np.all(est.triplets_[:, 0] != est.triplets_[:, 1])
+    assert np.all(T[:, 0] != T[:, 1])
     codes = np.searchsorted(est.classes_, y_small)
-    assert np.all(codes[est.triplets_[:, 0]] == codes[est.triplets_[:, 1]])
+    assert np.all(codes[T[:, 0]] == codes[T[:, 1]])
+    if strategy == "knn":
+        distinct = np.array([len(np.unique(T[T[:, 0] == a, 1])) for a in anchors])
+        small = y_small[anchors] == 7
+        assert np.all(distinct[small] == 2) and np.all(distinct[~small] == k)
 
 
 @pytest.mark.parametrize("strategy", ["knn", "random"])
@@ -582,7 +590,7 @@ def test_huge_sizes_are_clamped_to_the_data_before_allocation(strategy):
     kw = dict(triplet_strategy=strategy, max_iter=64, tol=0.0, random_state=0)
     huge = LMNNMetric(batch_size=2 ** 62, n_neighbors=2 ** 40, n_impostors=2 ** 40,
                       **kw).fit(X, y)
-    k, q = counts.min() - 1, len(y) - counts.max()
+    k, q = counts.max() - 1, len(y) - counts.max()
     assert (huge.n_neighbors_, huge.n_impostors_) == (k, q)
     largest = LMNNMetric(batch_size=len(y) * k * q, n_neighbors=k, n_impostors=q,
                          **kw).fit(X, y)

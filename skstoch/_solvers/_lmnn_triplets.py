@@ -153,7 +153,9 @@ class TripletSource:
     def _nearest_pairs(self, order, starts):
         """The k nearest same-class points of each pool anchor, searched among the pool
         (the same sampling density as the impostor candidates); a class with too few pool
-        members searches all its members."""
+        members searches all its members.  An anchor of a class of m <= k members has only
+        m - 1 neighbours: it repeats them in turn to fill its k rows (the table keeps k rows
+        per anchor), so that one small class does not cut every other class's k."""
         X, pool, k = self.X, self.pool, self.k
         partners = np.empty((len(pool), k), dtype=np.int64)
         pool_cls = self.y[pool]
@@ -161,18 +163,19 @@ class TripletSource:
             in_pool = np.flatnonzero(pool_cls == cls)
             queries = pool[in_pool]
             members = queries if len(queries) > k else np.sort(order[starts[cls]:starts[cls + 1]])
+            k_cls = min(k, len(members) - 1)
             self_pos = np.searchsorted(members, queries)
             Xm = rows64(X, members)
             Xq = Xm if members is queries else rows64(X, queries)    # one copy if the same
             if len(queries) * len(members) <= _SMALL_SEARCH:
                 # small class: one blocked GEMM pass (NearestNeighbors' per-call overhead
                 # dominated small fits)
-                ind = blocked_ksmallest(Xq, Xm, k, exclude=self_pos)
+                ind = blocked_ksmallest(Xq, Xm, k_cls, exclude=self_pos)
             else:
-                nn = NearestNeighbors(n_neighbors=k + 1).fit(Xm)
-                ind = _drop_self(nn.kneighbors(Xq, return_distance=False), self_pos, k)
+                nn = NearestNeighbors(n_neighbors=k_cls + 1).fit(Xm)
+                ind = _drop_self(nn.kneighbors(Xq, return_distance=False), self_pos, k_cls)
             del Xm, Xq
-            partners[in_pool] = members[ind]
+            partners[in_pool] = members[ind[:, np.arange(k) % k_cls]]
         return np.column_stack([np.repeat(pool, k), partners.ravel()]).astype(INDEX)
 
     # ------------------------------------------------------------------ impostors
