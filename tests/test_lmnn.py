@@ -638,7 +638,7 @@ def test_wide_data_learns_in_the_span_of_the_data(monkeypatch):
 def test_unspanned_directions_get_the_floor_not_the_start(monkeypatch):
     """Narrow data whose centred rows miss some directions (a constant feature, a complete
     one-hot block): no term of Eq. (21) but the regularizers sees them, so the solver leaves
-    them at its start A_0 = I, where they outranked every learned direction in
+    them near its start A_0 = I, where they outranked every learned direction in
     components_.  The returned metric gives them epsilon and no coupling to the rest, and
     keeps the distances between training rows the solver learned."""
     X, y = _noisy_blobs(n=60)

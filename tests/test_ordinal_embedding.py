@@ -720,7 +720,8 @@ def test_fit_transform_and_pipeline_friendly():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         with pytest.warns(UserWarning, match="5 of 25 objects appear in no comparison"):
-            E = OrdinalEmbedding(2, max_iter=5, random_state=0).fit_transform(T, n_objects=25)
+            E = OrdinalEmbedding(2, max_iter=5, random_state=0).fit_transform(
+                T, n_objects=25)
         with pytest.warns(UserWarning, match="5 of 25 objects appear in no comparison"):
             est = OrdinalEmbedding(2, max_iter=5, random_state=0).fit(T, n_objects=25)
     assert E.shape == (25, 2)

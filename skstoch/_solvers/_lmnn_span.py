@@ -14,9 +14,10 @@ constant (documented on the estimator).
 The same holds on narrow data whose centred rows span fewer than d directions (a constant
 feature, or collinear ones such as a complete one-hot block): no hinge or pairs term sees
 those directions, so the fit leaves them near the starting identity (only the small
-Frobenius term shrinks them), which then outranks every learned direction in ``components_``.  :func:`floor_unspanned` gives them
-the optimum's value, epsilon, and no coupling to the rest (exactly the optimum when they are
-coordinate directions, as for constant features; otherwise up to the l1 term's share).
+Frobenius term shrinks them), which then outranks every learned direction in
+``components_``.  :func:`floor_unspanned` gives them the optimum's value, epsilon, and no
+coupling to the rest (exactly the optimum when they are coordinate directions, as for
+constant features; otherwise up to the l1 term's share).
 """
 import numpy as np
 

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 # what the convergence warnings advise for features of very different scales (StandardScaler
 # refuses sparse X unless with_mean=False, so sparse input needs the other one)
-SCALERS = ("sklearn.preprocessing.StandardScaler, or MaxAbsScaler for sparse X")
+SCALERS = "sklearn.preprocessing.StandardScaler, or MaxAbsScaler for sparse X"
 
 
 class DivergenceError(FloatingPointError, ValueError):
