@@ -111,11 +111,12 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         The recipe used is ``triplet_strategy_``.
     n_neighbors : int, default=3
         Target neighbours per point ('knn') or random same-class partners per point
-        ('random', drawn with repetition; the paper used 2).  Every class needs at least 2
-        members.  A class of m points offers each of them m - 1 neighbours: with 'knn', the
-        points of a class with m <= ``n_neighbors`` repeat their m - 1 neighbours in turn,
-        and every other class keeps ``n_neighbors`` distinct ones.  The value used,
-        ``n_neighbors_``, is at most the largest class size minus one.
+        ('random', drawn with repetition; the paper used 2).  A class of m points offers
+        each of them m - 1 neighbours: with 'knn', the points of a class with
+        m <= ``n_neighbors`` repeat their m - 1 neighbours in turn, and every other class
+        keeps ``n_neighbors`` distinct ones.  The point of a 1-member class has none: it
+        only serves as an impostor of the others (as in NCA, where it gains nothing).  The
+        value used, ``n_neighbors_``, is at most the largest class size minus one.
     n_impostors : int or 'auto', default='auto'
         Impostors per target pair.  'auto' gives 10 for the 'knn' recipe (the nearest
         differently-labelled points: with 3 the hinge sees too few of the impostors that
@@ -159,7 +160,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         budget is set in triplet draws, so a larger batch means proportionally fewer steps
         (16 validated as well as 8 at the same number of draws, with fewer Lanczos checks,
         epochs and searches: 20 to 35% less CPU time).  At most the number of triplets
-        of a table (points x ``n_neighbors_`` x ``n_impostors_``; ``search_size // 4``
+        of a table (anchors x ``n_neighbors_`` x ``n_impostors_``; ``search_size // 4``
         anchors for sampled searches): a larger value is clamped to it.
     max_iter : int or 'auto', default='auto'
         Budget T of stochastic gradient calls (at most 2**40).  Epro runs epochs 8, 16,
@@ -167,7 +168,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         uses between T/2 and T calls unless ``use_full_budget``; 'sgd' and 'oneproj' use T.  'auto'
         sets the number of triplet draws (steps x ``batch_size``): for the 'knn' recipe
         about 12 per target pair and per 32 features, ``12 n_anchors n_neighbors max(1, p /
-        32)`` clipped to [4,000, 128,000], p = min(n_features, n_samples - 1) (chosen by
+        32)`` clipped to [4,000, 128,000], n_anchors the points of classes of 2 or more
+        (at most ``search_size``), p = min(n_features, n_samples - 1) (chosen by
         validation on training splits: small problems such as wine need a few thousand
         draws, digits + 20 noise features (84) gained with 2 to 3 times 12 per pair, the
         synthetic 5,000 x 200 problem kept improving up to 128,000; it does not grow with
@@ -431,10 +433,11 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
                 f"LMNNMetric needs samples of at least 2 classes, got 1 class "
                 f"({classes[0]}): there are no impostors to push away."
             )
-        if counts.min() < 2:
+        if counts.max() < 2:
             raise ValueError(
-                f"Class {classes[np.argmin(counts)]} has 1 member: every class needs at "
-                "least 2 members to form a target pair (a point and a same-class neighbour)."
+                f"Every one of the {len(classes)} classes has 1 member: LMNNMetric needs a "
+                "class of at least 2 members to form a target pair (a point and a "
+                "same-class neighbour)."
             )
         strategy = self.triplet_strategy
         if strategy == "auto":
@@ -454,9 +457,11 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         # smaller class repeat theirs), no more impostors than the smallest complement
         n_neighbors = min(int(self.n_neighbors), int(counts.max()) - 1)
         n_impostors = min(n_impostors, n_samples - int(counts.max()))
+        # the points of 1-member classes are no anchors (they have no target neighbour)
+        n_anchors = int(np.sum(counts[counts >= 2]))
         batch_size = min(int(self.batch_size),
-                         _smallest_table(n_samples, self.search_size, strategy, n_neighbors,
-                                         n_impostors))
+                         _smallest_table(n_samples, n_anchors, self.search_size, strategy,
+                                         n_neighbors, n_impostors))
         if self.max_iter != "auto":
             max_iter = int(self.max_iter)
         elif strategy == "random":
@@ -465,8 +470,8 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             # steps of 8 gave 49.4% 3-NN accuracy against 56.8% with 2,000 (Euclidean 49.6%)
             max_iter = -(-_AUTO_RANDOM_DRAWS // batch_size)
         else:
-            n_anchors = n_samples if self.search_size is None else min(n_samples,
-                                                                      self.search_size)
+            if self.search_size is not None:
+                n_anchors = min(n_anchors, self.search_size)
             # wide data learns the metric on the data's span, of dimension < n_samples
             width = max(1.0, min(n_features, n_samples - 1) / _AUTO_DRAWS_FEATURES)
             draws = int(np.clip(_AUTO_DRAWS * n_anchors * n_neighbors * width,
@@ -564,11 +569,10 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
 
 
 
-def _smallest_table(n_samples, search_size, strategy, n_neighbors, n_impostors):
+def _smallest_table(n_samples, n_anchors, search_size, strategy, n_neighbors, n_impostors):
     """Triplets in the smallest table the fit can use (the bound of ``batch_size``): every
-    point's pairs times impostors, or for sampled 'knn' searches the ``search_size // 4``
+    anchor's pairs times impostors, or for sampled 'knn' searches the ``search_size // 4``
     anchors a refresh re-searches at least."""
-    n_anchors = n_samples
     if strategy == "knn" and search_size is not None and n_samples > search_size:
-        n_anchors = search_size // 4
+        n_anchors = min(n_anchors, search_size // 4)
     return n_anchors * n_neighbors * n_impostors

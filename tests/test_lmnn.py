@@ -581,6 +581,25 @@ def test_a_small_class_does_not_cut_the_other_classes_neighbours(strategy):
 
 
 @pytest.mark.parametrize("strategy", ["knn", "random"])
+def test_a_one_member_class_is_an_impostor_only(strategy):
+    """A class with one member (a rare class in a cross-validation fold) has no target
+    pair: its point anchors no triplet and serves as an impostor of the others, as NCA
+    fits it (rejecting it broke cross_val_score where NCA works)."""
+    X, y = _noisy_blobs(n=30)
+    y_rare = y.copy()
+    y_rare[0] = 7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = LMNNMetric(triplet_strategy=strategy, max_iter=64, tol=0.0,
+                         random_state=0).fit(X, y_rare)
+    T = est.triplets_
+    assert not np.any(T[:, :2] == 0)
+    assert np.any(T[:, 2] == 0)
+    assert len(np.unique(T[:, 0])) == 29
+    assert np.all(np.isfinite(est.transform(X)))
+
+
+@pytest.mark.parametrize("strategy", ["knn", "random"])
 def test_huge_sizes_are_clamped_to_the_data_before_allocation(strategy):
     """batch_size, n_neighbors and n_impostors reach the kernels' allocations: values far
     beyond the data (a 2**62 batch overflowed malloc's size and segfaulted) fit as the
@@ -669,10 +688,9 @@ def test_invalid_inputs_raise_clear_errors():
     X, y = _noisy_blobs(n=30)
     with pytest.raises(ValueError, match="at least 2 classes"):
         LMNNMetric().fit(X, np.zeros(30))
-    y_single = y.copy()
-    y_single[0] = 7
-    with pytest.raises(ValueError, match="Class 7 has 1 member.*at least 2 members"):
-        LMNNMetric().fit(X, y_single)
+    with pytest.raises(ValueError, match="Every one of the 30 classes has 1 member"), \
+            pytest.warns(UserWarning, match="could represent a regression problem"):
+        LMNNMetric().fit(X, np.arange(30))      # sklearn's target check warns first
     X_nan = X.copy()
     X_nan[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):

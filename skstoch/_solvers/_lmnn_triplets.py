@@ -67,8 +67,8 @@ class TripletSource:
     X : ndarray of shape (n_samples, n_features), float64 or float32 (read as float64 a
         block of rows at a time)
     y : ndarray of shape (n_samples,)
-        Class codes 0 .. n_classes - 1 (every class has enough members: checked by the
-        front end).
+        Class codes 0 .. n_classes - 1 (some class has 2 members: checked by the front
+        end).  The points of 1-member classes are impostors of the others, never anchors.
     params : LMNNParams
         Reads ``triplet_strategy``, ``n_neighbors``, ``n_impostors``, ``search_size`` and
         ``batch_size``.
@@ -109,6 +109,8 @@ class TripletSource:
             self.pool = np.arange(n, dtype=INDEX)
         else:
             self.pool = np.sort(rng.choice(n, size=self.size, replace=False)).astype(np.int64)
+        # a point of a 1-member class has no target neighbour: an impostor only, no anchor
+        self.pool = self.pool[self.counts[y[self.pool]] >= 2]
         self.n_anchors = len(self.pool)
         order = np.argsort(y, kind="stable")
         starts = np.concatenate(([0], np.cumsum(self.counts)))
@@ -132,20 +134,22 @@ class TripletSource:
 
     # ------------------------------------------------------------------ target pairs
     def _random_pairs(self, order, starts):
-        """k random same-class partners per point, never the point itself (drawn _BLOCK
-        points at a time: the same draws as one call, no (n, k) temporaries)."""
-        n, k = len(self.y), self.k
+        """k random same-class partners per pool anchor, never the anchor itself (drawn
+        _BLOCK anchors at a time: the same draws as one call, no (n, k) temporaries)."""
+        anchors, k = self.pool, self.k
+        n, m = len(self.y), len(anchors)
         counts = np.diff(starts)
         pos = np.empty(n, dtype=np.int64)
         pos[order] = np.arange(n)
-        pairs = np.empty((n, k, 2), dtype=INDEX)
-        pairs[:, :, 0] = np.arange(n, dtype=INDEX)[:, None]
-        for start in range(0, n, _BLOCK):
-            stop = min(n, start + _BLOCK)
-            y = self.y[start:stop]
+        pairs = np.empty((m, k, 2), dtype=INDEX)
+        pairs[:, :, 0] = anchors[:, None]
+        for start in range(0, m, _BLOCK):
+            stop = min(m, start + _BLOCK)
+            block = anchors[start:stop]
+            y = self.y[block]
             cls_size = counts[y][:, None]
             cls_start = starts[y][:, None]
-            within = pos[start:stop, None] - cls_start
+            within = pos[block, None] - cls_start
             shift = 1 + (self.rng.random((stop - start, k)) * (cls_size - 1)).astype(np.int64)
             pairs[start:stop, :, 1] = order[cls_start + (within + shift) % cls_size]
         return pairs.reshape(-1, 2)
@@ -161,6 +165,8 @@ class TripletSource:
         pool_cls = self.y[pool]
         for cls in range(len(starts) - 1):
             in_pool = np.flatnonzero(pool_cls == cls)
+            if len(in_pool) == 0:
+                continue
             queries = pool[in_pool]
             members = queries if len(queries) > k else np.sort(order[starts[cls]:starts[cls + 1]])
             k_cls = min(k, len(members) - 1)
