@@ -729,6 +729,22 @@ def test_bad_sample_weight_raises():
         ConstrainedLasso().fit(X, y, sample_weight=-np.ones(50))
 
 
+def test_cv_fold_without_weighted_training_samples_is_named():
+    """Weights that are non-zero only on rows one unshuffled fold holds out leave that
+    fold's training set with nothing to fit: the error names the fold and the way out
+    (it was scikit-learn's 'Sample weights must contain at least one non-zero number',
+    raised from inside the path, naming neither)."""
+    X, y = make_problem(n=50, d=5)
+    sw = np.r_[np.ones(3), np.zeros(47)]
+    with pytest.raises(ValueError, match=r"cv split 0: all 40 training samples have "
+                                         r"sample_weight 0 \(only 3 of the 50.*shuffle"):
+        ConstrainedLassoCV(cv=5).fit(X, y, sample_weight=sw)
+    rng = np.random.default_rng(0)
+    spread = np.zeros(50)
+    spread[rng.choice(50, 10, replace=False)] = 1.0
+    ConstrainedLassoCV(cv=2, n_radii=3).fit(X, y, sample_weight=spread)
+
+
 @pytest.mark.parametrize("scale", [1e160, 1e300])
 @pytest.mark.parametrize("solver, working_set", [("fista", True), ("fista", False)] +
                          [(s, True) for s in STOCHASTIC])

@@ -652,6 +652,14 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
                                         **params).splitter.split
                         if _routing_enabled() else {})
         folds = _checked_folds(check_cv(self.cv).split(X, y, **split_params), X.shape[0])
+        for k, (train, _) in enumerate(folds):
+            if not sw[train].sum() > 0:
+                raise ValueError(
+                    f"cv split {k}: all {len(train)} training samples have sample_weight 0 "
+                    f"(only {np.count_nonzero(sw)} of the {len(sw)} samples have a "
+                    f"non-zero weight), so the fold has nothing to fit; every training set "
+                    f"needs a sample of non-zero weight (shuffle the splitter, e.g. "
+                    f"cv=KFold(5, shuffle=True), or use fewer folds).")
         l2_reg = _resolve_l2_reg(self)
         targets = [y] if y.ndim == 1 else [np.ascontiguousarray(y[:, k])
                                            for k in range(y.shape[1])]
