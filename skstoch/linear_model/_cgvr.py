@@ -296,6 +296,8 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
+        A previous fit of another shape (features, classes or outputs) is no start: the
+        fit then starts from zero.
     verbose : int, default=0
         Print one line per outer iteration when > 0.
     random_state : int, RandomState instance or None, default=None
@@ -508,6 +510,8 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
     warm_start : bool, default=False
         Start from the previous solution and resume from the solver state of the previous
         fit (``solver_state_``: the restart gradient ``h_k`` of each head, batch, step cap).
+        A previous fit of another shape (features, classes or outputs) is no start: the
+        fit then starts from zero.
     verbose : int, default=0
         Print one line per outer iteration when > 0.
     random_state : int, RandomState instance or None, default=None

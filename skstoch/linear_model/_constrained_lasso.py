@@ -180,7 +180,8 @@ class ConstrainedLasso(BaseLinearRegressor):
         (centered design, never formed); the stochastic solvers update it with the other
         coordinates and reset it to its exact optimum given w at every projection.
     warm_start : bool, default=False
-        Start from the previous ``coef_`` (projected onto the ball).
+        Start from the previous ``coef_`` (projected onto the ball); a previous fit of
+        another shape (features or outputs) is no start: the fit starts from zero.
     track_objective : bool, default=True
         Stochastic solvers with ``tol=0``: evaluate the objective and the gap (two passes
         over X) at every projection (every checkpoint for the baselines) for ``history_``.

@@ -322,7 +322,8 @@ _SOLVER_DOC = """
         on it.  Not needed by ``'hybrid'`` and ``'svrg'``, whose full passes give the exact
         objective at each snapshot for free.
     warm_start : bool, default=False
-        Start from the previous ``coef_`` and ``intercept_``.
+        Start from the previous ``coef_`` and ``intercept_`` (a previous fit of another
+        shape, in features, classes or outputs, is no start: the fit starts from zero).
     random_state : int, RandomState instance or None, default=None
         Seeds the clustering and the kernel's counter-based generator.
     verbose : int, default=0
