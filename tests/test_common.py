@@ -73,6 +73,9 @@ class FeatureMatrixOrdinalEmbedding(OrdinalEmbedding):
 ESTIMATORS = [
     # one constructor call per public estimator, added as estimators land
     skstoch.ConstrainedLasso(),
+    # a given radius: the exact solver's sample-weight equivalence (the default radius's
+    # search is exempt, see _DEFAULT_RADIUS_SW_REASON)
+    skstoch.ConstrainedLasso(radius=1.0),
     skstoch.ConstrainedLasso(solver="epro_sgd", max_iter=2000, tol=0, random_state=0),
     skstoch.ConstrainedLassoCV(n_radii=3, cv=3),
     FeatureMatrixOrdinalEmbedding(n_components=2, max_iter=5, tol=1e-3),
@@ -159,11 +162,23 @@ _STRICT = ({"xfail_strict": True}
            if "xfail_strict" in inspect.signature(parametrize_with_checks).parameters else {})
 
 
+_DEFAULT_RADIUS_SW_REASON = (
+    "radius=None searches the radius on the rows: on this check's wide 15 x 30 data by "
+    "KFold(5) cross-validation, where repeated rows fall into other folds than their "
+    "weighted original (scikit-learn exempts TunedThresholdClassifierCV for the same "
+    "reason), and on tall data by AIC, whose n counts the rows of non-zero weight; with a "
+    "given radius the exact solver passes (the ConstrainedLasso(radius=1.0) entry)")
+
+
 def _expected_failed_checks(estimator):
     name = type(estimator).__name__
-    if getattr(estimator, "solver", None) in EXACT_SOLVERS.get(name, ()):
-        return {}
-    return EXPECTED_FAILED_CHECKS.get(name, {})
+    out = ({} if getattr(estimator, "solver", None) in EXACT_SOLVERS.get(name, ())
+           else dict(EXPECTED_FAILED_CHECKS.get(name, {})))
+    if name == "ConstrainedLasso" and estimator.radius is None:
+        out.update(dict.fromkeys(("check_sample_weight_equivalence_on_dense_data",
+                                  "check_sample_weight_equivalence_on_sparse_data"),
+                                 _DEFAULT_RADIUS_SW_REASON))
+    return out
 
 
 def test_every_public_estimator_is_checked():

@@ -147,16 +147,24 @@ def fista_full(problem, w0, *, max_iter, tol, monitor, gap_every=5, offset=0):
     return result
 
 
-def fista_gram(H, q, radius, v0, threshold, max_iter):
-    """FISTA with adaptive restart on min 1/2 v^T H v - q^T v s.t. ||v||_1 <= radius.
-
-    One k x k mat-vec per iteration; the Frank-Wolfe gap comes from the tracked H x.
-    Returns the :class:`SolverResult` of :func:`fista` (``extra["lipschitz"]``: the final
-    Lipschitz estimate, the inverse of the last step).
-    """
+def gram_lipschitz(H):
+    """The first step's Lipschitz constant for ``1/2 v^T H v``: H's largest eigenvalue
+    (power iteration) with a margin; FloatingPointError when it is not finite."""
     L = _largest_eigenvalue(H) * (1.0 + 1e-10)
     if not math.isfinite(L):
         raise FloatingPointError("the working set's Gram matrix is not finite")
+    return L
+
+
+def fista_gram(H, q, radius, v0, threshold, max_iter, lipschitz=None):
+    """FISTA with adaptive restart on min 1/2 v^T H v - q^T v s.t. ||v||_1 <= radius.
+
+    One k x k mat-vec per iteration; the Frank-Wolfe gap comes from the tracked H x.
+    ``lipschitz``: :func:`gram_lipschitz` of H when already known (a path of radii on one
+    H).  Returns the :class:`SolverResult` of :func:`fista` (``extra["lipschitz"]``: the
+    final Lipschitz estimate, the inverse of the last step).
+    """
+    L = gram_lipschitz(H) if lipschitz is None else lipschitz
     smooth = Quadratic(H, q, radius, threshold)
     x0 = project_l1_ball(np.asarray(v0, dtype=np.float64), radius)
     return fista(x0, smooth, _project(radius), smooth.gap, lipschitz=max(L, 1e-300),

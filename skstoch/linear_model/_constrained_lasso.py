@@ -18,13 +18,14 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import check_cv
+from sklearn.model_selection import KFold, check_cv
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _raise_for_params,
                                              _routing_enabled, process_routing)
 from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
+from .._solvers._lasso_radius import SEARCH_TOL, aic_applies, aic_radius
 from ..base import (STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin,
                     ravel_column_vector)
 from ..utils import check_sample_weight, make_dataset, validate_data
@@ -38,11 +39,9 @@ PAPER_SOLVERS = {"epro_sgd_paper": ("epro_sgd", 8, 0.3), "epro_orda_paper": ("ep
 PAPER_LAM = 0.03
 SOLVERS = ("auto",) + lasso.SOLVERS + tuple(PAPER_SOLVERS)
 
-# radius=None: this fraction of the l1 norm of the unconstrained least-squares solution
-# (measured, 5-fold CV R^2 on standardized diabetes: 0.487 at 0.5, 0.489 at 1.0 (OLS),
-# Lasso() 0.490; on a generated 100 x 300 problem with 10 informative features 0.93 at 0.5
-# against 0.20 at 0.9: the constraint is active and does the work of a Lasso)
-DEFAULT_RADIUS_FRACTION = 0.5
+# radius=None where the AIC rule does not apply: ConstrainedLassoCV's default path and folds
+# (KFold over the rows of non-zero weight)
+DEFAULT_CV_FOLDS = 5
 
 
 def _resolve_l2_reg(est):
@@ -84,10 +83,17 @@ class ConstrainedLasso(BaseLinearRegressor):
     Parameters
     ----------
     radius : float or None, default=None
-        Radius of the l1 ball (>= 0).  None: ``0.5 * ||w_ls||_1``, half the l1 norm of the
-        unconstrained minimizer ``w_ls`` (least squares, the minimum-norm solution when it is
-        not unique; ridge when ``l2_reg > 0``), computed per output by LSQR (a few passes
-        over X); the value used is ``radius_``.  Pass it to skip that solve.
+        Radius of the l1 ball (>= 0).  None: chosen from the data per output, along the
+        path of radii up to ``||w_ls||_1`` (the unconstrained least-squares or ridge fit),
+        fitted by the exact solver with warm starts; the value used is ``radius_``.  With
+        at least twice as many samples of non-zero weight as coefficients, the radius of
+        smallest AIC (as scikit-learn's ``LassoLarsIC``: degrees of freedom = non-zero
+        coefficients, noise variance from the least-squares residuals; 100 radii, on the
+        centred Gram matrix, so about one pass over X); otherwise (wide or nearly square
+        data, no noise estimate) :class:`ConstrainedLassoCV`'s default cross-validated
+        choice, KFold(5) over the rows of non-zero weight.  The fit then starts from the
+        path's solution at the radius before it (this replaces a ``warm_start``).  Pass a
+        radius to skip the search.
         ``radius = ||w_lasso||_1`` reproduces a ``Lasso`` solution (with ``l2_reg=0``).
         The paper used 0.5 on its own data.
     l2_reg : float, default=0.0
@@ -352,15 +358,27 @@ class ConstrainedLasso(BaseLinearRegressor):
     def _fit_problem(self, problem):
         params = problem.shared
         if params.radius is None:
-            radius = DEFAULT_RADIUS_FRACTION * lasso.radius_max(
-                problem.X, problem.y, problem.sample_weight, params.alpha,
-                params.fit_intercept)
+            if aic_applies(problem.sample_weight, problem.X.shape[1], params.fit_intercept):
+                radius, start = aic_radius(problem.X, problem.dataset, problem.y,
+                                           problem.sample_weight, params.alpha,
+                                           params.fit_intercept)
+            else:
+                radius, start = _cv_radius(problem.X, problem.y, problem.sample_weight,
+                                           self._path_params(params))
             params = dataclasses.replace(params, radius=radius)
+            problem.coef_init = start    # the path's solution at the radius before it
         result = lasso.solve(problem, params, problem.monitor, problem.state)
         problem.monitor.finish(converged=result.converged, criterion=result.criterion_name,
                                value=result.criterion, tol=params.tol,
                                max_iter=params.max_iter)
         return result
+
+    def _path_params(self, params):
+        """The parameters of the exact fits along the path of ``radius=None``'s
+        cross-validation."""
+        return dict(l2_reg=params.alpha, solver="fista", tol=SEARCH_TOL,
+                    working_set=self.working_set, fit_intercept=params.fit_intercept,
+                    verbose=0)
 
     def _fitted_extras(self, results, params):
         extras = [r.extra for r in results]
@@ -480,6 +498,26 @@ def _path_refit(X, y, sw, radii, params, path_params):
             est.set_params(radius=radius).fit(X, y, sample_weight=sw)
     est.set_params(radius=float(radii[-1]), verbose=params["verbose"])
     return est.fit(X, y, sample_weight=sw).set_params(warm_start=False)
+
+
+def _cv_radius(X, y, sw, path_params):
+    """``radius=None`` where the AIC rule does not apply (wide or nearly square data):
+    ConstrainedLassoCV's default choice (KFold(5) over the rows of non-zero weight along its
+    path of radii), and the path's solution on all the data at the radius before it."""
+    rows = np.flatnonzero(sw > 0)
+    start = np.zeros(X.shape[1])
+    r_max = lasso.radius_max(X, y, sw, path_params["l2_reg"], path_params["fit_intercept"])
+    n_splits = min(DEFAULT_CV_FOLDS, len(rows))
+    if not r_max > 0 or n_splits < 2:
+        return max(r_max, 0.0), start
+    radii = r_max * np.logspace(math.log10(ConstrainedLassoCV().eps), 0.0,
+                                ConstrainedLassoCV().n_radii)
+    mse = [_path_fold(X, y, sw, rows[train], rows[test], radii, path_params)
+           for train, test in KFold(n_splits).split(rows)]
+    best = int(np.argmin(np.mean(mse, axis=0)))
+    if best > 0:
+        start = _path_refit(X, y, sw, radii[:best], path_params, path_params).coef_
+    return float(radii[best]), start
 
 
 # the refit's attributes that ConstrainedLassoCV exposes (per output)

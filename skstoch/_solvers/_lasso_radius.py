@@ -1,0 +1,89 @@
+"""The default radius of ConstrainedLasso (``radius=None``) on tall data: the point of the
+exact path of radii with the smallest Akaike information criterion.
+
+The constrained and the penalized Lasso share one path, and the number of non-zero
+coefficients is an unbiased estimate of the Lasso's degrees of freedom (Zou, Hastie &
+Tibshirani 2007), so along the path
+
+    AIC(r) = n msr(r) / sigma^2 + 2 df(r),    sigma^2 = n msr_ls / (n - d - 1)
+
+(msr: weighted mean squared residual, ls: the unconstrained least-squares or ridge fit, n
+the rows of non-zero weight), as scikit-learn's ``LassoLarsIC``.  The whole path runs on the
+centred Gram matrix (one pass over X, then d x d products only).  The noise estimate needs
+residual degrees of freedom: :func:`aic_applies`.
+"""
+import numpy as np
+
+from ._lasso_fista import GRAM_MAX_FEATURES, fista_gram, gram_lipschitz
+from ._lasso_problem import LSProblem, gram_block, scale_error
+
+# The path: N_RADII radii log-spaced from EPS r_max to r_max (r_max: the l1 norm of the
+# unconstrained fit), each a FISTA on the Gram matrix warm-started at the previous one.
+N_RADII = 100
+EPS = 1e-3
+# Each path point is solved to a Frank-Wolfe gap of SEARCH_TOL * F(0) (the estimator's
+# default tol, whatever the fit's: tol=0 asks a stochastic solver for its whole budget) in
+# at most _MAX_ITER FISTA iterations (warm starts need few; the default for 'fista').
+SEARCH_TOL = 1e-4
+_MAX_ITER = 10000
+
+
+def aic_applies(sample_weight, n_features, fit_intercept):
+    """Whether the AIC rule applies: at least as many residual degrees of freedom as
+    coefficients (sigma^2 then has a relative standard error of at most sqrt(2 / (d + 1))),
+    and a Gram matrix of at most ``GRAM_MAX_FEATURES`` columns."""
+    coefficients = n_features + int(fit_intercept)
+    residual_dof = np.count_nonzero(sample_weight) - coefficients
+    return n_features <= GRAM_MAX_FEATURES and residual_dof >= coefficients
+
+
+def aic_radius(X, dataset, y, sample_weight, alpha, fit_intercept):
+    """The radius of smallest AIC along the path, and the path's solution at the radius
+    before it (the start of the estimator's fit at that radius: its fit then does the last
+    step of the path).
+
+    Parameters
+    ----------
+    X, dataset, y, sample_weight, alpha, fit_intercept
+        One output's problem (as :class:`~._lasso_problem.LSProblem`).
+
+    Returns
+    -------
+    radius : float
+    start : ndarray of shape (n_features,)
+    """
+    lsp = LSProblem(X, dataset, y, sample_weight, alpha, np.inf, fit_intercept,
+                    with_xty=True)
+    d = X.shape[1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        G = gram_block(lsp, np.arange(d))
+        H = G + 2.0 * alpha * np.eye(d)
+    if not np.all(np.isfinite(H)):
+        raise scale_error(X, "the Gram matrix X^T X")
+    q = lsp.xty
+    yy = 2.0 * lsp.f_zero
+
+    def msr(w):
+        return yy - 2.0 * float(q @ w) + float(w @ G @ w)
+
+    w_ls = np.linalg.lstsq(H, q, rcond=None)[0]
+    r_max = float(np.abs(w_ls).sum())
+    msr_ls = msr(w_ls)
+    if not (r_max > 0.0 and msr_ls > 1e-12 * yy):
+        # y constant (nothing to fit) or fitted exactly (nothing to trade): no constraint
+        return r_max, np.zeros(d)
+    residual_dof = np.count_nonzero(lsp.sw) - d - int(fit_intercept)
+    threshold = SEARCH_TOL * lsp.f_zero
+    try:
+        lipschitz = gram_lipschitz(H)
+    except FloatingPointError:
+        raise scale_error(X, "the Gram matrix X^T X") from None
+    best_aic, best_radius, best_start = np.inf, r_max, np.zeros(d)
+    v = np.zeros(d)
+    for radius in r_max * np.logspace(np.log10(EPS), 0.0, N_RADII):
+        previous = v
+        v = fista_gram(H, q, radius, v, threshold, _MAX_ITER, lipschitz).x
+        aic = residual_dof * msr(v) / msr_ls + 2.0 * np.count_nonzero(v)
+        if aic < best_aic:
+            best_aic, best_radius, best_start = aic, float(radius), previous
+    return best_radius, best_start
