@@ -76,7 +76,8 @@ class ConstrainedLasso(BaseLinearRegressor):
     Projections" (paper 001), whose ridge strength is ``l2_reg`` here (the paper used
     ``l2_reg=1``, ``radius=0.5``); the ridge term has no factor 1/2 (the paper's form).  By
     default there is no ridge term (``l2_reg=0``: the constrained Lasso) and the radius is
-    half the l1 norm of the least-squares solution.
+    chosen along the path of radii, by AIC or, on wide data, by cross-validation (see
+    ``radius``).
 
     Read more in the :doc:`User Guide </user_guide/constrained_lasso>`.
 
