@@ -7,10 +7,11 @@ Tibshirani 2007), so along the path
 
     AIC(r) = n msr(r) / sigma^2 + 2 df(r),    sigma^2 = n msr_ls / (n - d - 1)
 
-(msr: weighted mean squared residual, ls: the unconstrained least-squares or ridge fit, n
-the rows of non-zero weight), as scikit-learn's ``LassoLarsIC``.  The whole path runs on the
-centred Gram matrix (one pass over X, then d x d products only).  The noise estimate needs
-residual degrees of freedom: :func:`aic_applies`.
+(n - d without an intercept; msr: weighted mean squared residual, ls: the unconstrained
+least-squares or ridge fit, n the rows of non-zero weight), as scikit-learn's
+``LassoLarsIC``.  The whole path runs on the centred Gram matrix (one pass over X, then
+d x d products only).  The noise estimate needs residual degrees of freedom:
+:func:`aic_applies`.
 """
 import numpy as np
 

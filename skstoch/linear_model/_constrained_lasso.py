@@ -91,8 +91,9 @@ class ConstrainedLasso(BaseLinearRegressor):
         smallest AIC (as scikit-learn's ``LassoLarsIC``: degrees of freedom = non-zero
         coefficients, noise variance from the least-squares residuals; 100 radii, on the
         centred Gram matrix, so about one pass over X); otherwise (wide or nearly square
-        data, no noise estimate) :class:`ConstrainedLassoCV`'s default cross-validated
-        choice, KFold(5) over the rows of non-zero weight.  The fit then starts from the
+        data, no noise estimate; or more than 4096 features, no Gram matrix)
+        :class:`ConstrainedLassoCV`'s default cross-validated choice, KFold(5) over the rows
+        of non-zero weight, at about its cost.  The fit then starts from the
         path's solution at the radius before it (this replaces a ``warm_start``).  Pass a
         radius to skip the search.
         ``radius = ||w_lasso||_1`` reproduces a ``Lasso`` solution (with ``l2_reg=0``).
