@@ -29,13 +29,17 @@ SEARCH_TOL = 1e-4
 _MAX_ITER = 10000
 
 
+def _residual_dof(sample_weight, n_features, fit_intercept):
+    """Rows of non-zero weight minus the coefficients of the least-squares fit."""
+    return np.count_nonzero(sample_weight) - n_features - int(fit_intercept)
+
+
 def aic_applies(sample_weight, n_features, fit_intercept):
     """Whether the AIC rule applies: at least as many residual degrees of freedom as
     coefficients (sigma^2 then has a relative standard error of at most sqrt(2 / (d + 1))),
     and a Gram matrix of at most ``GRAM_MAX_FEATURES`` columns."""
-    coefficients = n_features + int(fit_intercept)
-    residual_dof = np.count_nonzero(sample_weight) - coefficients
-    return n_features <= GRAM_MAX_FEATURES and residual_dof >= coefficients
+    return (n_features <= GRAM_MAX_FEATURES and _residual_dof(
+        sample_weight, n_features, fit_intercept) >= n_features + int(fit_intercept))
 
 
 def aic_radius(X, dataset, y, sample_weight, alpha, fit_intercept):
@@ -73,7 +77,7 @@ def aic_radius(X, dataset, y, sample_weight, alpha, fit_intercept):
     if not (r_max > 0.0 and msr_ls > 1e-12 * yy):
         # y constant (nothing to fit) or fitted exactly (nothing to trade): no constraint
         return r_max, np.zeros(d)
-    residual_dof = np.count_nonzero(lsp.sw) - d - int(fit_intercept)
+    residual_dof = _residual_dof(lsp.sw, d, fit_intercept)
     threshold = SEARCH_TOL * lsp.f_zero
     try:
         lipschitz = gram_lipschitz(H)

@@ -39,8 +39,10 @@ PAPER_SOLVERS = {"epro_sgd_paper": ("epro_sgd", 8, 0.3), "epro_orda_paper": ("ep
 PAPER_LAM = 0.03
 SOLVERS = ("auto",) + lasso.SOLVERS + tuple(PAPER_SOLVERS)
 
-# radius=None where the AIC rule does not apply: ConstrainedLassoCV's default path and folds
-# (KFold over the rows of non-zero weight)
+# ConstrainedLassoCV's default path (radii from EPS r_max to r_max) and folds; radius=None
+# uses them where the AIC rule does not apply (KFold over the rows of non-zero weight)
+DEFAULT_N_RADII = 30
+DEFAULT_EPS = 1e-3
 DEFAULT_CV_FOLDS = 5
 
 
@@ -487,6 +489,25 @@ def _path_fold(X, y, sw, train, test, radii, params):
     return mse
 
 
+def _radius_path(X, y, sw, l2_reg, fit_intercept, eps, n_radii):
+    """ConstrainedLassoCV's radii: ``n_radii`` log-spaced from ``eps r_max`` to ``r_max``
+    (the l1 norm of the unconstrained fit), or [0] when r_max is 0."""
+    r_max = lasso.radius_max(X, y, sw, l2_reg, fit_intercept)
+    if r_max <= 0:
+        return np.zeros(1)
+    return r_max * np.logspace(math.log10(eps), 0, n_radii)
+
+
+def _validation_path(X, y, sw, folds, radii, path_params, n_jobs=None):
+    """The validation MSE of every radius on every fold, shape (n_radii, n_folds) (the
+    folds in parallel threads), and the index of the lowest mean."""
+    mse = Parallel(n_jobs=n_jobs, prefer="threads")(
+        delayed(_path_fold)(X, y, sw, train, test, radii, path_params)
+        for train, test in folds)
+    mse_path = np.column_stack(mse)
+    return mse_path, int(np.argmin(mse_path.mean(axis=1)))
+
+
 def _path_refit(X, y, sw, radii, params, path_params):
     """The last of ``radii`` (increasing) refitted on all the data as the folds fitted it:
     warm-started along the path.  Where the constraint is inactive (wide data, radii up to
@@ -508,15 +529,13 @@ def _cv_radius(X, y, sw, path_params):
     path of radii), and the path's solution on all the data at the radius before it."""
     rows = np.flatnonzero(sw > 0)
     start = np.zeros(X.shape[1])
-    r_max = lasso.radius_max(X, y, sw, path_params["l2_reg"], path_params["fit_intercept"])
+    radii = _radius_path(X, y, sw, path_params["l2_reg"], path_params["fit_intercept"],
+                         DEFAULT_EPS, DEFAULT_N_RADII)
     n_splits = min(DEFAULT_CV_FOLDS, len(rows))
-    if not r_max > 0 or n_splits < 2:
-        return max(r_max, 0.0), start
-    radii = r_max * np.logspace(math.log10(ConstrainedLassoCV().eps), 0.0,
-                                ConstrainedLassoCV().n_radii)
-    mse = [_path_fold(X, y, sw, rows[train], rows[test], radii, path_params)
-           for train, test in KFold(n_splits).split(rows)]
-    best = int(np.argmin(np.mean(mse, axis=0)))
+    if len(radii) == 1 or n_splits < 2:
+        return float(radii[-1]), start
+    folds = [(rows[train], rows[test]) for train, test in KFold(n_splits).split(rows)]
+    _, best = _validation_path(X, y, sw, folds, radii, path_params)
     if best > 0:
         start = _path_refit(X, y, sw, radii[:best], path_params, path_params).coef_
     return float(radii[best]), start
@@ -639,7 +658,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, *, l2_reg=0.0, alpha="deprecated", radii=None, n_radii=30, eps=1e-3,
+    def __init__(self, *, l2_reg=0.0, alpha="deprecated", radii=None,
+                 n_radii=DEFAULT_N_RADII, eps=DEFAULT_EPS,
                  cv=5, solver="fista", max_iter=None, tol=1e-4, eta0="auto", lam="auto",
                  fit_intercept=True, n_jobs=None, verbose=0, random_state=None,
                  callback=None):
@@ -728,19 +748,12 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     def _fit_one(self, X, y, sw, folds, radii, l2_reg):
         """The path, the CV choice and the refit of one output."""
         if radii is None:
-            r_max = lasso.radius_max(X, y, sw, l2_reg, self.fit_intercept)
-            if r_max <= 0:
-                radii = np.zeros(1)
-            else:
-                radii = r_max * np.logspace(math.log10(self.eps), 0, self.n_radii)
+            radii = _radius_path(X, y, sw, l2_reg, self.fit_intercept, self.eps,
+                                 self.n_radii)
         params = self._estimator_params(l2_reg)
         # the path's n_radii x n_folds fits print their epochs only from verbose=2 on
         path_params = dict(params, verbose=max(self.verbose - 1, 0))
-        mse = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(_path_fold)(X, y, sw, train, test, radii, path_params)
-            for train, test in folds)
-        mse_path = np.column_stack(mse)
-        best = int(np.argmin(mse_path.mean(axis=1)))
+        mse_path, best = _validation_path(X, y, sw, folds, radii, path_params, self.n_jobs)
         radius = float(radii[best])
         if self.verbose:
             print(f"[{type(self).__name__}] radius={radius:.6g} chosen among {len(radii)} "
