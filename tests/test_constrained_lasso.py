@@ -818,6 +818,38 @@ def test_cv_refit_is_the_path_solution_the_folds_scored():
     np.testing.assert_allclose(cv.coef_, path.coef_, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cv_path_on_tall_data_forms_one_gram_matrix_per_fold(monkeypatch, dtype):
+    """At least as many rows as features: every fold runs its path of radii on one Gram
+    matrix (the refit: one for the path, one for the fit at the chosen radius), where a fit
+    per radius formed 30 x 5 + 30 and took 12 times LassoCV's time at 20,000 x 100; the
+    validation MSEs are those of the exact fits along the path."""
+    from sklearn.model_selection import KFold
+    from skstoch._solvers import _lasso_fista, _lasso_gram_path
+
+    X, y = make_problem(n=400, d=30, k=5, noise=0.5)
+    X = X.astype(dtype)
+    sw = np.random.RandomState(1).rand(400)
+    calls = []
+
+    def counting(problem, cols, *args):
+        calls.append(len(cols))
+        return gram_block(problem, cols, *args)
+
+    for module in (_lasso_fista, _lasso_gram_path):
+        monkeypatch.setattr(module, "gram_block", counting)
+    folds = list(KFold(5, shuffle=True, random_state=0).split(X))
+    cv = ConstrainedLassoCV(n_radii=30, cv=folds, tol=1e-10).fit(X, y, sample_weight=sw)
+    assert len(calls) == 5 + 2
+    for k, (train, test) in enumerate(folds[:2]):
+        path = ConstrainedLasso(tol=1e-10, warm_start=True)
+        for j, radius in enumerate(cv.radii_):
+            path.set_params(radius=radius).fit(X[train], y[train], sample_weight=sw[train])
+            resid = path.predict(X[test]) - y[test]
+            mse = np.sum(sw[test] * resid ** 2) / sw[test].sum()
+            assert cv.mse_path_[j, k] == pytest.approx(mse, rel=1e-6)
+
+
 def test_cv_picks_a_radius_and_refits():
     X, y = make_problem(n=200, d=20, k=3, noise=0.5)
     cv = ConstrainedLassoCV(l2_reg=0.0, n_radii=12, cv=3, tol=1e-8).fit(X, y)
@@ -1170,7 +1202,11 @@ def test_cv_verbose_1_prints_the_choice_and_the_refit_not_every_path_fit(capsys)
     assert sum(line.startswith("[ConstrainedLassoCV] radius=") for line in lines) == 1
     assert len(lines) == 1 + len(cv.history_["objective"])
     ConstrainedLassoCV(n_radii=5, cv=3, verbose=2).fit(X, y)
-    assert len(capsys.readouterr().out.splitlines()) > len(lines) + 5 * 3
+    lines_2 = capsys.readouterr().out.splitlines()
+    assert sum(line.startswith("[ConstrainedLassoCV] fold ") for line in lines_2) == 5 * 3
+    # a stochastic solver's path fits print their records too
+    ConstrainedLassoCV(n_radii=5, cv=3, verbose=2, solver="epro_sgd", tol=0.1).fit(X, y)
+    assert len(capsys.readouterr().out.splitlines()) > len(lines_2) + 5 * 3
 
 
 def test_cv_routes_groups_to_the_splitter():

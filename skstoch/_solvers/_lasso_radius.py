@@ -9,14 +9,14 @@ Tibshirani 2007), so along the path
 
 (n - d without an intercept; msr: weighted mean squared residual, ls: the unconstrained
 least-squares or ridge fit, n the rows of non-zero weight), as scikit-learn's
-``LassoLarsIC``.  The whole path runs on the centred Gram matrix (one pass over X, then
-d x d products only).  The noise estimate needs residual degrees of freedom:
-:func:`aic_applies`.
+``LassoLarsIC``.  The whole path runs on the centred Gram matrix
+(:class:`~._lasso_gram_path.GramPath`).  The noise estimate needs residual degrees of
+freedom: :func:`aic_applies`.
 """
 import numpy as np
 
-from ._lasso_fista import GRAM_MAX_FEATURES, fista_gram, gram_lipschitz
-from ._lasso_problem import LSProblem, gram_block, scale_error
+from ._lasso_fista import GRAM_MAX_FEATURES
+from ._lasso_gram_path import GramPath
 
 # The path: N_RADII radii log-spaced from EPS r_max to r_max (r_max: the l1 norm of the
 # unconstrained fit), each a FISTA on the Gram matrix warm-started at the previous one.
@@ -57,37 +57,26 @@ def aic_radius(X, dataset, y, sample_weight, alpha, fit_intercept):
     radius : float
     start : ndarray of shape (n_features,)
     """
-    lsp = LSProblem(X, dataset, y, sample_weight, alpha, np.inf, fit_intercept,
-                    with_xty=True)
-    d = X.shape[1]
-    with np.errstate(over="ignore", invalid="ignore"):
-        G = gram_block(lsp, np.arange(d))
-        H = G + 2.0 * alpha * np.eye(d)
-    if not np.all(np.isfinite(H)):
-        raise scale_error(X, "the Gram matrix X^T X")
-    q = lsp.xty
-    yy = 2.0 * lsp.f_zero
+    path = GramPath(X, dataset, y, sample_weight, alpha, fit_intercept)
+    G, H, q = path.G, path.H, path.q
+    yy = 2.0 * path.problem.f_zero
 
     def msr(w):
         return yy - 2.0 * float(q @ w) + float(w @ G @ w)
 
+    d = X.shape[1]
     w_ls = np.linalg.lstsq(H, q, rcond=None)[0]
     r_max = float(np.abs(w_ls).sum())
     msr_ls = msr(w_ls)
     if not (r_max > 0.0 and msr_ls > 1e-12 * yy):
         # y constant (nothing to fit) or fitted exactly (nothing to trade): no constraint
         return r_max, np.zeros(d)
-    residual_dof = _residual_dof(lsp.sw, d, fit_intercept)
-    threshold = SEARCH_TOL * lsp.f_zero
-    try:
-        lipschitz = gram_lipschitz(H)
-    except FloatingPointError:
-        raise scale_error(X, "the Gram matrix X^T X") from None
+    residual_dof = _residual_dof(path.problem.sw, d, fit_intercept)
     best_aic, best_radius, best_start = np.inf, r_max, np.zeros(d)
     v = np.zeros(d)
     for radius in r_max * np.logspace(np.log10(EPS), 0.0, N_RADII):
         previous = v
-        v = fista_gram(H, q, radius, v, threshold, _MAX_ITER, lipschitz).x
+        v = path.solve(radius, v, SEARCH_TOL, _MAX_ITER)
         aic = residual_dof * msr(v) / msr_ls + 2.0 * np.count_nonzero(v)
         if aic < best_aic:
             best_aic, best_radius, best_start = aic, float(radius), previous

@@ -25,6 +25,7 @@ from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _rais
 from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
+from .._solvers._lasso_gram_path import GramPath, gram_path_applies
 from .._solvers._lasso_radius import SEARCH_TOL, aic_applies, aic_radius
 from ..base import (STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin,
                     ravel_column_vector)
@@ -457,35 +458,72 @@ def _checked_folds(splits, n_samples):
         raise ValueError("cv yielded no split.")
     return folds
 
-def _path_fold(X, y, sw, train, test, radii, params):
-    """Fit the radii (increasing) on train with warm starts; return the test MSEs."""
-    est = ConstrainedLasso(**params)
-    if (_FOLD_IN_PLACE and X.dtype == np.float32
-            and est._resolve_solver(X.shape[0]) == "fista"):
-        # the exact solver reads every row of a float32 X in place, the rows outside the
-        # training fold weighted 0: the objective divides by the weights' sum, so this is
-        # the training fold's problem, without a copy of its rows (a repeated training
-        # index counts twice, as in a copy)
-        Xtr, ytr, swtr = X, y, np.zeros_like(sw)
+def _fold_rows(X, y, sw, train, exact):
+    """The training fold's (X, y, sample_weight).  For the exact solver a float32 X is read
+    in place, the rows outside the fold weighted 0: the objective divides by the weights'
+    sum, so this is the fold's problem without a copy of its rows (a repeated training
+    index counts twice, as in a copy)."""
+    if _FOLD_IN_PLACE and X.dtype == np.float32 and exact:
+        swtr = np.zeros_like(sw)
         np.add.at(swtr, train, sw[train])
-    else:
-        Xtr, ytr, swtr = X[train], y[train], sw[train]
+        return X, y, swtr
+    return X[train], y[train], sw[train]
+
+
+def _on_gram(est, X, sw):
+    """Whether ``est``'s fits along a path of radii on (X, sw) run on one Gram matrix
+    (:class:`~skstoch._solvers._lasso_gram_path.GramPath`): the exact solver with working
+    sets (which solves each fit on a Gram matrix too), and at least as many rows of
+    non-zero weight as features."""
+    return (est._resolve_solver(X.shape[0]) == "fista" and est.working_set
+            and gram_path_applies(np.count_nonzero(sw), X.shape[1]))
+
+
+def _gram_solutions(X, y, sw, radii, est):
+    """(coef, intercept) at each of ``radii`` (increasing) on one Gram matrix, warm-started
+    along the path and stopped as ``est``'s exact fits (its ``tol`` and ``max_iter``)."""
+    path = GramPath(X, make_dataset(X, float32=True), y, sw, _resolve_l2_reg(est),
+                    est.fit_intercept)
+    max_iter = est._prepare_fit(X, None, None).max_iter
+    coef = np.zeros(X.shape[1])
+    for radius in radii:
+        coef = path.solve(radius, coef, est.tol, max_iter)
+        yield coef, path.intercept(coef)
+
+
+def _estimator_solutions(X, y, sw, radii, est):
+    """(coef, intercept) at each of ``radii`` (increasing): ``est`` fitted with warm
+    starts."""
     est.set_params(warm_start=True)
-    mse = np.empty(len(radii))
-    swte = sw[test]
+    for radius in radii:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.set_params(radius=radius).fit(X, y, sample_weight=sw)
+        yield est.coef_, est.intercept_
+
+
+def _path_fold(X, y, sw, fold, train, test, radii, params):
+    """Fit the radii (increasing) on train with warm starts; return the test MSEs (printed
+    with ``params["verbose"]``, one line per radius)."""
+    est = ConstrainedLasso(**params)
+    Xtr, ytr, swtr = _fold_rows(X, y, sw, train, est._resolve_solver(X.shape[0]) == "fista")
+    solutions = (_gram_solutions if _on_gram(est, Xtr, swtr) else _estimator_solutions)(
+        Xtr, ytr, swtr, radii, est)
     # a float32 X: test predictions from its rows in place (numpy's X[test] @ coef would
     # cast the test rows to float64)
     rows = make_dataset(X, float32=True) if X.dtype == np.float32 else None
-    for k, radius in enumerate(radii):
-        est.set_params(radius=radius)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            est.fit(Xtr, ytr, sample_weight=swtr)
+    Xte = X[test] if rows is None else None
+    swte, yte = sw[test], y[test]
+    mse = np.empty(len(radii))
+    for k, (coef, intercept) in enumerate(solutions):
         if rows is None:
-            resid = est.predict(X[test]) - y[test]
+            resid = np.asarray(Xte @ coef).ravel() + intercept - yte
         else:
-            resid = full_margins(rows, est.coef_, est.intercept_)[test] - y[test]
+            resid = full_margins(rows, coef, intercept)[test] - yte
         mse[k] = float(swte @ (resid * resid)) / max(float(swte.sum()), 1e-300)
+        if params["verbose"]:
+            print(f"[ConstrainedLassoCV] fold {fold}: radius={radii[k]:.6g} validation "
+                  f"MSE {mse[k]:.6g}")
     return mse
 
 
@@ -502,8 +540,8 @@ def _validation_path(X, y, sw, folds, radii, path_params, n_jobs=None):
     """The validation MSE of every radius on every fold, shape (n_radii, n_folds) (the
     folds in parallel threads), and the index of the lowest mean."""
     mse = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_path_fold)(X, y, sw, train, test, radii, path_params)
-        for train, test in folds)
+        delayed(_path_fold)(X, y, sw, k, train, test, radii, path_params)
+        for k, (train, test) in enumerate(folds))
     mse_path = np.column_stack(mse)
     return mse_path, int(np.argmin(mse_path.mean(axis=1)))
 
@@ -514,12 +552,13 @@ def _path_refit(X, y, sw, radii, params, path_params):
     interpolation) the minimizers are many: the path's is the one the validation scored,
     while a fit from zero at that radius lands on another (R² 0.63 against 0.99 on a
     fold of make_regression(100, 300, n_informative=5, noise=10))."""
-    est = ConstrainedLasso(**path_params).set_params(warm_start=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        for radius in radii[:-1]:
-            est.set_params(radius=radius).fit(X, y, sample_weight=sw)
-    est.set_params(radius=float(radii[-1]), verbose=params["verbose"])
+    est = ConstrainedLasso(**path_params)
+    if len(radii) > 1:
+        solve = _gram_solutions if _on_gram(est, X, sw) else _estimator_solutions
+        coef, intercept = list(solve(X, y, sw, radii[:-1], est))[-1]
+        # the path's solution at the radius before: the warm start of the fit at the last
+        est.coef_, est.intercept_ = np.array(coef), float(intercept)
+    est.set_params(radius=float(radii[-1]), verbose=params["verbose"], warm_start=True)
     return est.fit(X, y, sample_weight=sw).set_params(warm_start=False)
 
 
@@ -595,7 +634,9 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         As in :class:`ConstrainedLasso` (passed to every fit).
     verbose : int, default=0
         1: print the chosen radius, then the refit's records (as :class:`ConstrainedLasso`);
-        2 and more: also the records of every fit along every fold's path.
+        2 and more: also every fold's validation MSE at every radius, and the records of
+        the fits along its path (none where the path runs on the fold's Gram matrix: the
+        exact solver with at least as many rows as features).
     n_jobs : int or None, default=None
         Folds run in parallel (threads: the kernels and BLAS release the GIL).
 

@@ -1,0 +1,67 @@
+"""ConstrainedLasso's exact solutions along a path of radii on one centred Gram matrix.
+
+One pass over X forms H = Xc^T W Xc / S + 2 alpha I and q = Xc^T W yc / S (the problem with
+the intercept eliminated, as :func:`~._lasso_fista.fista_working_set` solves it); every
+radius is then a FISTA on d x d products only, warm-started at the previous radius, stopped
+on the same Frank-Wolfe gap (``tol * F(0)``).  The exact solver instead forms the Gram
+matrix of its working set again at every fit: along a path of 30 radii and 5 folds, 180
+Gram matrices where this needs 6.
+"""
+import numpy as np
+
+from ._lasso_fista import GRAM_MAX_FEATURES, fista_gram, gram_lipschitz
+from ._lasso_problem import LSProblem, gram_block, scale_error
+
+
+def gram_path_applies(n_rows, n_features):
+    """Whether the path is cheaper on the Gram matrix than on X: a d x d mat-vec costs at
+    most an X mat-vec (at least as many rows of non-zero weight as features), and the Gram
+    matrix has at most ``GRAM_MAX_FEATURES`` columns."""
+    return n_features <= GRAM_MAX_FEATURES and n_rows >= n_features
+
+
+class GramPath:
+    """One output's problem on its centred Gram matrix (see the module docstring).
+
+    Parameters
+    ----------
+    X, dataset, y, sample_weight, alpha, fit_intercept
+        As :class:`~._lasso_problem.LSProblem`.
+
+    Attributes
+    ----------
+    problem : LSProblem
+    G : ndarray of shape (n_features, n_features)
+        The centred, weighted Gram matrix Xc^T W Xc / S (without the ridge term).
+    H, q : ndarray
+        The quadratic 1/2 v^T H v - q^T v that FISTA minimizes on the l1 ball.
+    """
+
+    def __init__(self, X, dataset, y, sample_weight, alpha, fit_intercept):
+        self.problem = LSProblem(X, dataset, y, sample_weight, alpha, np.inf, fit_intercept,
+                                 with_xty=True)
+        d = X.shape[1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.G = gram_block(self.problem, np.arange(d))
+            self.H = self.G + 2.0 * alpha * np.eye(d)
+        if not np.all(np.isfinite(self.H)):
+            raise scale_error(X, "the Gram matrix X^T X")
+        self.q = self.problem.xty
+        self._lipschitz = None
+
+    def solve(self, radius, start, tol, max_iter):
+        """The solution at ``radius`` from ``start``: FISTA until the Frank-Wolfe gap is at
+        most ``tol * F(0)`` or ``max_iter`` iterations."""
+        if self._lipschitz is None:
+            # once per path: the power iteration cost more than the path's FISTA (78%)
+            try:
+                self._lipschitz = gram_lipschitz(self.H)
+            except FloatingPointError:
+                raise scale_error(self.problem.X, "the Gram matrix X^T X") from None
+        threshold = tol * self.problem.f_zero
+        return fista_gram(self.H, self.q, radius, start, threshold, max_iter,
+                          self._lipschitz).x
+
+    def intercept(self, w):
+        """The optimal intercept at w (0 without ``fit_intercept``)."""
+        return self.problem.optimal_intercept(w)
