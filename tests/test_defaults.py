@@ -91,7 +91,13 @@ def _mark(row_id):
 def test_default_supervised_estimator(row_id, ours, reference, dataset, classification):
     loader = CLASSIFICATION.get(dataset, load_diabetes)
     X, y = _standardized(loader)
-    score, caught = _no_warnings(lambda: _cv_score(ours(), X, y, classification))
+    # random_state=0 as the other tables: with random_state=None (a fresh draw per fit)
+    # CGVRClassifier-iris scored 0.9533 in 2 of 400 runs.  Its fold 5 holds iris row 83 at
+    # probabilities 0.4990 / 0.4981 at the optimum, within both solvers' default tol
+    # (LogisticRegression() stops 1.2e-3 from the optimum, our median 6.7e-4); every row
+    # passes at random_state 0 to 49
+    score, caught = _no_warnings(lambda: _cv_score(ours(random_state=0), X, y,
+                                                   classification))
     ref = _cv_score(reference(), X, y, classification)
     assert not caught, f"{row_id}: default fit warned: {caught[:3]}"
     assert score >= ref - TOLERANCE, f"{row_id}: {score:.4f} < reference {ref:.4f}"
