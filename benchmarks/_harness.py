@@ -483,7 +483,8 @@ FAMILIES = {
         full=("SKSTOCH_BENCH_PEER_PYTHON=.venv-dask/bin/python " + _PY + "bench_dask.py",)),
     "constrained_lasso": Family(
         "ConstrainedLasso", "bench_constrained_lasso.py", "user_guide/constrained_lasso",
-        "scikit-learn ElasticNet, skglm ElasticNet, celer ElasticNet, lightning FISTA (l1 ball)",
+        "scikit-learn ElasticNet, skglm ElasticNet, celer ElasticNet, lightning FISTA (l1 ball); "
+        "ConstrainedLassoCV: scikit-learn LassoCV",
         headline=("constrained_lasso_time_to_target", "constrained_lasso_hard_time_to_target"),
         figures=("constrained_lasso_time_to_target.png",
                  "constrained_lasso_hard_time_to_target.png"),
@@ -491,11 +492,13 @@ FAMILIES = {
                _QUICK + "bench_constrained_lasso.py --only hard",
                _QUICK + "bench_constrained_lasso.py --only dense --stochastic-only",
                _QUICK + "bench_constrained_lasso.py --baselines",
+               _QUICK + "bench_constrained_lasso.py --cv",
                _QUICK + "bench_constrained_lasso.py --trace"),
         full=(_PY + "bench_constrained_lasso.py --only dense --repeat 1",
               _PY + "bench_constrained_lasso.py --only sparse --repeat 3",
               _PY + "bench_constrained_lasso.py --only dense --stochastic-only --repeat 3",
-              _PY + "bench_constrained_lasso.py --only hard --repeat 1")),
+              _PY + "bench_constrained_lasso.py --only hard --repeat 1",
+              _PY + "bench_constrained_lasso.py --cv")),
     "lmnn": Family(
         "LMNNMetric", "bench_lmnn.py", "user_guide/lmnn",
         "scikit-learn NeighborhoodComponentsAnalysis, metric-learn LMNN (own environment), "
