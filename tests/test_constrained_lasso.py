@@ -812,16 +812,20 @@ def test_cv_refit_is_the_path_solution_the_folds_scored():
         cv = ConstrainedLassoCV().fit(X_train, y[train])
     reference = LassoCV().fit(X_train, y[train]).score(X_test, y[test])
     assert cv.score(X_test, y[test]) >= reference - 0.01
+    # above 512 features the folds fit the estimator radius by radius (below, the path runs
+    # on the fold's Gram matrix): the refit is that path's solution on all the data
+    X_wide = np.hstack([X_train, np.random.RandomState(0).standard_normal((80, 300))])
+    cv = ConstrainedLassoCV().fit(X_wide, y[train])
     path = ConstrainedLasso(warm_start=True)
     for radius in cv.radii_[cv.radii_ <= cv.radius_]:
-        path.set_params(radius=radius).fit(X_train, y[train])
+        path.set_params(radius=radius).fit(X_wide, y[train])
     np.testing.assert_allclose(cv.coef_, path.coef_, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_cv_path_on_tall_data_forms_one_gram_matrix_per_fold(monkeypatch, dtype):
-    """At least as many rows as features: every fold runs its path of radii on one Gram
-    matrix (the refit: one for the path, one for the fit at the chosen radius), where a fit
+def test_cv_path_forms_one_gram_matrix_per_fold(monkeypatch, dtype):
+    """At least as many rows as features, or at most 512 features: every fold runs its path
+    of radii on one Gram matrix (the refit: one for the path, one for the fit at the chosen radius), where a fit
     per radius formed 30 x 5 + 30 and took 12 times LassoCV's time at 20,000 x 100; the
     validation MSEs are those of the exact fits along the path."""
     from sklearn.model_selection import KFold
@@ -840,6 +844,12 @@ def test_cv_path_on_tall_data_forms_one_gram_matrix_per_fold(monkeypatch, dtype)
         monkeypatch.setattr(module, "gram_block", counting)
     folds = list(KFold(5, shuffle=True, random_state=0).split(X))
     cv = ConstrainedLassoCV(n_radii=30, cv=folds, tol=1e-10).fit(X, y, sample_weight=sw)
+    assert len(calls) == 5 + 2
+    # wide data with at most 512 features: one Gram matrix per fold too (there 30 x 5 + 30
+    # working-set Gram matrices took 2.5 times as long as the path on the Gram matrix)
+    calls.clear()
+    X_wide, y_wide = make_problem(n=60, d=100, k=5, noise=0.5)
+    ConstrainedLassoCV(n_radii=30, cv=5).fit(X_wide.astype(dtype), y_wide)
     assert len(calls) == 5 + 2
     for k, (train, test) in enumerate(folds[:2]):
         path = ConstrainedLasso(tol=1e-10, warm_start=True)

@@ -13,11 +13,20 @@ from ._lasso_fista import GRAM_MAX_FEATURES, fista_gram, gram_lipschitz
 from ._lasso_problem import LSProblem, gram_block, scale_error
 
 
+# Up to this many features the path runs on the Gram matrix also on wide data: FISTA on all
+# d features costs d^2 per iteration, the working sets' fits (at least 256 features) a Gram
+# matrix and a power iteration per radius.  5-fold CV of ConstrainedLassoCV() on
+# make_regression 150 x 500: 2.0 s on the Gram matrix against 4.3 s; 150 x 700: 4.3 s
+# against 3.5 s.
+WIDE_MAX_FEATURES = 512
+
+
 def gram_path_applies(n_rows, n_features):
-    """Whether the path is cheaper on the Gram matrix than on X: a d x d mat-vec costs at
-    most an X mat-vec (at least as many rows of non-zero weight as features), and the Gram
-    matrix has at most ``GRAM_MAX_FEATURES`` columns."""
-    return n_features <= GRAM_MAX_FEATURES and n_rows >= n_features
+    """Whether the path is cheaper on the Gram matrix than fitted radius by radius: at
+    least as many rows of non-zero weight as features (a d x d mat-vec costs at most an X
+    mat-vec) or at most ``WIDE_MAX_FEATURES`` features, and a Gram matrix of at most
+    ``GRAM_MAX_FEATURES`` columns."""
+    return n_features <= min(GRAM_MAX_FEATURES, max(n_rows, WIDE_MAX_FEATURES))
 
 
 class GramPath:

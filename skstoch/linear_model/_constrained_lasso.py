@@ -473,8 +473,8 @@ def _fold_rows(X, y, sw, train, exact):
 def _on_gram(est, X, sw):
     """Whether ``est``'s fits along a path of radii on (X, sw) run on one Gram matrix
     (:class:`~skstoch._solvers._lasso_gram_path.GramPath`): the exact solver with working
-    sets (which solves each fit on a Gram matrix too), and at least as many rows of
-    non-zero weight as features."""
+    sets (which solves each fit on a Gram matrix too), where the Gram matrix is the cheaper
+    (:func:`~skstoch._solvers._lasso_gram_path.gram_path_applies`)."""
     return (est._resolve_solver(X.shape[0]) == "fista" and est.working_set
             and gram_path_applies(np.count_nonzero(sw), X.shape[1]))
 
@@ -636,7 +636,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         1: print the chosen radius, then the refit's records (as :class:`ConstrainedLasso`);
         2 and more: also every fold's validation MSE at every radius, and the records of
         the fits along its path (none where the path runs on the fold's Gram matrix: the
-        exact solver with at least as many rows as features).
+        exact solver with at least as many rows as features, or at most 512 features).
     n_jobs : int or None, default=None
         Folds run in parallel (threads: the kernels and BLAS release the GIL).
 
