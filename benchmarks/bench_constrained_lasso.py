@@ -320,7 +320,7 @@ def run_cv(args):
                   f"standardized; 80% to fit, R² on the other 20%",
                   cases, repeat=args.repeat, warmup=1, baseline="sklearn LassoCV()",
                   blas_threads=1,
-                  notes="Each library's defaults (30 radii from 1e-3 r_max; 100 alphas from "
+                  notes="Each library's defaults (100 radii from 1e-3 r_max; 100 alphas from "
                         "1e-3 alpha_max) on the same KFold(5, shuffle=True, random_state=0). "
                         "celer 0.7.4's LassoCV cannot be built under scikit-learn 1.9 (it "
                         "passes the removed n_alphas); skglm has no cross-validated Lasso.")

@@ -4,8 +4,8 @@ One pass over X forms H = Xc^T W Xc / S + 2 alpha I and q = Xc^T W yc / S (the p
 the intercept eliminated, as :func:`~._lasso_fista.fista_working_set` solves it); every
 radius is then a FISTA on d x d products only, warm-started at the previous radius, stopped
 on the same Frank-Wolfe gap (``tol * F(0)``).  The exact solver instead forms the Gram
-matrix of its working set again at every fit: along a path of 30 radii and 5 folds, 180
-Gram matrices where this needs 6.
+matrix of its working set again at every fit: n_radii x n_folds Gram matrices for a
+cross-validated path where this needs n_folds.
 """
 import numpy as np
 
