@@ -17,6 +17,7 @@ import numpy as np
 
 from ._lasso_fista import GRAM_MAX_FEATURES
 from ._lasso_gram_path import GramPath
+from ._lasso_problem import negligible_weights_to_zero
 
 # The path: N_RADII radii log-spaced from EPS r_max to r_max (r_max: the l1 norm of the
 # unconstrained fit), each a FISTA on the Gram matrix warm-started at the previous one.
@@ -30,8 +31,11 @@ _MAX_ITER = 10000
 
 
 def _residual_dof(sample_weight, n_features, fit_intercept):
-    """Rows of non-zero weight minus the coefficients of the least-squares fit."""
-    return np.count_nonzero(sample_weight) - n_features - int(fit_intercept)
+    """Rows of non-zero weight minus the coefficients of the least-squares fit; weights
+    below float64's resolution relative to the largest count as 0, as in the fit
+    (:func:`~._lasso_problem.negligible_weights_to_zero`)."""
+    sw = negligible_weights_to_zero(np.asarray(sample_weight, dtype=np.float64))
+    return np.count_nonzero(sw) - n_features - int(fit_intercept)
 
 
 def aic_applies(sample_weight, n_features, fit_intercept):

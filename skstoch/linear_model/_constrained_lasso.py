@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._solvers import lasso
 from .._solvers._lasso_gram_path import GramPath, gram_path_applies
+from .._solvers._lasso_problem import negligible_weights_to_zero
 from .._solvers._lasso_radius import SEARCH_TOL, aic_applies, aic_radius
 from ..base import (STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin,
                     ravel_column_vector)
@@ -568,7 +569,8 @@ def _cv_radius(X, y, sw, path_params):
     """``radius=None`` where the AIC rule does not apply (wide or nearly square data):
     ConstrainedLassoCV's default choice (KFold(5) over the rows of non-zero weight along its
     path of radii), and the path's solution on all the data at the radius before it."""
-    rows = np.flatnonzero(sw > 0)
+    # weights below float64's resolution count as 0, as in the fits
+    rows = np.flatnonzero(negligible_weights_to_zero(sw) > 0)
     start = np.zeros(X.shape[1])
     radii = _radius_path(X, y, sw, path_params["l2_reg"], path_params["fit_intercept"],
                          DEFAULT_EPS, DEFAULT_N_RADII)
