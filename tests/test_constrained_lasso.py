@@ -638,6 +638,18 @@ def test_history_callback_verbose(capsys):
                           .history_["objective"]) <= 1e-12)
 
 
+def test_cv_callback_sees_the_refit_and_the_path_fits_made_radius_by_radius():
+    X, y = make_problem(n=200, d=10)
+    seen = []
+    cv = ConstrainedLassoCV(n_radii=4, cv=3, callback=seen.append).fit(X, y)
+    # the folds' paths ran on their Gram matrices: only the refit's records
+    assert len(seen) == len(cv.history_["objective"])
+    seen.clear()
+    cv = ConstrainedLassoCV(n_radii=4, cv=3, solver="epro_sgd", tol=0.1,
+                            callback=seen.append).fit(X, y)
+    assert len(seen) > len(cv.history_["objective"])
+
+
 @pytest.mark.parametrize("solver", STOCHASTIC)
 def test_history_iteration_is_n_iter_and_the_last_objective_is_recorded(solver):
     """The results contract: the ``iteration`` column counts stochastic gradients as

@@ -637,13 +637,18 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable, default=5
     solver : str, default='fista'
         Solver of every fit along the path (see :class:`ConstrainedLasso`).
-    max_iter, tol, eta0, lam, fit_intercept, random_state, callback
+    max_iter, tol, eta0, lam, fit_intercept, random_state
         As in :class:`ConstrainedLasso` (passed to every fit).
+    callback : callable or None, default=None
+        As in :class:`ConstrainedLasso`, after every record of the refit and of the fits
+        along the folds' paths.  With the exact solver and at least as many rows as
+        features, or at most 512 features, a fold's path runs on its Gram matrix (the user
+        guide's ``ConstrainedLassoCV`` section) and makes no records: only the refit calls
+        it.
     verbose : int, default=0
         1: print the chosen radius, then the refit's records (as :class:`ConstrainedLasso`);
         2 and more: also every fold's validation MSE at every radius, and the records of
-        the fits along its path (none where the path runs on the fold's Gram matrix: the
-        exact solver with at least as many rows as features, or at most 512 features).
+        the fits along its path (none where the path runs on the fold's Gram matrix).
     n_jobs : int or None, default=None
         Folds run in parallel (threads: the kernels and BLAS release the GIL).
 
