@@ -1025,6 +1025,25 @@ def test_default_radius_on_tall_data_minimizes_the_aic_along_the_path():
     np.testing.assert_allclose(scaled.coef_, 10.0 * m.coef_, rtol=1e-4, atol=1e-8)
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_constant_columns_get_no_coefficient_and_no_warning(sparse):
+    """Constant columns are 0 once centred; the exact path fitted their rounding noise:
+    ConstrainedLassoCV on a constant X raised a DivergenceError after a storm of overflow
+    warnings, and with three constant columns of different scales it returned
+    coefficients of 1e9.  LassoCV() returns zeros."""
+    rng = np.random.RandomState(0)
+    y = rng.standard_normal(30)
+    constant = np.column_stack([np.full(30, 7.0), np.full(30, 0.3), np.full(30, -1e5)])
+    mixed = np.column_stack([rng.standard_normal((30, 2)), constant])
+    for X, zero in ((constant, [0, 1, 2]), (mixed, [2, 3, 4])):
+        X = sp.csr_matrix(X) if sparse else X
+        for est in (ConstrainedLassoCV(), ConstrainedLasso()):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                est.fit(X, y)
+            assert np.all(est.coef_[zero] == 0.0), (type(est).__name__, est.coef_)
+
+
 def test_default_radius_treats_negligible_weights_as_zero():
     """The fit zeroes weights below float64's resolution relative to the largest; the
     default radius counted them as rows: 30 of 40 rows at 1e-18 chose radius 33.0 (the AIC

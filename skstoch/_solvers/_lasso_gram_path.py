@@ -10,7 +10,7 @@ cross-validated path where this needs n_folds.
 import numpy as np
 
 from ._lasso_fista import GRAM_MAX_FEATURES, fista_gram, gram_lipschitz
-from ._lasso_problem import LSProblem, gram_block, scale_error
+from ._lasso_problem import LSProblem, constant_columns, gram_block, scale_error
 
 
 # Up to this many features the path runs on the Gram matrix also on wide data: FISTA on all
@@ -50,12 +50,18 @@ class GramPath:
         self.problem = LSProblem(X, dataset, y, sample_weight, alpha, np.inf, fit_intercept,
                                  with_xty=True)
         d = X.shape[1]
+        self.q = self.problem.xty
         with np.errstate(over="ignore", invalid="ignore"):
             self.G = gram_block(self.problem, np.arange(d))
+            constant = constant_columns(self.problem)
+            if constant.any():
+                # exactly 0 where the centred columns are: no path along rounding noise
+                self.G[constant, :] = 0.0
+                self.G[:, constant] = 0.0
+                self.q = np.where(constant, 0.0, self.q)
             self.H = self.G + 2.0 * alpha * np.eye(d)
         if not np.all(np.isfinite(self.H)):
             raise scale_error(X, "the Gram matrix X^T X")
-        self.q = self.problem.xty
         self._lipschitz = None
 
     def solve(self, radius, start, tol, max_iter):

@@ -15,7 +15,8 @@ import scipy.sparse as sp
 
 from .._fast._lasso import sparse_gram, sparse_gram_columns
 from .._fast._s3gd import row_sqnorms
-from ..utils._dataset import WIDEN_ELEMENTS, full_margins, full_transpose_product
+from ..utils._dataset import (WIDEN_ELEMENTS, dataset_matrix, full_margins,
+                              full_transpose_product)
 from ..utils._validation import max_abs
 from ._projections import project_l1_ball
 from ._step_size import row_curvature, squared_row_norms
@@ -265,6 +266,46 @@ def step_multiplier(w, grad, radius, t):
     theta = float(np.max(np.abs(z[nz]) - np.abs(p[nz]))) if np.any(nz) else \
         float(np.max(np.abs(z)))
     return max(theta, 0.0) / t
+
+
+def constant_columns(problem, chunk_elems=WIDEN_ELEMENTS):
+    """The columns that take one value on every row of non-zero weight, with an intercept
+    (none without: there a constant column is a feature).  Their centred values are exactly
+    0, but the centred products (``X v - x_mean.v``, the Gram matrix) leave rounding noise
+    there, which the exact path followed to any size (a constant X gave ConstrainedLassoCV
+    a largest radius of 1.8e17 and coefficients of 1e9).  One pass over X in row chunks of
+    about ``chunk_elems`` entries (column maxima and minima of the weighted rows; a CSR X's
+    implicit zeros count where a column stores fewer entries than there are rows)."""
+    X, sw = problem.X, problem.sw
+    n, d = X.shape
+    if not problem.fit_intercept:
+        return np.zeros(d, dtype=bool)
+    sparse = sp.issparse(X)
+    if sparse:
+        X = dataset_matrix(problem.dataset)   # canonical: one stored entry per cell at most
+    hi, lo = np.full(d, -np.inf), np.full(d, np.inf)
+    stored = np.zeros(d, dtype=np.int64)
+    per_row = max(X.nnz / max(n, 1), 1.0) if sparse else d
+    step = max(1, int(chunk_elems // per_row))
+    for start in range(0, n, step):
+        block = X[start:start + step]
+        weighted = sw[start:start + step] > 0
+        if not weighted.all():
+            block = block[weighted]
+        if block.shape[0] == 0:
+            continue
+        if sparse:
+            np.maximum.at(hi, block.indices, block.data)
+            np.minimum.at(lo, block.indices, block.data)
+            stored += np.bincount(block.indices, minlength=d)
+        else:
+            np.maximum(hi, block.max(axis=0), out=hi)
+            np.minimum(lo, block.min(axis=0), out=lo)
+    if sparse:
+        implicit = stored < np.count_nonzero(sw > 0)
+        hi[implicit] = np.maximum(hi[implicit], 0.0)
+        lo[implicit] = np.minimum(lo[implicit], 0.0)
+    return hi == lo
 
 
 def centered_matvecs(problem):

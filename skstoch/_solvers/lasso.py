@@ -15,7 +15,7 @@ import numpy as np
 
 from ..utils import make_dataset, single_thread_blas
 from ._lasso_fista import fista_full, fista_working_set
-from ._lasso_problem import LSProblem, centered_matvecs, scale_error
+from ._lasso_problem import LSProblem, centered_matvecs, constant_columns, scale_error
 from ._lasso_sgd import BASELINES, EPOCH_SOLVERS, solve_stochastic
 
 STOCHASTIC_SOLVERS = EPOCH_SOLVERS + BASELINES
@@ -120,8 +120,12 @@ def radius_max(X, y, sample_weight, alpha, fit_intercept):
     mv, rmv = centered_matvecs(lsp)
     sq = np.sqrt(lsp.sw / lsp.S)
     n, d = X.shape
-    op = LinearOperator((n, d), matvec=lambda v: sq * mv(np.ravel(v)),
-                        rmatvec=lambda u: rmv(sq * np.ravel(u)), dtype=np.float64)
+    # constant columns are exactly 0 once centred (LSQR would fit their rounding noise)
+    keep = ~constant_columns(lsp)
+    if not keep.any():
+        return 0.0
+    op = LinearOperator((n, d), matvec=lambda v: sq * mv(np.ravel(v) * keep),
+                        rmatvec=lambda u: rmv(sq * np.ravel(u)) * keep, dtype=np.float64)
     # min ||sq (Xc w - yc)||^2 / 2 + alpha ||w||^2  <=>  damp^2 = 2 alpha
     with np.errstate(all="ignore"):
         w = lsqr(op, sq * (lsp.y - lsp.y_mean), damp=math.sqrt(2.0 * alpha), atol=1e-10,
