@@ -53,7 +53,7 @@ class GramPath:
         self.q = self.problem.xty
         with np.errstate(over="ignore", invalid="ignore"):
             self.G = gram_block(self.problem, np.arange(d))
-            constant = constant_columns(self.problem)
+            constant = constant_columns(self.problem, np.diag(self.G))
             if constant.any():
                 # exactly 0 where the centred columns are: no path along rounding noise
                 self.G[constant, :] = 0.0
