@@ -505,13 +505,19 @@ def _estimator_solutions(X, y, sw, radii, est):
         yield est.coef_, est.intercept_
 
 
+def _path_solutions(X, y, sw, radii, est):
+    """(coef, intercept) at each of ``radii`` (increasing) as ``est`` fits the path: on one
+    Gram matrix where :func:`_on_gram`, else the estimator radius by radius."""
+    solve = _gram_solutions if _on_gram(est, X, sw) else _estimator_solutions
+    return solve(X, y, sw, radii, est)
+
+
 def _path_fold(X, y, sw, fold, train, test, radii, params):
     """Fit the radii (increasing) on train with warm starts; return the test MSEs (printed
     with ``params["verbose"]``, one line per radius)."""
     est = ConstrainedLasso(**params)
     Xtr, ytr, swtr = _fold_rows(X, y, sw, train, est._resolve_solver(X.shape[0]) == "fista")
-    solutions = (_gram_solutions if _on_gram(est, Xtr, swtr) else _estimator_solutions)(
-        Xtr, ytr, swtr, radii, est)
+    solutions = _path_solutions(Xtr, ytr, swtr, radii, est)
     # a float32 X: test predictions from its rows in place (numpy's X[test] @ coef would
     # cast the test rows to float64)
     rows = make_dataset(X, float32=True) if X.dtype == np.float32 else None
@@ -557,8 +563,7 @@ def _path_refit(X, y, sw, radii, params, path_params):
     fold of make_regression(100, 300, n_informative=5, noise=10))."""
     est = ConstrainedLasso(**path_params)
     if len(radii) > 1:
-        solve = _gram_solutions if _on_gram(est, X, sw) else _estimator_solutions
-        coef, intercept = list(solve(X, y, sw, radii[:-1], est))[-1]
+        coef, intercept = list(_path_solutions(X, y, sw, radii[:-1], est))[-1]
         # the path's solution at the radius before: the warm start of the fit at the last
         est.coef_, est.intercept_ = np.array(coef), float(intercept)
     est.set_params(radius=float(radii[-1]), verbose=params["verbose"], warm_start=True)
