@@ -394,6 +394,24 @@ def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
     assert clf.history_["batch"][-1] > int(np.sqrt(n))   # the batch did grow
 
 
+@pytest.mark.parametrize("dataset", ["breast_cancer", "digits"])
+def test_safeguard_takes_the_full_batch_once_doubling_reaches_half_the_rows(dataset):
+    # binary (the kernel's inner loop) and multinomial (the NumPy driver): on these small
+    # standardised problems the safeguard rejects epochs until the batch is large; a doubled
+    # batch of n/2 rows or more becomes the full batch, never a draw of >= n/2 rows
+    from sklearn import datasets
+    from sklearn.preprocessing import StandardScaler
+    X, y = getattr(datasets, f"load_{dataset}")(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    n = X.shape[0]
+    clf = CGVRClassifier(random_state=0).fit(X, y)
+    batches = np.unique(clf.history_["batch"][1:])
+    assert batches[-1] == n, batches
+    assert np.all(2 * batches[:-1] < n), batches
+    steps = np.log2(batches[:-1] / int(np.sqrt(n)))     # doublings of int(sqrt(n))
+    assert np.array_equal(steps, np.round(steps)), batches
+
+
 def test_squared_hinge_reaches_linear_svc_optimum(clf_data):
     X, y = clf_data
     n, alpha = X.shape[0], 1e-3

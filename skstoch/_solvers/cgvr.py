@@ -337,8 +337,9 @@ def _cgvr_loop(run, x):
 
 def _safeguard_rejects(run, objective, previous, steps):
     """Whether ``safeguard`` discards an outer iteration that took f from ``previous`` to
-    ``objective``; if so, count it and double the batch (at the full batch: cap the step at
-    half the longest of ``steps``, the inner loop's steps)."""
+    ``objective``; if so, count it and double the batch (to the full batch once that is at
+    least half the rows; at the full batch: cap the step at half the longest of ``steps``,
+    the inner loop's steps)."""
     # rounding of f (n terms) limits how small a decrease can be seen
     if not run.params.safeguard or objective <= previous + 1e-14 * abs(previous):
         return False
@@ -347,7 +348,12 @@ def _safeguard_rejects(run, objective, previous, steps):
         # the batch curvature along p underestimated the true one: a larger batch keeps the
         # long steps of CG in flat directions (a step cap would forbid them, which stalls
         # ill-conditioned problems)
-        run.batch = min(2 * run.batch, run.batch_limit)
+        batch = 2 * run.batch
+        if 2 * batch >= run.n:
+            # half the rows or more, drawn with replacement, cost at least half a full pass
+            # per step and are still noisy; the full batch (each row once) is exact
+            batch = run.n
+        run.batch = min(batch, run.batch_limit)
     else:
         big = float(np.max(steps))
         run.cap = 0.5 * big if 0.0 < big < np.inf else 0.5 * min(run.cap, 1.0)
