@@ -396,7 +396,7 @@ def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
 
 @pytest.mark.parametrize("dataset", ["breast_cancer", "digits"])
 def test_safeguard_takes_the_full_batch_once_doubling_reaches_half_the_rows(dataset):
-    # binary (the kernel's inner loop) and multinomial (the NumPy driver): on these small
+    # binary (the kernel's inner loop) and multinomial (the Python driver): on these small
     # standardised problems the safeguard rejects epochs until the batch is large; a doubled
     # batch of n/2 rows or more becomes the full batch, never a draw of >= n/2 rows
     from sklearn import datasets
@@ -720,6 +720,37 @@ def test_multinomial_reaches_logistic_regression_optimum(solver, sparse):
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_allclose(proba, lr.predict_proba(X), atol=1e-6)
     np.testing.assert_array_equal(clf.predict(X), np.argmax(proba, axis=1))
+
+
+def test_multinomial_line_kernels_match_scipy():
+    # the batch sums of the multinomial line search, read in one pass over Z and Q
+    from scipy.special import logsumexp, softmax
+    from skstoch._fast._multinomial import line_sums, softmax_along
+    rng = np.random.default_rng(0)
+    n, K = 40, 5
+    Z, Q = rng.normal(scale=30.0, size=(n, K)), rng.normal(scale=10.0, size=(n, K))
+    Z[0] = [800.0, -800.0, 0.0, 700.0, 1.0]     # exp overflows without the max shift
+    y, s = rng.integers(0, K, size=n), rng.random(n)
+    rows = np.arange(n)
+    for a in (0.0, 0.3, 7.0):
+        Za = Z + a * Q
+        P = softmax(Za, axis=1)
+        value, deriv = line_sums(Z, Q, y, s, a)
+        assert value == pytest.approx(s @ (logsumexp(Za, axis=1) - Za[rows, y]), rel=1e-12)
+        assert deriv == pytest.approx(s @ ((P * Q).sum(axis=1) - Q[rows, y]), rel=1e-12)
+        out = np.empty_like(Z)
+        softmax_along(Z, Q, a, out)
+        np.testing.assert_allclose(out, P, rtol=1e-12, atol=1e-300)
+    bad = y.copy()
+    bad[3] = K
+    with pytest.raises(ValueError, match=r"y\[3\] = 5 is not in 0..4"):
+        line_sums(Z, Q, bad, s, 1.0)
+    with pytest.raises(ValueError, match="rows disagree"):
+        line_sums(Z, Q[:-1], y, s, 1.0)
+    with pytest.raises(ValueError, match="weights"):
+        line_sums(Z, Q, y, s[:-1], 1.0)
+    with pytest.raises(ValueError, match="columns"):
+        softmax_along(Z, Q, 1.0, np.empty((n, K + 1)))
 
 
 def test_one_vs_rest_still_available():

@@ -17,9 +17,10 @@ entries of a feature are contiguous for both storages.  The values are float64 o
 (fused types: a float32 X is read as it is stored, each value widened to double; every
 accumulator is a double), and ``rows_times``, ``rows_transpose_times`` and
 ``row_sqnorms`` are the full passes over them (a float32 X never widened whole).
+``line_sums`` and ``softmax_along`` are the batch sums of CGVR's multinomial line search.
 """
 from cython cimport floating
-from libc.math cimport exp
+from libc.math cimport exp, log
 
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
@@ -525,3 +526,64 @@ cdef int _softmax_gradient(const floating* X, MultinomialTables T, const double[
         _row_outer(x, idx, nnz, rr, K, 1.0, o)
     free(rr)
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# CGVR's multinomial line search (``skstoch._solvers.cgvr_multinomial``): the batch margins
+# along a direction, Z + a Q, read once per trial step (no (|S|, K) temporaries)
+
+
+cdef _check_line(const double[:, ::1] Z, const double[:, ::1] Q, Py_ssize_t n_rows):
+    if Z.shape[0] != Q.shape[0] or Z.shape[1] != Q.shape[1] or Z.shape[0] != n_rows:
+        raise ValueError(f"Z ({Z.shape[0]}, {Z.shape[1]}), Q ({Q.shape[0]}, {Q.shape[1]}) "
+                         f"and {n_rows} rows disagree")
+    if Z.shape[1] < 1:
+        raise ValueError("the margins need at least one class")
+
+
+def line_sums(const double[:, ::1] Z, const double[:, ::1] Q, const Py_ssize_t[::1] y,
+              const double[::1] s, double a):
+    """``(sum_i s_i (lse(z_i) - z_{i y_i}), sum_i s_i (p_i . q_i - q_{i y_i}))`` at the
+    margins ``Z + a Q`` (``p_i`` their softmax): the batch part of the line-search objective
+    and of its derivative in ``a``.  ``y`` holds class codes in 0..K-1."""
+    _check_line(Z, Q, y.shape[0])
+    if s.shape[0] != y.shape[0]:
+        raise ValueError(f"{s.shape[0]} weights for {y.shape[0]} rows")
+    cdef Py_ssize_t i, k, K = Z.shape[1], n = Z.shape[0], bad = -1
+    cdef double m, e, se, seq, za, value = 0.0, deriv = 0.0
+    with nogil:
+        for i in range(n):
+            if y[i] < 0 or y[i] >= K:
+                bad = i
+                break
+            m = Z[i, 0] + a * Q[i, 0]
+            for k in range(1, K):
+                za = Z[i, k] + a * Q[i, k]
+                if za > m:
+                    m = za
+            se = 0.0
+            seq = 0.0
+            for k in range(K):
+                e = exp(Z[i, k] + a * Q[i, k] - m)
+                se += e
+                seq += e * Q[i, k]
+            k = y[i]
+            value += s[i] * (m + log(se) - (Z[i, k] + a * Q[i, k]))
+            deriv += s[i] * (seq / se - Q[i, k])
+    if bad >= 0:
+        raise ValueError(f"class code y[{bad}] = {y[bad]} is not in 0..{K - 1}")
+    return value, deriv
+
+
+def softmax_along(const double[:, ::1] Z, const double[:, ::1] Q, double a,
+                  double[:, ::1] out):
+    """``out`` = the row-wise softmax of ``Z + a Q`` (the batch probabilities at a step)."""
+    _check_line(Z, Q, out.shape[0])
+    if out.shape[1] != Z.shape[1]:
+        raise ValueError(f"out has {out.shape[1]} columns for {Z.shape[1]} classes")
+    cdef Py_ssize_t i, k, K = Z.shape[1]
+    with nogil:
+        for i in range(Z.shape[0]):
+            for k in range(K):
+                out[i, k] = Z[i, k] + a * Q[i, k]
+            _softmax(&out[i, 0], K)

@@ -12,7 +12,8 @@ Jin et al. (SVRG outer loop, nonlinear CG inner steps along variance-reduced min
 gradients with a strong-Wolfe line search on the batch margins ``Z_S + a Q_S``), full-batch
 CG and the fixed-step SVRG baselines, with the same safeguard, stopping rule
 (``max |grad f| <= tol``) and history columns.  The iterate is the (K, d + 1) matrix
-``[W | b]``.  The inner loop is vectorised NumPy over the batch (O(|S| (d + K)) per step);
+``[W | b]``.  The inner loop is vectorised NumPy over the batch (O(|S| (d + K)) per step;
+each line-search trial is one compiled pass over the batch margins, ``line_sums``);
 mini-batches come from NumPy's Philox generator keyed by (seed, stream), so a fit is
 reproducible for a given ``random_state``.  On a Dask array the same loops run on gathered
 samples (:mod:`.dask_multinomial`, through ``run_solve`` and the ``_Run`` hooks).
@@ -22,8 +23,8 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from .._fast._multinomial import (MultinomialTables, rows_times, rows_transpose_times,
-                                  softmax_gradient)
+from .._fast._multinomial import (MultinomialTables, line_sums, rows_times,
+                                  rows_transpose_times, softmax_along, softmax_gradient)
 from ..utils._dataset import float64_row_blocks
 from ..utils._validation import canonical_csr
 from ._line_search import strong_wolfe
@@ -65,13 +66,6 @@ def _softmax_losses(Z, y):
     return out
 
 
-def _onehot(y, K):
-    """The (len(y), K) one-hot matrix of the class codes y (a batch's targets)."""
-    Y = np.zeros((len(y), K))
-    Y[np.arange(len(y)), y] = 1.0
-    return Y
-
-
 def softmax(Z):
     """Row-wise softmax (the multinomial model's probabilities)."""
     return _softmax_lse(np.asarray(Z, dtype=np.float64))[0]
@@ -104,8 +98,7 @@ def _full_pass_tables(X):
 
 
 class _Problem:
-    """Rows, class codes, weights and penalties of a multinomial fit (the one-hot targets
-    are made for the rows a step reads: ``_onehot``)."""
+    """Rows, class codes, weights and penalties of a multinomial fit."""
 
     def __init__(self, X, y, sample_weight, n_classes, alpha, alpha_b, fit_intercept):
         self.X = X
@@ -177,21 +170,18 @@ class _Problem:
 
 
 class _Line:
-    """phi(a) = sum_S s_k [lse(Z_k + a Q_k) - (Z + a Q)_{k y_k}] + a r0 + a^2 rpp / 2 + a lin."""
+    """phi(a) = sum_S s_k [lse(Z_k + a Q_k) - (Z + a Q)_{k y_k}] + a r0 + a^2 rpp / 2 + a lin
+    (the batch sums in one compiled pass over Z and Q, ``line_sums``)."""
 
-    def __init__(self, Z, Q, Y, s, r0, rpp, lin):
-        self.Z, self.Q, self.Y, self.s = Z, Q, Y, s
+    def __init__(self, Z, Q, y, s, r0, rpp, lin):
+        self.Z, self.Q, self.y, self.s = Z, Q, y, s
         self.r0, self.rpp, self.lin = r0, rpp, lin
-        self.qy = (Q * Y).sum(axis=1)
         self.n_evals = 0
 
     def __call__(self, a):
         self.n_evals += 1
-        Za = self.Z + a * self.Q
-        P, lse = _softmax_lse(Za)
-        zy = (Za * self.Y).sum(axis=1)
-        value = float(self.s @ (lse - zy)) + a * (self.r0 + 0.5 * a * self.rpp + self.lin)
-        deriv = float(self.s @ ((P * self.Q).sum(axis=1) - self.qy))
+        value, deriv = line_sums(self.Z, self.Q, self.y, self.s, a)
+        value += a * (self.r0 + 0.5 * a * self.rpp + self.lin)
         return value, deriv + self.r0 + a * self.rpp + self.lin
 
 
@@ -386,11 +376,11 @@ def _outer_loop(run, x):
 
 
 def _batch(run, rows, P0):
-    """Targets, weights s_k / |S| and snapshot probabilities of the rows (None: all)."""
+    """Class codes, weights s_k / |S| and snapshot probabilities of the rows (None: all)."""
     prob = run.prob
     if rows is None:
-        return _onehot(prob.y, prob.K), prob.sw / prob.n, P0
-    return _onehot(prob.y[rows], prob.K), prob.sw[rows] / len(rows), P0[rows]
+        return prob.y, prob.sw / prob.n, P0
+    return prob.y[rows], prob.sw[rows] / len(rows), P0[rows]
 
 
 def _cg_inner(run, x, base, P0, g, steps):
@@ -404,20 +394,21 @@ def _cg_inner(run, x, base, P0, g, steps):
         if t == tau:
             x_sel = x.copy()
         rows = run.rows()
-        YS, sS, P0S = _batch(run, rows, P0)
+        yS, sS, P0S = _batch(run, rows, P0)
         ZS, QS = prob.margins(x, rows), prob.margins(p, rows)
-        line = _open_line(run, x, p, base, rows, ZS, QS, YS, sS, P0S, mode)
+        line = _open_line(run, x, p, base, rows, ZS, QS, yS, sS, P0S, mode)
         phi0, dphi0 = line(0.0)
         if not dphi0 < 0:
             run.stats["restarts"] += 1
             p = -g
             QS = prob.margins(p, rows)
-            line = _open_line(run, x, p, base, rows, ZS, QS, YS, sS, P0S, mode)
+            line = _open_line(run, x, p, base, rows, ZS, QS, yS, sS, P0S, mode)
             phi0, dphi0 = line(0.0)
         a = _wolfe_step(run, line, phi0, dphi0, run.cap)
         steps[t] = a
         x = x + a * p
-        PS, _ = _softmax_lse(ZS + a * QS)
+        PS = np.empty_like(ZS)
+        softmax_along(ZS, QS, a, PS)
         g_new = base + prob.reg_grad(x) + prob.scatter((PS - P0S) * sS[:, None], rows)
         beta = 0.0 if params.beta == "none" else _cg_beta(params.beta, g_new, g, p)
         p = -g_new + beta * p
@@ -429,19 +420,21 @@ def _cg_inner(run, x, base, P0, g, steps):
     return (x_sel if x_sel is not None else x), g
 
 
-def _open_line(run, x, p, base, rows, ZS, QS, YS, sS, P0S, mode):
+def _open_line(run, x, p, base, rows, ZS, QS, yS, sS, P0S, mode):
     """The line-search objective along p: f_S ('batch'), f_S plus the SVRG correction
     ('vr': its gradient is the VR gradient) or f itself ('full')."""
     prob = run.prob
     r0, rpp = prob.reg_dot(x, p), prob.reg_dot(p, p)
     if mode == "full":
         run.passes += 2.0
-        return _Line(prob.margins(x), prob.margins(p), _onehot(prob.y, prob.K),
+        return _Line(prob.margins(x), prob.margins(p), prob.y,
                      prob.sw / prob.n, r0, rpp, 0.0)
     lin = 0.0
     if mode == "vr":
-        lin = float(np.vdot(base, p)) - float(np.vdot((P0S - YS) * sS[:, None], QS))
-    return _Line(ZS, QS, YS, sS, r0, rpp, lin)
+        # (P0_S - Y_S) . Q_S, Y_S the one-hot targets
+        batch_dot = np.vdot(P0S * sS[:, None], QS) - sS @ QS[np.arange(len(yS)), yS]
+        lin = float(np.vdot(base, p)) - float(batch_dot)
+    return _Line(ZS, QS, yS, sS, r0, rpp, lin)
 
 
 def _svrg_inner(run, x, base, P0, step):
@@ -450,7 +443,7 @@ def _svrg_inner(run, x, base, P0, step):
     batch = 1 if params.solver == "svrg" else run.batch
     for _ in range(params.inner_iter):
         rows = run.rng.integers(0, prob.n, size=batch)
-        YS, sS, P0S = _batch(run, rows, P0)
+        _, sS, P0S = _batch(run, rows, P0)
         PS, _ = _softmax_lse(prob.margins(x, rows))
         x = x - step * (base + prob.reg_grad(x) + prob.scatter((PS - P0S) * sS[:, None], rows))
     check_finite_iterate(x, run.monitor.solver_name, "an outer iteration")
@@ -475,7 +468,7 @@ def _wolfe_step(run, line, phi0, dphi0, cap):
 def _full_line_search(run, x, p):
     """Strong-Wolfe step along p on f itself (the full-batch CG baseline)."""
     prob = run.prob
-    line = _Line(prob.margins(x), prob.margins(p), _onehot(prob.y, prob.K), prob.sw / prob.n,
+    line = _Line(prob.margins(x), prob.margins(p), prob.y, prob.sw / prob.n,
                  prob.reg_dot(x, p), prob.reg_dot(p, p), 0.0)
     phi0, dphi0 = line(0.0)
     return _wolfe_step(run, line, phi0, dphi0, run.params.step_max)
