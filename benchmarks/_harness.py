@@ -460,9 +460,10 @@ FAMILIES = {
         "lightning SVRG",
         headline=("cgvr_dense_1e-08", "cgvr_sparse_1e-08"),
         figures=("cgvr_dense_trace.png", "cgvr_sparse_trace.png"),
-        quick=(_QUICK + "bench_cgvr.py dense sparse", _QUICK + "bench_cgvr.py trace dense sparse"),
+        quick=(_QUICK + "bench_cgvr.py dense sparse", _QUICK + "bench_cgvr.py trace dense sparse",
+               _QUICK + "bench_cgvr.py small"),
         full=(_PY + "bench_cgvr.py dense sparse", _PY + "bench_cgvr.py trace dense sparse",
-              _PY + "bench_cgvr.py float32")),
+              _PY + "bench_cgvr.py float32", _PY + "bench_cgvr.py small")),
     "s3gd": Family(
         "S3GDClassifier / S3GDRegressor", "bench_s3gd.py", "user_guide/s3gd",
         "scikit-learn SAG, SAGA, SGDClassifier; lightning SAG, SVRG; l1 models: scikit-learn "

@@ -24,7 +24,8 @@ and writes to a temporary folder, e.g. ``SKSTOCH_BENCH_QUICK=1 PYTHONPATH=. pyth
 benchmarks/bench_cgvr.py trace dense sparse``.  Printed reports: ``multinomial``, ``threads``
 and ``float32`` (float32 X read in place: the fit's allocation beyond X and the coefficient
 difference against float64, 200,000 x 100, dense and CSR: the rows of
-``_modes/_bench_float32.ROWS``).
+``_modes/_bench_float32.ROWS``).  ``small``: default fits on the bundled classification
+datasets against ``LogisticRegression()`` (``results/cgvr_small.md``).
 """
 import sys
 import time
@@ -297,7 +298,10 @@ def plot_trace(data, path):
 
 if __name__ == "__main__":
     which = sys.argv[1:] or ["dense", "sparse"]
-    if {"multinomial", "threads", "float32"} & set(which):   # printed reports (user guide)
+    if {"multinomial", "threads", "float32", "small"} & set(which):   # reports (user guide)
+        if "small" in which:
+            from _bench_cgvr_small import main as small
+            small()
         if "float32" in which:
             from _bench_float32 import run_all
             run_all()
