@@ -20,7 +20,7 @@ accumulator is a double), and ``rows_times``, ``rows_transpose_times`` and
 ``line_sums`` and ``softmax_along`` are the batch sums of CGVR's multinomial line search.
 """
 from cython cimport floating
-from libc.math cimport exp, log
+from libc.math cimport exp, fabs, log
 
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
@@ -550,7 +550,10 @@ def line_sums(const double[:, ::1] Z, const double[:, ::1] Q, const Py_ssize_t[:
     if s.shape[0] != y.shape[0]:
         raise ValueError(f"{s.shape[0]} weights for {y.shape[0]} rows")
     cdef Py_ssize_t i, k, K = Z.shape[1], n = Z.shape[0], bad = -1
-    cdef double m, e, se, seq, za, value = 0.0, deriv = 0.0
+    cdef double m, e, se, seq, za
+    # compensated sums: near the optimum the line search compares values that differ in
+    # their last digits, and a plain running sum over the rows loses n roundings
+    cdef double value = 0.0, value_c = 0.0, deriv = 0.0, deriv_c = 0.0
     with nogil:
         for i in range(n):
             if y[i] < 0 or y[i] >= K:
@@ -568,11 +571,21 @@ def line_sums(const double[:, ::1] Z, const double[:, ::1] Q, const Py_ssize_t[:
                 se += e
                 seq += e * Q[i, k]
             k = y[i]
-            value += s[i] * (m + log(se) - (Z[i, k] + a * Q[i, k]))
-            deriv += s[i] * (seq / se - Q[i, k])
+            _neumaier_add(&value, &value_c, s[i] * (m + log(se) - (Z[i, k] + a * Q[i, k])))
+            _neumaier_add(&deriv, &deriv_c, s[i] * (seq / se - Q[i, k]))
     if bad >= 0:
         raise ValueError(f"class code y[{bad}] = {y[bad]} is not in 0..{K - 1}")
-    return value, deriv
+    return value + value_c, deriv + deriv_c
+
+
+cdef inline void _neumaier_add(double* total, double* compensation, double term) noexcept nogil:
+    """Add ``term`` to ``total``, keeping the rounding lost in ``compensation`` (Neumaier)."""
+    cdef double t = total[0] + term
+    if fabs(total[0]) >= fabs(term):
+        compensation[0] += (total[0] - t) + term
+    else:
+        compensation[0] += (term - t) + total[0]
+    total[0] = t
 
 
 def softmax_along(const double[:, ::1] Z, const double[:, ::1] Q, double a,
