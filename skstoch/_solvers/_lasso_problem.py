@@ -282,8 +282,7 @@ def constant_columns(problem, centred_gram_diagonal=None, chunk_elems=WIDEN_ELEM
     rounding of its one-pass formula (n eps times the second moment): a constant column's
     is only that rounding, and ordinary data have no such column, so no pass at all (the
     pass cost 60% of the Gram matrix's time at 1e6 x 100)."""
-    X, sw = problem.X, problem.sw
-    n, d = X.shape
+    sw, d = problem.sw, problem.X.shape[1]
     if not problem.fit_intercept:
         return np.zeros(d, dtype=bool)
     if centred_gram_diagonal is not None:
