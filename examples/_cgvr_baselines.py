@@ -43,7 +43,7 @@ def reference_objective(loss, X, y, alpha, max_iter=300):
     if loss == "log_loss":
         lr = LogisticRegression(C=1 / (len(y) * alpha), tol=1e-12, max_iter=10000).fit(X, y)
         return objective(loss, X, y, lr.coef_[0], lr.intercept_[0], alpha)
-    ref = CGVRClassifier(loss, alpha=alpha, tol=1e-10, max_iter=max_iter,
+    ref = CGVRClassifier(loss, alpha=alpha, solver="cgvr", tol=1e-10, max_iter=max_iter,
                          random_state=0).fit(X, y)
     return objective(loss, X, y, ref.coef_[0], ref.intercept_[0], alpha)
 
@@ -330,7 +330,7 @@ def time_methods(alpha, n):
     return {
         "CGVR paper": CGVRClassifier("squared_hinge", solver="cgvr_paper", init="uniform",
                                      max_iter=25, inner_iter=50, tol=0, **common),
-        "CGVR ours": CGVRClassifier("squared_hinge", **common),
+        "CGVR ours": CGVRClassifier("squared_hinge", solver="cgvr", **common),
         "LIBLINEAR paper": LinearSVC(C=1 / (2 * alpha), tol=0.1, dual=True, random_state=0,
                                      fit_intercept=False),
         "LIBLINEAR matched": LinearSVC(C=1 / (n * alpha), tol=0.1, dual=True, random_state=0),

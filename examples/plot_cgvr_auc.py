@@ -84,7 +84,7 @@ if FAST:
 
 def cgvr(loss, **kw):
     return lambda alpha, rate: CGVRClassifier(loss, alpha=alpha, max_iter=T, tol=0,
-                                              random_state=0, **kw)
+                                              random_state=0, **{"solver": "cgvr", **kw})
 
 
 def methods(loss):

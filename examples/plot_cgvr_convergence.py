@@ -111,7 +111,7 @@ for model, loss in MODELS.items():
         gaps = []
         for m in ms:
             clf = CGVRClassifier(loss, alpha=ALPHA, inner_iter=m, max_iter=T, tol=0,
-                                 random_state=0, **kw).fit(X, y)
+                                 random_state=0, **{"solver": "cgvr", **kw}).fit(X, y)
             f_stars[model] = min(f_stars[model], np.min(clf.history_["objective"]))
             gaps.append(clf.history_["objective"][-1])
         fig1[model, label] = gaps
@@ -164,7 +164,7 @@ for row, (name, shape) in enumerate(SHAPES.items()):
         curves = {}
         for label, kw in runs.items():
             clf = CGVRClassifier(loss, alpha=ALPHA, tol=0, max_iter=T, random_state=0,
-                                 **kw).fit(X, y)
+                                 **{"solver": "cgvr", **kw}).fit(X, y)
             curves[label] = (clf.history_["passes"], clf.history_["objective"])
             f_star = min(f_star, np.min(clf.history_["objective"]))
         slbfgs = StochasticLBFGS(loss, alpha=ALPHA, eta0=1e-3, max_iter=T,
@@ -197,7 +197,7 @@ METHODS = {
     "CGVR paper": lambda a: CGVRClassifier("squared_hinge", alpha=a, regularize_intercept=True,
                                            max_iter=25, tol=0, random_state=0, **PAPER),
     "CGVR ours": lambda a: CGVRClassifier("squared_hinge", alpha=a, regularize_intercept=True,
-                                          random_state=0),
+                                          solver="cgvr", random_state=0),
     "LinearSVC": lambda a: LinearSVC(C=1 / (n_fit * a)),
 }
 names = []

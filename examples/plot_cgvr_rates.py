@@ -81,7 +81,8 @@ RATE_METHODS["CGVR (paper)"] = lambda loss, rate, X, y: CGVRClassifier(
     loss, alpha=ALPHA, solver="cgvr_paper", init="uniform", inner_iter=50, max_iter=T, tol=0,
     random_state=0).fit(X, y).history_
 RATE_METHODS["CGVR (ours)"] = lambda loss, rate, X, y: CGVRClassifier(
-    loss, alpha=ALPHA, inner_iter=50, max_iter=T, tol=0, random_state=0).fit(X, y).history_
+    loss, alpha=ALPHA, solver="cgvr", inner_iter=50, max_iter=T, tol=0,
+    random_state=0).fit(X, y).history_
 NO_RATE = ("CGVR (paper)", "CGVR (ours)")
 f_stars = {}
 for model, loss in MODELS.items():

@@ -184,7 +184,8 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
         stores float32 rows; no float64 copy of X).  False: X is converted to float64."""
         return False
 
-    def _solver_name(self):
+    def _solver_name(self, X=None):
+        """The estimator and solver that messages name (``X``: the data of the fit)."""
         solver = getattr(self, "solver", None)
         return f"{type(self).__name__}(solver={solver!r})" if solver else type(self).__name__
 
@@ -207,7 +208,7 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
         n_problems = len(targets)
         states = self._warm_start_states(n_problems)
         labels = head_labels if n_problems > 1 and head_labels else [None] * n_problems
-        monitors = [self._make_monitor(self._solver_name(), label) for label in labels]
+        monitors = [self._make_monitor(self._solver_name(X), label) for label in labels]
         problems = [
             _LinearProblem(dataset, X, targets[k], sample_weights[k], coef_init[k],
                            float(intercept_init[k]), seed, k, monitors[k], shared, states[k])

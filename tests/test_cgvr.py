@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, Ridge
@@ -275,6 +276,79 @@ def test_line_search_satisfies_strong_wolfe(rng):
     assert a == 0.0
 
 
+@pytest.mark.parametrize("n, ran", [(4999, "cg"), (5000, "cgvr")])
+def test_auto_solver_is_cg_below_5000_rows_else_cgvr(n, ran):
+    # solver='auto' is the fit of the solver it names (bitwise), for both estimators and
+    # the multinomial model; max_iter=None is 1000 CG steps or 100 outer iterations
+    X, y = make_classification(n, 10, n_informative=5, n_classes=3, random_state=0)
+    for est, data in [(CGVRClassifier(random_state=0), (X, y)),
+                      (CGVRClassifier(random_state=0), (X, y == 0)),
+                      (CGVRRegressor(random_state=0), (X, X[:, 0] + y))]:
+        auto = est.fit(*data)
+        same = clone(est).set_params(solver=ran).fit(*data)
+        assert auto.solver_ == same.solver_ == ran
+        np.testing.assert_array_equal(auto.coef_, same.coef_)
+        assert auto.n_iter_ == same.n_iter_
+    budget = 1000 if ran == "cg" else 100
+    assert CGVRClassifier()._cgvr_params(X, None).max_iter == budget
+    assert CGVRClassifier(max_iter=7)._cgvr_params(X, None).max_iter == 7
+
+
+def test_cgvr_paper_solver_is_named_as_given():
+    X, y = make_classification(300, 5, random_state=0)
+    est = CGVRClassifier(solver="cgvr_paper", max_iter=2, tol=0, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="solver='cgvr_paper'"):
+        est.fit(X, y)
+    assert est.solver_ == "cgvr_paper"
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18,
+                    reason="the reference needs an extended-precision long double")
+@pytest.mark.parametrize("loss", [LogLoss(), SquaredHinge(), Hinge(), SquaredError()],
+                         ids=lambda loss: type(loss).__name__)
+def test_loss_change_keeps_the_digits_of_the_change(rng, loss):
+    # loss(p + dp) - loss(p) for small dp, against the same difference in long double
+    p = rng.randn(200) * 2
+    y = np.where(rng.rand(200) < 0.5, 1.0, -1.0)
+    if isinstance(loss, SquaredError):
+        y = rng.randn(200)
+    dp = rng.randn(200) * 1e-3
+    L = np.longdouble
+    if isinstance(loss, LogLoss):
+        def exact(q):
+            return np.log1p(np.exp(-L(y) * q))
+    elif isinstance(loss, SquaredError):
+        def exact(q):
+            return (q - L(y)) ** 2 / 2
+    else:
+        power = 2 if isinstance(loss, SquaredHinge) else 1
+
+        def exact(q):
+            return np.maximum(L(1) - L(y) * q, 0) ** power
+    reference = exact(L(p) + L(dp)) - exact(L(p))
+    # a few roundings of the change, plus the reference's own (long double's, about 1e-19
+    # times the size of p and of the losses), far below float64's roundings of the losses
+    size = 1.0 + np.abs(p) + np.abs(exact(L(p)).astype(float))
+    bound = 1e-15 * np.abs(reference).astype(float) + 2e-18 * size
+    got = np.array([loss.py_loss_change(a, b, t) for a, b, t in zip(p, dp, y)])
+    assert np.all(np.abs(got - reference.astype(float)) <= bound)
+    # the plain difference (the base class's) keeps only the roundings of the two losses
+    plain = np.array([loss.py_loss(a + b, t) - loss.py_loss(a, t) for a, b, t in zip(p, dp, y)])
+    assert np.any(np.abs(plain - reference.astype(float)) > bound)
+
+
+@pytest.mark.parametrize("Est", [CGVRClassifier, CGVRRegressor])
+def test_full_batch_cg_reaches_a_tight_tol(Est):
+    # the line search of 'cg' sums loss changes: with phi(a) summed as a difference of two
+    # sums over the 500 rows it stalled (ConvergenceWarning) at max |gradient| 3e-8 to 5e-8
+    X, y = make_classification(500, 20, random_state=0)
+    target = y if Est is CGVRClassifier else X[:, 0] + y
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = Est(solver="cg", tol=1e-10).fit(X, target)
+    assert est.history_["grad_max"][-1] <= 1e-10
+
+
 def test_logistic_line_sums_are_those_of_the_loss(rng):
     # the line search sums the log-loss and its derivative with one exp per margin: the
     # same bits as the loss's own sums (margins of both signs, large ones and zeros)
@@ -361,7 +435,7 @@ def test_shared_svrg_loop_stop_and_accept_hooks():
 def test_log_loss_reaches_logistic_regression_optimum(clf_data):
     X, y = clf_data
     n, alpha = X.shape[0], 1e-3
-    clf = CGVRClassifier(alpha=alpha, tol=1e-6, max_iter=200, random_state=0).fit(X, y)
+    clf = CGVRClassifier(alpha=alpha, tol=1e-6, max_iter=200, random_state=0, solver="cgvr").fit(X, y)
     lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000).fit(X, y)
     ys, sw = signed(y), np.ones(n)
     f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
@@ -388,7 +462,7 @@ def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
     f_ref = objective(X, ys, sw, lr.coef_[0], lr.intercept_[0], alpha, "log_loss")
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)   # the default tol is reached
-        clf = CGVRClassifier(alpha=alpha, tol=tol * alpha, random_state=0).fit(X, y)
+        clf = CGVRClassifier(alpha=alpha, tol=tol * alpha, random_state=0, solver="cgvr").fit(X, y)
     f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "log_loss")
     assert f_ours - f_ref <= 1e-8 * f_ref
     assert clf.history_["batch"][-1] > int(np.sqrt(n))   # the batch did grow
@@ -404,7 +478,7 @@ def test_safeguard_takes_the_full_batch_once_doubling_reaches_half_the_rows(data
     X, y = getattr(datasets, f"load_{dataset}")(return_X_y=True)
     X = StandardScaler().fit_transform(X)
     n = X.shape[0]
-    clf = CGVRClassifier(random_state=0).fit(X, y)
+    clf = CGVRClassifier(random_state=0, solver="cgvr").fit(X, y)
     batches = np.unique(clf.history_["batch"][1:])
     assert batches[-1] == n, batches
     assert np.all(2 * batches[:-1] < n), batches
@@ -417,7 +491,7 @@ def test_squared_hinge_reaches_linear_svc_optimum(clf_data):
     n, alpha = X.shape[0], 1e-3
     # LIBLINEAR penalises the intercept (intercept_scaling=1): regularize_intercept=True
     clf = CGVRClassifier("squared_hinge", alpha=alpha, regularize_intercept=True, tol=1e-6,
-                         max_iter=200, random_state=0).fit(X, y)
+                         max_iter=200, random_state=0, solver="cgvr").fit(X, y)
     svc = LinearSVC(C=1 / (n * alpha), tol=1e-12, max_iter=100000).fit(X, y)
     ys, sw = signed(y), np.ones(n)
     f_ours = objective(X, ys, sw, clf.coef_[0], clf.intercept_[0], alpha, "squared_hinge",
@@ -431,7 +505,7 @@ def test_squared_hinge_reaches_linear_svc_optimum(clf_data):
 def test_regressor_reaches_ridge_optimum():
     X, y = make_regression(2000, 15, noise=5.0, random_state=0)
     n, alpha = X.shape[0], 1e-2
-    reg = CGVRRegressor(alpha=alpha, tol=1e-6, max_iter=200, random_state=0).fit(X, y)
+    reg = CGVRRegressor(alpha=alpha, tol=1e-6, max_iter=200, random_state=0, solver="cgvr").fit(X, y)
     ridge = Ridge(alpha=n * alpha, tol=1e-12).fit(X, y)
     sw = np.ones(n)
     f_ours = objective(X, y, sw, reg.coef_, reg.intercept_, alpha, "squared_error")
@@ -444,7 +518,7 @@ def test_sample_weight_matches_logistic_regression(clf_data, rng):
     X, y = clf_data
     n, alpha = X.shape[0], 1e-3
     sw = rng.rand(n) * 2
-    clf = CGVRClassifier(alpha=alpha, tol=1e-6, max_iter=200, random_state=0)
+    clf = CGVRClassifier(alpha=alpha, tol=1e-6, max_iter=200, random_state=0, solver="cgvr")
     clf.fit(X, y, sample_weight=sw)
     lr = LogisticRegression(C=1 / (n * alpha), tol=1e-12, max_iter=10000)
     lr.fit(X, y, sample_weight=sw)
@@ -457,8 +531,8 @@ def test_sample_weight_matches_logistic_regression(clf_data, rng):
 def test_class_weight_equals_sample_weight(clf_data):
     X, y = clf_data
     cw = {0: 2.0, 1: 0.5}
-    a = CGVRClassifier(alpha=1e-3, class_weight=cw, max_iter=5, tol=0, random_state=1)
-    b = CGVRClassifier(alpha=1e-3, max_iter=5, tol=0, random_state=1)
+    a = CGVRClassifier(alpha=1e-3, class_weight=cw, max_iter=5, tol=0, random_state=1, solver="cgvr")
+    b = CGVRClassifier(alpha=1e-3, max_iter=5, tol=0, random_state=1, solver="cgvr")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a.fit(X, y)
@@ -491,7 +565,7 @@ def test_options_decrease_objective(clf_data, kwargs):
     kwargs = {"max_iter": 5, "tol": 0, "random_state": 0, "alpha": 1e-3, **kwargs}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        clf = CGVRClassifier(**kwargs).fit(X, y)
+        clf = CGVRClassifier(**{"solver": "cgvr", **kwargs}).fit(X, y)
     obj = clf.history_["objective"]
     assert np.all(np.isfinite(obj))
     assert obj[-1] < obj[0]
@@ -508,8 +582,8 @@ def test_vr_line_search_beats_paper_batch_line_search(clf_data):
     common = dict(alpha=1e-3, max_iter=15, tol=0, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        vr = CGVRClassifier(line_search="vr", **common).fit(X, y)
-        paper = CGVRClassifier(line_search="batch", safeguard=False, **common).fit(X, y)
+        vr = CGVRClassifier(line_search="vr", **common, solver="cgvr").fit(X, y)
+        paper = CGVRClassifier(line_search="batch", safeguard=False, **common, solver="cgvr").fit(X, y)
     lr = LogisticRegression(C=1 / (X.shape[0] * 1e-3), tol=1e-12, max_iter=10000).fit(X, y)
     f_ref = objective(X, signed(y), np.ones(len(y)), lr.coef_[0], lr.intercept_[0], 1e-3,
                       "log_loss")
@@ -529,8 +603,8 @@ def test_dense_and_csr_give_the_same_result(clf_data):
     kw = dict(alpha=1e-3, max_iter=4, tol=0, random_state=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        a = CGVRClassifier(**kw).fit(Xs, y)
-        b = CGVRClassifier(**kw).fit(sp.csr_matrix(Xs), y)
+        a = CGVRClassifier(**kw, solver="cgvr").fit(Xs, y)
+        b = CGVRClassifier(**kw, solver="cgvr").fit(sp.csr_matrix(Xs), y)
     # the margins sum in lanes by column index, so the zeros a CSR row leaves out change
     # no bit (with d = 20 > 8 every lane is used); CSR batch margins add the sums of their
     # feature blocks (one block below 2 * TEAM_COLS = 32 features), dense ones the lanes
@@ -544,10 +618,10 @@ def test_same_seed_same_coef_and_threads_do_not_matter():
     kw = dict(alpha=1e-3, max_iter=3, tol=0, random_state=7)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        a = CGVRClassifier(**kw).fit(X, y)
-        b = CGVRClassifier(**kw).fit(X, y)
-        c = CGVRClassifier(n_jobs=2, **kw).fit(X, y)
-        e = CGVRClassifier(**{**kw, "random_state": 8}).fit(X, y)
+        a = CGVRClassifier(**kw, solver="cgvr").fit(X, y)
+        b = CGVRClassifier(**kw, solver="cgvr").fit(X, y)
+        c = CGVRClassifier(n_jobs=2, **kw, solver="cgvr").fit(X, y)
+        e = CGVRClassifier(**{**kw, "random_state": 8}, solver="cgvr").fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.coef_, c.coef_)
     np.testing.assert_array_equal(a.intercept_, c.intercept_)
@@ -556,7 +630,7 @@ def test_same_seed_same_coef_and_threads_do_not_matter():
 
 def test_multiclass_shapes_and_proba():
     X, y = make_classification(600, 8, n_informative=5, n_classes=3, random_state=0)
-    clf = CGVRClassifier(alpha=1e-2, random_state=0).fit(X, y)
+    clf = CGVRClassifier(alpha=1e-2, random_state=0, solver="cgvr").fit(X, y)
     assert clf.coef_.shape == (3, 8) and clf.intercept_.shape == (3,)
     assert clf.decision_function(X).shape == (600, 3)
     proba = clf.predict_proba(X)
@@ -564,7 +638,7 @@ def test_multiclass_shapes_and_proba():
     np.testing.assert_allclose(clf.predict_log_proba(X), np.log(proba))
     assert isinstance(clf.history_, dict)    # one multinomial problem
     assert clf.score(X, y) > 0.7
-    svm = CGVRClassifier("squared_hinge", alpha=1e-2, random_state=0).fit(X, y)
+    svm = CGVRClassifier("squared_hinge", alpha=1e-2, random_state=0, solver="cgvr").fit(X, y)
     with pytest.raises(AttributeError, match="predict_proba"):
         svm.predict_proba(X)
 
@@ -572,7 +646,7 @@ def test_multiclass_shapes_and_proba():
 def test_history_verbose_callback_and_warning(clf_data, capsys):
     X, y = clf_data
     with pytest.warns(ConvergenceWarning, match="max \\|gradient\\|"):
-        clf = CGVRClassifier(max_iter=2, tol=1e-12, verbose=1, random_state=0).fit(X, y)
+        clf = CGVRClassifier(max_iter=2, tol=1e-12, verbose=1, random_state=0, solver="cgvr").fit(X, y)
     assert "CGVRClassifier" in capsys.readouterr().out
     h = clf.history_
     for key in ("objective", "grad_max", "step_size", "passes", "time", "restarts"):
@@ -580,13 +654,13 @@ def test_history_verbose_callback_and_warning(clf_data, capsys):
     assert np.all(np.diff(h["passes"]) > 0)
     seen = []
     clf = CGVRClassifier(callback=lambda rec: seen.append(rec["iteration"]) or len(seen) >= 2,
-                         tol=0, random_state=0).fit(X, y)
+                         tol=0, random_state=0, solver="cgvr").fit(X, y)
     assert clf.n_iter_ == 1 and seen == [0, 1]
 
 
 def test_warm_start_continues_from_previous_solution(clf_data):
     X, y = clf_data
-    clf = CGVRClassifier(alpha=1e-3, tol=1e-6, warm_start=True, random_state=0).fit(X, y)
+    clf = CGVRClassifier(alpha=1e-3, tol=1e-6, warm_start=True, random_state=0, solver="cgvr").fit(X, y)
     first = clf.n_iter_
     coef = clf.coef_.copy()
     clf.fit(X, y)
@@ -600,7 +674,7 @@ def test_float32_pickle_and_input_not_modified(clf_data):
     X, y = clf_data
     X32 = X.astype(np.float32)
     X_copy = X32.copy()
-    clf = CGVRClassifier(alpha=1e-3, random_state=0).fit(X32, y)
+    clf = CGVRClassifier(alpha=1e-3, random_state=0, solver="cgvr").fit(X32, y)
     np.testing.assert_array_equal(X32, X_copy)
     clf2 = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(clf2.decision_function(X), clf.decision_function(X))
@@ -615,31 +689,31 @@ def test_bad_input_raises_clear_errors(clf_data, make_bad, match):
     X, y = clf_data
     Xb, yb = make_bad(X[:50], y[:50])
     with pytest.raises(ValueError, match=match):
-        CGVRClassifier().fit(Xb, yb)
+        CGVRClassifier(solver="cgvr").fit(Xb, yb)
 
 
 def test_bad_parameters_raise_clear_errors(clf_data):
     X, y = clf_data
     X, y = X[:50], y[:50]
     with pytest.raises(ValueError, match="sample_weight"):
-        CGVRClassifier().fit(X, y, sample_weight=np.ones(10))
+        CGVRClassifier(solver="cgvr").fit(X, y, sample_weight=np.ones(10))
     with pytest.raises(ValueError, match="c1 < c2"):
-        CGVRClassifier(c1=0.5, c2=0.1).fit(X, y)
+        CGVRClassifier(c1=0.5, c2=0.1, solver="cgvr").fit(X, y)
     with pytest.raises(ValueError, match="'beta' parameter"):
-        CGVRClassifier(beta="XY").fit(X, y)
+        CGVRClassifier(beta="XY", solver="cgvr").fit(X, y)
     with pytest.raises(ValueError, match="'batch_size' parameter"):
-        CGVRClassifier(batch_size=0).fit(X, y)
+        CGVRClassifier(batch_size=0, solver="cgvr").fit(X, y)
     with pytest.raises(ValueError, match="'loss' parameter"):
-        CGVRRegressor(loss="log_loss").fit(X, y)
+        CGVRRegressor(loss="log_loss", solver="cgvr").fit(X, y)
     with pytest.raises(ValueError, match="Input y contains infinity"):
-        CGVRRegressor().fit(X, np.where(np.arange(50) == 2, np.inf, 1.0))
+        CGVRRegressor(solver="cgvr").fit(X, np.where(np.arange(50) == 2, np.inf, 1.0))
 
 
 def test_compare_with_lightning_svrg_if_installed(clf_data):
     lightning = pytest.importorskip("lightning.classification")
     X, y = clf_data
     n, alpha = X.shape[0], 1e-3
-    ours = CGVRClassifier(alpha=alpha, fit_intercept=False, tol=1e-6, random_state=0).fit(X, y)
+    ours = CGVRClassifier(alpha=alpha, fit_intercept=False, tol=1e-6, random_state=0, solver="cgvr").fit(X, y)
     theirs = lightning.SVRGClassifier(loss="log", alpha=alpha, eta=0.1, n_inner=1.0,
                                       max_iter=100, tol=1e-12, random_state=0).fit(X, y)
     ys, sw = signed(y), np.ones(n)
@@ -659,7 +733,7 @@ def test_tol_is_absolute_max_gradient(clf_data):
     # issue 19.2: tol bounds max |grad f| of the mean objective, as LogisticRegression's gtol
     X, y = clf_data
     tol = 1e-3
-    clf = CGVRClassifier(alpha=1e-2, tol=tol, random_state=0).fit(X, y)
+    clf = CGVRClassifier(alpha=1e-2, tol=tol, random_state=0, solver="cgvr").fit(X, y)
     grad_max = clf.history_["grad_max"]
     assert grad_max[-1] <= tol < grad_max[-2]
 
@@ -683,18 +757,18 @@ def test_integer_parameters_bounded_and_batch_clamped():
     import tracemalloc
     X, y = make_classification(60, 5, random_state=0)
     kw = dict(alpha=1e-2, max_iter=3, inner_iter=3, random_state=0)
-    ref = CGVRClassifier(batch_size=60, **kw).fit(X, y)
+    ref = CGVRClassifier(batch_size=60, **kw, solver="cgvr").fit(X, y)
     for solver in ("cgvr", "minibatch_svrg"):
         tracemalloc.start()
         clf = CGVRClassifier(batch_size=10**15, solver=solver, **kw).fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert peak < 10**7
-    clf = CGVRClassifier(batch_size=10**15, **kw).fit(X, y)
+    clf = CGVRClassifier(batch_size=10**15, **kw, solver="cgvr").fit(X, y)
     np.testing.assert_array_equal(clf.coef_, ref.coef_)
     for name in ("ls_max_iter", "zoom_max_iter", "inner_iter"):
         with pytest.raises(ValueError, match=name):
-            CGVRClassifier(**{name: 2**40}).fit(X, y)
+            CGVRClassifier(**{name: 2**40}, solver="cgvr").fit(X, y)
 
 
 def _multinomial_objective(X, y, coef, intercept, alpha):
@@ -775,23 +849,23 @@ def test_one_vs_rest_still_available():
     from sklearn.multiclass import OneVsRestClassifier
     X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
     kw = dict(alpha=1e-2, tol=1e-8, random_state=0)
-    ovr = OneVsRestClassifier(CGVRClassifier(**kw)).fit(X, y)
-    head = CGVRClassifier(**kw).fit(X, y == 1)
+    ovr = OneVsRestClassifier(CGVRClassifier(**kw, solver="cgvr")).fit(X, y)
+    head = CGVRClassifier(**kw, solver="cgvr").fit(X, y == 1)
     np.testing.assert_allclose(ovr.estimators_[1].coef_, head.coef_)
     # the squared hinge stays one-vs-rest inside the estimator
-    svm = CGVRClassifier("squared_hinge", **kw).fit(X, y)
+    svm = CGVRClassifier("squared_hinge", **kw, solver="cgvr").fit(X, y)
     assert isinstance(svm.history_, list) and len(svm.history_) == 3
-    mn = CGVRClassifier(**kw).fit(X, y)
+    mn = CGVRClassifier(**kw, solver="cgvr").fit(X, y)
     assert isinstance(mn.history_, dict) and len(mn.solver_state_) == 1
 
 
 def test_multinomial_warm_start_and_reproducible():
     X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=1)
     kw = dict(alpha=1e-2, tol=1e-6, random_state=0)
-    a = CGVRClassifier(**kw).fit(X, y)
-    b = CGVRClassifier(**kw).fit(X, y)
+    a = CGVRClassifier(**kw, solver="cgvr").fit(X, y)
+    b = CGVRClassifier(**kw, solver="cgvr").fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
-    warm = CGVRClassifier(warm_start=True, **kw).fit(X, y)
+    warm = CGVRClassifier(warm_start=True, **kw, solver="cgvr").fit(X, y)
     warm.fit(X, y)
     assert warm.n_iter_ == 0
 
@@ -807,8 +881,8 @@ def test_threads_inside_one_fit_are_bitwise_identical(sparse):
     kw = dict(max_iter=3, inner_iter=5, tol=0, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fits = [CGVRClassifier(n_jobs=j, **kw).fit(X, y) for j in (1, 2, 3)]
-        regs = [CGVRRegressor(n_jobs=j, **kw).fit(X, y * 1.0) for j in (1, 2)]
+        fits = [CGVRClassifier(n_jobs=j, **kw, solver="cgvr").fit(X, y) for j in (1, 2, 3)]
+        regs = [CGVRRegressor(n_jobs=j, **kw, solver="cgvr").fit(X, y * 1.0) for j in (1, 2)]
     for clf in fits[1:]:
         np.testing.assert_array_equal(clf.coef_, fits[0].coef_)
         np.testing.assert_array_equal(clf.intercept_, fits[0].intercept_)
@@ -840,8 +914,8 @@ def test_paper_solver_is_batch_line_search_without_safeguard(clf_data):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         paper = CGVRClassifier(solver="cgvr_paper", **kw).fit(X, y)
-        same = CGVRClassifier(line_search="batch", safeguard=False, **kw).fit(X, y)
-        ours = CGVRClassifier(**kw).fit(X, y)
+        same = CGVRClassifier(line_search="batch", safeguard=False, **kw, solver="cgvr").fit(X, y)
+        ours = CGVRClassifier(**kw, solver="cgvr").fit(X, y)
     np.testing.assert_array_equal(paper.coef_, same.coef_)
     assert not np.array_equal(paper.coef_, ours.coef_)
 
@@ -1041,7 +1115,7 @@ def test_one_vs_rest_heads_share_the_threads_and_keep_the_bits():
     kw = dict(loss="squared_hinge", max_iter=2, inner_iter=5, tol=0, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fits = [CGVRClassifier(n_jobs=j, **kw).fit(X, y) for j in (1, 2, 6)]
+        fits = [CGVRClassifier(n_jobs=j, **kw, solver="cgvr").fit(X, y) for j in (1, 2, 6)]
     assert fits[2]._threads_per_head([None] * 3) == 2
     for clf in fits[1:]:
         np.testing.assert_array_equal(clf.coef_, fits[0].coef_)
@@ -1173,7 +1247,7 @@ def test_verbose_lines_of_one_vs_rest_heads_name_their_class_and_are_whole(monke
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         CGVRClassifier(multi_class="ovr", verbose=1, max_iter=3, n_jobs=2,
-                       random_state=0).fit(X, y)
+                       random_state=0, solver="cgvr").fit(X, y)
     lines = out.getvalue().splitlines()
     assert {line.split("] ")[0].rsplit(" ", 1)[-1] for line in lines} == {
         "class=0", "class=1", "class=2"}
@@ -1182,11 +1256,11 @@ def test_verbose_lines_of_one_vs_rest_heads_name_their_class_and_are_whole(monke
 
 def test_convergence_warning_suggests_standardizing_the_features():
     """Unscaled features are a new user's usual cause of a budget that runs out (raw
-    breast_cancer: CGVRClassifier() warned with max |gradient| 0.048 after 100 iterations);
+    breast_cancer: CGVRClassifier(solver="cgvr") warned with max |gradient| 0.048 after 100 iterations);
     the warning names the fix, as LogisticRegression's does."""
     X, y = make_classification(n_samples=80, n_features=4, random_state=0)
     with pytest.warns(ConvergenceWarning, match="StandardScaler, or MaxAbsScaler for sparse X"):
-        CGVRClassifier(max_iter=1, random_state=0).fit(X * [1.0, 1e3, 1.0, 1e-2], y)
+        CGVRClassifier(max_iter=1, random_state=0, solver="cgvr").fit(X * [1.0, 1e3, 1.0, 1e-2], y)
 
 
 # ------------------------------------------- a tol stop far from the optimum (unscaled data)
@@ -1201,16 +1275,16 @@ def test_tol_stop_far_from_the_optimum_warns():
 
     X, y = load_diabetes(return_X_y=True, scaled=False)
     y = y * 1e-4
-    est = CGVRRegressor(random_state=0)
+    est = CGVRRegressor(random_state=0, solver="cgvr")
     with pytest.warns(ConvergenceWarning,
                       match=r"max \|gradient\| <= tol.*standardized.*MaxAbsScaler for sparse X"):
         est.fit(X, y)
-    assert est.n_iter_ < est.max_iter      # a tol stop, not the budget's warning
+    assert est.n_iter_ < 100      # a tol stop, not the budget's warning (max_iter=None: 100)
     assert est.score(X, y) < Ridge(alpha=1.0).fit(X, y).score(X, y) - 0.02
     Xs = StandardScaler().fit_transform(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        CGVRRegressor(random_state=0).fit(Xs, y)
+        CGVRRegressor(random_state=0, solver="cgvr").fit(Xs, y)
 
 
 def test_multinomial_tol_stop_measures_the_standardized_gradient(monkeypatch):
@@ -1226,7 +1300,7 @@ def test_multinomial_tol_stop_measures_the_standardized_gradient(monkeypatch):
     monkeypatch.setattr(cgvr_multinomial, "warn_if_far_after_tol",
                         lambda ratio, name, tol: seen.append(ratio))
     X, y = load_iris(return_X_y=True)
-    est = CGVRClassifier(random_state=0).fit(X, y)
+    est = CGVRClassifier(random_state=0, solver="cgvr").fit(X, y)
     n, Y = len(y), np.eye(3)[y]
 
     def gradient(W, c):
@@ -1256,6 +1330,6 @@ def test_tol_check_computes_the_column_moments_once_per_fit(monkeypatch, n_jobs)
     monkeypatch.setattr(cgvr, "column_moments", lambda X: calls.append(X) or column_moments(X))
     monkeypatch.setattr(cgvr, "warn_if_far_after_tol",
                         lambda ratio, name, tol: ratios.append(ratio))
-    CGVRClassifier(multi_class="ovr", n_jobs=n_jobs, random_state=0).fit(X, y)
+    CGVRClassifier(multi_class="ovr", n_jobs=n_jobs, random_state=0, solver="cgvr").fit(X, y)
     assert len(ratios) == 3       # three heads stopped at tol and were checked
     assert len(calls) == 1

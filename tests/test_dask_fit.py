@@ -173,6 +173,8 @@ def test_one_vs_rest_and_multi_output(client):
     local = CGVRClassifier(loss="squared_hinge", **kw).fit(X, y)
     dist = CGVRClassifier(loss="squared_hinge", **kw).fit(Xd, yd)
     assert dist.coef_.shape == (3, 5) and len(dist.history_) == 3
+    # solver='auto': full-batch CG on the 600 rows in memory, CGVR on the Dask array
+    assert (local.solver_, dist.solver_) == ("cg", "cgvr")
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-3)
     np.testing.assert_array_equal(dist.predict(Xd).compute(), dist.predict(X))
     # three one-vs-rest heads (two epochs each: only the heads are checked here)
@@ -666,7 +668,8 @@ def test_cgvr_tol_stop_far_from_the_optimum_warns_on_dask_data(client, case, sol
     raw_d, Z_d, y_d = (da.from_array(A, chunks=100) for A in (raw, Z, y))
     with pytest.warns(ConvergenceWarning, match=match):
         fitted = clone(est).fit(raw_d, y_d)
-    assert fitted.n_iter_ < fitted.max_iter      # a tol stop, not the budget's warning
+    # a tol stop, not the budget's warning (max_iter=None: 1000 CG steps, 100 for 'cgvr')
+    assert fitted.n_iter_ < (1000 if solver == "cg" else 100)
     with pytest.warns(ConvergenceWarning, match=match):
         fitted.set_params(warm_start=True).fit(raw_d, y_d)
     assert fitted.n_iter_ == 0

@@ -139,7 +139,7 @@ NATIVE = {
     "CGVRClassifier-multinomial": (lambda: CGVRClassifier(random_state=0), "clf3"),
     "CGVRClassifier-ovr-squared_hinge-n_jobs=2": (
         lambda: CGVRClassifier(loss="squared_hinge", n_jobs=2, random_state=0), "clf3"),
-    "CGVRRegressor-cgvr": (lambda: CGVRRegressor(random_state=0), "reg"),
+    "CGVRRegressor-cgvr": (lambda: CGVRRegressor(solver="cgvr", random_state=0), "reg"),
     "CGVRRegressor-cg": (lambda: CGVRRegressor(solver="cg", random_state=0), "reg"),
     **{f"S3GDClassifier-{s}": (lambda s=s: S3GDClassifier(solver=s, random_state=0), "clf")
        for s in ["hybrid", "s3gd", "ssgd", "svrg", "sgd"]},

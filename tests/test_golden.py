@@ -72,12 +72,12 @@ def _cases():
         cases[name] = (make, data)
 
     # CGVR
-    cgvr = dict(max_iter=6, inner_iter=8, random_state=0)
+    cgvr = dict(solver="cgvr", max_iter=6, inner_iter=8, random_state=0)
     for solver in ("cgvr", "cg", "svrg", "minibatch_svrg"):
         add(f"CGVRClassifier-{solver}",
-            lambda s=solver: skstoch.CGVRClassifier(solver=s, **cgvr), _classification)
+            lambda s=solver: skstoch.CGVRClassifier(**{**cgvr, "solver": s}), _classification)
         add(f"CGVRRegressor-{solver}",
-            lambda s=solver: skstoch.CGVRRegressor(solver=s, **cgvr), _regression)
+            lambda s=solver: skstoch.CGVRRegressor(**{**cgvr, "solver": s}), _regression)
     for loss in ("squared_hinge", "hinge", "squared_error"):
         add(f"CGVRClassifier-cgvr-{loss}",
             lambda l=loss: skstoch.CGVRClassifier(loss=l, alpha=1e-2, **cgvr), _classification)
@@ -87,7 +87,7 @@ def _cases():
     for beta in ("FR", "PR", "HS", "DY", "none"):
         for solver in ("cgvr", "cg"):
             add(f"CGVRClassifier-{solver}-beta={beta}", lambda b=beta, s=solver:
-                skstoch.CGVRClassifier(solver=s, beta=b, **cgvr), _classification)
+                skstoch.CGVRClassifier(beta=b, **{**cgvr, "solver": s}), _classification)
     add("CGVRClassifier-cgvr-options",
         lambda: skstoch.CGVRClassifier(w_selection="random", init="uniform", restart="full",
                                        beta="FR", regularize_intercept=True, safeguard=False,

@@ -5,6 +5,7 @@
 
 cdef class MarginLoss:
     cdef double loss(self, double p, double y) noexcept nogil
+    cdef double loss_change(self, double p, double dp, double y) noexcept nogil
     cdef double dloss(self, double p, double y) noexcept nogil
     cdef double d2loss(self, double p, double y) noexcept nogil
 

@@ -6,7 +6,7 @@ it is exact for any finite p; the others are polynomial and finite while p**2 is
 """
 import numpy as np
 
-from libc.math cimport exp, log1p, fabs
+from libc.math cimport exp, expm1, log1p, fabs
 
 
 cdef class MarginLoss:
@@ -20,6 +20,12 @@ cdef class MarginLoss:
     cdef double loss(self, double p, double y) noexcept nogil:
         return 0.0
 
+    cdef double loss_change(self, double p, double dp, double y) noexcept nogil:
+        """``loss(p + dp, y) - loss(p, y)``, to the rounding of the change itself where the
+        subclass can (near a minimum the change is far below the loss, and the plain
+        difference keeps only the loss's rounding)."""
+        return self.loss(p + dp, y) - self.loss(p, y)
+
     cdef double dloss(self, double p, double y) noexcept nogil:
         return 0.0
 
@@ -29,6 +35,10 @@ cdef class MarginLoss:
     def py_loss(self, double p, double y):
         """Loss at prediction p and target y."""
         return self.loss(p, y)
+
+    def py_loss_change(self, double p, double dp, double y):
+        """``loss(p + dp, y) - loss(p, y)`` (see ``loss_change``)."""
+        return self.loss_change(p, dp, y)
 
     def py_dloss(self, double p, double y):
         """Derivative (or subgradient) of the loss with respect to p."""
@@ -133,6 +143,13 @@ cdef class LogLoss(MarginLoss):
             return log1p(exp(-z))
         return -z + log1p(exp(z))
 
+    cdef double loss_change(self, double p, double dp, double y) noexcept nogil:
+        # log(1 + e^-(z + dz)) - log(1 + e^-z) = log1p(sigmoid(-z) expm1(-dz)), z = y p
+        cdef double dz = y * dp
+        if dz < -700.0:    # expm1 would overflow; the change is then far above the rounding
+            return self.loss(p + dp, y) - self.loss(p, y)
+        return log1p(_sigmoid_neg(y * p) * expm1(-dz))
+
     cdef double dloss(self, double p, double y) noexcept nogil:
         return -y * _sigmoid_neg(y * p)
 
@@ -152,6 +169,12 @@ cdef class SquaredHinge(MarginLoss):
     cdef double loss(self, double p, double y) noexcept nogil:
         cdef double r = self.threshold - y * p
         return r * r if r > 0 else 0.0
+
+    cdef double loss_change(self, double p, double dp, double y) noexcept nogil:
+        cdef double r0 = self.threshold - y * p, r1 = self.threshold - y * (p + dp)
+        if r0 > 0 and r1 > 0:      # r1^2 - r0^2 = (r1 - r0)(r1 + r0), r1 - r0 = -y dp
+            return -y * dp * (r0 + r1)
+        return self.loss(p + dp, y) - self.loss(p, y)
 
     cdef double dloss(self, double p, double y) noexcept nogil:
         cdef double r = self.threshold - y * p
@@ -180,6 +203,11 @@ cdef class Hinge(MarginLoss):
     cdef double loss(self, double p, double y) noexcept nogil:
         cdef double r = self.threshold - y * p
         return r if r > 0 else 0.0
+
+    cdef double loss_change(self, double p, double dp, double y) noexcept nogil:
+        if self.threshold - y * p > 0 and self.threshold - y * (p + dp) > 0:
+            return -y * dp
+        return self.loss(p + dp, y) - self.loss(p, y)
 
     cdef double dloss(self, double p, double y) noexcept nogil:
         return -y if self.threshold - y * p > 0 else 0.0
@@ -240,6 +268,9 @@ cdef class SquaredError(MarginLoss):
     cdef double loss(self, double p, double y) noexcept nogil:
         cdef double r = p - y
         return 0.5 * r * r
+
+    cdef double loss_change(self, double p, double dp, double y) noexcept nogil:
+        return dp * (p - y + 0.5 * dp)
 
     cdef double dloss(self, double p, double y) noexcept nogil:
         return p - y

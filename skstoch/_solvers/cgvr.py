@@ -88,12 +88,14 @@ class CGVRParams:
 
 
 class FitShared(FitCache):
-    """What the heads of one fit share (``problem.shared``): the resolved ``params`` and the
-    columns' moments of X that the check after a tol stop reads."""
+    """What the heads of one fit share (``problem.shared``): the resolved ``params``, the
+    estimator's name of the ``solver`` that runs (``params.solver`` reads 'cgvr' for
+    'cgvr_paper') and the columns' moments of X that the check after a tol stop reads."""
 
-    def __init__(self, params):
+    def __init__(self, params, solver=None):
         super().__init__()
         self.params = params
+        self.solver = params.solver if solver is None else solver
 
     def column_moments(self, X):
         """:func:`._stationarity.column_moments` of X, once per fit."""

@@ -201,12 +201,12 @@ class DaskFitMixin:
         seed = self._draw_seed()
         results, histories = [], []
         for k, target in enumerate(targets):
-            monitor = self._make_monitor(self._solver_name())
+            monitor = self._make_monitor(self._solver_name(X))
             results.append(self._dask_solve(X, target, sw, seed, k, monitor, coef_init[k],
                                             float(intercept_init[k]), states[k]))
             histories.append(monitor.history())
         fitted = self._stack_heads(results, histories, seed)
-        fitted.update(self._dask_extras(results))
+        fitted.update(self._dask_extras(results, X))
         return fitted
 
     def _dask_map(self, name, X, shape_tail, dtype):
@@ -288,7 +288,7 @@ class DaskClassifierMixin(DaskFitMixin):
         coef_init, intercept_init = self._warm_start_arrays(n_classes, X.shape[1])
         state = self._warm_start_states(1)[0]
         seed = self._draw_seed()
-        monitor = self._make_monitor(self._solver_name())
+        monitor = self._make_monitor(self._solver_name(X))
         result = self._dask_solve_multinomial(
             X, targets[0], sw, n_classes, seed, monitor, coef_init if warm else None,
             intercept_init if warm else None, state)
@@ -296,7 +296,7 @@ class DaskClassifierMixin(DaskFitMixin):
                   "intercept_": np.asarray(result.intercept, dtype=np.float64),
                   "n_iter_": int(result.n_iter), "history_": monitor.history(),
                   "seed_": seed}
-        fitted.update(self._dask_extras([result]))
+        fitted.update(self._dask_extras([result], X))
         return fitted
 
     def decision_function(self, X):

@@ -142,7 +142,7 @@ class _S3GDMixin:
         data = dask_fit.make_data(X, target, sample_weight, dask_fit.s3gd_loss_spec(params))
         return dask_fit.solve_s3gd(data, params, monitor, seed, k, coef_init, intercept_init)
 
-    def _dask_extras(self, results):
+    def _dask_extras(self, results, X):
         steps = [r.extra["step_size"] for r in results]
         return {"step_size_": steps[0] if len(steps) == 1 else np.array(steps)}
 
@@ -587,7 +587,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         params = self._solver_params(X.shape[0])
         y = targets.codes    # a multinomial fit gets ClassTargets
         warm = self.warm_start and hasattr(self, "coef_")
-        monitor = self._make_monitor(self._solver_name())
+        monitor = self._make_monitor(self._solver_name(X))
         result = s3gd_multinomial.solve(
             X, y, sample_weights[0], n_classes, params, monitor, seed,
             coef_init=coef_init if warm else None,
