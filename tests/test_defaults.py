@@ -91,11 +91,10 @@ def _mark(row_id):
 def test_default_supervised_estimator(row_id, ours, reference, dataset, classification):
     loader = CLASSIFICATION.get(dataset, load_diabetes)
     X, y = _standardized(loader)
-    # random_state=0 as the other tables: with random_state=None (a fresh draw per fit)
-    # CGVRClassifier-iris scored 0.9533 in 2 of 400 runs.  Its fold 5 holds iris row 83 at
-    # probabilities 0.4990 / 0.4981 at the optimum, within both solvers' default tol
-    # (LogisticRegression() stops 1.2e-3 from the optimum, CGVR a median 6.5e-4 over 300
-    # seeds); every row passes at random_state 0 to 49
+    # random_state=0 as the other tables.  CGVRClassifier() on these datasets (fewer than
+    # 5,000 rows) runs full-batch CG, which draws nothing; when it ran CGVR, a fresh draw per
+    # fit scored 0.9533 on iris in 2 of 400 runs (fold 5 holds iris row 83 at probabilities
+    # 0.4990 / 0.4981 at the optimum, within both solvers' default tol)
     score, caught = _no_warnings(lambda: _cv_score(ours(random_state=0), X, y,
                                                    classification))
     ref = _cv_score(reference(), X, y, classification)
