@@ -101,14 +101,14 @@ def main():
         X, y = load(return_X_y=True)
         est, kind = fit(CGVRClassifier(random_state=0), X, y)
         ref = LogisticRegression(tol=1e-12, max_iter=100_000).fit(X, y)
-        stop = "tol" if est.n_iter_ < est.max_iter else "max_iter"
+        stop = "tol" if est.n_iter_ < est._cgvr_params(X, None).max_iter else "max_iter"
         lines.append(f"| {name} | {stop} | {kind} | {classifier_ratio(X, y, est):.2g} | "
                      f"{est.score(X, y):.4f} | {ref.score(X, y):.4f} |")
     for scale in (1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6):
         y = y0 * scale
         est, kind = fit(CGVRRegressor(random_state=0), X0, y)
         ref = Ridge(alpha=1.0, solver="cholesky").fit(X0, y)
-        stop = "tol" if est.n_iter_ < est.max_iter else "max_iter"
+        stop = "tol" if est.n_iter_ < est._cgvr_params(X0, None).max_iter else "max_iter"
         lines.append(f"| diabetes, y x {scale:g} | {stop} | {kind} | "
                      f"{regressor_ratio(X0, y, est):.2g} | {est.score(X0, y):.4f} | "
                      f"{ref.score(X0, y):.4f} |")

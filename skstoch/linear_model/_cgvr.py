@@ -246,7 +246,7 @@ _SOLVER_PARAMETERS_DOC = """\
         mean objective) with the same tol.  It bounds the gradient in the units of X and y:
         after a tol stop the fit measures the gradient on standardized features relative
         to its value at zero and raises ConvergenceWarning above ``max(0.01, 100 tol)``
-        (on raw diabetes with ``y * 1e-4`` the fit stopped at R2 0.491 where Ridge
+        (on raw diabetes with ``y * 1e-4`` the default fit stopped at R2 0.489 where Ridge
         reaches 0.518; the user guide's "Other defaults" gives what the check costs, in
         memory and on a Dask X)."""
 
