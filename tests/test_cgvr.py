@@ -289,6 +289,9 @@ def test_auto_solver_is_cg_below_5000_rows_else_cgvr(n, ran):
         assert auto.solver_ == same.solver_ == ran
         np.testing.assert_array_equal(auto.coef_, same.coef_)
         assert auto.n_iter_ == same.n_iter_
+        # a warning names the solver that ran (the multinomial fit's named 'auto')
+        with pytest.warns(ConvergenceWarning, match=f"solver='{ran}'"):
+            clone(est).set_params(max_iter=1).fit(*data)
     budget = 1000 if ran == "cg" else 100
     assert CGVRClassifier()._cgvr_params(X, None).max_iter == budget
     assert CGVRClassifier(max_iter=7)._cgvr_params(X, None).max_iter == 7

@@ -506,7 +506,7 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         state = (previous[0] if self.warm_start and previous is not None
                  and len(previous) == 1 else None)
         warm = self.warm_start and hasattr(self, "coef_")
-        monitor = self._make_monitor(self._solver_name())
+        monitor = self._make_monitor(self._solver_name(X))
         result = cgvr_multinomial.solve(
             X, y, sample_weights[0], n_classes, params, monitor, seed,
             coef_init=coef_init if warm else None,
