@@ -28,6 +28,14 @@ REFRESH_EVERY = 1000
 COLUMNS_MAX_FRACTION = 8
 
 
+def gram_fits(X):
+    """Whether the d x d Gram matrix of all of X's columns may be formed: at most
+    ``GRAM_MAX_FEATURES`` columns, or no more entries than X stores (a tall X: the Gram
+    matrix then never takes more memory than the data)."""
+    d = X.shape[1]
+    return d <= GRAM_MAX_FEATURES or d * d <= (X.nnz if sp.issparse(X) else X.size)
+
+
 class CenteredLeastSquares:
     """Smooth part 1/(2S) ||W^1/2 (Xc w - yc)||^2 + alpha ||w||^2 of an :class:`LSProblem`
     with the intercept eliminated (centered design Xc, never formed): image z = Xc w, cached

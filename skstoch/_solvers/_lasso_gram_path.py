@@ -9,7 +9,7 @@ cross-validated path where this needs n_folds.
 """
 import numpy as np
 
-from ._lasso_fista import GRAM_MAX_FEATURES, fista_gram, gram_lipschitz
+from ._lasso_fista import fista_gram, gram_fits, gram_lipschitz
 from ._lasso_problem import LSProblem, constant_columns, gram_block, scale_error
 
 
@@ -21,12 +21,12 @@ from ._lasso_problem import LSProblem, constant_columns, gram_block, scale_error
 WIDE_MAX_FEATURES = 512
 
 
-def gram_path_applies(n_rows, n_features):
-    """Whether the path is cheaper on the Gram matrix than fitted radius by radius: at
-    least as many rows of non-zero weight as features (a d x d mat-vec costs at most an X
-    mat-vec) or at most ``WIDE_MAX_FEATURES`` features, and a Gram matrix of at most
-    ``GRAM_MAX_FEATURES`` columns."""
-    return n_features <= min(GRAM_MAX_FEATURES, max(n_rows, WIDE_MAX_FEATURES))
+def gram_path_applies(X, n_rows):
+    """Whether the path on X is cheaper on the Gram matrix than fitted radius by radius:
+    at least as many rows of non-zero weight (``n_rows``) as features (a d x d mat-vec
+    costs at most an X mat-vec) or at most ``WIDE_MAX_FEATURES`` features, and a Gram
+    matrix that may be formed (:func:`~._lasso_fista.gram_fits`)."""
+    return X.shape[1] <= max(n_rows, WIDE_MAX_FEATURES) and gram_fits(X)
 
 
 class GramPath:

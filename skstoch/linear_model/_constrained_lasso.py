@@ -97,7 +97,8 @@ class ConstrainedLasso(BaseLinearRegressor):
         smallest AIC (as scikit-learn's ``LassoLarsIC``: degrees of freedom = non-zero
         coefficients, noise variance from the least-squares residuals; 100 radii, on the
         centred Gram matrix, so about one pass over X); otherwise (wide or nearly square
-        data, no noise estimate; or more than 4096 features, no Gram matrix)
+        data, no noise estimate; or a sparse X of more than 4096 features that stores
+        fewer than d^2 values, whose Gram matrix would outweigh it)
         :class:`ConstrainedLassoCV`'s default cross-validated choice, KFold(5) over the rows
         of non-zero weight, at about its cost.  The fit then starts from the
         path's solution at the radius before it (this replaces a ``warm_start``).  Pass a
@@ -366,7 +367,7 @@ class ConstrainedLasso(BaseLinearRegressor):
     def _fit_problem(self, problem):
         params = problem.shared
         if params.radius is None:
-            if aic_applies(problem.sample_weight, problem.X.shape[1], params.fit_intercept):
+            if aic_applies(problem.X, problem.sample_weight, params.fit_intercept):
                 radius, start = aic_radius(problem.X, problem.dataset, problem.y,
                                            problem.sample_weight, params.alpha,
                                            params.fit_intercept)
@@ -479,7 +480,7 @@ def _on_gram(est, X, sw):
     sets (which solves each fit on a Gram matrix too), where the Gram matrix is the cheaper
     (:func:`~skstoch._solvers._lasso_gram_path.gram_path_applies`)."""
     return (est._resolve_solver(X.shape[0]) == "fista" and est.working_set
-            and gram_path_applies(np.count_nonzero(sw), X.shape[1]))
+            and gram_path_applies(X, np.count_nonzero(sw)))
 
 
 def _gram_solutions(X, y, sw, radii, est):
@@ -647,9 +648,9 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     callback : callable or None, default=None
         As in :class:`ConstrainedLasso`, after every record of the refit and of the fits
         along the folds' paths.  With the exact solver and at least as many rows as
-        features, or at most 512 features, a fold's path runs on its Gram matrix (the user
-        guide's ``ConstrainedLassoCV`` section) and makes no records: only the refit calls
-        it.
+        features, or at most 512 features, a fold's path runs on its Gram matrix (beyond
+        4096 features, when X stores at least d^2 values; the user guide's
+        ``ConstrainedLassoCV`` section) and makes no records: only the refit calls it.
     verbose : int, default=0
         1: print the chosen radius, then the refit's records (as :class:`ConstrainedLasso`);
         2 and more: also every fold's validation MSE at every radius, and the records of
