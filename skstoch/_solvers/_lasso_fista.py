@@ -29,11 +29,12 @@ COLUMNS_MAX_FRACTION = 8
 
 
 def gram_fits(X):
-    """Whether the d x d Gram matrix of all of X's columns may be formed: at most
-    ``GRAM_MAX_FEATURES`` columns, or no more entries than X stores (a tall X: the Gram
-    matrix then never takes more memory than the data)."""
+    """Whether the d x d Gram matrix (float64) of all of X's columns may be formed: at
+    most ``GRAM_MAX_FEATURES`` columns, or no more bytes than X's stored values (a tall X:
+    the Gram matrix then never takes more memory than the data)."""
     d = X.shape[1]
-    return d <= GRAM_MAX_FEATURES or d * d <= (X.nnz if sp.issparse(X) else X.size)
+    values = X.data if sp.issparse(X) else X
+    return d <= GRAM_MAX_FEATURES or 8 * d * d <= values.nbytes
 
 
 class CenteredLeastSquares:

@@ -97,8 +97,8 @@ class ConstrainedLasso(BaseLinearRegressor):
         smallest AIC (as scikit-learn's ``LassoLarsIC``: degrees of freedom = non-zero
         coefficients, noise variance from the least-squares residuals; 100 radii, on the
         centred Gram matrix, so about one pass over X); otherwise (wide or nearly square
-        data, no noise estimate; or a sparse X of more than 4096 features that stores
-        fewer than d^2 values, whose Gram matrix would outweigh it)
+        data, no noise estimate; or a sparse X of more than 4096 features whose values
+        take less memory than its d x d Gram matrix)
         :class:`ConstrainedLassoCV`'s default cross-validated choice, KFold(5) over the rows
         of non-zero weight, at about its cost.  The fit then starts from the
         path's solution at the radius before it (this replaces a ``warm_start``).  Pass a
@@ -649,7 +649,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         As in :class:`ConstrainedLasso`, after every record of the refit and of the fits
         along the folds' paths.  With the exact solver and at least as many rows as
         features, or at most 512 features, a fold's path runs on its Gram matrix (beyond
-        4096 features, when X stores at least d^2 values; the user guide's
+        4096 features, when it takes no more memory than X's values; the user guide's
         ``ConstrainedLassoCV`` section) and makes no records: only the refit calls it.
     verbose : int, default=0
         1: print the chosen radius, then the refit's records (as :class:`ConstrainedLasso`);
