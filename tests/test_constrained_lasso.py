@@ -1057,6 +1057,21 @@ def test_tall_data_beyond_the_gram_limit_keep_the_aic_rule(monkeypatch):
     assert ConstrainedLasso().fit(X_sparse, y_sparse).radius_ == cv.radius_
 
 
+@pytest.mark.parametrize("n_nonzero", [0, 1, 60, 61, 600])
+def test_gram_times_reads_the_rows_of_the_non_zeros(n_nonzero):
+    """FISTA's mat-vecs on a Gram matrix of at least 512 columns read only the rows of a
+    sparse iterate's non-zeros (at most a tenth): the same product as H v."""
+    from skstoch._solvers._lasso_fista import gram_times
+
+    rng = np.random.RandomState(n_nonzero)
+    A = rng.standard_normal((600, 600))
+    H = A @ A.T
+    v = np.zeros(600)
+    v[rng.choice(600, n_nonzero, replace=False)] = rng.standard_normal(n_nonzero)
+    np.testing.assert_allclose(gram_times(H, v), H @ v, rtol=0,
+                               atol=1e-12 * np.abs(H).max() * max(np.abs(v).sum(), 1.0))
+
+
 def test_least_squares_of_the_aic_rule_is_lstsq_s_solution():
     """The AIC rule's least-squares fit solves H w = q by Cholesky where H is well
     conditioned (lstsq took 26 of the 40 s of the rule at 9,000 x 4,200) and falls back to
