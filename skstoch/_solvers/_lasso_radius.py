@@ -56,7 +56,8 @@ def _least_squares(H, q):
         factor = scipy.linalg.cho_factor(H, lower=True, check_finite=False)
     except np.linalg.LinAlgError:
         return np.linalg.lstsq(H, q, rcond=None)[0]
-    # lstsq's rank cut-off: singular values below d eps times the largest
+    # about lstsq's rank cut-off (singular values below d eps times the largest): its
+    # minimum-norm solution
     rcond, _ = scipy.linalg.lapack.dpocon(factor[0], np.abs(H).sum(axis=0).max(), uplo="L")
     if not rcond > H.shape[0] * np.finfo(np.float64).eps:
         return np.linalg.lstsq(H, q, rcond=None)[0]
