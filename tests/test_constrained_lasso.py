@@ -805,7 +805,7 @@ def test_fista_gram_backtracking_exits_on_non_finite_values():
 
 # --------------------------------------------------------------------- CV
 
-def test_cv_refit_is_the_path_solution_the_folds_scored():
+def test_cv_refit_is_the_path_solution_the_folds_scored(monkeypatch):
     """Wide data: above the radius where the constraint stops binding the minimizers are
     many (interpolants); the folds score the warm-started path's, so the refit must follow
     the path too.  A refit from zero at the chosen radius scored held-out R² 0.63 here,
@@ -824,8 +824,12 @@ def test_cv_refit_is_the_path_solution_the_folds_scored():
         cv = ConstrainedLassoCV().fit(X_train, y[train])
     reference = LassoCV().fit(X_train, y[train]).score(X_test, y[test])
     assert cv.score(X_test, y[test]) >= reference - 0.01
-    # above 512 features the folds fit the estimator radius by radius (below, the path runs
-    # on the fold's Gram matrix): the refit is that path's solution on all the data
+    # where the folds fit the estimator radius by radius (more than 512 features and 16
+    # times the rows; here forced, else the path runs on the fold's Gram matrix): the refit
+    # is that path's solution on all the data
+    from skstoch._solvers import _lasso_gram_path
+
+    monkeypatch.setattr(_lasso_gram_path, "WIDE_ROWS_FACTOR", 1)
     X_wide = np.hstack([X_train, np.random.RandomState(0).standard_normal((80, 300))])
     cv = ConstrainedLassoCV().fit(X_wide, y[train])
     path = ConstrainedLasso(warm_start=True)
@@ -836,10 +840,11 @@ def test_cv_refit_is_the_path_solution_the_folds_scored():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_cv_path_forms_one_gram_matrix_per_fold(monkeypatch, dtype):
-    """At least as many rows as features, or at most 512 features: every fold runs its path
-    of radii on one Gram matrix (the refit: one for the path, one for the fit at the chosen radius), where a fit
-    per radius formed 30 x 5 + 30 and took 12 times LassoCV's time at 20,000 x 100; the
-    validation MSEs are those of the exact fits along the path."""
+    """At most 16 times as many features as rows, or at most 512 features: every fold runs
+    its path of radii on one Gram matrix (the refit: one for the path, one for the fit at
+    the chosen radius), where a fit per radius formed 30 x 5 + 30 and took 12 times
+    LassoCV's time at 20,000 x 100; the validation MSEs are those of the exact fits along
+    the path."""
     from sklearn.model_selection import KFold
     from skstoch._solvers import _lasso_fista, _lasso_gram_path
 
@@ -861,6 +866,13 @@ def test_cv_path_forms_one_gram_matrix_per_fold(monkeypatch, dtype):
     # working-set Gram matrices took 2.5 times as long as the path on the Gram matrix)
     calls.clear()
     X_wide, y_wide = make_problem(n=60, d=100, k=5, noise=0.5)
+    ConstrainedLassoCV(n_radii=30, cv=5).fit(X_wide.astype(dtype), y_wide)
+    assert len(calls) == 5 + 2
+    # more than 512 features, at most 16 times the folds' rows (48): the working sets beat
+    # the Gram path only beyond (ConstrainedLassoCV() on 150 x 700: 0.8-1.1 s against
+    # 2.9-3.0 radius by radius, _lasso_gram_path's comment)
+    calls.clear()
+    X_wide, y_wide = make_problem(n=60, d=700, k=5, noise=0.5)
     ConstrainedLassoCV(n_radii=30, cv=5).fit(X_wide.astype(dtype), y_wide)
     assert len(calls) == 5 + 2
     for k, (train, test) in enumerate(folds[:2]):

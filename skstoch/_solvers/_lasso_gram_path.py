@@ -13,20 +13,28 @@ from ._lasso_fista import fista_gram, gram_fits, gram_lipschitz
 from ._lasso_problem import LSProblem, constant_columns, gram_block, scale_error
 
 
-# Up to this many features the path runs on the Gram matrix also on wide data: FISTA on all
-# d features costs d^2 per iteration, the working sets' fits (at least 256 features) a Gram
-# matrix and a power iteration per radius.  5-fold CV of ConstrainedLassoCV() on
-# make_regression 150 x 500: 2.0 s on the Gram matrix against 4.3 s; 150 x 700: 4.3 s
-# against 3.5 s.
+# Up to this many features, or WIDE_ROWS_FACTOR times the rows, the path runs on the Gram
+# matrix also on wide data: FISTA on all d features costs d^2 per iteration (less on sparse
+# iterates, _lasso_fista.gram_times), the working sets' fits (at least 256 features) a Gram
+# matrix and a power iteration per radius.  CPU s of ConstrainedLassoCV() (5 folds, so the
+# folds fit 0.8 n rows) on standardized make_regression, the Gram path against radius by
+# radius, two alternated runs each (2026-11-29, the machine shared with a CI run):
+# 150 x 700 0.8-1.1 against 2.9-3.0, 200 x 1000 2.0 against 2.9-3.2, 300 x 1000 1.7 against
+# 3.6-3.7, 100 x 1024 2.0-2.2 against 2.4-3.0, 300 x 1500 2.3-2.4 against 3.0-3.3 (d at most
+# 12.8 times the fold's rows); 100 x 1500 2.7-2.9 against 2.3, 50 x 1000 2.2-3.0 against
+# 2.0-2.1, 100 x 2000 4.3-4.4 against 2.2-2.7 (at least 18.75 times).  The same radius in
+# every case.
 WIDE_MAX_FEATURES = 512
+WIDE_ROWS_FACTOR = 16
 
 
 def gram_path_applies(X, n_rows):
     """Whether the path on X is cheaper on the Gram matrix than fitted radius by radius:
-    at least as many rows of non-zero weight (``n_rows``) as features (a d x d mat-vec
-    costs at most an X mat-vec) or at most ``WIDE_MAX_FEATURES`` features, and a Gram
-    matrix that may be formed (:func:`~._lasso_fista.gram_fits`)."""
-    return X.shape[1] <= max(n_rows, WIDE_MAX_FEATURES) and gram_fits(X)
+    at most ``WIDE_ROWS_FACTOR`` times as many features as rows of non-zero weight
+    (``n_rows``) or at most ``WIDE_MAX_FEATURES`` features, and a Gram matrix that may be
+    formed (:func:`~._lasso_fista.gram_fits`)."""
+    d = X.shape[1]
+    return d <= max(WIDE_ROWS_FACTOR * n_rows, WIDE_MAX_FEATURES) and gram_fits(X)
 
 
 class GramPath:

@@ -647,10 +647,11 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         As in :class:`ConstrainedLasso` (passed to every fit).
     callback : callable or None, default=None
         As in :class:`ConstrainedLasso`, after every record of the refit and of the fits
-        along the folds' paths.  With the exact solver and at least as many rows as
-        features, or at most 512 features, a fold's path runs on its Gram matrix (beyond
-        4096 features, when it takes no more memory than X's values; the user guide's
-        ``ConstrainedLassoCV`` section) and makes no records: only the refit calls it.
+        along the folds' paths.  With the exact solver and at most 16 times as many
+        features as rows, or at most 512 features, a fold's path runs on its Gram matrix
+        (beyond 4096 features, when it takes no more memory than X's values; the user
+        guide's ``ConstrainedLassoCV`` section) and makes no records: only the refit calls
+        it.
     verbose : int, default=0
         1: print the chosen radius, then the refit's records (as :class:`ConstrainedLasso`);
         2 and more: also every fold's validation MSE at every radius, and the records of
