@@ -176,7 +176,7 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
 
     Subclasses implement ``_fit_problem(problem) -> SolverResult`` (``x`` the coefficients,
     ``intercept`` the intercept) and may override ``_prepare_fit``, ``_fitted_extras``,
-    ``_solver_name()`` and ``_reads_float32``.
+    ``_solver_name(X)`` and ``_reads_float32``.
     """
 
     def _reads_float32(self, X):
@@ -184,7 +184,7 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
         stores float32 rows; no float64 copy of X).  False: X is converted to float64."""
         return False
 
-    def _solver_name(self, X=None):
+    def _solver_name(self, X):
         """The estimator and solver that messages name (``X``: the data of the fit)."""
         solver = getattr(self, "solver", None)
         return f"{type(self).__name__}(solver={solver!r})" if solver else type(self).__name__

@@ -67,9 +67,8 @@ class _CGVRMixin:
             return self.solver
         return "cg" if not is_dask_array(X) and X.shape[0] < CG_BELOW_ROWS else "cgvr"
 
-    def _solver_name(self, X=None):
-        solver = self.solver if X is None else self._resolved_solver(X)
-        return f"{type(self).__name__}(solver={solver!r})"
+    def _solver_name(self, X):
+        return f"{type(self).__name__}(solver={self._resolved_solver(X)!r})"
 
     def _fitted_extras(self, results, shared):
         return {"solver_": shared.solver}

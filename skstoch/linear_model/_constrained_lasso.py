@@ -334,7 +334,7 @@ class ConstrainedLasso(BaseLinearRegressor):
         # precision (doc/user_guide/constrained_lasso.rst, "Why solver='auto' is FISTA").
         return "fista"
 
-    def _solver_name(self, X=None):
+    def _solver_name(self, X):
         return f"{type(self).__name__}(solver={self._resolve_solver(0)!r})"
 
     def _reads_float32(self, X):
