@@ -448,13 +448,13 @@ def test_log_loss_reaches_logistic_regression_optimum(clf_data):
     np.testing.assert_allclose(clf.coef_, lr.coef_, rtol=1e-3, atol=1e-4)
 
 
-@pytest.mark.parametrize("alpha, tol", [(1e-4, 1e-4), (1e-5, 1e-3)])
+@pytest.mark.parametrize("alpha, tol", [(1e-4, 1e-4), (1e-5, 1e-4)])
 def test_ill_conditioned_breast_cancer_reaches_optimum(alpha, tol):
     # standardised breast_cancer at small alpha: nearly separable, condition number ~1e5.
     # Batch curvature along p underestimates the true one, an epoch overshoots and is
     # rejected; the batch then grows (up to the deterministic full batch) until it converges.
-    # (At alpha=1e-5, max|grad| <= 1e-9 lies below what the rounding of f lets a line
-    # search resolve, hence 1e-3 alpha there; f is at the optimum either way.)
+    # (At alpha=1e-5, max|grad| <= 1e-9 lies below the rounding of f's sum over the rows:
+    # the line searches reach it on the rows' loss changes; it stalled at 1.06e-9 without)
     from sklearn.datasets import load_breast_cancer
     from sklearn.preprocessing import StandardScaler
     X, y = load_breast_cancer(return_X_y=True)
@@ -846,6 +846,53 @@ def test_multinomial_line_sums_are_compensated():
     terms = s * (logsumexp(Z, axis=1) - Z[np.arange(n), y])
     value, _ = line_sums(Z, Q, y, s, 0.0)
     assert value == pytest.approx(math.fsum(terms), rel=1e-15, abs=0)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).eps > 1e-18,
+                    reason="the reference needs an extended-precision long double")
+def test_multinomial_line_changes_keep_the_digits_of_the_change():
+    # line_sums(..., changes=True) sums each row's lse(z + a q) - lse(z) - a q_y: against the
+    # same change in long double, both for |a q| <= 1 (log1p of expm1) and beyond (the plain
+    # difference); the derivative is line_sums' own
+    from skstoch._fast._multinomial import line_sums
+    rng = np.random.default_rng(2)
+    n, K = 300, 4
+    Z, Q = rng.normal(scale=3.0, size=(n, K)), rng.normal(size=(n, K))
+    y, s = rng.integers(0, K, size=n), rng.random(n) / n
+    L, rows = np.longdouble, np.arange(n)
+
+    def losses(a):
+        Za = L(Z) + L(a) * L(Q)
+        m = Za.max(axis=1)
+        return m + np.log(np.exp(Za - m[:, None]).sum(axis=1)) - Za[rows, y]
+
+    for a in (1e-7, 1e-3, 0.2, 5.0):
+        reference = float(L(s) @ (losses(a) - losses(0.0)))
+        value, deriv = line_sums(Z, Q, y, s, a, changes=True)
+        assert deriv == line_sums(Z, Q, y, s, a)[1]
+        assert value == pytest.approx(reference, rel=1e-13, abs=1e-18)
+    # the plain difference keeps only the roundings of the two sums
+    a = 1e-7
+    reference = float(L(s) @ (losses(a) - losses(0.0)))
+    plain = line_sums(Z, Q, y, s, a)[0] - line_sums(Z, Q, y, s, 0.0)[0]
+    assert plain != pytest.approx(reference, rel=1e-11, abs=0)
+
+
+@pytest.mark.parametrize("n_classes, solver, line_search", [
+    (2, "cgvr", "batch"), (2, "cgvr", "full"),
+    (3, "cg", "vr"), (3, "cgvr", "batch"), (3, "cgvr", "full")])
+def test_line_searches_reach_a_tight_tol(n_classes, solver, line_search):
+    # a line on which no step decreased phi is searched again on the rows' loss changes:
+    # compared as differences of two sums over the rows, these fits stalled (every step
+    # skipped, ConvergenceWarning) at max |gradient| 1.6e-9 to 3.3e-9
+    X, y = make_classification(600, 20, n_informative=6, n_classes=n_classes,
+                               random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = CGVRClassifier(solver=solver, line_search=line_search, tol=1e-10, max_iter=100,
+                             random_state=0).fit(X, y)
+    assert est.history_["grad_max"][-1] <= 1e-10
 
 
 def test_one_vs_rest_still_available():

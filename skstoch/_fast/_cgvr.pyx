@@ -1553,6 +1553,7 @@ cdef class _InnerTeam:
     cdef Py_ssize_t n, d, b, inner_iter, kb, kn, kd
     cdef double alpha, alpha_b, step_max
     cdef bint fit_intercept, full_batch, option_two, logistic
+    cdef bint search_changes        # a line without decrease is searched again on loss changes
     cdef int beta_rule, ls_mode
     cdef const wolfe_t* wolfe
     cdef uint64_t seed, stream, counter
@@ -1947,6 +1948,14 @@ cdef class _InnerTeam:
             if dphi0 < 0:
                 a = strong_wolfe(&P, self.loss, phi0, dphi0, self.wolfe, self.step_max, &n_evals,
                                  &failed)
+                if a == 0.0 and self.search_changes:
+                    # no step decreased phi: near the optimum its decrease is below the
+                    # rounding of phi(0), a sum over many rows.  Search again on the loss
+                    # changes (change_along_line); away from it the first search suffices
+                    P.change = True
+                    a = strong_wolfe(&P, self.loss, 0.0, dphi0, self.wolfe, self.step_max,
+                                     &n_evals, &failed)
+                    P.change = False
                 wolfe_fail += failed
             if a == 0.0:
                 skipped += 1
@@ -2237,6 +2246,8 @@ def cgvr_inner(HeadTables tables, CGOptions options, double[::1] x, const double
     S.keep = (idx, work, vec, acc, red, accb, pown, packs, part, rows_own, segs, qR)
     S.X, S.loss = X, tables.loss
     S.logistic = type(tables.loss) is LogLoss
+    # a hinge (a subgradient) fails lines at its kinks, not at the rounding of phi(0)
+    S.search_changes = tables.loss.differentiable
     S.y, S.sw = &tables.y[0], &tables.sw[0]
     S.x0, S.u, S.dl0 = &x0[0], &u[0], &dl0[0]
     S.x, S.g, S.p, S.steps = &x[0], &g[0], &p[0], &steps[0]

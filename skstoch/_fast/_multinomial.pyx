@@ -20,7 +20,7 @@ accumulator is a double), and ``rows_times``, ``rows_transpose_times`` and
 ``line_sums`` and ``softmax_along`` are the batch sums of CGVR's multinomial line search.
 """
 from cython cimport floating
-from libc.math cimport exp, fabs, log
+from libc.math cimport exp, expm1, fabs, log, log1p
 
 import numpy as np
 from libc.stdint cimport int32_t, int64_t
@@ -542,15 +542,22 @@ cdef _check_line(const double[:, ::1] Z, const double[:, ::1] Q, Py_ssize_t n_ro
 
 
 def line_sums(const double[:, ::1] Z, const double[:, ::1] Q, const Py_ssize_t[::1] y,
-              const double[::1] s, double a):
+              const double[::1] s, double a, bint changes=False):
     """``(sum_i s_i (lse(z_i) - z_{i y_i}), sum_i s_i (p_i . q_i - q_{i y_i}))`` at the
     margins ``Z + a Q`` (``p_i`` their softmax): the batch part of the line-search objective
-    and of its derivative in ``a``.  ``y`` holds class codes in 0..K-1."""
+    and of its derivative in ``a``.  ``y`` holds class codes in 0..K-1.
+
+    With ``changes`` the value is taken from a = 0, each row's change
+    ``lse(z_i + a q_i) - lse(z_i) - a q_{i y_i}`` to its own rounding where every
+    ``|a q_ik| <= 1``: ``log1p(softmax(z_i) . expm1(a q_i))`` (near the optimum a line's
+    change is below the rounding of the sum of the losses)."""
     _check_line(Z, Q, y.shape[0])
     if s.shape[0] != y.shape[0]:
         raise ValueError(f"{s.shape[0]} weights for {y.shape[0]} rows")
     cdef Py_ssize_t i, k, K = Z.shape[1], n = Z.shape[0], bad = -1
-    cdef double m, e, se, seq, za
+    cdef double m, e, se, seq, za, loss
+    cdef double m0, se0, sem, aq_max
+    cdef bint fused
     # compensated sums: near the optimum the line search compares values that differ in
     # their last digits, and a plain running sum over the rows loses n roundings
     cdef double value = 0.0, value_c = 0.0, deriv = 0.0, deriv_c = 0.0
@@ -571,7 +578,27 @@ def line_sums(const double[:, ::1] Z, const double[:, ::1] Q, const Py_ssize_t[:
                 se += e
                 seq += e * Q[i, k]
             k = y[i]
-            _neumaier_add(&value, &value_c, s[i] * (m + log(se) - (Z[i, k] + a * Q[i, k])))
+            loss = m + log(se) - (Z[i, k] + a * Q[i, k])
+            if changes:
+                m0 = Z[i, 0]
+                aq_max = 0.0
+                for k in range(K):
+                    m0 = Z[i, k] if Z[i, k] > m0 else m0
+                    aq_max = fabs(a * Q[i, k]) if fabs(a * Q[i, k]) > aq_max else aq_max
+                fused = aq_max <= 1.0
+                se0 = 0.0
+                sem = 0.0
+                for k in range(K):
+                    e = exp(Z[i, k] - m0)
+                    se0 += e
+                    if fused:
+                        sem += e * expm1(a * Q[i, k])
+                k = y[i]
+                if fused:
+                    loss = log1p(sem / se0) - a * Q[i, k]
+                else:
+                    loss -= m0 + log(se0) - Z[i, k]
+            _neumaier_add(&value, &value_c, s[i] * loss)
             _neumaier_add(&deriv, &deriv_c, s[i] * (seq / se - Q[i, k]))
     if bad >= 0:
         raise ValueError(f"class code y[{bad}] = {y[bad]} is not in 0..{K - 1}")

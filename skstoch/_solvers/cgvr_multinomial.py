@@ -171,16 +171,18 @@ class _Problem:
 
 class _Line:
     """phi(a) = sum_S s_k [lse(Z_k + a Q_k) - (Z + a Q)_{k y_k}] + a r0 + a^2 rpp / 2 + a lin
-    (the batch sums in one compiled pass over Z and Q, ``line_sums``)."""
+    (the batch sums in one compiled pass over Z and Q, ``line_sums``); with ``changes``,
+    phi(a) - phi(0) summed as the rows' loss changes."""
 
     def __init__(self, Z, Q, y, s, r0, rpp, lin):
         self.Z, self.Q, self.y, self.s = Z, Q, y, s
         self.r0, self.rpp, self.lin = r0, rpp, lin
         self.n_evals = 0
+        self.changes = False
 
     def __call__(self, a):
         self.n_evals += 1
-        value, deriv = line_sums(self.Z, self.Q, self.y, self.s, a)
+        value, deriv = line_sums(self.Z, self.Q, self.y, self.s, a, self.changes)
         value += a * (self.r0 + 0.5 * a * self.rpp + self.lin)
         return value, deriv + self.r0 + a * self.rpp + self.lin
 
@@ -455,10 +457,20 @@ def _svrg_inner(run, x, base, P0, step):
 def _wolfe_step(run, line, phi0, dphi0, cap):
     """The strong-Wolfe step along a descent direction of ``line`` (0 if none; counted)."""
     params = run.params
+
+    def search(phi0):
+        return strong_wolfe(line, phi0, dphi0, params.c1, params.c2, params.step_init,
+                            params.ls_max_iter, params.zoom_max_iter, cap)[0]
+
     a = 0.0
     if dphi0 < 0:
-        a, _ = strong_wolfe(line, phi0, dphi0, params.c1, params.c2, params.step_init,
-                            params.ls_max_iter, params.zoom_max_iter, cap)
+        a = search(phi0)
+        if a == 0.0:
+            # no step decreased phi: near the optimum its decrease is below the rounding
+            # of phi(0), a sum over many rows.  Search again on the loss changes (as the
+            # binary kernel does); away from it the first search suffices
+            line.changes = True
+            a = search(0.0)
     run.stats["line_search_evals"] += line.n_evals
     if a == 0.0:
         run.stats["skipped_steps"] += 1
