@@ -196,9 +196,11 @@ def make_semisupervised(y, *, n_labeled=None, labeled_fraction=None, stratify=Tr
     if n_labeled is None:     # labeled_fraction in (0, 1]: validate_params checked it
         n_labeled = max(1, int(round(labeled_fraction * n)))
     classes = np.unique(y)
-    if not len(classes) <= n_labeled <= n if stratify else 1 <= n_labeled <= n:
-        raise ValueError(f"n_labeled={n_labeled} must be between the number of classes "
-                         f"({len(classes)}) and n_samples ({n})")
+    if n_labeled > n:
+        raise ValueError(f"n_labeled={n_labeled} is more than the {n} rows of y")
+    if stratify and n_labeled < len(classes):
+        raise ValueError(f"n_labeled={n_labeled} is fewer than the {len(classes)} classes: "
+                         "stratify=True labels at least one row of each class")
     if stratify:
         members = [np.flatnonzero(y == c) for c in classes]
         shares = _stratified_shares(np.array([m.size for m in members]), n_labeled)

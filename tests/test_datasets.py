@@ -100,6 +100,25 @@ def test_embedding_scale_must_be_a_finite_nonnegative_number():
             make_embedding(5, 2, scale=scale)
 
 
+def test_make_semisupervised_without_stratification():
+    # the range check once read `not a <= n <= b if stratify else 1 <= n <= b`: every valid
+    # n_labeled raised without stratification, and too large ones reached numpy's error
+    y = np.array([0, 1] * 10)
+    for n_labeled in (1, 5, 20):
+        y_semi, mask = make_semisupervised(y, n_labeled=n_labeled, stratify=False,
+                                           random_state=0)
+        assert mask.sum() == n_labeled
+        np.testing.assert_array_equal(y_semi[mask], y[mask])
+        assert np.all(y_semi[~mask] == -1)
+    y_semi, mask = make_semisupervised(y, labeled_fraction=0.5, stratify=False,
+                                       random_state=0)
+    assert mask.sum() == 10
+    with pytest.raises(ValueError, match="n_labeled=21 is more than the 20 rows"):
+        make_semisupervised(y, n_labeled=21, stratify=False)
+    with pytest.raises(ValueError, match="n_labeled=1 is fewer than the 2 classes"):
+        make_semisupervised(y, n_labeled=1)
+
+
 def test_make_semisupervised_keeps_minus_one_distinct_from_the_labels():
     """Silent before: a bool y stored -1 as True, a uint8 y raised OverflowError, a '-1'
     string label made the output hold both '-1' and -1, NaN labels and an (n, 1) y passed."""
