@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._solvers import FitMonitor, row_loss_step, step_schedule, tsg
 from ._solvers._tsg_gamma_cv import select_gamma
@@ -124,6 +124,8 @@ def labeled_accuracy_score(y_true, y_pred, *, sample_weight=None):
     if y_pred.ndim == 0 or y_true.shape[0] != y_pred.shape[0]:
         raise ValueError(f"y_true and y_pred have different lengths: {y_true.shape[0]} and "
                          f"{y_pred.shape[:1]}")
+    # a column vector is read as accuracy_score reads it; other 2-D labels are refused
+    y_true, y_pred = column_or_1d(y_true), column_or_1d(y_pred)
     if not labeled.any():
         raise ValueError("y_true has no labeled rows (every entry is -1, the marker of "
                          "unlabeled rows): the accuracy on labeled rows is undefined.")

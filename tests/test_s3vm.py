@@ -1133,6 +1133,13 @@ def test_labeled_accuracy_scorer_and_grid_search_default_scoring(moons):
     assert labeled_accuracy_score([0, 1, -1, -1], [0, 1, 0, 0]) == 1.0
     assert labeled_accuracy_score([0, 1, -1, -1], [1, 1, 0, 0]) == 0.5
     assert labeled_accuracy_score(np.array(["a", "b"]), np.array(["a", "a"])) == 0.5
+    # 2-D labels raised IndexError from the mask of labeled rows; column vectors are read
+    # as accuracy_score reads them
+    for y_true, y_pred in [([[0, 1]], [[0, 1]]), ([[0, 1], [1, 0]], [0, 1]),
+                           ([0, 1], [[0, 1], [1, 0]])]:
+        with pytest.raises(ValueError, match="should be a 1d array"):
+            labeled_accuracy_score(y_true, y_pred)
+    assert labeled_accuracy_score([[0], [1], [-1]], [[0], [0], [1]]) == 0.5
     with pytest.raises(ValueError, match="different lengths"):
         labeled_accuracy_score([0, 1], [0])
     X, y, _, _, _ = moons
