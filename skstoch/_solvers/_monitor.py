@@ -82,7 +82,9 @@ class FitMonitor:
         if self.callback is not None:
             info = dict(values)
             if x is not None:
-                info["x"] = x
+                # a copy: solvers hand their live iterate, which a stored record would see
+                # change and a callback writing to it would corrupt
+                info["x"] = np.array(x, copy=True)
             if self.callback(info):
                 self.stopped_by_callback = True
                 return True
