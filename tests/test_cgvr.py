@@ -646,6 +646,24 @@ def test_multiclass_shapes_and_proba():
         svm.predict_proba(X)
 
 
+@pytest.mark.parametrize("n_classes, kw", [(2, {}), (3, {}), (3, {"multi_class": "ovr"}),
+                                          (0, {})])
+def test_history_has_every_column_when_the_fit_stops_at_the_start(n_classes, kw):
+    # a fit stopped at iteration 0 (tol met at w = 0) had only the start's six columns:
+    # history_["line_search_evals"] raised KeyError where the docstring promised NaN
+    columns = {"iteration", "objective", "grad_max", "step_size", "passes", "time",
+               "restarts", "skipped_steps", "line_search_evals", "rejected_epochs",
+               "step_cap", "batch"}
+    X, y = make_classification(200, 6, n_informative=4, n_classes=max(n_classes, 2),
+                               random_state=0)
+    est = CGVRRegressor(tol=1e300) if n_classes == 0 else CGVRClassifier(tol=1e300, **kw)
+    est.fit(X, y)
+    assert est.n_iter_ == 0
+    for h in est.history_ if isinstance(est.history_, list) else [est.history_]:
+        assert set(h) == columns
+        assert np.isnan(h["line_search_evals"][0]) and np.isnan(h["batch"][0])
+
+
 def test_history_verbose_callback_and_warning(clf_data, capsys):
     X, y = clf_data
     with pytest.warns(ConvergenceWarning, match="max \\|gradient\\|"):

@@ -42,6 +42,9 @@ SOLVERS = ("cgvr", "cg", "svrg", "minibatch_svrg")
 # search on the mini-batch objective (Eqs. 11-12) and no safeguard
 PAPER_SOLVER = "cgvr_paper"
 CRITERION = "max |gradient|"
+# the history columns of the inner loops, NaN in the entry of the start (iteration 0)
+INNER_COLUMNS_AT_START = dict.fromkeys(("restarts", "skipped_steps", "line_search_evals",
+                                        "rejected_epochs", "step_cap", "batch"), np.nan)
 # tol bounds max |gradient| in the units of X and y: after a tol stop the gradient measured
 # on standardized features (relative to its value at zero) is checked against
 # max(FAR_FROM_OPTIMUM, 100 tol) (it scales with tol).  Default fits stop at 2e-4 to 5e-4
@@ -253,7 +256,8 @@ class _Run:
         x = x[:self.d]
         if k == 0:
             return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
-                                       step_size=0.0, passes=self.passes, x=x)
+                                       step_size=0.0, passes=self.passes, x=x,
+                                       **INNER_COLUMNS_AT_START)
         return self.monitor.record(
             iteration=k, objective=objective, grad_max=self.crit, step_size=self.step_size,
             passes=self.passes, restarts=int(self.stats[0]), skipped_steps=int(self.stats[1]),

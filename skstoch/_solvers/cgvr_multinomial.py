@@ -32,7 +32,8 @@ from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._stationarity import column_moments, gradient_ratio
 from ._svrg import svrg
-from .cgvr import _cg_beta, _cg_loop, _safeguard_rejects, warn_if_far_after_tol
+from .cgvr import (INNER_COLUMNS_AT_START, _cg_beta, _cg_loop, _safeguard_rejects,
+                   warn_if_far_after_tol)
 
 CRITERION = "max |gradient|"
 STATS = ("restarts", "skipped_steps", "line_search_evals")
@@ -325,7 +326,7 @@ class _Run:
         if k == 0:
             return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
                                        step_size=0.0, passes=self.passes, x=w,
-                                       **self.columns())
+                                       **INNER_COLUMNS_AT_START, **self.columns())
         s = self.stats
         return self.monitor.record(
             iteration=k, objective=objective, grad_max=self.crit, step_size=self.step_size,

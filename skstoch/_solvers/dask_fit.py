@@ -189,7 +189,8 @@ class _DaskCGVRRun(SampleStream, cgvr._Run):
         dist = {"gathers": self.data.gathers, "gathered_rows": self.data.gathered_rows}
         if k == 0:
             return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
-                                       step_size=0.0, passes=self.passes, x=x, **dist)
+                                       step_size=0.0, passes=self.passes, x=x,
+                                       **cgvr.INNER_COLUMNS_AT_START, **dist)
         return self.monitor.record(
             iteration=k, objective=objective, grad_max=self.crit, step_size=self.step_size,
             passes=self.passes, restarts=int(self.stats[0]), skipped_steps=int(self.stats[1]),
