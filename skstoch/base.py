@@ -13,6 +13,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model._base import LinearClassifierMixin, SparseCoefMixin
@@ -68,6 +69,26 @@ def ravel_column_vector(y):
                       DataConversionWarning, stacklevel=3)
         return y.ravel()
     return y
+
+
+def regression_targets(y):
+    """A regressor's validated y as float64 (``ravel_column_vector``); a sparse y is refused
+    as Ridge refuses it (``validate_data(multi_output=True)`` lets it through)."""
+    if sp.issparse(y):
+        raise TypeError("Sparse data was passed for y, but dense data is required. Use "
+                        "'.toarray()' to convert to a dense numpy array.")
+    return ravel_column_vector(np.asarray(y, dtype=np.float64))
+
+
+def check_class_weights(weights, classes):
+    """The per-class weights ``class_weight`` gives: finite and non-negative (they multiply
+    sample_weight after its own checks)."""
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if np.any(bad):
+        given = {classes[k].item() if hasattr(classes[k], "item") else classes[k]: float(weights[k])
+                 for k in np.flatnonzero(bad)}
+        raise ValueError(f"class_weight must be finite and non-negative, got {given}")
+    return weights
 
 
 class ClassTargets:
@@ -302,7 +323,8 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         sample_weight = check_sample_weight(sample_weight, X)
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
-            weights = compute_class_weight(class_weight, classes=classes, y=y)
+            weights = check_class_weights(
+                compute_class_weight(class_weight, classes=classes, y=y), classes)
             sample_weight = sample_weight * weights[y_encoded]
         sample_weight = normalize_sample_weight(sample_weight)
         heads = [1] if n_classes == 2 else range(n_classes)
@@ -422,7 +444,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", multi_output=True, y_numeric=True)
-        y = ravel_column_vector(np.asarray(y, dtype=np.float64))
+        y = regression_targets(y)
         single = y.ndim == 1
         Y = y.reshape(-1, 1) if single else y
         sample_weight = normalize_sample_weight(check_sample_weight(sample_weight, X))

@@ -187,6 +187,27 @@ def test_uniform_weights_of_any_scale_fit_as_unit_weights(name, scale):
     assert result["runtime_warnings"] <= MAX_RUNTIME_WARNINGS
 
 
+@pytest.mark.parametrize("weight", [np.inf, np.nan, -2.0, -0.5])
+@pytest.mark.parametrize("name", sorted(n for n, spec in SPECS.items() if spec[1] == "clf"))
+def test_bad_class_weight_is_named(name, weight):
+    # class weights multiply sample_weight after its checks: inf, nan and negative ones
+    # reached the solvers (DivergenceError "decrease the step size", kernel argument errors,
+    # "every sample has weight zero", or 214 iterations and then a divergence)
+    X, y = _data(name)
+    est = make_estimator(name).set_params(class_weight={0: weight, 1: 1.0})
+    with pytest.raises(ValueError, match=r"class_weight must be finite and non-negative, "
+                                         r"got \{0: "):
+        est.fit(X, y)
+
+
+@pytest.mark.parametrize("name", REGRESSORS)
+def test_sparse_y_is_refused_as_ridge_refuses_it(name):
+    X, y = _data(name)
+    with pytest.raises(TypeError, match="Sparse data was passed for y, but dense data is "
+                                        "required"):
+        make_estimator(name).fit(X, sp.csr_matrix(y[:, None]))
+
+
 @pytest.mark.parametrize("where", ["fit", "predict", "y"])
 @pytest.mark.parametrize("name", FEATURES)
 def test_huge_finite_inputs_give_finite_outputs_or_a_clear_error(name, where):

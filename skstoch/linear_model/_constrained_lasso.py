@@ -29,7 +29,7 @@ from .._solvers._lasso_gram_path import GramPath, gram_path_applies
 from .._solvers._lasso_problem import negligible_weights_to_zero
 from .._solvers._lasso_radius import SEARCH_TOL, aic_applies, aic_radius
 from ..base import (STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearRegressor, StochasticSolverMixin,
-                    ravel_column_vector)
+                    regression_targets)
 from ..utils import check_sample_weight, make_dataset, validate_data
 from ..utils._dataset import full_margins
 from ..utils._validation import check_fitted_shapes, fitted_attribute
@@ -772,7 +772,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C", y_numeric=True, multi_output=True)
-        y = ravel_column_vector(np.asarray(y, dtype=np.float64))
+        y = regression_targets(y)
         sw = check_sample_weight(sample_weight, X)
         if np.any(sw < 0) or sw.sum() <= 0:
             raise ValueError("sample_weight must be nonnegative and not all zero.")

@@ -13,7 +13,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import ravel_column_vector
+from ..base import check_class_weights, ravel_column_vector
 from ..utils import atomic_fit
 from ..utils._validation import rescale_sample_weight
 
@@ -258,7 +258,8 @@ class DaskClassifierMixin(DaskFitMixin):
                 weights = counts.sum() / (len(classes) * counts.astype(np.float64))
             else:
                 from sklearn.utils import compute_class_weight
-                weights = compute_class_weight(class_weight, classes=classes, y=classes)
+                weights = check_class_weights(
+                    compute_class_weight(class_weight, classes=classes, y=classes), classes)
             sw = sw * y.map_blocks(lambda b: weights[np.searchsorted(classes, b)],
                                    dtype=np.float64)
         if self._multinomial(len(classes)):
