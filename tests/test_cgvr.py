@@ -664,6 +664,32 @@ def test_history_has_every_column_when_the_fit_stops_at_the_start(n_classes, kw)
         assert np.isnan(h["line_search_evals"][0]) and np.isnan(h["batch"][0])
 
 
+@pytest.mark.parametrize("n_rows", [1000, 6000], ids=["cg", "cgvr"])
+@pytest.mark.parametrize("n_classes", [0, 2, 3])
+def test_a_feature_on_a_large_scale_still_gets_steps(n_classes, n_rows):
+    # one raw column in the tens of thousands: the line searches (first trial step 1, then
+    # 20 halvings) found no decrease along -grad, and the default fit returned all-zero
+    # coefficients (accuracy 0.50 / 0.33, R^2 -0.01) with a warning to loosen tol.  The
+    # searches now go on at steps 2^20 times shorter
+    rng = np.random.RandomState(0)
+    if n_classes:
+        X, y = make_classification(n_rows, 10, n_informative=5, n_classes=n_classes,
+                                   random_state=0)
+        X[:, 0] = X[:, 0] * 2e4 + 5e4
+        est, reference = CGVRClassifier(random_state=0), LogisticRegression()
+    else:
+        X = rng.randn(n_rows, 10) * 1e4
+        y = X @ rng.randn(10) / 1e4 + 0.1 * rng.randn(n_rows)
+        est, reference = CGVRRegressor(random_state=0), Ridge()
+    assert est._solver_name(X).endswith(f"(solver='{'cg' if n_rows < 5000 else 'cgvr'}')")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # both may need more iterations
+        est.fit(X, y)
+        reference.fit(X, y)
+    assert est.n_iter_ > 0 and np.all(est.coef_ != 0)
+    assert est.score(X, y) >= reference.score(X, y) - 0.005
+
+
 def test_history_verbose_callback_and_warning(clf_data, capsys):
     X, y = clf_data
     with pytest.warns(ConvergenceWarning, match="max \\|gradient\\|"):

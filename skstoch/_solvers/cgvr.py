@@ -42,6 +42,10 @@ SOLVERS = ("cgvr", "cg", "svrg", "minibatch_svrg")
 # search on the mini-batch objective (Eqs. 11-12) and no safeguard
 PAPER_SOLVER = "cgvr_paper"
 CRITERION = "max |gradient|"
+# times a search along -grad that found no decrease is repeated on a direction shorter by
+# 2^zoom_max_iter (full-batch CG, see _cg_loop), or an inner loop that took no step lowers
+# the first trial step of the line searches by that factor (CGVR, see shrink_first_step)
+MAX_RESCALES = 3
 # the history columns of the inner loops, NaN in the entry of the start (iteration 0)
 INNER_COLUMNS_AT_START = dict.fromkeys(("restarts", "skipped_steps", "line_search_evals",
                                         "rejected_epochs", "step_cap", "batch"), np.nan)
@@ -199,10 +203,8 @@ class _Run:
         self.alpha = params.alpha
         self.alpha_b = params.alpha if params.fit_intercept and params.regularize_intercept \
             else 0.0
-        self.options = _cgvr.CGOptions(
-            params.inner_iter, params.beta, params.line_search, params.c1, params.c2,
-            params.step_init, params.ls_max_iter, params.zoom_max_iter,
-            params.w_selection == "random")
+        self.step_init, self.rescales = params.step_init, 0
+        self.options = cg_options(params, self.step_init)
         self.tol = params.tol
         self.z = None
         self.passes = 0.0
@@ -297,6 +299,26 @@ def _start(problem, params, warm):
     return x
 
 
+def cg_options(params, step_init):
+    """The kernel's settings of the inner loop and line search, with this first trial step."""
+    return _cgvr.CGOptions(params.inner_iter, params.beta, params.line_search, params.c1,
+                           params.c2, step_init, params.ls_max_iter, params.zoom_max_iter,
+                           params.w_selection == "random")
+
+
+def shrink_first_step(run, steps):
+    """After an inner loop that took no step (``steps`` all 0), lower ``run.step_init`` by
+    2^zoom_max_iter, at most ``MAX_RESCALES`` times: its searches tried steps down to
+    step_init / 2^zoom_max_iter without a decrease, so the curvature along the directions is
+    beyond their reach (features on very different scales).  Part of ``safeguard``.
+    Returns whether it did."""
+    if not run.params.safeguard or np.any(steps) or run.rescales >= MAX_RESCALES:
+        return False
+    run.rescales += 1
+    run.step_init *= 2.0 ** -run.params.zoom_max_iter
+    return True
+
+
 def _cgvr_loop(run, x):
     """Algorithm 3: CG inner loops from the restart gradient h_k; with ``safeguard`` an outer
     iteration that does not decrease f is discarded and the batch doubled (at the full batch,
@@ -322,6 +344,8 @@ def _cgvr_loop(run, x):
                                        run.batch, run.cap, run.counter, run.stats, steps,
                                        run.z)
         restarts = int(run.stats[0]) - restarts
+        if shrink_first_step(run, steps):
+            run.options = cg_options(params, run.step_init)
         run.passes += run.inner_passes((2 * params.inner_iter + restarts) * run.batch)
         if full_ls:
             run.passes += params.inner_iter + restarts
@@ -396,6 +420,11 @@ def _cg_loop(run, x, line_search=None):
     objective, (u, _) = run.full_gradient(x)
     direction = None
     k, stalled_at = 0, None
+    # the lines are searched along scale * direction: a search that finds no decrease along
+    # -grad has tried steps down to step_init / 2^zoom_max_iter, so the objective's curvature
+    # along it is beyond the search's reach (features on very different scales); the scale
+    # then drops by that factor, up to MAX_RESCALES times, and stays for the next lines
+    scale, shrink = 1.0, 2.0 ** -params.zoom_max_iter
     while True:
         crit = run.gradient_max(objective, (u,))
         if run.record(k, x, objective) or crit <= run.tol or k == params.max_iter:
@@ -403,7 +432,13 @@ def _cg_loop(run, x, line_search=None):
         steepest = direction is None or not float(np.vdot(u, direction)) < 0
         if steepest:
             direction = -u
-        step = line_search(run, x, direction)
+        step = line_search(run, x, scale * direction)
+        for _ in range(MAX_RESCALES if steepest and params.safeguard else 0):
+            if step != 0.0:
+                break
+            scale *= shrink
+            step = line_search(run, x, scale * direction)
+        step *= scale
         if step == 0.0 and steepest:   # no step along -grad: every further one would repeat it
             stalled_at = k
             break

@@ -33,7 +33,7 @@ from ._result import SolverResult
 from ._stationarity import column_moments, gradient_ratio
 from ._svrg import svrg
 from .cgvr import (INNER_COLUMNS_AT_START, _cg_beta, _cg_loop, _safeguard_rejects,
-                   warn_if_far_after_tol)
+                   shrink_first_step, warn_if_far_after_tol)
 
 CRITERION = "max |gradient|"
 STATS = ("restarts", "skipped_steps", "line_search_evals")
@@ -285,6 +285,7 @@ class _Run:
         self.rejected = 0
         self.passes = 0.0
         self.step_size = 0.0
+        self.step_init, self.rescales = params.step_init, 0
         self.crit = np.inf
         shape = (prob.K, prob.d + 1)
         if state is not None and np.shape(state.get("h")) == shape:
@@ -359,6 +360,7 @@ def _outer_loop(run, x):
             return _svrg_inner(run, x, base, P0, step)
         g = (run.h if params.restart == "h" else G0).copy()
         x, g = _cg_inner(run, x, base, P0, g, steps)
+        shrink_first_step(run, steps)
         g_out[0] = g
         run.step_size = float(np.mean(steps))
         if not params.safeguard:
@@ -460,7 +462,7 @@ def _wolfe_step(run, line, phi0, dphi0, cap):
     params = run.params
 
     def search(phi0):
-        return strong_wolfe(line, phi0, dphi0, params.c1, params.c2, params.step_init,
+        return strong_wolfe(line, phi0, dphi0, params.c1, params.c2, run.step_init,
                             params.ls_max_iter, params.zoom_max_iter, cap)[0]
 
     a = 0.0

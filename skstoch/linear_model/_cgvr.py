@@ -232,8 +232,11 @@ _SOLVER_PARAMETERS_DOC = """\
         once the batch reaches ``n_samples`` the inner loop uses every row once per step
         (exact nonlinear CG on f, restarted every ``inner_iter`` steps) and further rejections
         cap the step at half of the largest step taken. This makes ill-conditioned problems
-        (small ``alpha``, few samples) converge. False runs Algorithm 3 without this check
-        (as the paper).
+        (small ``alpha``, few samples) converge. For ``'cgvr'`` and ``'cg'``: when the line
+        searches find no decrease at all (down to ``step_init / 2**zoom_max_iter``: a feature
+        on a far larger scale than the others), the following ones start from a first trial
+        step ``2**zoom_max_iter`` times shorter, at most three times. False runs Algorithm 3
+        and CG without these checks (as the paper).
     max_iter : int or None, default=None
         Maximal number of outer iterations (paper: a fixed T = 25); for ``'cg'`` an outer
         iteration is one CG step. None: 1000 for ``'cg'``, 100 for the others.
