@@ -71,6 +71,32 @@ def psd_projection_reference(M, eps):
     return (V * np.maximum(w, eps)) @ V.T
 
 
+@pytest.mark.parametrize("radius", [1e-17, 1e-200, 5e-324])
+def test_l1_projection_onto_a_radius_below_the_rounding_of_the_entries(radius):
+    # with u_0 - radius rounding to u_0 the sort-based search found no threshold and returned
+    # v itself, 17 to 20 orders of magnitude outside the ball (ConstrainedLasso with its
+    # stochastic solvers, and ConstrainedLassoCV then picked such a radius as the best)
+    v = np.array([1.0, -0.5, 0.25, 0.0])
+    w = project_l1_ball(v, radius)
+    assert np.abs(w).sum() <= radius
+    assert np.all(w * v >= 0)
+
+
+def test_constrained_lasso_stays_in_a_tiny_ball():
+    import warnings
+
+    from skstoch import ConstrainedLasso
+    rng = np.random.RandomState(0)
+    X = rng.randn(100, 5)
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0, 0.0]) + 0.1 * rng.randn(100)
+    for kw in ({"working_set": False}, {"solver": "epro_sgd"}, {"solver": "epro_svrg"},
+               {"solver": "oneproj"}, {"solver": "epro_orda"}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # a budget this short may not converge
+            est = ConstrainedLasso(radius=1e-17, max_iter=400, random_state=0, **kw).fit(X, y)
+        assert np.abs(est.coef_).sum() <= 1e-17, kw
+
+
 def test_psd_projection_matches_reference_and_is_feasible():
     rng = np.random.RandomState(2)
     for _ in range(50):

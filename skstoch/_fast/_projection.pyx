@@ -30,8 +30,12 @@ cdef void project_l1_ball(double* w, Py_ssize_t n, double radius, double* work) 
             w[j] = 0.0
         return
     qsort(work, n, sizeof(double), _compare_descending)
-    # theta is set by the last j with u_j > (sum_{i<=j} u_i - radius) / (j + 1)
-    for j in range(n):
+    # theta is set by the last j with u_j > (sum_{i<=j} u_i - radius) / (j + 1).  j = 0
+    # always qualifies (radius > 0), also where u_0 - radius rounds to u_0 (a radius below
+    # u_0's rounding), which the test below would reject, leaving theta = 0: no projection
+    theta = work[0] - radius
+    cumsum = work[0]
+    for j in range(1, n):
         cumsum += work[j]
         a = (cumsum - radius) / (j + 1)
         if work[j] > a:
