@@ -12,7 +12,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._solvers._lmnn_triplets import map_rows
-from ._solvers.lmnn import EPRO_SOLVERS, LMNNParams, LMNNProblem, solve
+from ._solvers.lmnn import EPRO_SOLVERS, LMNNParams, LMNNProblem, first_epoch_budget, solve
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 from .utils import check_allocation, validate_data
 from .utils._validation import (check_fitted_array, check_squared_distances, fitted_state_error,
@@ -477,6 +477,9 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
             draws = int(np.clip(_AUTO_DRAWS * n_anchors * n_neighbors * width,
                                 _AUTO_MIN_DRAWS, _AUTO_MAX_DRAWS))
             max_iter = -(-draws // batch_size)
+        if self.max_iter == "auto" and self.solver in EPRO_SOLVERS:
+            # a large batch_size divides the draws into fewer steps than the first epoch
+            max_iter = max(max_iter, first_epoch_budget(self.solver, self.first_epoch_length))
         return LMNNParams(
             solver=self.solver, triplet_strategy=strategy, n_neighbors=n_neighbors,
             n_impostors=n_impostors, search_size=self.search_size,

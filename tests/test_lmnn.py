@@ -716,6 +716,31 @@ def test_invalid_inputs_raise_clear_errors():
         est.transform(X[:, :3])
 
 
+@pytest.mark.parametrize("kw", [{"batch_size": 1000}, {"batch_size": 10**9},
+                                {"batch_size": 1000, "solver": "epro_orda"}])
+def test_auto_budget_runs_at_least_the_first_epoch(kw):
+    # max_iter='auto' is ceil(draws / batch_size): 6 steps of 1,000 on iris, fewer than the
+    # first epoch's 8, and fit raised "max_iter=6 is smaller than the first epoch" although
+    # the user set no max_iter
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    est = LMNNMetric(random_state=0, **kw).fit(X, y)
+    assert est.max_iter_ == (17 if kw.get("solver") == "epro_orda" else 8)
+    assert est.n_iter_ == est.max_iter_
+
+
+def test_a_first_epoch_of_one_step_does_not_end_the_fit():
+    # an epoch of one step averages only its start: its relative change 0 passed the tol
+    # test, and the fit stopped after one gradient with the identity metric, no warning
+    from sklearn.datasets import load_iris
+    from sklearn.preprocessing import StandardScaler
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    est = LMNNMetric(first_epoch_length=1, random_state=0).fit(X, y)
+    assert est.n_iter_ > 1
+    assert not np.allclose(est.metric_, np.eye(4))
+
+
 def test_callback_history_and_verbose(capsys):
     X, y = _noisy_blobs(n=60)
     seen = []

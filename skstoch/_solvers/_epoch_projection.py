@@ -2,9 +2,25 @@
 length, one projection of each epoch's output, step divided per epoch."""
 import numpy as np
 
-from ._monitor import check_finite_iterate
+from ._monitor import DivergenceError, check_finite_iterate
 from ._result import SolverResult
 from ._stopping import relative_change
+
+# no stable epoch's output is this many times larger than the previous epoch's (each starts
+# from the projection of the last, with a smaller step): a fixed step too large for the data
+# grows the iterates geometrically, and the projection of such an output is decided by its
+# rounding (0 on the l1 ball), which only this growth tells from a tiny feasible set
+GROWTH_LIMIT = 1e8
+
+
+def _check_growth(x_hat, previous, solver_name, epoch):
+    size = np.max(np.abs(x_hat), initial=0.0)
+    before = 0.0 if previous is None else np.max(np.abs(previous), initial=0.0)
+    if before > 0 and size > GROWTH_LIMIT * before:
+        raise DivergenceError(
+            f"{solver_name} diverged: the output of epoch {epoch} ({size:.3g} at most) is "
+            f"more than {GROWTH_LIMIT:g} times the previous epoch's; decrease the step size "
+            f"(eta0 / learning rate).")
 
 
 def epoch_lengths(budget, first_epoch_length, *, use_full_budget=False, extra_per_epoch=0):
@@ -97,10 +113,12 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
             f"({int(first_epoch_length) + extra_per_epoch} stochastic gradients), so no epoch "
             "would run: raise max_iter or shorten the first epoch."
         )
-    n_epochs = 0
+    n_epochs, previous = 0, None
     for epoch, n_steps in enumerate(lengths):
         x_hat = run_epoch(x, eta, n_steps, epoch)
         check_finite_iterate(x_hat, monitor.solver_name, f"epoch {epoch}")
+        _check_growth(x_hat, previous, monitor.solver_name, epoch)
+        previous = x_hat
         x_new = project(x_hat)
         used += n_steps + extra_per_epoch
         n_epochs = epoch + 1
@@ -110,11 +128,13 @@ def epoch_projection(x0, run_epoch, project, *, budget, first_epoch_length, eta0
                       relative_change=change)
         if record_iteration:
             record["iteration"] = used
-        last = epoch == len(lengths) - 1 or (tol is not None and change <= tol)
+        # an epoch of one step averages only the point it started from: no change to test
+        settled = tol is not None and n_steps > 1 and change <= tol
+        last = epoch == len(lengths) - 1 or settled
         halt = record_checkpoint(monitor, x, record, objective_every_epoch or last, objective,
                                  columns, stop)
         eta /= step_decay
-        if halt or (tol is not None and change <= tol):
+        if halt or settled:
             break
     converged = tol is None or change <= tol or n_epochs == len(lengths)
     return SolverResult(x=x, n_iter=used, converged=converged, criterion=change,

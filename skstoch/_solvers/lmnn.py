@@ -208,6 +208,14 @@ def _select_c(problem, params, monitor, candidates, setup):
     return result
 
 
+def first_epoch_budget(solver, first_epoch_length):
+    """Stochastic gradients an Epro solver's first epoch takes (T1: the paper's 8 for
+    'epro_sgd', 16 for 'epro_orda', by default), plus ORDA's extra gradient per epoch: the
+    least ``max_iter`` that runs an epoch."""
+    orda = solver == "epro_orda"
+    return (first_epoch_length or (16 if orda else 8)) + (1 if orda else 0)
+
+
 def _first_length(params):
     """Stochastic gradients of the first epoch (checkpoint), for which the initial table
     is searched."""
