@@ -1101,6 +1101,21 @@ def test_least_squares_of_the_aic_rule_is_lstsq_s_solution():
                                    np.linalg.lstsq(H, q, rcond=None)[0], rtol=0, atol=1e-12)
 
 
+def test_cv_multi_output_with_a_constant_target():
+    # a constant target's path was [0] beside the others' n_radii radii: the whole CV ran,
+    # then the ragged paths made np.array raise "inhomogeneous shape"
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 8)
+    y = X @ rng.randn(8)
+    est = ConstrainedLassoCV(n_radii=20).fit(X, np.c_[y, np.full(60, 2.0)])
+    assert est.radii_.shape == (2, 20) and est.mse_path_.shape == (2, 20, 5)
+    assert est.radius_[1] == 0 and np.all(est.coef_[1] == 0)
+    np.testing.assert_allclose(est.predict(X)[:, 1], 2.0)
+    alone = ConstrainedLassoCV(n_radii=20).fit(X, y)
+    assert est.radius_[0] == alone.radius_
+    np.testing.assert_array_equal(est.coef_[0], alone.coef_)
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_constant_columns_get_no_coefficient_and_no_warning(sparse):
     """Constant columns are 0 once centred; the exact path fitted their rounding noise:

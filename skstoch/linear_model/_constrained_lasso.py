@@ -539,10 +539,11 @@ def _path_fold(X, y, sw, fold, train, test, radii, params):
 
 def _radius_path(X, y, sw, l2_reg, fit_intercept, eps, n_radii):
     """ConstrainedLassoCV's radii: ``n_radii`` log-spaced from ``eps r_max`` to ``r_max``
-    (the l1 norm of the unconstrained fit), or [0] when r_max is 0."""
+    (the l1 norm of the unconstrained fit), or ``n_radii`` zeros when r_max is 0 (a
+    constant target: the same length as the other outputs' paths)."""
     r_max = lasso.radius_max(X, y, sw, l2_reg, fit_intercept)
     if r_max <= 0:
-        return np.zeros(1)
+        return np.zeros(n_radii)
     return r_max * np.logspace(math.log10(eps), 0, n_radii)
 
 
@@ -844,7 +845,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
