@@ -1183,3 +1183,17 @@ def test_column_moments_dense_chunks_sparse_float32_agree():
         m, s = column_moments(other)
         np.testing.assert_allclose(m, mean, rtol=1e-6)
         np.testing.assert_allclose(s, std, rtol=1e-6)
+
+
+@pytest.mark.parametrize("scale", [1e80, 1e150])
+def test_large_finite_x_fits_as_the_unscaled_x(scale):
+    # the step's bound on the Gram matrix with an intercept column multiplied entries of
+    # X^2 size: from |X| about 1e77 on it overflowed, and the kernel raised "run_epoch: need
+    # eta > 0" after overflow RuntimeWarnings; the squared row norms are far from overflow
+    X, y = make_classification(300, 10, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = S3GDClassifier(random_state=0).fit(X * scale, y)
+        reg = S3GDRegressor(random_state=0).fit(X * scale, X[:, 0] + 0.1 * y)
+    assert clf.score(X * scale, y) == S3GDClassifier(random_state=0).fit(X, y).score(X, y)
+    assert reg.score(X * scale, X[:, 0] + 0.1 * y) > 0.99

@@ -124,8 +124,15 @@ def intercept_gram_bound(lam, mean_norm, mean_w, s2):
     its largest eigenvalue is at most that of the 2 x 2 matrix of the block norms.
     """
     off = np.sqrt(s2) * mean_norm
-    tr, det = lam + s2 * mean_w, lam * s2 * mean_w - off * off
-    return 0.5 * (tr + np.sqrt(max(tr * tr - 4.0 * det, 0.0)))
+    tr = lam + s2 * mean_w
+    with np.errstate(over="ignore", invalid="ignore"):
+        det = lam * s2 * mean_w - off * off
+        bound = 0.5 * (tr + np.sqrt(max(tr * tr - 4.0 * det, 0.0)))
+    if np.isfinite(bound):
+        return bound
+    # the products overflow from entries of |X| about 1e77 on: the same eigenvalue as
+    # (a + c) / 2 + hypot((a - c) / 2, b)
+    return 0.5 * tr + float(np.hypot(0.5 * (lam - s2 * mean_w), off))
 
 
 def strongly_convex_sgd_schedule(L_max, mu, n):
