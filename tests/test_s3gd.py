@@ -1197,3 +1197,16 @@ def test_large_finite_x_fits_as_the_unscaled_x(scale):
         reg = S3GDRegressor(random_state=0).fit(X * scale, X[:, 0] + 0.1 * y)
     assert clf.score(X * scale, y) == S3GDClassifier(random_state=0).fit(X, y).score(X, y)
     assert reg.score(X * scale, X[:, 0] + 0.1 * y) > 0.99
+
+
+@pytest.mark.parametrize("kernel_width", ["nearest", "paper"])
+def test_tiny_kernel_eps_keeps_the_anchor_weights_finite(kernel_width):
+    # kernel_eps=1e-170 squared to 0: a row at distance 0 from its nearest anchor got the
+    # weight 0 / 0 and the fit a DivergenceError ("decrease the step size")
+    X, y = make_classification(200, 5, random_state=0)
+    est = S3GDClassifier(solver="s3gd", kernel_eps=1e-170, kernel_width=kernel_width,
+                         random_state=0, max_iter=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y)
+    assert np.all(np.isfinite(est.coef_))

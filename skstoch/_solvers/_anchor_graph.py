@@ -17,6 +17,9 @@ from .._fast._s3gd import anchor_topk
 # anchor_method="auto" clusters a uniform subsample of max(this, 20 m) rows
 _AUTO_SUBSAMPLE = 2_000
 _CHUNK_ELEMENTS = 2_000_000   # distances held at once: chunk_rows * m
+# kernel_eps is floored here: below it eps * eps underflows to 0, and a row at distance 0 from
+# its nearest anchor got the weight 0 / 0
+SMALLEST_EPS = float(np.sqrt(np.finfo(np.float64).tiny))
 # anchor_method="auto" on more than _PROJECT_ABOVE features clusters in a random projection
 _PROJECT_ABOVE = 256
 _PROJECT_DIM = 64
@@ -178,6 +181,7 @@ def anchor_weights(sqdist, *, kernel_width="nearest", eps=1e-4):
     """
     sqdist = np.maximum(sqdist, 0.0)
     d1sq = sqdist[:, :1]
+    eps = max(eps, SMALLEST_EPS)
     if kernel_width == "nearest":
         sigma2 = np.maximum(eps * eps, d1sq)
     else:
@@ -223,7 +227,8 @@ def nearest_anchors(X, Z, k, *, kernel_width="nearest", eps=1e-4, anchor_indices
                                     dtype=np.float64)
         sq = np.ascontiguousarray(_row_sqnorms(Xc)) if wide else x_sq[start:stop]
         anchor_topk(prod, sq, z_sq, position[start:stop], k,
-                    kernel_width == "paper", float(eps), neighbors, weights, start)
+                    kernel_width == "paper", float(max(eps, SMALLEST_EPS)), neighbors, weights,
+                    start)
     return neighbors, weights
 
 
