@@ -28,8 +28,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._solvers import FitMonitor
 from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, seed_from_random_state,
                     validate_data)
-from .utils._validation import (check_fitted_shapes, fitted_attribute, fitted_n_heads,
-                                fitted_state_error, rescale_sample_weight)
+from .utils._validation import (check_finite_numbers, check_fitted_shapes, fitted_attribute,
+                                fitted_n_heads, fitted_state_error, rescale_sample_weight)
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -270,17 +270,18 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
         return [None] * n_problems
 
     def _warm_start_arrays(self, n_problems, n_features):
-        if getattr(self, "warm_start", False) and hasattr(self, "coef_"):
+        if getattr(self, "warm_start", False) and getattr(self, "coef_", None) is not None:
             # only a previous fit of the same shape (same features, same number of heads or
             # outputs) is a start; a reshape of other-shaped coefficients would be garbage
-            coef = np.atleast_2d(np.asarray(self.coef_, dtype=np.float64))
-            intercept = np.atleast_1d(np.asarray(fitted_attribute(self, "intercept_"),
-                                                 dtype=np.float64))
+            coef, intercept = self.coef_, fitted_attribute(self, "intercept_")
+            # numbers, finite (a tampered start would reach the solver); sparse after sparsify()
+            check_finite_numbers(self, "coef_", coef)
+            check_finite_numbers(self, "intercept_", intercept)
+            coef = np.atleast_2d(coef.toarray() if sp.issparse(coef) else
+                                 np.asarray(coef, dtype=np.float64)).astype(np.float64)
+            intercept = np.atleast_1d(np.asarray(intercept, dtype=np.float64))
             if coef.shape == (n_problems, n_features) and intercept.shape == (n_problems,):
-                if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
-                    raise fitted_state_error(self, "coef_ or intercept_ holds NaN or "
-                                                   "infinity, no start for warm_start")
-                return coef.copy(), intercept.copy()
+                return coef, intercept.copy()
         return np.zeros((n_problems, n_features)), np.zeros(n_problems)
 
 

@@ -166,6 +166,33 @@ def test_warm_start_starts_from_previous_coef(iris):
     np.testing.assert_allclose(est.coef_, first, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("attr, value, message", [
+    ("coef_", "x", "coef_ is a str, expected numbers"),
+    ("intercept_", "a", "intercept_ is a str, expected numbers"),
+    ("coef_", np.full((3, 4), np.nan), "coef_ holds NaN or infinity")])
+def test_warm_start_from_a_tampered_state_names_it(iris, attr, value, message):
+    # a string coef_ reached np.asarray: "could not convert string to float: 'x'"
+    X, y = iris
+    est = ExactClassifier(warm_start=True, max_iter=50).fit(X, y)
+    setattr(est, attr, value)
+    with pytest.raises(ValueError, match=f"inconsistent fitted state: {message}"):
+        est.fit(X, y)
+
+
+def test_warm_start_after_sparsify_and_after_coef_none(iris):
+    # a sparse coef_ (sparsify()) failed in np.asarray ("setting an array element with a
+    # sequence"); None means no start, as in SGDClassifier
+    X, y = iris
+    est = ExactClassifier(warm_start=True, max_iter=500).fit(X, y)
+    first = est.coef_.copy()
+    est.sparsify()
+    est.set_params(max_iter=1).fit(X, y)
+    np.testing.assert_allclose(est.coef_, first, rtol=1e-6, atol=1e-8)
+    est.coef_ = None
+    est.fit(X, y)
+    assert isinstance(est.coef_, np.ndarray)
+
+
 def test_regressor_single_and_multi_output_match_ridge():
     X, y = make_regression(80, 6, n_targets=2, noise=1.0, random_state=0)
     alpha = 0.1

@@ -347,7 +347,7 @@ def fitted_attribute(estimator, name):
         raise fitted_state_error(estimator, f"{name} is missing") from None
 
 
-def _check_finite_numbers(estimator, name, a):
+def check_finite_numbers(estimator, name, a):
     """:func:`fitted_state_error` unless ``a`` (an ndarray, sparse matrix or number) holds
     finite numbers: NaN coefficients would predict NaN scores and a silent class."""
     values = a.data if sp.issparse(a) else a
@@ -395,8 +395,8 @@ def check_fitted_shapes(est, coef_shape, reference="n_features_in_"):
     ``coef_shape`` is ``(n_heads, n_features)``, ``n_heads`` 0 for a 1-D ``coef_`` and a
     scalar ``intercept_``."""
     coef, intercept = fitted_attribute(est, "coef_"), fitted_attribute(est, "intercept_")
-    _check_finite_numbers(est, "coef_", coef)
-    _check_finite_numbers(est, "intercept_", intercept)
+    check_finite_numbers(est, "coef_", coef)
+    check_finite_numbers(est, "intercept_", intercept)
     coef_shape_now = tuple(np.shape(coef))       # coef_ may be sparse (sparsify)
     intercept_shape = tuple(np.shape(intercept))
     n_heads, n_features = coef_shape
