@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._comparisons import check_comparisons
 from ._solvers.ordinal import (OrdinalParams, OrdinalProblem, satisfied, solve,
-                               warn_if_risen)
+                               warn_if_risen, warn_line_search_failed)
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 from .utils._validation import (available_memory, check_fitted_array, fitted_state_error,
                                 is_integer, reject_string_input)
@@ -133,8 +133,9 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         Regulariser of ``'ckl'`` (``mu = 0`` makes the loss scale-invariant).
     init : 'random' or array of shape (n_objects, n_components), default='random'
         ``'random'``: independent ``N(0, 1 / n_components)`` coordinates (mean squared
-        distance 2), drawn with skstoch's counter-based generator.  An array is copied.
-        ``fit(..., init=...)`` overrides this parameter.
+        distance 2), drawn with skstoch's counter-based generator.  An array is copied; its
+        rows must not all be equal (coincident points are a stationary point of every loss:
+        ValueError).  ``fit(..., init=...)`` overrides this parameter.
     random_state : int, RandomState instance or None, default=None
         Seeds the initialisation and the mini-batch sampling; the same value gives bitwise
         identical results.
@@ -182,8 +183,9 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         The first step actually used (the probed one when ``eta0=None``; None for
         ``'lbfgs'`` unless given).
     epsilon_ : float or None
-        The SBB stabilizer actually used (resolved from ``'auto'``; None for ``'lbfgs'``
-        unless given).
+        The SBB stabilizer actually used (resolved from ``'auto'``); None, unless given, for
+        ``'lbfgs'`` and, when ``eta0`` is given, for ``'svrg'``, ``'sgd'`` and ``'gd'`` (which
+        use it only in the probed ``eta0``: no probe runs then).
     seed_ : int
         Seed of the counter-based generator drawn from ``random_state``.
 
@@ -282,14 +284,18 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         """
         Q, width, n_obj = check_comparisons(X, y, n_objects=n_objects)
         self._check_memory(n_obj, inferred=n_objects is None)
+        init = self._check_init(self.init if init is None else init, n_obj)
         _warn_unconstrained_objects(Q, n_obj)
         params = self._solver_params(Q.shape[0], self._draw_seed())
-        init = self._check_init(self.init if init is None else init, n_obj)
         monitor = self._make_monitor(f"OrdinalEmbedding(loss={self.loss!r}, "
                                      f"solver={self.solver!r})")
         result = solve(OrdinalProblem(Q, n_obj, init), params, monitor)
-        monitor.finish(converged=result.converged, criterion=result.criterion_name,
-                       value=result.criterion, tol=self.tol, max_iter=self.max_iter)
+        if result.extra["line_search_failed"] and not monitor.stopped_by_callback:
+            # stopped by the line search, not by the budget: the monitor's advice would mislead
+            warn_line_search_failed(result, monitor.solver_name, self.tol)
+        else:
+            monitor.finish(converged=result.converged, criterion=result.criterion_name,
+                           value=result.criterion, tol=self.tol, max_iter=int(self.max_iter))
         if not monitor.stopped_by_callback:
             warn_if_risen(result, monitor.solver_name, self.tol)
         self.embedding_ = result.x
@@ -327,9 +333,9 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
     def _solver_params(self, n_comparisons, seed):
         """The parameters resolved for the driver (defaults that depend on the data)."""
         return OrdinalParams(
-            n_components=self.n_components, loss=self.loss,
+            n_components=int(self.n_components), loss=self.loss,
             loss_parameter=self._loss_parameter(), solver=self.solver,
-            max_iter=self.max_iter, tol=self.tol, seed=seed, eta0=self.eta0,
+            max_iter=int(self.max_iter), tol=self.tol, seed=seed, eta0=self.eta0,
             epsilon=self.epsilon, batch_size=int(self.batch_size),
             inner_iter=n_comparisons if self.inner_iter is None else int(self.inner_iter),
             dense_update=self.inner_update == "dense",
@@ -338,7 +344,8 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
     def _loss_parameter(self):
         """t-STE's alpha, GNMDS's or SOE's margin, CKL's mu (None for STE)."""
         if self.loss == "tste":
-            return float(self.alpha if self.alpha is not None else max(self.n_components - 1, 1))
+            n_components = int(self.n_components)
+            return float(self.alpha if self.alpha is not None else max(n_components - 1, 1))
         if self.loss in ("gnmds", "soe"):
             default = 1.0 if self.loss == "gnmds" else 0.1
             return default if self.margin is None else float(self.margin)
@@ -354,11 +361,17 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         if np.iscomplexobj(init):
             raise ValueError("init holds complex numbers; Complex data not supported.")
         X0 = np.array(init, dtype=np.float64, copy=True, order="C")
-        if X0.shape != (n_objects, self.n_components):
-            raise ValueError(f"init must have shape (n_objects, n_components) = "
-                             f"({n_objects}, {self.n_components}), got {X0.shape}")
+        shape = (n_objects, int(self.n_components))
+        if X0.shape != shape:
+            raise ValueError(f"init must have shape (n_objects, n_components) = {shape}, "
+                             f"got {X0.shape}")
         if not np.all(np.isfinite(X0)):
             raise ValueError("init contains NaN or infinity")
+        if n_objects > 1 and np.all(X0 == X0[0]):
+            raise ValueError(
+                "init has all rows equal: coincident points are a stationary point of every "
+                "loss (zero gradient), so no solver would move them; pass distinct rows, e.g. "
+                "init='random'.")
         return X0
 
     # ------------------------------------------------------------------ use

@@ -1063,3 +1063,79 @@ def test_objects_in_no_comparison_warn_and_keep_their_start():
         warnings.simplefilter("error")
         OrdinalEmbedding(random_state=0).fit(make_triplets(n_objects=30, n_triplets=2000,
                                                            random_state=0))
+
+
+@pytest.mark.parametrize("solver", ["lbfgs", "svrg_sbb", "svrg", "sgd", "gd"])
+@pytest.mark.parametrize("fill", [0.0, 1.0])
+def test_init_with_all_rows_equal_is_rejected(solver, fill):
+    """Coincident points are a stationary point of every loss: every solver returned the
+    collapsed init (score 0.0) silently.  The fit raises before drawing a seed."""
+    T = make_triplets(n_objects=20, n_triplets=300, n_components=2, random_state=0)
+    rng = np.random.RandomState(0)
+    est = OrdinalEmbedding(solver=solver, random_state=rng)
+    with pytest.raises(ValueError, match="init has all rows equal.*stationary point"):
+        est.fit(T, init=np.full((20, 2), fill))
+    assert rng.randint(2**31) == np.random.RandomState(0).randint(2**31)
+    with pytest.raises(ValueError, match="init has all rows equal"):
+        OrdinalEmbedding(solver=solver, init=np.full((20, 2), fill)).fit(T)
+
+
+def test_n_components_true_is_one():
+    """Interval(Integral) accepts bools and the other integer parameters read True as 1;
+    n_components=True reached np.empty as a bool ('an integer is required')."""
+    T = make_triplets(n_objects=20, n_triplets=300, n_components=2, random_state=0)
+    got = OrdinalEmbedding(n_components=True, loss="tste", random_state=0).fit(T)
+    ref = OrdinalEmbedding(n_components=1, loss="tste", random_state=0).fit(T)
+    np.testing.assert_array_equal(got.embedding_, ref.embedding_)
+    got = OrdinalEmbedding(n_components=True).fit(T, init=np.arange(20.0)[:, None])
+    assert got.embedding_.shape == (20, 1)
+
+
+def test_lbfgs_line_search_failure_is_not_blamed_on_max_iter():
+    """scipy's ABNORMAL line-search termination ended the fit after 0 (a huge init) or 532
+    (tol=0, at float64 precision) iterations, and the warning said 'after max_iter=...
+    iterations ... Increase max_iter'."""
+    T = make_triplets(n_objects=20, n_triplets=300, n_components=2, random_state=0)
+    init = np.random.RandomState(0).randn(20, 2) * 1e8
+    for est, fit_args in [(OrdinalEmbedding(loss="tste", random_state=0), {"init": init}),
+                          (OrdinalEmbedding(tol=0, max_iter=2000, random_state=0), {})]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(T, **fit_args)
+        messages = [str(w.message) for w in caught if w.category is ConvergenceWarning]
+        assert len(messages) == 1, messages
+        assert f"stopped after {est.n_iter_} iterations because L-BFGS's line search " \
+               "failed" in messages[0]
+        assert est.n_iter_ < est.max_iter
+        assert "Increase max_iter" not in messages[0]
+        assert "badly scaled" in messages[0] and "loosen tol" in messages[0]
+
+
+@pytest.mark.parametrize("solver, eta0", [("gd", 1e-6), ("sgd", 1e-9), ("svrg", 1e-9)])
+def test_step_probe_is_not_an_iterate(solver, eta0):
+    """The curvature probe's second point was offered as the best iterate: with a tiny eta0
+    the history decreased monotonically yet the fit warned that 'the objective rose
+    meanwhile'.  Given eta0, 'gd', 'sgd' and 'svrg' do not probe (they use no epsilon)."""
+    T = make_triplets(n_objects=20, n_triplets=300, n_components=2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = OrdinalEmbedding(solver=solver, eta0=eta0, random_state=0).fit(T)
+    h = est.history_["objective"]
+    assert np.all(np.diff(h) <= 0)
+    assert est.epsilon_ is None
+
+
+def test_best_objective_is_the_lowest_recorded_one():
+    """Where the probe runs ('svrg_sbb' with epsilon='auto'), its second point is still not
+    offered as the best iterate: with eta0=1e-9 the first epoch barely moves, and the probe's
+    point was below every recorded one."""
+    from skstoch._solvers._monitor import FitMonitor
+    from skstoch._solvers.ordinal import OrdinalParams, OrdinalProblem, solve
+
+    Q, _, n = check_comparisons(make_triplets(n_objects=20, n_triplets=300, n_components=2,
+                                              random_state=0))
+    params = OrdinalParams(n_components=2, loss="ste", loss_parameter=None, solver="svrg_sbb",
+                           max_iter=1, tol=1e-5, seed=0, eta0=1e-9, inner_iter=300)
+    monitor = FitMonitor("test")
+    result = solve(OrdinalProblem(Q, n), params, monitor)
+    assert result.extra["best_objective"] == monitor.history()["objective"].min()

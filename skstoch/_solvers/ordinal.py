@@ -20,12 +20,14 @@ from ._step_size import curvature_step, decaying_step, probe_curvature
 from ._stopping import BestObjectiveWindow
 from ._svrg import svrg
 
-__all__ = ["OrdinalParams", "OrdinalProblem", "satisfied", "solve", "warn_if_risen"]
+__all__ = ["OrdinalParams", "OrdinalProblem", "satisfied", "solve", "warn_if_risen",
+           "warn_line_search_failed"]
 
 CRITERION = BestObjectiveWindow.name
 COLUMN = "improvement"   # the history column holding the criterion
 _INIT_STREAM = 0
 _PAPER_SOLVERS = ("svrg_sbb", "svrg", "sgd", "gd")
+_LBFGS_ABNORMAL = 2  # scipy's L-BFGS-B status of an abnormal line-search termination
 _SGD_DECAY = 0.01     # SGD step eta0 / (1 + 0.01 epoch), as in the paper's reference scripts
 _AUTO_EPSILON = 0.05  # epsilon='auto' is 0.05 times the probed curvature
 # a plateau stop whose returned (last) iterate lies above the best recorded objective by more
@@ -128,7 +130,27 @@ def solve(problem, params, monitor, state=None):
                    criterion_name=CRITERION,
                    extra={"objective": value, "eta0": eta0, "epsilon": epsilon,
                           "start_objective": float(start),
-                          "best_objective": objective.best_value})
+                          "best_objective": objective.best_value,
+                          "line_search_failed": result.extra.get("line_search_failed", False)})
+
+
+def warn_line_search_failed(result, solver_name, tol):
+    """``ConvergenceWarning`` when scipy's L-BFGS-B ended on an abnormal line-search
+    termination: no step along the search direction met the Wolfe conditions, so the fit
+    stopped there whatever ``max_iter``."""
+    value = result.criterion
+    state = (f"is {value:.3g} (tol={tol:.3g})" if np.isfinite(value) else
+             f"could not be measured yet (tol={tol:.3g})")
+    warnings.warn(
+        f"{solver_name} stopped after {result.n_iter} iterations because L-BFGS's line "
+        f"search failed: no step along its search direction decreased the objective enough "
+        f"(scipy's ABNORMAL termination); the relative decrease of the best objective "
+        f"{state}. The objective is either flat at float64 precision there (tol below what "
+        f"float64 resolves: loosen tol) or badly scaled (e.g. an init with huge "
+        f"coordinates: rescale it). A larger max_iter would not help.",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
 
 
 def warn_if_risen(result, solver_name, tol):
@@ -212,15 +234,17 @@ def _initial_embedding(problem, params):
 def _resolve_steps(objective, x0, params):
     """``(eta0, epsilon)`` the solver uses: the given values, or from the curvature probed
     along the first gradient (passes at ``x0``, whose gradient the solver's start reuses, and at
-    one further point).  L-BFGS uses neither: given values are reported, missing ones are
-    None."""
+    one further point).  L-BFGS uses neither, and 'svrg', 'sgd' and 'gd' given ``eta0`` no
+    epsilon: given values are reported, missing ones are None (no probe)."""
     eta0, epsilon = params.eta0, params.epsilon
-    if params.solver == "lbfgs":
+    # only 'svrg_sbb' steps with epsilon; the others use it only in the probed eta0
+    if params.solver == "lbfgs" or (eta0 is not None and params.solver != "svrg_sbb"):
         return (None if eta0 is None else float(eta0),
                 None if epsilon == "auto" else float(epsilon))
     if eta0 is None or epsilon == "auto":
-        # the probe's second point is no iterate: keep x0's gradient for the solver's start
-        kappa0 = probe_curvature(partial(objective.tracked_gradient, keep=False), x0)
+        # the probe's second point is no iterate (never the best one); keep x0's gradient
+        # for the solver's start
+        kappa0 = probe_curvature(partial(objective.value_and_gradient, keep=False), x0)
         if epsilon == "auto":
             epsilon = _AUTO_EPSILON * kappa0
         if eta0 is None:
@@ -406,7 +430,8 @@ def _lbfgs(objective, x0, eta0, epsilon, params, monitor):
     converged = stop.reached or (result.success and not progress.stopped
                                  and progress.n_iter < params.max_iter)
     return SolverResult(x=x, n_iter=progress.n_iter, converged=bool(converged),
-                        criterion=stop.value)
+                        criterion=stop.value,
+                        extra={"line_search_failed": result.status == _LBFGS_ABNORMAL})
 
 
 class _LbfgsProgress:
