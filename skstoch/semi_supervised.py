@@ -13,6 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
@@ -160,6 +161,16 @@ def _float32_variance(X):
     mean = sum(float(Xb.sum()) for _, Xb in float64_row_blocks(X)) / max(X.size, 1)
     return sum(float(((Xb - mean) ** 2).sum()) for _, Xb in float64_row_blocks(X)) / \
         max(X.size, 1)
+
+
+def _entries_vary(X):
+    """Whether the entries of X (dense or CSR) are not all equal: a variance of 0 then
+    underflowed."""
+    if hasattr(X, "toarray"):
+        if X.nnz < X.shape[0] * X.shape[1]:     # zeros are entries too
+            return bool(np.any(X.data != 0))
+        X = X.data
+    return X.size > 0 and X.min() != X.max()
 
 
 def _head_targets(y_enc, n_classes):
@@ -310,10 +321,14 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         Step-size schedule: ``eta0`` (the paper's experiments), ``eta0 / (t + 1)^power_t``,
         or the paper's theory ``theta / T^(3/4)``. Every step must lie in (0, 1].
     eta0 : float or "auto", default="auto"
-        Initial (constant) step size, in (0, 1]. "auto" is ``min(0.02, 0.2 * n_labeled / C)``:
+        Initial (constant) step size, in (0, 1]. "auto" is ``min(0.02, 0.2 * n_labeled / C,
+        0.2 * n_pool / C_star)``, ``n_pool`` the unlabeled rows the batches are drawn from
+        (``min(n_unlabeled, unlabeled_pool)``; ``n_unlabeled`` for ``solver="tsgs3vm"``):
         0.02 at the default C (the shrinkage keeps about 50 blocks, so the fit is stationary
         after ~150 iterations whatever the number of labels), and the loss step per labeled
-        row ``eta0 * C / n_labeled`` is at most 0.2 for larger C.
+        row ``eta0 * C / n_labeled`` and per unlabeled row ``eta0 * C_star / n_pool`` is at
+        most 0.2 for larger C or C_star. A step too large for C and C_star makes f overflow
+        float64: ``DivergenceError`` (a ``ValueError``).
     power_t : float, default=0.5
         Exponent of "invscaling".
     theta : float, default=1.0
@@ -341,7 +356,9 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         one changed row per record on probe sets of fewer than ``1.5 / tol`` rows), not
         before the ``C_star`` warm-up ends nor before ``2 / eta0`` iterations (the memory of
         the constant step). A ConvergenceWarning is raised when ``max_iter`` is reached
-        first. None runs ``max_iter`` iterations (the paper). Needs unlabeled rows.
+        first (saying that the test never ran when ``max_iter`` is below its first
+        iteration). None runs ``max_iter`` iterations (the paper), and so does 0 (it has no
+        floor, and no change is below 0), without a warning. Needs unlabeled rows.
     record_every : int, default=10
         Record the history, print (verbose), call the callback and test convergence every
         ``record_every`` iterations and after the last one.
@@ -627,10 +644,22 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         _check_feature_magnitude(X, gamma)
         params, eta0 = self._resolve(X.shape, n_l, n_u, gamma, width=width)
         result = tsg.solve(problem, params, monitor)
-        if params.tol is not None and n_u > 0:
-            monitor.finish(converged=result.converged, criterion=result.criterion_name,
-                           value=result.criterion, tol=params.tol,
-                           max_iter=params.step_sizes.shape[0])
+        # tol=0 never stops early (no change is below 0): a fixed budget, as tol=None
+        if params.tol and n_u > 0 and not monitor.stopped_by_callback:
+            T = params.step_sizes.shape[0]
+            if not tsg.can_converge(params):
+                small = (" (eta0='auto' is below 0.02 when C or C_star is large)"
+                         if self.eta0 == "auto" and eta0 < 0.02 else "")
+                warnings.warn(
+                    f"S3VMClassifier did not converge: the stopping test never ran, because "
+                    f"max_iter={T} is below its first iteration, max(C_star_warmup * "
+                    f"max_iter, 2 / first step) = {tsg.min_stop_iter(params):.4g} (first "
+                    f"step {params.step_sizes[0]:.3g}{small}). Increase max_iter to at least "
+                    f"that or the step, or pass tol=None for a fixed budget.",
+                    ConvergenceWarning, stacklevel=2)
+            else:
+                monitor.finish(converged=result.converged, criterion=result.criterion_name,
+                               value=result.criterion, tol=params.tol, max_iter=T)
         fitted = dict(
             classes_=classes, n_labeled_=n_l, n_unlabeled_=n_u, C_=params.C,
             C_star_=params.C_star, gamma_=gamma, gamma_cv_scores_=cv_scores,
@@ -661,7 +690,14 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         if not np.isfinite(var):
             raise ValueError("X is too large: the feature variance used by gamma='scale' "
                              "overflows float64; scale X (e.g. StandardScaler).")
-        scale = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        with np.errstate(divide="ignore", over="ignore"):
+            scale = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        if not np.isfinite(scale) or (var == 0 and _entries_vary(X)):
+            raise ValueError(
+                f"X is too small in magnitude for gamma={self.gamma!r} (max |X| = "
+                f"{max_abs(X):.3g}): its variance ({var:.3g}) underflows float64, so "
+                f"1 / (n_features * X.var()) cannot be computed; scale X (e.g. with "
+                f"StandardScaler).")
         if self.gamma == "scale":
             return scale, None
 
@@ -691,9 +727,16 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
              else int(self.n_components))
         T = (int(np.ceil(n_samples / self.batch_size)) if self.max_iter == "one_pass"
              else int(self.max_iter))
-        # eta0="auto": each labeled row gets the loss step 0.2, at most 0.02 (a memory of
-        # about 50 blocks, so the fit is stationary by ~150 blocks)
-        eta0 = row_loss_step(n_l, C) if self.eta0 == "auto" else float(self.eta0)
+        # eta0="auto": each labeled row, and each unlabeled row the batches are drawn from,
+        # gets the loss step 0.2 at most, and the step is at most 0.02 (a memory of about 50
+        # blocks, so the fit is stationary by ~150 blocks)
+        if self.eta0 == "auto":
+            eta0 = row_loss_step(n_l, C)
+            if C_star > 0:
+                pool = None if paper else self.unlabeled_pool
+                eta0 = min(eta0, row_loss_step(n_u if pool is None else min(n_u, pool), C_star))
+        else:
+            eta0 = float(self.eta0)
         if self.store_random_features == "auto":
             cache = T * m * (n_features + 1) * 8 <= _AUTO_CACHE_BYTES
         else:
@@ -792,8 +835,10 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         if (omega is None) != (offset is None):
             raise bad("random_weights_ and random_offset_ are cached together or not at all")
         if omega is not None and (
-                check_fitted_array(self, "random_weights_", (None, m, n_features)).shape[0] < T
-                or check_fitted_array(self, "random_offset_", (None, m)).shape[0] < T):
+                check_fitted_array(self, "random_weights_", (None, m, n_features),
+                                   finite=True).shape[0] < T
+                or check_fitted_array(self, "random_offset_", (None, m),
+                                      finite=True).shape[0] < T):
             raise bad(f"random_weights_ / random_offset_ hold fewer than n_iter_={T} blocks")
         seed, gamma = self.seed_, self.gamma_
         if not is_integer(seed) or not 0 <= int(seed) < 2**64:

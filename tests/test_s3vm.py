@@ -584,7 +584,8 @@ def test_convergence_test_stops_and_warns(moons):
     if clf.history_["iteration"][-2] >= max(0.3 * 400, 2 / clf.eta0_):   # the first chance
         assert not (changes[-2] < limit and changes[-3] < limit)
     with pytest.warns(ConvergenceWarning, match="fraction of probe labels changed"):
-        S3VMClassifier(gamma=5.0, max_iter=20, tol=0.0, random_state=0).fit(X, y_semi)
+        S3VMClassifier(gamma=5.0, max_iter=100, record_every=50, n_restarts=1,
+                       random_state=0).fit(X, y_semi)
 
 
 def test_peak_memory_at_1e5_rows():
@@ -1517,3 +1518,83 @@ def test_missing_labels_written_as_nan_or_none_get_the_minus_one_hint(missing):
         y_semi[y_semi == -7] = pd.NA
     with pytest.raises(ValueError, match="missing labels.*-1"):
         S3VMClassifier(max_iter=5).fit(X, y_semi)
+
+
+def test_tol_zero_runs_the_budget_without_a_warning(moons):
+    """tol=0 never stops early (no change is below 0), as tol=None; the warning said 'the
+    fraction of probe labels changed per window is 0, above tol=0'."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, _, y_semi, _, _ = moons
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = S3VMClassifier(gamma=5.0, tol=0.0, max_iter=150, random_state=0).fit(X, y_semi)
+    assert clf.n_iter_ == 150
+
+
+def test_budget_below_the_stopping_tests_first_iteration_names_it(moons):
+    """max_iter below 2 / eta0: the test never ran, and the warning said 'is 0, above
+    tol=0.001 ... loosen tol'."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, _, y_semi, _, _ = moons
+    with pytest.warns(ConvergenceWarning, match=r"the stopping test never ran, because "
+                      r"max_iter=60 is below its first iteration.* = 100 ") as caught:
+        S3VMClassifier(gamma=5.0, max_iter=60, random_state=0).fit(X, y_semi)
+    assert not any("loosen tol" in str(w.message) for w in caught)
+
+
+def test_huge_C_star_neither_overflows_nor_warns_per_iteration():
+    """C_star=1e10 .. 1e300: eta0='auto' ignored C_star, f overflowed (100 RuntimeWarnings,
+    coefficients up to 1e294) and the fit reported convergence.  'auto' now keeps each
+    unlabeled row's loss step at 0.2 at most; a given step that makes f overflow raises."""
+    import warnings
+
+    from skstoch._solvers import DivergenceError
+
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    ys, _ = make_semisupervised(y, n_labeled=10, random_state=0)
+    for C_star in (1e10, 1e300):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf = S3VMClassifier(gamma=5.0, C_star=C_star, random_state=0).fit(X, ys)
+        assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+        assert clf.eta0_ == pytest.approx(0.2 * 190 / C_star)
+        assert np.abs(clf.alpha_).max() < 10
+        assert [str(w.message) for w in caught] and all(
+            "stopping test never ran" in str(w.message) for w in caught)
+    for kw in (dict(eta0=0.02), dict(learning_rate="theory")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(DivergenceError, match="overflowed.*C_star=1e\\+300"):
+                S3VMClassifier(gamma=5.0, C_star=1e300, random_state=0, **kw).fit(X, ys)
+        assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+def test_non_finite_cached_features_name_the_attribute(moons):
+    """A random_weights_ filled with NaN made predict say 'X is too large in magnitude'."""
+    import copy
+
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(gamma=5.0, max_iter=20, random_state=0).fit(X, y_semi)
+    for name in ("random_weights_", "random_offset_"):
+        bad = copy.deepcopy(clf)
+        setattr(bad, name, np.full_like(getattr(clf, name), np.nan))
+        with pytest.raises(ValueError, match=f"{name} contains NaN"):
+            bad.predict(X[:5])
+
+
+def test_tiny_X_with_gamma_scale_says_too_small(moons):
+    """X * 1e-155: the variance underflows and gamma='scale' became inf, reported as 'X is
+    too large in magnitude for gamma=inf'; at X * 1e-170 it underflowed to 0 and gamma='scale'
+    silently became 1 (accuracy 0.5)."""
+    X, _, y_semi, _, _ = moons
+    for gamma in ("scale", "cv"):
+        for tiny in (X * 1e-155, X * 1e-170, sp.csr_matrix(X * 1e-170)):  # var 5e-311, 0
+            with pytest.raises(ValueError, match="too small in magnitude.*variance.*underflow"):
+                S3VMClassifier(gamma=gamma, random_state=0).fit(tiny, y_semi)
+    constant = S3VMClassifier(gamma="scale", max_iter=5, random_state=0).fit(
+        np.ones_like(X), y_semi)                 # variance 0, not underflowed: gamma 1 (SVC)
+    assert constant.gamma_ == 1.0

@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from .._fast import _s3vm
 from ..utils import make_dataset, single_thread_blas
 from ._knn_graph import knn_graph, laplacian_curvature_bound
-from ._monitor import FitMonitor, check_finite_iterate
+from ._monitor import DivergenceError, FitMonitor, check_finite_iterate
 from ._result import SolverResult
 from ._step_size import cap_steps
 from ._stopping import LabelChangeStop
@@ -297,17 +297,31 @@ def _fit_once(dataset, problem, params, seed, monitor, cols=None):
     run = _Run(dataset, problem, params, seed, cols)
     average = _IterateAverage(run) if params.average else None
     stop = LabelChangeStop(params.tol, run.n_probe, min_stop_iter(params))
-    for i in range(run.n_iter):
-        batch = run.sample(i)
-        run.add_block(i, run.gradient(i, batch))
-        if average is not None:
-            average.update(run)
-        if (i + 1) % params.record_every == 0 or i + 1 == run.n_iter:
-            if run.record(i, batch, stop, monitor) or stop.converged:
-                break
-    if average is not None:
-        average.replace(run)
-    result = run.result(seed, stop)
+    # steps too large for the loss weights (a huge C_star with a given eta0) make f overflow:
+    # one error, not a RuntimeWarning per iteration and coefficients of 1e300
+    with np.errstate(over="raise"):
+        try:
+            for i in range(run.n_iter):
+                batch = run.sample(i)
+                run.add_block(i, run.gradient(i, batch))
+                if average is not None:
+                    average.update(run)
+                if (i + 1) % params.record_every == 0 or i + 1 == run.n_iter:
+                    if run.record(i, batch, stop, monitor) or stop.converged:
+                        break
+            if average is not None:
+                average.replace(run)
+            result = run.result(seed, stop)
+        except DivergenceError:
+            raise
+        except FloatingPointError as exc:
+            raise DivergenceError(
+                f"{monitor.solver_name} diverged: f overflowed float64 after {run.n_done} "
+                f"iterations ({exc}): the steps (first {params.step_sizes[0]:.3g}) are too "
+                f"large for the loss weights C={params.C:.3g} and C_star="
+                f"{params.C_star:.3g}. Decrease the step (eta0, or theta with "
+                f"learning_rate='theory'; eta0='auto' keeps each row's loss step at 0.2 at "
+                f"most) or C and C_star.") from exc
     result.extra["stop_gap"] = stop.closest
     return result
 
