@@ -1399,3 +1399,19 @@ def test_working_set_fista_does_not_drift_over_long_runs():
     assert model.history_["relative_gap"][-1] <= 1e-6
     assert model.score(X, y) == pytest.approx(
         ConstrainedLasso(radius=model.radius_).fit(X, y).score(X, y), abs=1e-4)
+
+
+@pytest.mark.parametrize("scale", [1e77, 1e140])
+def test_large_finite_x_fits_where_its_gram_matrix_is_finite(scale):
+    # the power iteration's norm squared entries of the Gram matrix's size: from |X| about
+    # 1e77 on it overflowed and fit refused X ("the Gram matrix X^T X overflowed") where
+    # Lasso fits; the Gram matrix itself overflows only beyond about 1e154
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 8)
+    y = X @ rng.randn(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for est in (ConstrainedLasso(), ConstrainedLassoCV()):
+            assert est.fit(X * scale, y).score(X * scale, y) > 0.999
+    with pytest.raises(ValueError, match="X is too large in magnitude"):
+        ConstrainedLasso().fit(X * 1e160, y)

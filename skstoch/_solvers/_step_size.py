@@ -50,6 +50,10 @@ def rayleigh_power_iteration(matvec, v0, n_iter=30, rtol=0.0):
     with np.errstate(over="ignore", invalid="ignore"):
         for _ in range(n_iter):
             norm = np.linalg.norm(v)
+            if not np.isfinite(norm) and np.all(np.isfinite(v)):
+                # the squares overflow from entries of about 1e154 on: scale v first
+                v = v / np.max(np.abs(v))
+                norm = np.linalg.norm(v)
             if norm == 0:
                 break
             if not np.isfinite(norm):
