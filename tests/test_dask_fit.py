@@ -541,6 +541,54 @@ def test_unsupported_options_say_why(client):
             S3GDClassifier(solver=solver, penalty="l1").fit(Xd, yd)
     with pytest.raises(ValueError, match="inner step"):
         CGVRClassifier(line_search="full").fit(Xd, yd)
+    # solver='auto' is 'hybrid' with the anchor epochs in memory: it fitted without them
+    with pytest.raises(ValueError, match="anchor_epochs > 0 builds an anchor graph"):
+        S3GDClassifier(anchor_epochs=1).fit(Xd, yd)
+
+
+@pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDClassifier", "CGVRRegressor",
+                                  "S3GDRegressor"])
+def test_predictions_on_filtered_dask_x(client, name):
+    # boolean filtering leaves chunks of 0 rows (and unknown chunk sizes): each chunk ran the
+    # in-memory method, which refused "0 sample(s)"; before fit, AttributeError on classes_
+    # or coef_ instead of NotFittedError
+    from sklearn.exceptions import NotFittedError
+    X, y = _data("clf" if "Classifier" in name else "reg")
+    X = X[np.argsort(X[:, 0])]
+    Xd, yd = _to_dask(X, y, (400, 400, 400))
+    Est = {"CGVRClassifier": CGVRClassifier, "S3GDClassifier": S3GDClassifier,
+           "CGVRRegressor": CGVRRegressor, "S3GDRegressor": S3GDRegressor}[name]
+    methods = (["predict", "decision_function", "predict_proba"] if "Classifier" in name
+               else ["predict"])
+    for method in methods:
+        with pytest.raises(NotFittedError):
+            getattr(Est(), method)(Xd)
+    est = Est(random_state=0).fit(X, y)
+    keep = X[:, 0] > 0.5
+    filtered = Xd[Xd[:, 0] > 0.5]
+    for method in methods:
+        got = getattr(est, method)(filtered).compute()
+        np.testing.assert_array_equal(got, getattr(est, method)(X[keep]))
+
+
+def test_dask_targets_and_weights_must_be_numbers_of_the_right_length(client):
+    # astype(float64) parsed numeric strings and dropped imaginary parts, where the in-memory
+    # fit refuses both; a short NumPy y reached Dask's "Chunks do not add up to shape"
+    X, y = _data("reg")
+    Xd, yd = _to_dask(X, y, (600, 600))
+    for bad_y, match in [(y.astype(str), "y must hold numbers"),
+                         (y + 1j, "Complex data not supported"),
+                         (y[:-50], "y has 1150 samples but X has 1200")]:
+        with pytest.raises(ValueError, match=match):
+            CGVRRegressor().fit(Xd, bad_y)
+    for bad_w, match in [(np.ones(len(y)).astype(str), "sample_weight must hold numbers"),
+                         (np.ones(len(y)) + 1j, "Complex data not supported"),
+                         (np.ones(len(y) - 1), "sample_weight has 1199 samples")]:
+        with pytest.raises(ValueError, match=match):
+            CGVRRegressor().fit(Xd, yd, sample_weight=bad_w)
+    unknown = yd[yd > -np.inf]
+    with pytest.raises(ValueError, match="y has unknown chunk sizes"):
+        CGVRRegressor().fit(Xd, unknown)
 
 
 @pytest.mark.parametrize("penalty", ["l1", "elasticnet"])

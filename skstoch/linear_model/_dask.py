@@ -7,6 +7,7 @@ multinomial log loss), anything else to the in-memory fit.  Dask is imported
 only when the input is a Dask array.
 """
 import copy
+from functools import partial
 
 import numpy as np
 from sklearn.utils._available_if import available_if
@@ -116,14 +117,39 @@ def _rows_like(a, X, name):
     """``a`` (array-like or Dask array) as a Dask array chunked as X's rows."""
     import dask.array as da
 
+    if is_dask_array(a) and a.ndim and any(np.isnan(c) for c in a.chunks[0]):
+        raise ValueError(f"{name} has unknown chunk sizes; call "
+                         f"{name}.compute_chunk_sizes() first.")
     if not is_dask_array(a):
-        a = da.from_array(np.asarray(a), chunks=(X.chunks[0],) + (-1,) * (np.ndim(a) - 1))
+        a = np.asarray(a)
     if a.ndim == 0 or a.shape[0] != X.shape[0]:
         raise ValueError(f"{name} has {a.shape[0] if a.ndim else 0} samples but X has "
                          f"{X.shape[0]}: they must match.")
+    if not is_dask_array(a):
+        a = da.from_array(a, chunks=(X.chunks[0],) + (-1,) * (a.ndim - 1))
     if a.chunks[0] != X.chunks[0]:
         a = a.rechunk((X.chunks[0],) + (-1,) * (a.ndim - 1))
     return a
+
+
+def _numbers(a, name):
+    """``a`` unless its dtype holds strings, objects or complex numbers (the in-memory
+    checks refuse them; ``astype(float64)`` would parse numeric strings and drop imaginary
+    parts)."""
+    kind = np.dtype(a.dtype).kind
+    if kind == "c":
+        raise ValueError(f"{name} holds complex numbers; Complex data not supported.")
+    if kind not in "biuf":
+        raise ValueError(f"{name} must hold numbers, got dtype {a.dtype}.")
+    return a
+
+
+def _predict_block(method, tail, dtype, block):
+    """``method`` on one row chunk; a chunk of 0 rows (after boolean filtering) gives an
+    empty result, which the in-memory checks would refuse."""
+    if block.shape[0] == 0:
+        return np.empty((0,) if tail is None else (0, tail), dtype=dtype)
+    return method(block)
 
 
 def _check_dask_X(est, X):
@@ -181,7 +207,8 @@ class DaskFitMixin:
         X = _check_dask_X(self, X)
         y = _rows_like(y, X, "y")
         sw = (da.ones(X.shape[0], chunks=(X.chunks[0],)) if sample_weight is None
-              else _rows_like(sample_weight, X, "sample_weight").astype(np.float64))
+              else _numbers(_rows_like(sample_weight, X, "sample_weight"),
+                            "sample_weight").astype(np.float64))
         if sw.ndim != 1:
             raise ValueError("sample_weight must be 1-D.")
         targets, sw, extra = self._dask_targets(y, sw)
@@ -217,7 +244,7 @@ class DaskFitMixin:
         # pickle to worker processes)
         model = copy.copy(self)
         model.callback = None
-        method = getattr(model, name)
+        method = partial(_predict_block, getattr(model, name), shape_tail, dtype)
         if shape_tail:
             return X.map_blocks(method, dtype=dtype, chunks=(X.chunks[0], shape_tail),
                                 meta=np.empty((0, 0), dtype=dtype))
@@ -314,6 +341,7 @@ class DaskClassifierMixin(DaskFitMixin):
         """
         if not is_dask_array(X):
             return super().decision_function(X)
+        check_is_fitted(self)
         n = len(self.classes_)
         return self._dask_map("decision_function", X, n if n > 2 else None, np.float64)
 
@@ -331,6 +359,7 @@ class DaskClassifierMixin(DaskFitMixin):
         """
         if not is_dask_array(X):
             return super().predict(X)
+        check_is_fitted(self)
         return self._dask_map("predict", X, None, np.asarray(self.classes_).dtype)
 
     @available_if(lambda self: getattr(self, "loss", None) == "log_loss")
@@ -348,6 +377,7 @@ class DaskClassifierMixin(DaskFitMixin):
         """
         if not is_dask_array(X):
             return super().predict_proba(X)
+        check_is_fitted(self)
         return self._dask_map("predict_proba", X, len(self.classes_), np.float64)
 
 
@@ -357,7 +387,7 @@ class DaskRegressorMixin(DaskFitMixin):
     def _dask_targets(self, y, sw):
         if y.ndim not in (1, 2):
             raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}.")
-        y = y.astype(np.float64)
+        y = _numbers(y, "y").astype(np.float64)
         if y.ndim == 1:
             return [y], sw, {}
         return [y[:, k] for k in range(y.shape[1])], sw, {}
@@ -383,5 +413,6 @@ class DaskRegressorMixin(DaskFitMixin):
         """
         if not is_dask_array(X):
             return super().predict(X)
+        check_is_fitted(self)
         tail = self.coef_.shape[0] if np.ndim(self.coef_) == 2 else None
         return self._dask_map("predict", X, tail, np.float64)

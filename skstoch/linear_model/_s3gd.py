@@ -127,7 +127,7 @@ class _S3GDMixin:
                 f"solver={self.solver!r} {why[self.solver]}: it is not supported for a Dask "
                 "array X; use solver='auto', 'hybrid' or 'svrg' (Prox-SVRG, one distributed "
                 "pass per epoch, to the optimum).")
-        if self.solver == "hybrid" and self.anchor_epochs > 0:
+        if self.solver in ("hybrid", "auto") and self.anchor_epochs > 0:
             raise ValueError(
                 "anchor_epochs > 0 builds an anchor graph over X in memory and is not "
                 "supported for a Dask array X; use anchor_epochs=0.")
