@@ -1376,6 +1376,23 @@ def test_cv_routes_groups_to_the_splitter():
         ConstrainedLassoCV(n_radii=5, cv=GroupKFold(3)).fit(X, y, groups=groups)
 
 
+def test_cv_generator_with_routing_enabled():
+    # with routing on, fit passed sample_weight to process_routing, whose router ran
+    # check_cv(self.cv) and drew the generator: fit then raised "cv yielded no split"
+    import sklearn
+    from sklearn.model_selection import KFold
+
+    X, y = make_problem(n=120, d=6)
+    ref = ConstrainedLassoCV(n_radii=5, cv=list(KFold(3).split(X))).fit(X, y)
+    with sklearn.config_context(enable_metadata_routing=True):
+        for sample_weight in (None, np.ones(120)):
+            est = ConstrainedLassoCV(n_radii=5, cv=KFold(3).split(X))
+            est.fit(X, y, sample_weight=sample_weight)
+            np.testing.assert_array_equal(est.mse_path_, ref.mse_path_)
+        with pytest.raises(TypeError, match="groups"):   # not routed to any object
+            ConstrainedLassoCV(n_radii=5, cv=KFold(3).split(X)).fit(X, y, groups=np.ones(120))
+
+
 def test_summary_line_names_what_the_defaults_fit():
     """The first docstring line (the API table's description) said "with a ridge penalty"
     while the default l2_reg=0 fits no ridge term."""

@@ -612,6 +612,12 @@ def _cv_attributes(fits, single):
     return fitted
 
 
+
+def _splits_with_metadata(cv):
+    """Whether ``cv`` is a splitter (or an int / None, scikit-learn's KFold) whose ``split``
+    may take routed metadata, rather than an iterable of splits."""
+    return cv is None or isinstance(cv, Integral) or hasattr(cv, "split")
+
 class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     """Constrained Lasso with the l1 radius chosen by cross-validation along a path.
 
@@ -787,10 +793,14 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         if radii is not None and radii.size > MAX_RADII:
             raise ValueError(f"radii has {radii.size} values; at most {MAX_RADII} are "
                              f"allowed.")
-        split_params = (process_routing(self, "fit", sample_weight=sample_weight,
-                                        **params).splitter.split
-                        if _routing_enabled() else {})
-        folds = _checked_folds(check_cv(self.cv).split(X, y, **split_params), X.shape[0])
+        # a generator cv is drawn once, here (the routing reads only splitters)
+        cv = check_cv(self.cv)
+        split_params = {}
+        if _routing_enabled():
+            routed = process_routing(self, "fit", **params)
+            if _splits_with_metadata(self.cv):
+                split_params = routed.splitter.split
+        folds = _checked_folds(cv.split(X, y, **split_params), X.shape[0])
         for k, (train, _) in enumerate(folds):
             if not sw[train].sum() > 0:
                 raise ValueError(
@@ -831,10 +841,12 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         -------
         routing : MetadataRouter
         """
-        return (MetadataRouter(owner=type(self).__name__)
-                .add_self_request(self)
-                .add(splitter=check_cv(self.cv),
-                     method_mapping=MethodMapping().add(caller="fit", callee="split")))
+        router = MetadataRouter(owner=type(self).__name__).add_self_request(self)
+        if not _splits_with_metadata(self.cv):
+            # an iterable of splits takes no metadata (and check_cv would draw a generator)
+            return router
+        return router.add(splitter=check_cv(self.cv),
+                          method_mapping=MethodMapping().add(caller="fit", callee="split"))
 
     def predict(self, X):
         """Predict with the refitted model.
