@@ -64,6 +64,19 @@ def _dense_points(x, name, shape):
     return x
 
 
+
+class _LearnedMetric:
+    """``metric(u, v) = sqrt((u - v)' A (u - v))`` for the learned matrix A; a class, not a
+    closure, so that a neighbour estimator holding it can be pickled."""
+
+    def __init__(self, A):
+        self.A = A
+
+    def __call__(self, u, v):
+        d = self.A.shape[0]
+        diff = _dense_points(u, "u", (d,)) - _dense_points(v, "v", (d,))
+        return float(np.sqrt(max(diff @ self.A @ diff, 0.0)))
+
 class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSolverMixin,
                  BaseEstimator):
     """Large-margin nearest-neighbour Mahalanobis metric learned by epoch-projection SGD.
@@ -531,16 +544,10 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         return self.metric_
 
     def get_metric(self):
-        """A function ``metric(u, v)`` returning the learned distance sqrt((u-v)' A (u-v))
-        (usable as ``metric=`` of scikit-learn's neighbour estimators)."""
+        """A callable ``metric(u, v)`` returning the learned distance sqrt((u-v)' A (u-v))
+        (usable as ``metric=`` of scikit-learn's neighbour estimators, which then pickle)."""
         d = getattr(self, "n_features_in_", None)
-        A = self._fitted_array("metric_", (d, d)).copy()
-
-        def metric(u, v):
-            diff = _dense_points(u, "u", (d,)) - _dense_points(v, "v", (d,))
-            return float(np.sqrt(max(diff @ A @ diff, 0.0)))
-
-        return metric
+        return _LearnedMetric(self._fitted_array("metric_", (d, d)).copy())
 
     def pair_distance(self, pairs):
         """Learned distance of each pair.

@@ -536,6 +536,9 @@ def test_transform_metric_pair_distance_agree():
     knn = KNeighborsClassifier(3, metric=metric, algorithm="brute").fit(X, y)
     knn_t = KNeighborsClassifier(3).fit(Z, y)
     assert np.array_equal(knn.predict(X[:20]), knn_t.predict(Z[:20]))
+    # the metric was a closure: the fitted neighbour estimator could not be pickled
+    again = pickle.loads(pickle.dumps(knn))
+    assert np.array_equal(again.predict(X[:20]), knn.predict(X[:20]))
     with pytest.raises(ValueError, match="pairs must have shape"):
         est.pair_distance(X[:4])
 
