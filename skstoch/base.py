@@ -29,7 +29,7 @@ from ._solvers import FitMonitor
 from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, seed_from_random_state,
                     validate_data)
 from .utils._validation import (check_finite_numbers, check_fitted_shapes, fitted_attribute,
-                                fitted_n_heads, fitted_state_error, rescale_sample_weight)
+                                fitted_n_heads, rescale_sample_weight)
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -85,8 +85,7 @@ def check_class_weights(weights, classes):
     sample_weight after its own checks)."""
     bad = ~(np.isfinite(weights) & (weights >= 0))
     if np.any(bad):
-        given = {classes[k].item() if hasattr(classes[k], "item") else classes[k]: float(weights[k])
-                 for k in np.flatnonzero(bad)}
+        given = {np.asarray(classes[k]).item(): float(weights[k]) for k in np.flatnonzero(bad)}
         raise ValueError(f"class_weight must be finite and non-negative, got {given}")
     return weights
 
