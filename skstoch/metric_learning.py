@@ -539,9 +539,10 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         return map_rows(X, components.T)
 
     def get_mahalanobis_matrix(self):
-        """The learned Mahalanobis matrix A (``metric_``)."""
-        check_is_fitted(self)
-        return self.metric_
+        """The learned Mahalanobis matrix A (``metric_``), checked as ``get_metric`` checks
+        it (a tampered ``metric_`` is a ValueError here too)."""
+        d = getattr(self, "n_features_in_", None)
+        return self._fitted_array("metric_", (d, d))
 
     def get_metric(self):
         """A callable ``metric(u, v)`` returning the learned distance sqrt((u-v)' A (u-v))

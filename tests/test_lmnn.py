@@ -1095,7 +1095,8 @@ def test_tampered_metric_raises_in_pair_distance_and_get_metric(fitted_wine, val
     est = pickle.loads(pickle.dumps(est))
     est.metric_ = value(est.metric_)
     pairs = np.stack([X[:3], X[3:6]], axis=1)
-    for call in (lambda: est.pair_distance(pairs), est.get_metric):
+    # get_mahalanobis_matrix returned the tampered value unchecked
+    for call in (lambda: est.pair_distance(pairs), est.get_metric, est.get_mahalanobis_matrix):
         with pytest.raises(ValueError, match="inconsistent fitted state"):
             call()
 
