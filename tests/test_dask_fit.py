@@ -11,6 +11,7 @@ budget).
 import os
 import signal
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -528,6 +529,22 @@ def test_full_batch_cg(client, received, name, sparse, weighted):
     assert hist["passes"][-1] == 1 + 2 * dist.n_iter_ and hist["gathers"][-1] == 0
     assert hist["line_search_evals"][-1] >= dist.n_iter_
     assert max(received) < 1000     # X: 76,800 bytes dense
+
+
+@pytest.mark.parametrize("name", ["CGVRClassifier", "CGVRRegressor"])
+def test_full_batch_cg_reaches_a_tight_tol(client, name):
+    # the workers summed f itself: near the optimum its decrease fell below the rounding of
+    # that sum, and the fit stopped at max |gradient| 2.5e-9 ("the iterate no longer changes
+    # in floating point") for tol=1e-10; a line without a decrease is now searched again on
+    # the rows' loss changes
+    from sklearn.exceptions import ConvergenceWarning
+    Est, _, task = EST[name]
+    X, y = _data(task)
+    parts = _to_dask(X, y, UNEVEN)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = Est(solver="cg", tol=1e-10, max_iter=300).fit(parts[0], parts[1])
+    assert est.history_["grad_max"][-1] <= 1e-10
 
 
 def test_unsupported_options_say_why(client):

@@ -75,6 +75,9 @@ def test_array_methods_match_scalar_hooks(loss):
     np.testing.assert_array_equal(loss.dloss_array(p, y), [loss.py_dloss(a, b) for a, b in zip(p, y)])
     np.testing.assert_array_equal(loss.d2loss_array(p, y),
                                   [loss.py_d2loss(a, b) for a, b in zip(p, y)])
+    dp = 1e-3 * rng.randn(50)
+    np.testing.assert_array_equal(loss.loss_change_array(p, dp, y),
+                                  [loss.py_loss_change(a, b, c) for a, b, c in zip(p, dp, y)])
     out = np.empty(50)
     total = loss.weighted_loss_dloss(p, y, s, out)
     assert total == pytest.approx(np.sum(s * loss.loss_array(p, y)), rel=1e-13)

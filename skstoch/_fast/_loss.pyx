@@ -58,6 +58,18 @@ cdef class MarginLoss:
                 out[i] = self.loss(p[i], y[i])
         return np.asarray(out)
 
+    def loss_change_array(self, const double[::1] p, const double[::1] dp,
+                          const double[::1] y):
+        """Elementwise ``loss_change(p, dp, y)`` as an array."""
+        _check_same_length(p, y)
+        _check_same_length(dp, y)
+        cdef double[::1] out = np.empty(p.shape[0])
+        cdef Py_ssize_t i
+        with nogil:
+            for i in range(p.shape[0]):
+                out[i] = self.loss_change(p[i], dp[i], y[i])
+        return np.asarray(out)
+
     def dloss_array(self, const double[::1] p, const double[::1] y):
         """Elementwise derivatives with respect to p as an array."""
         _check_same_length(p, y)

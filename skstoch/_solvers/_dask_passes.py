@@ -128,10 +128,11 @@ def _chunk_margins(block, x, p):
                      ds.margins(np.ascontiguousarray(p[:-1]), float(p[-1]))])
 
 
-def _chunk_line(zq, y, sw, steps, loss_spec, n_total):
-    """On a worker: the chunk's share of the loss part of ``f(x + a p)`` and of its
-    derivative in ``a`` for each ``a`` in ``steps`` (weights ``sw / n``), from the margins
-    of :func:`_chunk_margins`: a (2, len(steps)) array."""
+def _chunk_line(zq, y, sw, steps, loss_spec, n_total, changes=False):
+    """On a worker: the chunk's share of the loss part of ``f(x + a p)`` (with ``changes``:
+    of ``f(x + a p) - f(x)``, summed as the rows' loss changes) and of its derivative in
+    ``a`` for each ``a`` in ``steps`` (weights ``sw / n``), from the margins of
+    :func:`_chunk_margins`: a (2, len(steps)) array."""
     out = np.zeros((2, len(steps)))
     if zq.shape[1] == 0:
         return out
@@ -141,7 +142,9 @@ def _chunk_line(zq, y, sw, steps, loss_spec, n_total):
     loss = cls(*args)
     for k, a in enumerate(steps):
         t = np.ascontiguousarray(zq[0] + a * zq[1])
-        out[0, k] = sw @ np.asarray(loss.loss_array(t, y))
+        out[0, k] = sw @ np.asarray(
+            loss.loss_change_array(np.ascontiguousarray(zq[0]), np.ascontiguousarray(a * zq[1]),
+                                   y) if changes else loss.loss_array(t, y))
         out[1, k] = sw @ (np.asarray(loss.dloss_array(t, y)) * zq[1])
     return out / n_total
 
@@ -306,13 +309,15 @@ class DaskData:
         self._line = self._dask.persist(*parts)
         self.passes += 1
 
-    def line_values(self, steps):
+    def line_values(self, steps, changes=False):
         """``(loss part of f, its derivative in a)`` at ``x + a p`` of the last
-        :meth:`line`, for each ``a`` in ``steps``: one round trip over the kept margins (no
-        pass over X), ``2 len(steps)`` numbers back."""
+        :meth:`line` (with ``changes``: of ``f(x + a p) - f(x)``, see :func:`_chunk_line`),
+        for each ``a`` in ``steps``: one round trip over the kept margins (no pass over X),
+        ``2 len(steps)`` numbers back."""
         delayed = self._dask.delayed
         steps = np.array(steps, dtype=np.float64)
-        parts = [delayed(_chunk_line, pure=True)(zq, y, s, steps, self.loss_spec, self.n)
+        parts = [delayed(_chunk_line, pure=True)(zq, y, s, steps, self.loss_spec, self.n,
+                                                 changes)
                  for zq, y, s in zip(self._line, self.y, self.sw)]
         (total,) = self._dask.compute(_tree_sum(parts, delayed))
         return total * self.weight_scale

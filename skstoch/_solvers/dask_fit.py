@@ -209,27 +209,35 @@ def _dask_line_search(run, x, p):
     r0 = alpha * float(x[:d] @ p[:d]) + alpha_b * x[d] * p[d]
     rpp = alpha * float(p[:d] @ p[:d]) + alpha_b * p[d] * p[d]
     rxx = alpha * float(x[:d] @ x[:d]) + alpha_b * x[d] * x[d]
-    seen = {}
-
-    def phi(a, ahead):
-        if a not in seen:
-            steps = [a] + [s for s in ahead if s not in seen]
-            values = run.data.line_values(steps)
-            for k, s in enumerate(steps):
-                seen[s] = (values[0, k] + 0.5 * (rxx + 2 * s * r0 + s * s * rpp),
-                           values[1, k] + r0 + s * rpp)
-        return seen[a]
-
-    objective, u = run.last
     calls = []
 
-    def counted(a, ahead):
-        calls.append(a)
-        return phi(a, ahead)
+    def search(phi0, changes):
+        """The search on f, or (``changes``) on f(x + a p) - f(x) summed as loss changes."""
+        seen = {}
 
-    ps = run.params
-    step, failed = strong_wolfe(counted, objective, float(u @ p), ps.c1, ps.c2, ps.step_init,
-                                ps.ls_max_iter, ps.zoom_max_iter, ps.step_max, lookahead=True)
+        def phi(a, ahead):
+            calls.append(a)
+            if a not in seen:
+                steps = [a] + [s for s in ahead if s not in seen]
+                values = run.data.line_values(steps, changes)
+                for k, s in enumerate(steps):
+                    penalty = (s * (r0 + 0.5 * s * rpp) if changes else
+                               0.5 * (rxx + 2 * s * r0 + s * s * rpp))
+                    seen[s] = (values[0, k] + penalty, values[1, k] + r0 + s * rpp)
+            return seen[a]
+
+        ps = run.params
+        return strong_wolfe(phi, phi0, float(u @ p), ps.c1, ps.c2, ps.step_init,
+                            ps.ls_max_iter, ps.zoom_max_iter, ps.step_max, lookahead=True)
+
+    objective, u = run.last
+    step, failed = search(objective, False)
+    # a hinge (a subgradient) fails lines at its kinks, not at the rounding of f
+    if step == 0.0 and float(u @ p) < 0 and run.params.loss != "hinge":
+        # no step decreased f: near the optimum its decrease is below the rounding of f, a
+        # sum over the rows; search again on the loss changes (in memory, line_search_margins
+        # sums them from the start)
+        step, failed = search(0.0, True)
     run.stats[2] += len(calls)
     run.stats[3] += int(failed)
     if step == 0.0:
