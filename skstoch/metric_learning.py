@@ -64,7 +64,6 @@ def _dense_points(x, name, shape):
     return x
 
 
-
 class _LearnedMetric:
     """``metric(u, v) = sqrt((u - v)' A (u - v))`` for the learned matrix A; a class, not a
     closure, so that a neighbour estimator holding it can be pickled."""
@@ -76,6 +75,7 @@ class _LearnedMetric:
         d = self.A.shape[0]
         diff = _dense_points(u, "u", (d,)) - _dense_points(v, "v", (d,))
         return float(np.sqrt(max(diff @ self.A @ diff, 0.0)))
+
 
 class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSolverMixin,
                  BaseEstimator):
@@ -547,8 +547,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
     def get_metric(self):
         """A callable ``metric(u, v)`` returning the learned distance sqrt((u-v)' A (u-v))
         (usable as ``metric=`` of scikit-learn's neighbour estimators, which then pickle)."""
-        d = getattr(self, "n_features_in_", None)
-        return _LearnedMetric(self._fitted_array("metric_", (d, d)).copy())
+        return _LearnedMetric(self.get_mahalanobis_matrix().copy())
 
     def pair_distance(self, pairs):
         """Learned distance of each pair.
@@ -561,8 +560,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         -------
         distances : ndarray of shape (n_pairs,)
         """
-        d = getattr(self, "n_features_in_", None)
-        A = self._fitted_array("metric_", (d, d))
+        A = self.get_mahalanobis_matrix()
         pairs = _dense_points(pairs, "pairs", (None, 2, self.n_features_in_))
         diff = pairs[:, 0] - pairs[:, 1]
         return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", diff, A, diff), 0.0))

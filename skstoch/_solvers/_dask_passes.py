@@ -140,11 +140,12 @@ def _chunk_line(zq, y, sw, steps, loss_spec, n_total, changes=False):
     sw = np.ascontiguousarray(sw, dtype=np.float64).reshape(-1)
     cls, args = loss_spec
     loss = cls(*args)
+    z = np.ascontiguousarray(zq[0])
     for k, a in enumerate(steps):
         t = np.ascontiguousarray(zq[0] + a * zq[1])
         out[0, k] = sw @ np.asarray(
-            loss.loss_change_array(np.ascontiguousarray(zq[0]), np.ascontiguousarray(a * zq[1]),
-                                   y) if changes else loss.loss_array(t, y))
+            loss.loss_change_array(z, np.ascontiguousarray(a * zq[1]), y) if changes
+            else loss.loss_array(t, y))
         out[1, k] = sw @ (np.asarray(loss.dloss_array(t, y)) * zq[1])
     return out / n_total
 

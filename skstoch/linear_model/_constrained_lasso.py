@@ -612,11 +612,11 @@ def _cv_attributes(fits, single):
     return fitted
 
 
-
 def _splits_with_metadata(cv):
     """Whether ``cv`` is a splitter (or an int / None, scikit-learn's KFold) whose ``split``
     may take routed metadata, rather than an iterable of splits."""
     return cv is None or isinstance(cv, Integral) or hasattr(cv, "split")
+
 
 class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     """Constrained Lasso with the l1 radius chosen by cross-validation along a path.
