@@ -76,6 +76,9 @@ ESTIMATORS = [
     # a given radius: the exact solver's sample-weight equivalence (the default radius's
     # search is exempt, see _DEFAULT_RADIUS_SW_REASON)
     skstoch.ConstrainedLasso(radius=1.0),
+    # a ridge term: check_regressors_train sets alpha=0.01, which the removed alias of l2_reg
+    # turned into an l2_reg clash
+    skstoch.ConstrainedLasso(radius=1.0, l2_reg=0.1),
     skstoch.ConstrainedLasso(solver="epro_sgd", max_iter=2000, tol=0, random_state=0),
     skstoch.ConstrainedLassoCV(n_radii=3, cv=3),
     FeatureMatrixOrdinalEmbedding(n_components=2, max_iter=5, tol=1e-3),

@@ -1188,17 +1188,14 @@ def test_radius_per_output_for_a_2d_y():
 
 
 @pytest.mark.parametrize("Est", [ConstrainedLasso, ConstrainedLassoCV])
-def test_alpha_is_a_deprecated_name_of_l2_reg(Est):
-    X, y = make_problem(n=80, d=5)
-    kw = dict(radius=1.0) if Est is ConstrainedLasso else dict(n_radii=3, cv=2)
-    with pytest.warns(FutureWarning, match="renamed 'l2_reg'"):
-        old = Est(alpha=0.3, **kw).fit(X, y)
-    new = Est(l2_reg=0.3, **kw).fit(X, y)
-    np.testing.assert_array_equal(old.coef_, new.coef_)
-    with pytest.raises(ValueError, match="deprecated name of l2_reg"):
-        Est(alpha=0.3, l2_reg=0.1, **kw).fit(X, y)
+def test_alpha_is_not_a_parameter(Est):
+    # l2_reg's former name is gone before any release: an ``alpha`` read as scikit-learn's l1
+    # weight would silently become a ridge strength
+    assert "alpha" not in Est().get_params()
+    with pytest.raises(TypeError, match="alpha"):
+        Est(alpha=0.3)
     with pytest.raises(TypeError):
-        Est(0.3)      # keyword-only: an old positional alpha is an error, not a radius
+        Est(0.3)      # keyword-only: a positional number is an error, not a radius
 
 
 # --- hostile cv and absurd integers (issue 18) ------------------------------------------

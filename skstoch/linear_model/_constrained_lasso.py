@@ -19,7 +19,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import KFold, check_cv
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metadata_routing import (MetadataRouter, MethodMapping, _raise_for_params,
                                              _routing_enabled, process_routing)
 from sklearn.utils.validation import check_is_fitted
@@ -48,21 +48,6 @@ SOLVERS = ("auto",) + lasso.SOLVERS + tuple(PAPER_SOLVERS)
 DEFAULT_N_RADII = 100
 DEFAULT_EPS = 1e-3
 DEFAULT_CV_FOLDS = 5
-
-
-def _resolve_l2_reg(est):
-    """``l2_reg``, or the deprecated ``alpha`` (the ridge strength under its old name)."""
-    if isinstance(est.alpha, str):
-        return est.l2_reg
-    if est.l2_reg != 0.0:
-        raise ValueError(
-            f"Both alpha={est.alpha!r} and l2_reg={est.l2_reg!r} were given: alpha is the "
-            f"deprecated name of l2_reg (the ridge strength); pass l2_reg only.")
-    warnings.warn(
-        "'alpha' was renamed 'l2_reg' and will be removed in a future release: it is the "
-        "strength of the ridge term l2_reg ||w||_2^2, not an l1 weight (the l1 norm is "
-        "bounded by 'radius'). Pass l2_reg instead.", FutureWarning, stacklevel=3)
-    return est.alpha
 
 
 class ConstrainedLasso(BaseLinearRegressor):
@@ -109,8 +94,6 @@ class ConstrainedLasso(BaseLinearRegressor):
         Strength of the ridge term ``l2_reg ||w||_2^2`` (>= 0); the objective is then
         ``2 * l2_reg`` strongly convex, which the paper's rates assume (the paper used 1).
         Not an l1 weight: the l1 norm is bounded by ``radius``.
-    alpha : float
-        Deprecated name of ``l2_reg`` (FutureWarning); will be removed.
     solver : str, default='auto'
         One of 'auto', 'fista', 'epro_sgd', 'epro_orda', 'epro_svrg', 'sgd', 'oneproj',
         'epro_sgd_paper', 'epro_orda_paper'.
@@ -288,7 +271,6 @@ class ConstrainedLasso(BaseLinearRegressor):
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "radius": [Interval(Real, 0, None, closed="left"), None],
         "l2_reg": [Interval(Real, 0, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="left"), Hidden(StrOptions({"deprecated"}))],
         "solver": [StrOptions(set(SOLVERS))],
         "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "lam": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
@@ -301,14 +283,13 @@ class ConstrainedLasso(BaseLinearRegressor):
         "track_objective": ["boolean"],
     }
 
-    def __init__(self, *, radius=None, l2_reg=0.0, alpha="deprecated", solver="auto",
+    def __init__(self, *, radius=None, l2_reg=0.0, solver="auto",
                  max_iter=None, tol=1e-4, eta0="auto", lam="auto", first_epoch_length=None,
                  use_full_budget=True, working_set=True, orda_gradient_point="u",
                  fit_intercept=True, warm_start=False, track_objective=True, verbose=0,
                  random_state=None, callback=None):
         self.radius = radius
         self.l2_reg = l2_reg
-        self.alpha = alpha
         self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
@@ -358,7 +339,7 @@ class ConstrainedLasso(BaseLinearRegressor):
             max_iter = (10000 if self.working_set else 1000) if solver == "fista" else \
                 max(10 * X.shape[0], 100)
         return lasso.LassoParams(
-            alpha=_resolve_l2_reg(self), radius=self.radius, solver=solver, max_iter=max_iter,
+            alpha=self.l2_reg, radius=self.radius, solver=solver, max_iter=max_iter,
             tol=self.tol, eta0=eta0, lam=lam,
             first_epoch_length=first, use_full_budget=use_full_budget,
             working_set=self.working_set, orda_at_u=self.orda_gradient_point == "u",
@@ -486,7 +467,7 @@ def _on_gram(est, X, sw):
 def _gram_solutions(X, y, sw, radii, est):
     """(coef, intercept) at each of ``radii`` (increasing) on one Gram matrix, warm-started
     along the path and stopped as ``est``'s exact fits (its ``tol`` and ``max_iter``)."""
-    path = GramPath(X, make_dataset(X, float32=True), y, sw, _resolve_l2_reg(est),
+    path = GramPath(X, make_dataset(X, float32=True), y, sw, est.l2_reg,
                     est.fit_intercept)
     max_iter = est._prepare_fit(X, None, None).max_iter
     coef = np.zeros(X.shape[1])
@@ -636,8 +617,6 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     ----------
     l2_reg : float, default=0.0
         Ridge strength, as in :class:`ConstrainedLasso` (not an l1 weight).
-    alpha : float
-        Deprecated name of ``l2_reg`` (FutureWarning); will be removed.
     radii : array-like of float or None, default=None
         Radii to try.  None: ``n_radii`` values log-spaced from ``eps * r_max`` to
         ``r_max``, where r_max is the l1 norm of the unconstrained (ridge) solution.
@@ -713,7 +692,6 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         **STOCHASTIC_SOLVER_CONSTRAINTS,
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "l2_reg": [Interval(Real, 0, None, closed="left")],
-        "alpha": [Interval(Real, 0, None, closed="left"), Hidden(StrOptions({"deprecated"}))],
         "radii": ["array-like", None],
         "n_radii": [Interval(Integral, 1, MAX_RADII, closed="both")],
         "eps": [Interval(Real, 0, 1, closed="neither")],
@@ -725,13 +703,12 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, *, l2_reg=0.0, alpha="deprecated", radii=None,
+    def __init__(self, *, l2_reg=0.0, radii=None,
                  n_radii=DEFAULT_N_RADII, eps=DEFAULT_EPS,
                  cv=5, solver="fista", max_iter=None, tol=1e-4, eta0="auto", lam="auto",
                  fit_intercept=True, n_jobs=None, verbose=0, random_state=None,
                  callback=None):
         self.l2_reg = l2_reg
-        self.alpha = alpha
         self.radii = radii
         self.n_radii = n_radii
         self.eps = eps
@@ -809,7 +786,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
                     f"non-zero weight), so the fold has nothing to fit; every training set "
                     f"needs a sample of non-zero weight (shuffle the splitter, e.g. "
                     f"cv=KFold(5, shuffle=True), or use fewer folds).")
-        l2_reg = _resolve_l2_reg(self)
+        l2_reg = self.l2_reg
         targets = [y] if y.ndim == 1 else [np.ascontiguousarray(y[:, k])
                                            for k in range(y.shape[1])]
         fits = [self._fit_one(X, t, sw, folds, radii, l2_reg) for t in targets]
