@@ -1116,6 +1116,22 @@ def test_cv_multi_output_with_a_constant_target():
     np.testing.assert_array_equal(est.coef_[0], alone.coef_)
 
 
+@pytest.mark.parametrize("solver", ALL_SOLVERS + ["epro_sgd_paper", "epro_orda_paper"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_a_constant_target_gives_zero_coefficients_without_warning(solver, fit_intercept):
+    # F(0) = 0 = F*: Epro-ORDA's iterates carried the rounding of the centred y (1e-17) and
+    # its relative gap, gap / F(0), was inf, so the fit warned that it "could not be measured"
+    X = np.random.RandomState(0).randn(200, 5)
+    y = np.full(200, 3.0 if fit_intercept else 0.0)
+    est = ConstrainedLasso(radius=1.0, solver=solver, fit_intercept=fit_intercept,
+                           random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, y)
+    assert np.all(est.coef_ == 0.0)
+    assert est.intercept_ == (3.0 if fit_intercept else 0.0)
+
+
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_constant_columns_get_no_coefficient_and_no_warning(sparse):
     """Constant columns are 0 once centred; the exact path fitted their rounding noise:

@@ -89,6 +89,10 @@ def solve(problem, params, monitor, state=None):
         else:
             result = solve_stochastic(lsp, w0, params, problem.seed, problem.stream, monitor)
         w = result.x
+        if lsp.f_zero == 0:
+            # a constant y (0 without intercept): F >= 0 = F(0), so w = 0 is a solution; the
+            # stochastic iterates carry only rounding, and the gap relative to F(0) is inf
+            w = result.x = np.zeros_like(w)
         b = lsp.optimal_intercept(w)
         # the working-set solver's last gradient is the one at w (no second pass over X)
         grad = result.extra.pop("gradient", None)
