@@ -690,6 +690,40 @@ def test_a_feature_on_a_large_scale_still_gets_steps(n_classes, n_rows):
     assert est.score(X, y) >= reference.score(X, y) - 0.005
 
 
+@pytest.mark.parametrize("n_rows", [1000, 6000], ids=["cg", "cgvr"])
+@pytest.mark.parametrize("n_classes", [0, 2, 3])
+@pytest.mark.parametrize("scale", [1e15, 1e40])
+def test_every_feature_on_a_large_scale_still_gets_steps(scale, n_classes, n_rows):
+    # X times 1e15: the step that decreases f is about 1e-30, beyond the 3 rescales by 2^-20
+    # of the test above, and the default fit returned all-zero coefficients (accuracy 0.50 /
+    # 0.33, R^2 0.00) telling the user to loosen tol.  The rescales now reach 1 / L (L from
+    # the rows' norms).  tol is on the gradient, which scales with X: the fits still warn
+    if n_classes:
+        X, y = make_classification(n_rows, 10, n_informative=5, n_classes=n_classes,
+                                   random_state=0)
+        est, reference = CGVRClassifier(random_state=0), LogisticRegression()
+    else:
+        X, y = make_regression(n_rows, 10, noise=10, random_state=0)
+        est, reference = CGVRRegressor(random_state=0), Ridge()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X * scale, y)
+    assert est.score(X * scale, y) >= reference.fit(X, y).score(X, y) - 0.005
+
+
+@pytest.mark.parametrize("kw", [{}, dict(solver="cgvr")], ids=["cg", "cgvr"])
+@pytest.mark.parametrize("n_classes", [0, 2, 3])
+def test_rows_whose_squared_norms_overflow_are_refused(kw, n_classes):
+    # |X| of 1e200: the fits returned zero coefficients after overflow RuntimeWarnings
+    X, y = make_classification(60, 4, n_informative=2, n_classes=max(n_classes, 2),
+                               n_clusters_per_class=1, random_state=0)
+    est = CGVRClassifier(**kw) if n_classes else CGVRRegressor(**kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="squared row norms overflow"):
+            est.fit(X * 1e200, y)
+
+
 def test_history_verbose_callback_and_warning(clf_data, capsys):
     X, y = clf_data
     with pytest.warns(ConvergenceWarning, match="max \\|gradient\\|"):

@@ -438,6 +438,16 @@ def test_dask_errors_keep_previous_state(client):
         est.fit(Xbad, yd)
     np.testing.assert_array_equal(est.coef_, coef)
 
+    # squared row norms that overflow (|X| of 1e200; a row of weight 0 too): the Dask fits
+    # returned zero coefficients where the in-memory fits raise
+    weights = da.from_array(np.r_[0.0, np.ones(len(y) - 1)], chunks=600)
+    for Est, kw in ((S3GDClassifier, S3GD_KW), (CGVRClassifier, {})):
+        with pytest.raises(ValueError, match="squared row norms overflow"):
+            Est(**kw).fit(Xd * 1e200, yd)
+        with pytest.raises(ValueError, match="squared row norms overflow"):
+            Est(**kw).fit(da.concatenate([Xd[:1] * 1e200, Xd[1:]]), yd,
+                          sample_weight=weights)
+
     # a chunk that cannot be computed (its source is gone): Dask's error reaches the caller
     # and the estimator keeps its previous fit
     def lost(block):

@@ -30,7 +30,7 @@ from .._fast import _cgvr
 from .._fast._random import randint_stream
 from .._fast._s3gd import row_sqnorms
 from ..utils import make_dataset
-from ..utils._validation import is_integer
+from ..utils._validation import is_integer, row_norms_error
 from ._stationarity import column_moments
 
 # the client gathers at most n // GATHER_DIVISOR rows per outer iteration
@@ -109,7 +109,9 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
     if stats:
         sq = np.empty(n_c)
         row_sqnorms(ds, sq)
-        extra = (True, float(np.max(sw * (sq + 1.0))), extra[2])
+        # inf: a squared row norm overflows (whatever its weight; _check_first refuses it)
+        bound = float(np.max(sw * (sq + 1.0))) if np.all(np.isfinite(sq)) else np.inf
+        extra = (True, bound, extra[2])
     cls, args = loss_spec
     tables = _cgvr.HeadTables(ds, y, sw * (n_c / n_total), cls(*args), 0.0, 0.0, True)
     sums[d + 1] = tables.objective_gradient(np.ascontiguousarray(x), sums[:d + 1],
@@ -274,9 +276,16 @@ class DaskData:
             raise ValueError("sample_weight (times class_weight) must have a positive "
                              "finite sum; every sample has weight zero.")
         self.weight_scale = self.n / total_w
+        if not all(np.isfinite(extra[1]) for extra in extras):
+            raise row_norms_error()
         # max_i s_i (||x_i||^2 + 1) with the normalised weights (S3GD's step bound)
         self.stats = {"row_bound": max(extra[1] for extra in extras) * self.weight_scale}
         self.row_bytes = max(sum(extra[2] for extra in extras) / self.n, 1.0)
+
+    def row_bound(self):
+        """``max_i s_i (||x_i||^2 + 1)`` with the normalised weights (after the first
+        pass)."""
+        return self.stats["row_bound"]
 
     def max_rows(self, batch):
         """The most rows one gather brings (known after the first pass)."""

@@ -8,10 +8,10 @@
 * :func:`line_search_start`: the steepest-descent start of ``init_step``.
 """
 import numpy as np
-import scipy.sparse as sp
 
 from .._fast._s3gd import AnchorTables, StrataTables, row_sqnorms, weighted_anchor_sums
 from ..utils import make_dataset
+from ..utils._validation import max_abs, row_norms_error
 from ..utils._dataset import (N_ROW_BLOCKS, dataset_matrix, full_margins,
                               full_transpose_product, run_row_blocks)
 from ._anchor_graph import build_anchor_graph, stratify
@@ -62,11 +62,7 @@ def prepare(X, sample_weights, seed, params):
     sq = np.empty(ds.n_samples)
     row_sqnorms(ds, sq)    # one compiled pass, no copy of X
     if not np.all(np.isfinite(sq)):
-        data = X.data if sp.issparse(X) else X
-        raise ValueError(
-            "X is too large: its squared row norms overflow float64 (the largest |entry| is "
-            f"{float(np.max(np.abs(data))):.3g}), so distances, steps and gradients would not "
-            "be finite; scale X (e.g. with StandardScaler or MaxAbsScaler) before fitting.")
+        raise row_norms_error(max_abs(X))
     graph = strata = None
     if params.uses_anchor_graph:
         graph = build_anchor_graph(

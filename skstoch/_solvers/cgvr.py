@@ -14,6 +14,7 @@ records one history entry per outer iteration (entry 0 is the start).  The warm-
 (restart gradient ``h``, batch size, step cap) comes in as ``state`` and goes out as
 ``SolverResult.state``.
 """
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -21,8 +22,10 @@ import numpy as np
 
 from .._fast import _cgvr
 from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
+from .._fast._s3gd import row_sqnorms
 from ..utils import check_allocation
 from ..utils._dataset import dataset_matrix
+from ..utils._validation import max_abs, row_norms_error
 from ._fit_cache import FitCache
 from ._monitor import SCALERS, check_finite_iterate
 from ._result import SolverResult
@@ -44,8 +47,11 @@ PAPER_SOLVER = "cgvr_paper"
 CRITERION = "max |gradient|"
 # times a search along -grad that found no decrease is repeated on a direction shorter by
 # 2^zoom_max_iter (full-batch CG, see _cg_loop), or an inner loop that took no step lowers
-# the first trial step of the line searches by that factor (CGVR, see shrink_first_step)
+# the first trial step of the line searches by that factor (CGVR, see shrink_first_step):
+# at least this, more when the rows' scale needs it (rescale_limit)
 MAX_RESCALES = 3
+# the largest curvature of the losses (the squared hinge's), in the bound of rescale_limit
+MAX_LOSS_CURVATURE = 2.0
 # the history columns of the inner loops, NaN in the entry of the start (iteration 0)
 INNER_COLUMNS_AT_START = dict.fromkeys(("restarts", "skipped_steps", "line_search_evals",
                                         "rejected_epochs", "step_cap", "batch"), np.nan)
@@ -194,6 +200,7 @@ class _Run:
         full = params.solver == "cg" or (params.solver == "cgvr" and params.line_search == "full")
         self.z = np.empty(self.n) if full else None
         self.batch_limit = self.n     # the safeguard doubles the batch up to this
+        self.row_bound = row_bound(ds, self.tables.full_weights * self.n)
 
     def _init_state(self, params, monitor, state, n, d):
         """What every solve starts from, in memory or on Dask data: the sizes, penalties,
@@ -306,13 +313,35 @@ def cg_options(params, step_init):
                            params.w_selection == "random")
 
 
+def row_bound(ds, sample_weight):
+    """``max_i s_i (||x_i||^2 + 1)`` of a dataset (``sample_weight``: the weights ``s_i``);
+    ValueError when a squared row norm overflows float64."""
+    sq = np.empty(ds.n_samples)
+    row_sqnorms(ds, sq)    # one compiled pass, no copy of X
+    if not np.all(np.isfinite(sq)):
+        raise row_norms_error(max_abs(dataset_matrix(ds)))
+    return float(np.max(sample_weight * (sq + 1.0))) if sq.size else 0.0
+
+
+def rescale_limit(run):
+    """How many times the safeguard may shorten the steps by 2^zoom_max_iter: enough for
+    the searches to reach ``1 / L``, a step that decreases f along -grad f, for the bound
+    ``L = MAX_LOSS_CURVATURE * run.row_bound + alpha`` on f's curvature; at least
+    ``MAX_RESCALES``.  Scaling every feature by 1e15 needs 7 (a fit that stopped at the
+    start with 3)."""
+    params = run.params
+    bound = MAX_LOSS_CURVATURE * run.row_bound + params.alpha
+    bits = math.log2(max(params.step_init * bound, 1.0))
+    return max(MAX_RESCALES, math.ceil(bits / params.zoom_max_iter) + 1)
+
+
 def shrink_first_step(run, steps):
     """After an inner loop that took no step (``steps`` all 0), lower ``run.step_init`` by
-    2^zoom_max_iter, at most ``MAX_RESCALES`` times: its searches tried steps down to
+    2^zoom_max_iter, at most ``rescale_limit`` times: its searches tried steps down to
     step_init / 2^zoom_max_iter without a decrease, so the curvature along the directions is
-    beyond their reach (features on very different scales).  Part of ``safeguard``.
-    Returns whether it did."""
-    if not run.params.safeguard or np.any(steps) or run.rescales >= MAX_RESCALES:
+    beyond their reach (features on large or very different scales).  Part of
+    ``safeguard``.  Returns whether it did."""
+    if not run.params.safeguard or np.any(steps) or run.rescales >= rescale_limit(run):
         return False
     run.rescales += 1
     run.step_init *= 2.0 ** -run.params.zoom_max_iter
@@ -422,9 +451,10 @@ def _cg_loop(run, x, line_search=None):
     k, stalled_at = 0, None
     # the lines are searched along scale * direction: a search that finds no decrease along
     # -grad has tried steps down to step_init / 2^zoom_max_iter, so the objective's curvature
-    # along it is beyond the search's reach (features on very different scales); the scale
-    # then drops by that factor, up to MAX_RESCALES times, and stays for the next lines
+    # along it is beyond the search's reach (features on large or very different scales);
+    # the scale then drops by that factor, up to rescale_limit times, and stays
     scale, shrink = 1.0, 2.0 ** -params.zoom_max_iter
+    rescales = rescale_limit(run) if params.safeguard else 0
     while True:
         crit = run.gradient_max(objective, (u,))
         if run.record(k, x, objective) or crit <= run.tol or k == params.max_iter:
@@ -433,7 +463,7 @@ def _cg_loop(run, x, line_search=None):
         if steepest:
             direction = -u
         step = line_search(run, x, scale * direction)
-        for _ in range(MAX_RESCALES if steepest and params.safeguard else 0):
+        for _ in range(rescales if steepest else 0):
             if step != 0.0:
                 break
             scale *= shrink

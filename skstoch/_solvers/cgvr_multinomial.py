@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 from .._fast._multinomial import (MultinomialTables, line_sums, rows_times,
                                   rows_transpose_times, softmax_along, softmax_gradient)
+from ..utils import make_dataset
 from ..utils._dataset import float64_row_blocks
 from ..utils._validation import canonical_csr
 from ._line_search import strong_wolfe
@@ -32,7 +33,7 @@ from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._stationarity import column_moments, gradient_ratio
 from ._svrg import svrg
-from .cgvr import (INNER_COLUMNS_AT_START, _cg_beta, _cg_loop, _safeguard_rejects,
+from .cgvr import (INNER_COLUMNS_AT_START, _cg_beta, _cg_loop, _safeguard_rejects, row_bound,
                    shrink_first_step, warn_if_far_after_tol)
 
 CRITERION = "max |gradient|"
@@ -218,6 +219,7 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     prob = _Problem(X, y, sample_weight, n_classes, params.alpha, alpha_b,
                     params.fit_intercept)
     run = _Run(prob, params, monitor, state, seed)
+    run.row_bound = row_bound(make_dataset(X, float32=True), prob.sw)
     loop = (partial(_cg_loop, line_search=_full_line_search) if params.solver == "cg"
             else _outer_loop)
     result = run_solve(run, loop, n_classes, prob.d, coef_init, intercept_init)

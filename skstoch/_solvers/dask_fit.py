@@ -89,6 +89,11 @@ class SampleStream:
         """The most rows one gather brings (known after the first pass)."""
         return self.data.max_rows(self.params.batch_size)
 
+    @property
+    def row_bound(self):
+        """``max_i s_i (||x_i||^2 + 1)`` (known after the first pass)."""
+        return self.data.row_bound()
+
     def _sample_rows(self, n_rows):
         """The next ``min(n_rows, sample_cap)`` sample indices of this run's stream."""
         size = min(n_rows, self.sample_cap)

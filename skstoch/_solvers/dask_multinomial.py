@@ -70,7 +70,8 @@ def _chunk_pass(block, y, sw, x, n_classes, fit_intercept, n_total, stats):
     if stats:
         sq = np.empty(n_c)
         row_sqnorms(make_dataset(X), sq)
-        extra = (True, float(np.max(sw * sq)), extra[2], float(np.max(sw)))
+        bound = float(np.max(sw * sq)) if np.all(np.isfinite(sq)) else np.inf
+        extra = (True, bound, extra[2], float(np.max(sw)))
     prob = cgvr_multinomial._Problem(X, y, sw * (n_c / n_total), n_classes, 0.0, 0.0,
                                      fit_intercept)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -107,6 +108,9 @@ class MultinomialDaskData(DaskData):
         super()._check_first(total_w, extras)
         # max_i s_i (||x_i||^2 + s2) <= row_bound + s2 max_weight (normalised weights)
         self.stats["max_weight"] = max(extra[3] for extra in extras) * self.weight_scale
+
+    def row_bound(self):
+        return self.stats["row_bound"] + self.stats["max_weight"]
 
     def _assemble(self, pieces, rows):
         self.gathers += 1

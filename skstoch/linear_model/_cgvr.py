@@ -234,9 +234,11 @@ _SOLVER_PARAMETERS_DOC = """\
         cap the step at half of the largest step taken. This makes ill-conditioned problems
         (small ``alpha``, few samples) converge. For ``'cgvr'`` and ``'cg'``: when the line
         searches find no decrease at all (down to ``step_init / 2**zoom_max_iter``: a feature
-        on a far larger scale than the others), the following ones start from a first trial
-        step ``2**zoom_max_iter`` times shorter, at most three times. False runs Algorithm 3
-        and CG without these checks (as the paper).
+        on a far larger scale than the others, or every feature on a large scale), the
+        following ones start from a first trial step ``2**zoom_max_iter`` times shorter, until
+        the trials reach ``1 / L`` for a bound L on f's curvature from the rows' norms (at
+        least three times; see the user guide). False runs Algorithm 3 and CG without these
+        checks (as the paper).
     max_iter : int or None, default=None
         Maximal number of outer iterations (paper: a fixed T = 25); for ``'cg'`` an outer
         iteration is one CG step. None: 1000 for ``'cg'``, 100 for the others.

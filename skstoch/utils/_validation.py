@@ -316,6 +316,16 @@ def max_abs(X):
     return max(abs(float(data.max())), abs(float(data.min())))
 
 
+def row_norms_error(largest=None):
+    """The ValueError for an X whose squared row norms overflow float64 (``largest``: its
+    largest |entry|, when known)."""
+    found = "" if largest is None else f" (the largest |entry| is {largest:.3g})"
+    return ValueError(
+        f"X is too large: its squared row norms overflow float64{found}, so distances, "
+        "steps and gradients would not be finite; scale X (e.g. with StandardScaler or "
+        "MaxAbsScaler) before fitting.")
+
+
 def check_squared_distances(X, needed_by, remedy):
     """Raise ``ValueError`` when squared distances between rows of ``X`` would overflow
     float64 (``needed_by`` says what compares them, ``remedy`` what the user can do)."""
