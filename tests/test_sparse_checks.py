@@ -91,3 +91,20 @@ def test_other_sparse_fits_check_x_once(counts, name):
         warnings.simplefilter("ignore")
         est.fit(X, y)
     assert counts == {"integrity": 1, "canonical": 1}
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.int16, np.uint64, np.int8])
+def test_any_integer_index_dtype_fits_as_int32(dtype):
+    # scipy keeps index arrays of any integer dtype once set; the compiled canonical-form
+    # scan accepts int32 / int64 only and raised "Function call with ambiguous argument
+    # types" (a TypeError naming no input) in fit and predict
+    X, y = _data(2)
+    odd = X.copy()
+    odd.indices, odd.indptr = X.indices.astype(dtype), X.indptr.astype(np.int64)
+    for Est in (CGVRClassifier, S3GDClassifier):
+        reference = Est(random_state=0).fit(X, y)
+        est = Est(random_state=0).fit(odd, y)
+        np.testing.assert_array_equal(est.coef_, reference.coef_)
+        np.testing.assert_array_equal(est.decision_function(odd),
+                                      reference.decision_function(X))
+    assert odd.indices.dtype == dtype      # the caller's matrix is left as it was

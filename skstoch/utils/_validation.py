@@ -142,6 +142,7 @@ def _csr_is_canonical(X):
 # Marks a matrix returned by canonical_csr: an identity token, so that a pickled (and possibly
 # edited) copy does not carry it, and a new matrix derived from it (copy, slice) has none.
 _CHECKED = object()
+_KERNEL_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 # Formats whose stored arrays check_sparse_integrity checks (scipy converts them in C)
 _CHECKED_FORMATS = ("csr", "csc", "coo", "bsr")
 
@@ -169,6 +170,11 @@ def canonical_csr(X, name="X", checked=False):
         X = X.tocsr()
         if not checked:
             check_sparse_integrity(X, name)
+    if not (X.indices.dtype in _KERNEL_INDEX_DTYPES and X.indptr.dtype in _KERNEL_INDEX_DTYPES):
+        # any integer dtype passes scipy once the arrays are set; the kernels read int32 or
+        # int64 (the values were checked, so the cast is exact)
+        X = type(X)((X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)),
+                    shape=X.shape)
     if _csr_is_canonical(X):
         X = copy.copy(X)    # the caller's object is never marked
     else:
