@@ -310,11 +310,12 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         self._validate_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32],
                              order="C")
+        if not (y.ndim == 1 and y.dtype.kind in "iu"):
+            # 1-d integer labels are 'binary' or 'multiclass' (nothing to check); before
+            # np.unique, whose sort fails on labels of mixed types
+            check_classification_targets(y)
         classes, y_encoded = encode_classes(y)
         n_classes = len(classes)
-        if not (y.ndim == 1 and y.dtype.kind in "iu" and n_classes <= 2):
-            # 1-d integer labels of at most two classes are 'binary' (nothing to check)
-            check_classification_targets(y)
         if n_classes < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "

@@ -44,3 +44,15 @@ def test_one_vs_rest_equals_where(n_classes):
                     ClassTargets(codes, range(n_classes))[head]):
             assert got.dtype == np.float64
             np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("name", ["CGVRClassifier", "S3GDClassifier"])
+def test_labels_of_mixed_types_are_a_clear_value_error(name):
+    # np.unique sorted the labels before check_classification_targets ran: Python's
+    # "'<' not supported between instances of 'str' and 'int'"
+    import skstoch
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 3)
+    y = np.array([1 if v > 0 else "a" for v in X[:, 0]], dtype=object)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        getattr(skstoch, name)().fit(X, y)
