@@ -1445,3 +1445,20 @@ def test_large_finite_x_fits_where_its_gram_matrix_is_finite(scale):
             assert est.fit(X * scale, y).score(X * scale, y) > 0.999
     with pytest.raises(ValueError, match="X is too large in magnitude"):
         ConstrainedLasso().fit(X * 1e160, y)
+
+
+@pytest.mark.parametrize("max_iter", [np.int32(2**31 - 1), np.int64(2**63 - 1),
+                                      np.uint64(2**64 - 1)], ids=["int32", "int64", "uint64"])
+def test_a_numpy_max_iter_at_its_maximum_fits_as_the_python_int(max_iter):
+    # FISTA's range(1, max_iter + 1) wrapped to an empty range: 0 iterations, all-zero
+    # coefficients, and ConstrainedLassoCV chose its radius from those
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 5)
+    y = X @ rng.randn(5)
+    for make in (lambda m: ConstrainedLasso(radius=1.0, max_iter=m),
+                 lambda m: ConstrainedLassoCV(cv=3, max_iter=m)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            est = make(max_iter).fit(X, y)
+        np.testing.assert_array_equal(est.coef_, make(int(max_iter)).fit(X, y).coef_)
+        assert np.any(est.coef_ != 0)

@@ -1210,3 +1210,20 @@ def test_tiny_kernel_eps_keeps_the_anchor_weights_finite(kernel_width):
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y)
     assert np.all(np.isfinite(est.coef_))
+
+
+@pytest.mark.parametrize("anchor_epochs", [np.int32(2**31 - 1), np.int64(2**63 - 1)],
+                         ids=["int32", "int64"])
+def test_a_numpy_anchor_epochs_at_its_maximum_fits_as_the_python_int(anchor_epochs):
+    # anchor_epochs + 1 wrapped: the fit ran as anchor_epochs=0 (an unused anchor graph)
+    rng = np.random.RandomState(0)
+    X = rng.randn(60, 5)
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(solver="hybrid", random_state=0, max_iter=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)    # every epoch is an S3GD one
+        est = S3GDClassifier(anchor_epochs=anchor_epochs, **kw).fit(X, y)
+        reference = S3GDClassifier(anchor_epochs=int(anchor_epochs), **kw).fit(X, y)
+        plain = S3GDClassifier(anchor_epochs=0, **kw).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, reference.coef_)
+    assert not np.array_equal(est.coef_, plain.coef_)

@@ -338,6 +338,7 @@ class ConstrainedLasso(BaseLinearRegressor):
             # at least a few epochs' worth on tiny data (10 rows give 100 gradients)
             max_iter = (10000 if self.working_set else 1000) if solver == "fista" else \
                 max(10 * X.shape[0], 100)
+        max_iter = int(max_iter)    # a numpy integer at its maximum wraps in max_iter + 1
         return lasso.LassoParams(
             alpha=self.l2_reg, radius=self.radius, solver=solver, max_iter=max_iter,
             tol=self.tol, eta0=eta0, lam=lam,

@@ -82,7 +82,9 @@ class _S3GDMixin:
                  "warmup_epochs", "init_step", "eta0", "learning_rate", "batch_size",
                  "n_inner", "n_iter_no_change", "track_objective", "n_anchors", "n_neighbors",
                  "kernel_width", "kernel_eps", "anchor_method", "kmeans_max_iter")
-        values = {k: getattr(self, k) for k in names}
+        # numpy scalars as Python numbers: np.int32(2**31 - 1) wrapped to 0 in arithmetic
+        values = {k: v.item() if isinstance(v, np.generic) else v
+                  for k, v in ((k, getattr(self, k)) for k in names)}
         values["solver"] = self._resolved_solver(n_samples)
         return s3gd.S3GDParams(loss=self.loss, smoothing=getattr(self, "smoothing", 1.0),
                                lam1=lam1, lam2=lam2, **values)
