@@ -199,6 +199,16 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
     ``_solver_name(X)`` and ``_reads_float32``.
     """
 
+    # fitted attributes that only some fits set, removed before a fit sets its own: a refit
+    # keeps none of an earlier fit's (the anchor graph of an earlier solver='s3gd')
+    _CONDITIONAL_ATTRIBUTES = ("solver_state_",)
+
+    def _set_fitted(self, fitted):
+        """Set the fitted attributes ``fitted`` (a dict), dropping the previous fit's."""
+        for name in self._CONDITIONAL_ATTRIBUTES:
+            self.__dict__.pop(name, None)
+        self.__dict__.update(fitted)
+
     def _reads_float32(self, X):
         """Whether this fit's kernels read a float32 X as it is (``problem.dataset`` then
         stores float32 rows; no float64 copy of X).  False: X is converted to float64."""
@@ -337,7 +347,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,
                                     intercept_init, [f"class={classes[k]}" for k in heads])
         fitted["classes_"] = classes
-        self.__dict__.update(fitted)
+        self._set_fitted(fitted)
         return self
 
     def decision_function(self, X):
@@ -456,7 +466,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         if single:
             fitted["coef_"] = fitted["coef_"][0]
             fitted["intercept_"] = float(fitted["intercept_"][0])
-        self.__dict__.update(fitted)
+        self._set_fitted(fitted)
         return self
 
     def predict(self, X):

@@ -1227,3 +1227,18 @@ def test_a_numpy_anchor_epochs_at_its_maximum_fits_as_the_python_int(anchor_epoc
         plain = S3GDClassifier(anchor_epochs=0, **kw).fit(X, y)
     np.testing.assert_array_equal(est.coef_, reference.coef_)
     assert not np.array_equal(est.coef_, plain.coef_)
+
+
+def test_a_refit_without_an_anchor_graph_drops_the_previous_one():
+    # anchor_indices_ / n_anchors_ of an earlier solver='s3gd' fit stayed after a refit that
+    # built no graph: 100 anchors with row indices up to 198 on a model fitted on 20 rows
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 4)
+    y = (X[:, 0] > 0).astype(int)
+    est = S3GDClassifier(solver="s3gd", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y)
+    assert est.n_anchors_ > 0
+    est.set_params(solver="svrg").fit(X[:20], y[:20])
+    assert not hasattr(est, "anchor_indices_") and not hasattr(est, "n_anchors_")

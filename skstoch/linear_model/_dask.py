@@ -217,7 +217,7 @@ class DaskFitMixin:
             sw = rescale_sample_weight(sw)
         fitted = self._dask_fit_targets(X, targets, sw, extra)
         fitted.update(extra)
-        self.__dict__.update(fitted)
+        self._set_fitted(fitted)
         return self
 
     def _dask_fit_targets(self, X, targets, sw, extra):

@@ -59,6 +59,8 @@ class _S3GDMixin:
     """The front end shared by the classifier and the regressor: resolves the parameters
     into :class:`skstoch._solvers.s3gd.S3GDParams` and calls the driver."""
 
+    _CONDITIONAL_ATTRIBUTES = ("solver_state_", "anchor_indices_", "n_anchors_")
+
     def _penalty_coefs(self, n_samples):
         """``(lam1, lam2)`` of the penalty ``lam1 ||w||_1 + lam2 / 2 ||w||^2``."""
         alpha = 1.0 / n_samples if isinstance(self.alpha, str) else float(self.alpha)
