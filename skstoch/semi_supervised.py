@@ -745,9 +745,13 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         # cached blocks or the one regenerated block (of ``width`` used columns)
         width = n_features if width is None else width
         blocks = T * m * (n_features + 1) if cache else m * (width + 1)
-        check_allocation(8 * (T * (m + 1) + blocks + 3 * int(self.batch_size)),
+        n_restarts = 1 if paper or self.n_restarts == "auto" else int(self.n_restarts)
+        retries = _AUTO_RETRIES if retries and not paper and self.n_restarts == "auto" else 0
+        # a fit holds at most 3 runs: the best, the best converged and the one running
+        held = min(3, n_restarts + retries)
+        check_allocation(8 * (held * (T * (m + 1) + blocks) + 3 * int(self.batch_size)),
                          f"max_iter={T}, n_components={m}, batch_size={self.batch_size}, "
-                         f"n_features={n_features}")
+                         f"n_features={n_features}, n_restarts={self.n_restarts}")
         params = tsg.TSGParams(
             C=C, C_star=C_star, loss=self.unlabeled_loss, ramp_s=float(self.ramp_s),
             step_sizes=step_schedule(self.learning_rate, eta0, self.power_t, self.theta, T),
@@ -760,8 +764,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             average=False if paper else bool(self.average),
             manifold_weight=0.0 if paper else float(self.manifold_weight),
             n_neighbors=int(self.n_neighbors),
-            n_restarts=1 if paper or self.n_restarts == "auto" else int(self.n_restarts),
-            retries=_AUTO_RETRIES if retries and not paper and self.n_restarts == "auto" else 0)
+            n_restarts=n_restarts, retries=retries)
         return params, eta0
 
     # -- prediction ------------------------------------------------------------------------------

@@ -201,14 +201,19 @@ def solve(problem, params, monitor, state=None):
     dataset = make_dataset(X_used, float32=True)   # a float32 X is read in place
     _check_problem(problem, dataset.n_samples)
     use_unlabeled = problem.unlabeled_rows.shape[0] > 0 and params.C_star > 0
-    runs = []
     n_runs = params.n_restarts if use_unlabeled else 1
     retries = params.retries if use_unlabeled and can_converge(params) else 0
+    objectives, converged = [], []
+    # the runs the choice below can keep, (index, result, monitor, start): the first minimum
+    # of the objective, and of the converged runs' objective; the others are dropped as
+    # they end (each holds its cached random features)
+    best = best_converged = None
+    retry = False
     # the per-iteration matrix products are small (pool x m times m x heads): BLAS threads
     # cost more than they save there (and spin on a loaded machine), so one thread
     with single_thread_blas():
         r = 0
-        while r < n_runs or (r < n_runs + retries and _retry_can_help(runs)):
+        while r < n_runs or (r < n_runs + retries and retry):
             start = monitor.elapsed()
             # the verbose lines of a restart say so (its iterations start again at 0)
             run_monitor = FitMonitor(monitor.solver_name, verbose=monitor.verbose,
@@ -216,19 +221,24 @@ def solve(problem, params, monitor, state=None):
                                      label=f"restart={r}" if r else None)
             result = _fit_once(dataset, problem, params, restart_seed(problem.seed, r),
                                run_monitor, cols)
-            runs.append((result, run_monitor, start))
+            value = result.extra["objective"]
+            run = (r, result, run_monitor, start)
+            # a running strict minimum: the earliest on ties, a nan kept only if first
+            if best is None or value < objectives[best[0]]:
+                best = run
+            if result.converged and (best_converged is None
+                                     or value < objectives[best_converged[0]]):
+                best_converged = run
+            objectives.append(value)
+            converged.append(result.converged)
+            retry = _retry_can_help(converged, result, run_monitor)
+            del result, run
             r += 1
-    objectives = [result.extra["objective"] for result, _, _ in runs]
-    kept = _first_minimum(objectives)
-    if r > n_runs:
-        # retried: a converged fit is preferred (the objective estimate is noisy, the
-        # unconverged fits are the ones that failed the label-change test)
-        kept = _first_minimum([value if res.converged else np.inf
-                               for value, (res, _, _) in zip(objectives, runs)])
-        if not runs[kept][0].converged:
-            kept = _first_minimum(objectives)
-    result, run_monitor, start = runs[kept]
-    if monitor.verbose and len(runs) > 1:
+    # retried: a converged fit is preferred (the objective estimate is noisy, the
+    # unconverged fits are the ones that failed the label-change test)
+    kept, result, run_monitor, start = (best_converged if r > n_runs and best_converged
+                                        else best)
+    if monitor.verbose and len(objectives) > 1:
         which = "the first fit" if kept == 0 else f"restart={kept}"
         print(f"[{monitor.solver_name}] keeps {which} (restart_objectives_: "
               f"{', '.join(f'{v:.6g}' for v in objectives)})\n", end="")
@@ -240,12 +250,12 @@ def solve(problem, params, monitor, state=None):
     return result
 
 
-def _retry_can_help(runs):
-    """n_restarts="auto": fit again when no run converged and the last one came near the
-    stopping test (``stop_gap <= RETRY_NEAR``) and was not stopped by the callback."""
-    if any(res.converged for res, _, _ in runs):
+def _retry_can_help(converged, last, last_monitor):
+    """n_restarts="auto": fit again when no run converged (``converged``: one flag per run)
+    and the last one came near the stopping test (``stop_gap <= RETRY_NEAR``) and was not
+    stopped by the callback."""
+    if any(converged):
         return False
-    last, last_monitor, _ = runs[-1]
     return last.extra["stop_gap"] <= RETRY_NEAR and not last_monitor.stopped_by_callback
 
 
@@ -259,16 +269,6 @@ def _check_problem(problem, n_samples):
             raise ValueError(f"{name} has row numbers outside [0, {n_samples})")
     if problem.Y.ndim != 2 or problem.Y.shape[0] != problem.labeled_rows.shape[0]:
         raise ValueError("Y must have one row of head targets per labeled row")
-
-
-def _first_minimum(values):
-    """Index of the smallest value, the earliest on ties (a running strict minimum: a nan is
-    never chosen unless it comes first)."""
-    best = 0
-    for r, value in enumerate(values):
-        if value < values[best]:
-            best = r
-    return best
 
 
 def _adopt_history(monitor, run_monitor, start):
