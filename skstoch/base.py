@@ -436,6 +436,17 @@ def _sigmoid(z):
 class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
     """Linear regressor base: one problem per output column (multi-output y allowed)."""
 
+    def _check_targets(self, Y, sample_weight):
+        """ValueError when the objective at w = 0, b = 0 overflows: its squared errors are
+        those of y (else the first record's inf blamed the step size)."""
+        with np.errstate(over="ignore"):
+            f_zero = 0.5 * (sample_weight @ np.square(Y)) / Y.shape[0]
+        if not np.all(np.isfinite(f_zero)):
+            raise ValueError(
+                f"y is too large in magnitude for float64 (max |y| = "
+                f"{float(np.max(np.abs(Y))):.3g}): the squared errors overflow. Scale y (e.g. "
+                "divide it by its standard deviation, or use TransformedTargetRegressor).")
+
     def fit(self, X, y, sample_weight=None):
         """Fit the model.
 
@@ -459,6 +470,7 @@ class BaseLinearRegressor(RegressorMixin, BaseLinearModel):
         single = y.ndim == 1
         Y = y.reshape(-1, 1) if single else y
         sample_weight = normalize_sample_weight(check_sample_weight(sample_weight, X))
+        self._check_targets(Y, sample_weight)
         targets = [np.ascontiguousarray(Y[:, k]) for k in range(Y.shape[1])]
         coef_init, intercept_init = self._warm_start_arrays(len(targets), X.shape[1])
         fitted = self._run_problems(X, targets, [sample_weight] * len(targets), coef_init,

@@ -208,6 +208,15 @@ def test_sparse_y_is_refused_as_ridge_refuses_it(name):
         make_estimator(name).fit(X, sp.csr_matrix(y[:, None]))
 
 
+@pytest.mark.parametrize("name", REGRESSORS)
+def test_a_target_whose_squares_overflow_is_named(name):
+    # CGVR and S3GD raised "the objective became inf at record 0; decrease the step size
+    # (eta0 / learning rate)": no step had been taken, and 'cg' has no eta0
+    X, y = _data(name)
+    with pytest.raises(ValueError, match=r"y is too large in magnitude .*max \|y\| = "):
+        make_estimator(name).fit(X, y * 1e160)
+
+
 @pytest.mark.parametrize("where", ["fit", "predict", "y"])
 @pytest.mark.parametrize("name", FEATURES)
 def test_huge_finite_inputs_give_finite_outputs_or_a_clear_error(name, where):

@@ -318,6 +318,9 @@ class ConstrainedLasso(BaseLinearRegressor):
     def _solver_name(self, X):
         return f"{type(self).__name__}(solver={self._resolve_solver(0)!r})"
 
+    def _check_targets(self, Y, sample_weight):
+        pass    # the solvers centre y: LSProblem checks the centred squares
+
     def _reads_float32(self, X):
         return True    # every solver reads float32 rows in place (products in double)
 
