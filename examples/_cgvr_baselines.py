@@ -315,7 +315,7 @@ def time_methods(alpha, n):
     """The fits of the timing study for the regularisation ``alpha`` (CGVR's
     ``(alpha/2) ||w||^2`` convention) on `n` rows, each to its own stopping rule:
 
-    * ``CGVR paper``: Algorithm 3 as published (``solver='cgvr_paper'``, ``w_0 ~ U[0, 1)``),
+    * ``CGVR paper``: the paper's Algorithm 3 (``solver='cgvr_paper'``, ``w_0 ~ U[0, 1)``),
       T = 25 outer iterations of m = 50, squared hinge, penalised intercept;
     * ``CGVR ours``: the default solver and stopping rule (``tol=1e-4`` on max |grad f|);
     * ``LIBLINEAR paper``: ``liblinear -s 1`` as the authors ran it (L2-loss SVM dual, no

@@ -24,8 +24,9 @@ the paper's four models (ridge on +-1 labels, logistic, hinge, squared hinge):
   used ``C = 1/(2 lambda)``, which omits n); Fig. 4's fit times at up to millions of rows
   are :ref:`sphx_glr_auto_examples_plot_cgvr_liblinear_time.py`.
 
-Every claim is tested on the paper's algorithm as published, ``solver='cgvr_paper'``
-(line search on the mini-batch objective, no safeguard, ``w_0 ~ U[0, 1)``), and our default
+Every claim is tested on the paper's algorithm, ``solver='cgvr_paper'``
+(line search on the mini-batch objective, no safeguard, ``w_0 ~ U[0, 1)``; the descent
+safeguards of the user guide stay on), and our default
 (``solver='cgvr'``: line search on the variance-reduced batch objective plus the safeguard)
 is a separate row. The claims and verdicts are recorded at the end.
 """

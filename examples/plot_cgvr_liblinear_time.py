@@ -12,7 +12,7 @@ model).
 One fit of each method to its own stopping rule on stand-ins with the shapes of the paper's
 six data sets (the LIBSVM files cannot be downloaded here), dense and scaled to [-1, 1] as
 the authors' code did, squared hinge, lambda = 0.1 (the only setting of the authors'
-LIBLINEAR result file): CGVR as published (``solver='cgvr_paper'``, T = 25, m = 50), CGVR's
+LIBLINEAR result file): the paper's CGVR (``solver='cgvr_paper'``, T = 25, m = 50), CGVR's
 default, and LIBLINEAR ``-s 1`` (scikit-learn's bundled liblinear,
 ``LinearSVC(dual=True)``) with the command line's eps = 0.1, at the paper's
 ``C = 1/(2 lambda)`` (no bias, as the authors ran it) and at the matched ``C = 1/(n lambda)``

@@ -12,7 +12,7 @@ the paper's four models, lambda = 1e-4, T = 25 outer iterations of m = 50 and
 ``w_0 ~ U[0, 1)``: SVRG (single sample), SLBFGS (the paper's Alg. 2, the numpy baseline in
 ``examples/_cgvr_baselines.py``) and mini-batch SVRG (what the authors' "SLBFGS" code
 runs) over the paper's rate grid {1e-3, 1e-4, 1e-5} and 1e-2, 1e-1 beyond it, beside
-CGVR as published (``solver='cgvr_paper'``) and our default, which have no rate.
+the paper's CGVR (``solver='cgvr_paper'``) and our default, which have no rate.
 """
 # %%
 import os

@@ -32,7 +32,9 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
                        BaseEstimator, auto_wrap_output_keys=None):
     """Embedding of objects from ordinal comparisons, fitted by default by full-batch L-BFGS;
     ``solver='svrg_sbb'`` runs the paper's mini-batch SVRG with a stabilized Barzilai-Borwein
-    step (SVRG-SBB, Ma et al., TKDE 2019, Algorithm 1) as published.
+    step (SVRG-SBB, Ma et al., TKDE 2019, Algorithm 1, errata fixed); it is the published
+    method with a float ``epsilon``, e.g. ``epsilon=0.01`` (the default ``epsilon='auto'``
+    is ours).
 
     Given comparisons "object i is closer to j than to k" (triplets) or "pair (i, j) is closer
     than pair (l, k)" (quadruplets), find points ``x_1, ..., x_n`` in ``R^p`` minimising the

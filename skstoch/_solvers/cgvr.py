@@ -41,7 +41,7 @@ LOSSES = {
 BETA_RULES = tuple(_cgvr.BETA_RULES)
 LINE_SEARCHES = tuple(_cgvr.LINE_SEARCHES)
 SOLVERS = ("cgvr", "cg", "svrg", "minibatch_svrg")
-# the estimators' solver='cgvr_paper': Algorithm 3 as published, i.e. 'cgvr' with the line
+# the estimators' solver='cgvr_paper': the paper's Algorithm 3, i.e. 'cgvr' with the line
 # search on the mini-batch objective (Eqs. 11-12) and no safeguard
 PAPER_SOLVER = "cgvr_paper"
 CRITERION = "max |gradient|"

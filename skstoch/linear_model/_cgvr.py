@@ -169,15 +169,16 @@ _SOLVER_PARAMETERS_DOC = """\
         bundled datasets in 4 to 16 times less CPU time (user guide, "Choosing the solver").
         ``'cgvr'``: Algorithm 3 of the paper with our two additions, the line search on the
         variance-reduced batch objective (``line_search='vr'``) and the ``safeguard``.
-        ``'cgvr_paper'``: Algorithm 3 exactly as published (line search on the mini-batch
-        objective ``f_S``, no safeguard; ``line_search`` and ``safeguard`` are then
-        ignored); it stalls near a noise floor (about 1e-3 relative suboptimality on
-        a9a-like data, see the example). The paper's other choices (PR+, Option I, restart
-        from ``h_k``, ``m = 50``, batch ``sqrt(n)``) are the defaults; its ``w_0 ~ U[0, 1)``,
-        penalised intercept and fixed T = 25 are ``init='uniform'``,
-        ``regularize_intercept=True``, ``max_iter=25, tol=0``. The paper's baselines:
-        ``'cg'`` full-batch nonlinear CG with the same strong-Wolfe line search (one outer
-        iteration = one CG step);
+        ``'cgvr_paper'``: Algorithm 3 with the paper's line search on the mini-batch
+        objective ``f_S`` and without the ``safeguard`` (``line_search`` and ``safeguard``
+        are then ignored); the user guide's descent safeguards (for steps the paper leaves
+        undefined) and second search on loss changes stay on. It stalls near a noise floor
+        (about 1e-3 relative suboptimality on a9a-like data, see the example). The paper's
+        other choices (PR+, Option I, restart from ``h_k``, ``m = 50``, batch ``sqrt(n)``)
+        are the defaults; its ``w_0 ~ U[0, 1)``, penalised intercept and fixed T = 25 are
+        ``init='uniform'``, ``regularize_intercept=True``, ``max_iter=25, tol=0``. The
+        paper's baselines: ``'cg'`` full-batch nonlinear CG with the same strong-Wolfe line
+        search (one outer iteration = one CG step);
         ``'svrg'`` SVRG with a fixed step ``eta0`` and single-sample inner steps (Alg. 1,
         Option I); ``'minibatch_svrg'`` the same with ``batch_size`` samples per step (what the
         authors' "SLBFGS" code actually runs, see the user guide).
@@ -528,8 +529,9 @@ class CGVRRegressor(_CGVRMixin, DaskRegressorMixin, BaseLinearRegressor):
     :class:`CGVRClassifier`; the default ``solver='auto'`` runs it from 5,000 rows and
     full-batch nonlinear CG below). This equals scikit-learn's :class:`~sklearn.linear_model.Ridge`
     with ``alpha_ridge = n_samples * alpha`` (the paper's ridge model, Eq. 47, with
-    ``lambda = alpha / 2`` has twice this objective). Several targets are solved one after the
-    other as independent problems.
+    ``lambda = alpha / 2`` has twice this objective). Several targets are solved as
+    independent problems, in parallel threads when ``n_jobs > 1`` (one after the other for
+    a Dask X); the results do not depend on ``n_jobs``.
 
     Read more in the :ref:`User Guide <cgvr>`.
 

@@ -134,9 +134,11 @@ class ConstrainedLasso(BaseLinearRegressor):
     eta0 : float or 'auto', default='auto'
         Step size.  Epoch solvers: the first epoch's step (halved per epoch by Epro-SGD,
         divided by sqrt(2) by Epro-ORDA).  Baselines: eta_t = eta0 / t (the paper's rule).
-        'auto' uses 1 / max_i (c_i ||x_i||^2 + 2 l2_reg) (and, for the baselines,
-        eta_t = 1 / (1/eta0 + 2 l2_reg (t - 1))).  The paper's tuned values (0.3 Epro, 0.5 SGD,
-        0.1 OneProj) depend on the data scale.
+        'auto' uses the safe row step 1 / max_i (c_i ||x_i||^2 + 2 l2_reg), except for
+        'epro_orda' (and 'epro_orda_paper'): min(1 / (2 l2_reg), 64 times the safe row
+        step), 64 times it when l2_reg = 0; for the baselines, eta_t = 1 / (1/eta0 +
+        2 l2_reg (t - 1)); 'epro_sgd_paper' uses 0.3.  The paper's tuned values (0.3 Epro,
+        0.5 SGD, 0.1 OneProj) depend on the data scale.
     lam : float or 'auto', default='auto'
         Multiplier of the exact penalty lam [||w||_1 - radius]_+ used inside the epochs
         (the paper's lambda; the paper used 0.03 for its Lasso).  Also OneProj's penalty
@@ -152,8 +154,13 @@ class ConstrainedLasso(BaseLinearRegressor):
         penalty of strength lam (see the user guide).
         The value used in the last epoch is ``lam_``.
     first_epoch_length : int or None, default=None
-        T1; None means the paper's 8 (Epro-SGD) or 16 (Epro-ORDA), and n/8 for
-        'epro_svrg' (whose epochs also double, with a constant step).
+        T1.  None means: for 'epro_sgd' with ``eta0='auto'``, T1 = ceil(2 / (l2_reg eta0))
+        (the theory's T1 eta_1 kept for the stable step; n when l2_reg = 0), capped at n and
+        at ``max_iter // 7`` (at least three epochs), at least 8 (user guide); for
+        'epro_sgd' with a float ``eta0`` and for 'epro_sgd_paper', the paper's 8; for
+        'epro_orda' and 'epro_orda_paper', the paper's 16; for 'epro_svrg' (whose epochs
+        also double, with a constant step), n/8, at most ``max_iter - n``, at least 8.
+        Ignored by 'sgd', 'oneproj' and 'fista'.
     use_full_budget : bool, default=True
         The paper runs an epoch only if it fits whole in the budget, which leaves up to half
         of ``max_iter`` unused; True (default) adds the leftover to the last epoch.

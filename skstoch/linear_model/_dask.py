@@ -91,8 +91,10 @@ S3GD_DASK_NOTES = _COMMON_NOTES + """
 
 MULTINOMIAL_DASK_NOTES = """
 
-    With more than two classes and the log loss (``multi_class`` 'auto' or 'multinomial')
-    the Dask fit is the multinomial model, one objective over all classes as in memory.
+    With more than two classes and the log loss the Dask fit is the multinomial model, one
+    objective over all classes, whenever the same parameters fit it in memory
+    (``multi_class='multinomial'``, or 'auto' where ``multi_class`` says it is: for
+    S3GDClassifier not with an l1 part, whose 'auto' is one-vs-rest on any input).
     Each pass runs the in-memory driver's multinomial full pass (margins and gradient by
     BLAS, softmax in NumPy) on every chunk and sums its ``n_classes (n_features + 1) + 2``
     numbers by the same tree.  A sample is rows only (X's row, class, weight): the client

@@ -362,7 +362,13 @@ _ATTRIBUTES_DOC = """
         client and their rows; each sample at most a quarter of the rows and the gather
         byte budget, see Notes), all cumulative.
     step_size_ : float or ndarray
-        The resolved ``eta0`` of the first phase (one per problem when there are several).
+        The step of the first phase that uses ``eta0`` (one per problem when there are
+        several): the Prox-SVRG step for the default ``'hybrid'`` with ``anchor_epochs=0``
+        (the SGD warm-up before it does not use ``eta0``), the S3GD phase's step for
+        ``'hybrid'`` with anchor epochs, the solver's step for ``'s3gd'``, ``'svrg'``,
+        ``'sgd'`` and ``'ssgd'``; the warm-up's first step when the fit ended in the warm-up.
+        ``'cd'``: the last Newton step (1.0 for the squared error).  Multinomial fit: the
+        Prox-SVRG step after any halvings by rejected epochs.
     anchor_indices_ : ndarray of int
         Rows of the training X used as anchors (set when the fit built an anchor graph:
         ``solver='s3gd'``, or ``'hybrid'`` with ``anchor_epochs > 0``).
@@ -450,9 +456,10 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         the one-vs-rest sigmoids (as ``SGDClassifier``).  ``'auto'``: ``'multinomial'`` for
         the log loss when ``solver`` is or resolves to ``'hybrid'`` or ``'svrg'`` (the l2
         default: what ``LogisticRegression`` fits), else ``'ovr'``: the other losses,
-        ``solver='cd'`` (the default with an l1 part: coordinate descent per head) and the
-        paper's ``'s3gd'`` with its baselines ``'sgd'`` and ``'ssgd'`` (binary algorithms,
-        as in the paper).
+        ``solver='cd'`` (the default with an l1 part: coordinate descent per head; also on
+        a Dask X, where 'auto' runs Prox-SVRG, so that the same parameters fit the same
+        model) and the paper's ``'s3gd'`` with its baselines ``'sgd'`` and ``'ssgd'``
+        (binary algorithms, as in the paper).
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the sample weights by class (then all are rescaled to sum to ``n``).
         ``'balanced'`` is the paper's eq. (46) divided by 2.
