@@ -26,6 +26,7 @@ __all__ = ["OrdinalEmbedding"]
 # work arrays (scipy's wa of 2mn + 5n + 11m^2 + 8m doubles, m = 10).
 _INT32_MAX = 2**31 - 1   # bound of the integers that reach the kernels' loop counters
 _ARRAYS_PER_FIT = {"lbfgs": 32, "svrg_sbb": 10, "svrg": 10, "sgd": 8, "gd": 8}
+_MINI_BATCH_SOLVERS = ("svrg_sbb", "svrg", "sgd")
 
 
 class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSolverMixin,
@@ -318,19 +319,24 @@ class OrdinalEmbedding(ClassNamePrefixFeaturesOutMixin, TransformerMixin, Stocha
         index can ask for terabytes; the estimate counts the ``(n_objects, n_components)``
         arrays the solver keeps and the mini-batch buffers."""
         p = int(self.n_components)
-        n_bytes = 8 * (n_objects * p * _ARRAYS_PER_FIT[self.solver] + n_objects
-                       + 2 * int(self.batch_size) * p)
+        objects = 8 * (n_objects * p * _ARRAYS_PER_FIT[self.solver] + n_objects)
+        # the mini-batch buffers ('lbfgs' and 'gd' ignore batch_size)
+        batches = 16 * int(self.batch_size) * p if self.solver in _MINI_BATCH_SOLVERS else 0
+        n_bytes = objects + batches
         available = available_memory()
         if available is None or n_bytes <= available:
             return
-        source = (f"the largest object index in X ({n_objects - 1}) implies n_objects="
-                  f"{n_objects}" if inferred else f"n_objects={n_objects}")
+        if batches > objects:
+            source, remedy = f"batch_size={int(self.batch_size)}", "Lower batch_size."
+        else:
+            source = (f"the largest object index in X ({n_objects - 1}) implies n_objects="
+                      f"{n_objects}" if inferred else f"n_objects={n_objects}")
+            remedy = ("Object indices must be 0-based and contiguous (relabel them, e.g. "
+                      "with np.unique(X, return_inverse=True)).")
         raise ValueError(
             f"OrdinalEmbedding(solver={self.solver!r}) would need about {n_bytes / 2**30:.3g} "
             f"GiB ({n_bytes} bytes) but about {available / 2**30:.3g} GiB is available: "
-            f"{source}, n_components={p}, batch_size={int(self.batch_size)}. Object indices "
-            f"must be 0-based and contiguous (relabel them, e.g. with np.unique(X, "
-            f"return_inverse=True)).")
+            f"{source}, n_components={p}. {remedy}")
 
     def _solver_params(self, n_comparisons, seed):
         """The parameters resolved for the driver (defaults that depend on the data)."""

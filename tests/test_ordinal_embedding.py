@@ -788,8 +788,15 @@ def test_one_huge_index_raises_at_once_naming_input_and_bytes():
         OrdinalEmbedding().fit(T[:5], n_objects=2 * 10**9)
     with pytest.raises(ValueError, match=r"n_components=1000000000"):
         OrdinalEmbedding(n_components=10**9).fit(T[:5])
-    with pytest.raises(ValueError, match=r"batch_size=1000000000"):
+    with pytest.raises(ValueError, match=r"batch_size=1000000000, n_components=1000\. "
+                                         r"Lower batch_size\.$"):
         OrdinalEmbedding(1000, solver="svrg_sbb", batch_size=10**9).fit(T[:5])
+    # the full-batch solvers ignore batch_size: it was counted, and the message blamed the
+    # object indices
+    T = make_triplets(20, 200, 2, random_state=0)
+    for solver in ("lbfgs", "gd"):
+        with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+            OrdinalEmbedding(solver=solver, batch_size=2**31 - 1, max_iter=3, tol=0).fit(T)
     for name in ("batch_size", "inner_iter"):   # bounded before they reach C (no Overflow)
         with pytest.raises(ValueError, match=name):
             OrdinalEmbedding(solver="svrg_sbb", **{name: 10**20}).fit(T[:5])
