@@ -56,6 +56,16 @@ def _unlabeled_mask(y, name="y"):
     return np.asarray(y == -1, dtype=bool).reshape(-1)
 
 
+def _labels(y_labeled):
+    """The labeled rows' labels; booleans held in an object array (beside -1, as
+    make_semisupervised returns a boolean y) as a boolean array: scikit-learn's label
+    checks call an object array of booleans 'unknown'."""
+    if y_labeled.dtype.kind == "O" and all(isinstance(v, (bool, np.bool_))
+                                            for v in y_labeled):
+        return y_labeled.astype(bool)
+    return y_labeled
+
+
 def _reject_missing_labels(y):
     """NaN, None or pandas.NA in ``y``: the usual way to write a missing label in pandas,
     but the unlabeled marker here is -1 (scikit-learn's semi-supervised convention); the
@@ -136,7 +146,8 @@ def labeled_accuracy_score(y_true, y_pred, *, sample_weight=None):
             raise ValueError(f"sample_weight must be a 1-D array with one weight per row of "
                              f"y_true ({labeled.shape[0]}), got shape {sample_weight.shape}")
         sample_weight = sample_weight[labeled]
-    return float(accuracy_score(y_true[labeled], y_pred[labeled], sample_weight=sample_weight))
+    return float(accuracy_score(_labels(y_true[labeled]), y_pred[labeled],
+                                sample_weight=sample_weight))
 
 
 def _make_labeled_accuracy_scorer():
@@ -584,6 +595,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         # array with -1 for unlabeled rows, as SelfTrainingClassifier documents)
         unlabeled = _unlabeled_mask(y)
         y_lab = y[~unlabeled]
+        y_lab = _labels(y_lab)
         if y_lab.shape[0] == 0:
             raise ValueError(
                 "y has no labeled rows: every entry is -1 (the marker of unlabeled rows). "

@@ -1626,3 +1626,17 @@ def test_tiny_X_with_gamma_scale_says_too_small(moons):
     constant = S3VMClassifier(gamma="scale", max_iter=5, random_state=0).fit(
         np.ones_like(X), y_semi)                 # variance 0, not underflowed: gamma 1 (SVC)
     assert constant.gamma_ == 1.0
+
+
+def test_make_semisupervised_boolean_labels_fit():
+    # make_semisupervised keeps a boolean y's labels in an object array beside -1, which
+    # the label checks called 'unknown': the package's generator made input its own
+    # estimator refused
+    X, y = make_moons(200, noise=0.1, random_state=0)
+    y_semi, labeled = make_semisupervised(y.astype(bool), n_labeled=20, random_state=0)
+    kw = dict(gamma=5.0, max_iter=100, tol=None, random_state=0)
+    clf = S3VMClassifier(**kw).fit(X, y_semi)
+    reference = S3VMClassifier(**kw).fit(X, np.where(labeled, y, -1))
+    assert clf.classes_.dtype == bool
+    np.testing.assert_array_equal(clf.decision_function(X), reference.decision_function(X))
+    assert clf.score(X, y_semi) == reference.score(X, np.where(labeled, y, -1))
