@@ -17,6 +17,7 @@ from .._fast._s3gd import anchor_topk
 # anchor_method="auto" clusters a uniform subsample of max(this, 20 m) rows
 _AUTO_SUBSAMPLE = 2_000
 _CHUNK_ELEMENTS = 2_000_000   # distances held at once: chunk_rows * m
+TIE_RTOL = 1e-12    # distances this close (relative to their scale) are ties: lowest index
 # kernel_eps is floored here: below it eps * eps underflows to 0, and a row at distance 0 from
 # its nearest anchor got the weight 0 / 0
 SMALLEST_EPS = float(np.sqrt(np.finfo(np.float64).tiny))
@@ -150,7 +151,9 @@ def _lloyd(X, m, n_iter, rng):
 
 
 def _nearest_rows(centers, X):
-    """For each centre the index of its nearest row of X (ties: lowest index)."""
+    """For each centre the index of its nearest row of X (ties: lowest index, ties being
+    distances within ``TIE_RTOL`` of their scale: a k-means centre halfway between two rows
+    is at the same distance from both, and dense and CSR products round it differently)."""
     x_sq = _row_sqnorms(X)
     out = np.empty(centers.shape[0], dtype=np.intp)
     chunk = max(1, _CHUNK_ELEMENTS // max(X.shape[0], 1))
@@ -159,7 +162,10 @@ def _nearest_rows(centers, X):
         d2 = np.asarray(safe_sparse_dot(X, np.ascontiguousarray(c.T), dense_output=True)).T
         d2 = d2 * -2.0
         d2 += x_sq[np.newaxis, :]
-        out[start:start + chunk] = np.argmin(d2, axis=1)
+        # ||x||^2 - 2 x.c rounds at the scale of ||x||^2 + ||c||^2
+        scale = x_sq.max(initial=0.0) + np.einsum("ij,ij->i", c, c)
+        nearest = d2.min(axis=1, initial=np.inf) + TIE_RTOL * scale
+        out[start:start + chunk] = np.argmax(d2 <= nearest[:, np.newaxis], axis=1)
     return out
 
 
