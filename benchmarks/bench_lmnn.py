@@ -405,7 +405,7 @@ def run_repeated(name, description, draw, n_splits=10, ml_timeout=1800, peer_spl
         name, description + f"; {n_splits} stratified 75/25 splits (same for every method)",
         cases, repeat=n_splits, warmup=0, baseline=label,
         blas_threads=1,
-        notes=f"Each split i has its own data draw (fresh N(0,1) noise features, or a fresh "
+        notes="Each split i has its own data draw (fresh N(0,1) noise features, or a fresh "
               "synthetic sample, seeded by i) and the i-th of the stratified 75/25 splits "
               "StratifiedShuffleSplit(n_splits, random_state=0) of that draw, standardized "
               "on the training part.  Timed samples = the per-split fits (median/min/max over "

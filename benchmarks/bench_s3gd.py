@@ -57,7 +57,7 @@ from sklearn.preprocessing import StandardScaler, normalize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_modes"))   # the modes' modules
-from _harness import QUICK, history_column, stamp, write_results  # noqa: E402
+from _harness import QUICK, stamp, write_results  # noqa: E402
 
 from skstoch import S3GDClassifier  # noqa: E402
 

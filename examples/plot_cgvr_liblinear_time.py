@@ -110,7 +110,7 @@ for cgvr, liblinear, algorithm in (("CGVR paper", "LIBLINEAR paper", "paper"),
     by = {(r["dataset"], r["method"]): r for r in time_rows if r["alpha"] == a}
     claims.append(claim(
         TIME_CLAIM,
-        protocol=f"stand-ins shaped like the paper's data sets (rows x columns: "
+        protocol="stand-ins shaped like the paper's data sets (rows x columns: "
                  + ", ".join(f"{name} {shape[name][0]:,} x {shape[name][1]}"
                              for name in time_sets)
                  + (f"; rows capped: {', '.join(capped)}" if capped else "")

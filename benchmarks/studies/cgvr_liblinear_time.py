@@ -43,7 +43,7 @@ OUT = Path(__file__).resolve().parent / "results" / "cgvr_liblinear_time"
 
 
 def markdown(payload):
-    lines = [f"# CGVR vs LIBLINEAR fit time (paper 004, Fig. 4)", "",
+    lines = ["# CGVR vs LIBLINEAR fit time (paper 004, Fig. 4)", "",
              f"{payload['date_utc']}, `{payload['command']}`; load average "
              f"{payload['load_before']} before, {payload['load_after']} after; "
              f"peak RSS {payload['peak_rss_gb']:.1f} GB.", "",

@@ -24,7 +24,6 @@ from ._lmnn_triplets import (AUTO_C_DEFAULT, INDEX, TripletSource, auto_c, auto_
                              pair_scatter)
 from ._monitor import FitMonitor
 from ._projections import project_psd
-from ._result import SolverResult
 
 __all__ = ["LMNNParams", "LMNNProblem", "solve"]
 
