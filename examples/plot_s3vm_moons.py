@@ -44,7 +44,6 @@ try:
     from _reproduction import claim, record
 except ImportError:  # run from another directory (sphinx-gallery runs it from examples/)
     import sys
-    from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from _reproduction import claim, record
