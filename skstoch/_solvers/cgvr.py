@@ -330,6 +330,8 @@ def rescale_limit(run):
     ``MAX_RESCALES``.  Scaling every feature by 1e15 needs 7 (a fit that stopped at the
     start with 3)."""
     params = run.params
+    if params.zoom_max_iter == 0:
+        return MAX_RESCALES      # the searches try step_init only: no rescale goes further
     bound = MAX_LOSS_CURVATURE * run.row_bound + params.alpha
     bits = math.log2(max(params.step_init * bound, 1.0))
     return max(MAX_RESCALES, math.ceil(bits / params.zoom_max_iter) + 1)
