@@ -1259,3 +1259,15 @@ def test_anchors_are_the_same_rows_for_dense_and_csr_x():
         csr = S3GDRegressor(**kw).fit(sp.csr_matrix(X), y)
     np.testing.assert_array_equal(dense.anchor_indices_, csr.anchor_indices_)
     np.testing.assert_allclose(dense.coef_, csr.coef_, rtol=0, atol=1e-12)
+
+
+def test_adaptive_step_stops_at_a_thousandth_of_eta0():
+    # the step was divided by 5 while above eta0 / 1000, so it ended at eta0 / 3125
+    X, y = make_classification(200, 8, n_informative=5, random_state=0)
+    est = S3GDClassifier(alpha=1e-2, solver="s3gd", learning_rate="adaptive",
+                         track_objective=True, tol=1e-6, max_iter=500, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y)
+    steps = est.history_["step_size"]
+    assert steps.min() == pytest.approx(steps[0] / 1000, rel=1e-12)

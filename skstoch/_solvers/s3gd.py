@@ -421,7 +421,8 @@ def _epochs(run, n_warm, n_first, f_start):
         counts = p.solver != "hybrid" or epoch >= n_warm + n_first
         if plateau.update(current, counts):
             if p.learning_rate == "adaptive" and scale > _ADAPTIVE_MIN:
-                scale /= 5.0      # plateau reached: shrink the noise floor
+                # plateau reached: shrink the noise floor, down to eta0 / 1000
+                scale = max(scale / 5.0, _ADAPTIVE_MIN)
                 plateau.restart()
             else:
                 converged = True
