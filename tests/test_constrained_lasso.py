@@ -1462,3 +1462,20 @@ def test_a_numpy_max_iter_at_its_maximum_fits_as_the_python_int(max_iter):
             est = make(max_iter).fit(X, y)
         np.testing.assert_array_equal(est.coef_, make(int(max_iter)).fit(X, y).coef_)
         assert np.any(est.coef_ != 0)
+
+
+def test_cv_fold_without_test_weight_is_nan_and_left_out():
+    # every test sample of fold 0 has weight 0: its MSE was 0 / 1e-300 = 0 at every radius,
+    # which lowered the reported mean (the choice was unaffected: a constant shift)
+    rng = np.random.RandomState(0)
+    X = rng.randn(150, 8)
+    y = X @ rng.randn(8) + 0.5 * rng.randn(150)
+    sw = np.ones(150)
+    sw[:30] = 0.0
+    est = ConstrainedLassoCV(n_radii=10, cv=5).fit(X, y, sample_weight=sw)
+    assert np.all(np.isnan(est.mse_path_[:, 0])) and np.all(np.isfinite(est.mse_path_[:, 1:]))
+    best = np.argmin(est.mse_path_[:, 1:].mean(axis=1))
+    assert est.radius_ == est.radii_[best]
+    folds = [(np.arange(30, 150), np.arange(30)), (np.arange(20, 150), np.arange(20))]
+    with pytest.raises(ValueError, match="every cv split's test samples have sample_weight 0"):
+        ConstrainedLassoCV(n_radii=10, cv=folds).fit(X, y, sample_weight=sw)

@@ -507,7 +507,10 @@ def _path_solutions(X, y, sw, radii, est):
 
 def _path_fold(X, y, sw, fold, train, test, radii, params):
     """Fit the radii (increasing) on train with warm starts; return the test MSEs (printed
-    with ``params["verbose"]``, one line per radius)."""
+    with ``params["verbose"]``, one line per radius), NaN when every test sample has weight
+    0 (the fold has nothing to validate on)."""
+    if not sw[test].sum() > 0:
+        return np.full(len(radii), np.nan)
     est = ConstrainedLasso(**params)
     Xtr, ytr, swtr = _fold_rows(X, y, sw, train, est._resolve_solver(X.shape[0]) == "fista")
     solutions = _path_solutions(Xtr, ytr, swtr, radii, est)
@@ -522,7 +525,7 @@ def _path_fold(X, y, sw, fold, train, test, radii, params):
             resid = np.asarray(Xte @ coef).ravel() + intercept - yte
         else:
             resid = full_margins(rows, coef, intercept)[test] - yte
-        mse[k] = float(swte @ (resid * resid)) / max(float(swte.sum()), 1e-300)
+        mse[k] = float(swte @ (resid * resid)) / float(swte.sum())
         if params["verbose"]:
             print(f"[ConstrainedLassoCV] fold {fold}: radius={radii[k]:.6g} validation "
                   f"MSE {mse[k]:.6g}")
@@ -541,12 +544,13 @@ def _radius_path(X, y, sw, l2_reg, fit_intercept, eps, n_radii):
 
 def _validation_path(X, y, sw, folds, radii, path_params, n_jobs=None):
     """The validation MSE of every radius on every fold, shape (n_radii, n_folds) (the
-    folds in parallel threads), and the index of the lowest mean."""
+    folds in parallel threads), and the index of the lowest mean over the folds with test
+    weight."""
     mse = Parallel(n_jobs=n_jobs, prefer="threads")(
         delayed(_path_fold)(X, y, sw, k, train, test, radii, path_params)
         for k, (train, test) in enumerate(folds))
     mse_path = np.column_stack(mse)
-    return mse_path, int(np.argmin(mse_path.mean(axis=1)))
+    return mse_path, int(np.argmin(np.nanmean(mse_path, axis=1)))
 
 
 def _path_refit(X, y, sw, radii, params, path_params):
@@ -663,7 +667,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     radii_ : ndarray of shape (n_radii,) or (n_targets, n_radii)
         The path, increasing.
     mse_path_ : ndarray of shape (n_radii, n_folds) or (n_targets, n_radii, n_folds)
-        Validation mean squared error per radius and fold.
+        Validation mean squared error per radius and fold; NaN for a fold whose test
+        samples all have weight 0 (it is left out of the mean that chooses the radius).
     coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
     intercept_ : float or ndarray of shape (n_targets,)
     n_iter_ : int or ndarray of shape (n_targets,)
@@ -797,6 +802,12 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
                     f"non-zero weight), so the fold has nothing to fit; every training set "
                     f"needs a sample of non-zero weight (shuffle the splitter, e.g. "
                     f"cv=KFold(5, shuffle=True), or use fewer folds).")
+        if not any(sw[test].sum() > 0 for _, test in folds):
+            raise ValueError(
+                f"every cv split's test samples have sample_weight 0 (only "
+                f"{np.count_nonzero(sw)} of the {len(sw)} samples have a non-zero weight): "
+                f"no fold can validate a radius; shuffle the splitter, e.g. "
+                f"cv=KFold(5, shuffle=True).")
         l2_reg = self.l2_reg
         targets = [y] if y.ndim == 1 else [np.ascontiguousarray(y[:, k])
                                            for k in range(y.shape[1])]
@@ -816,7 +827,7 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         radius = float(radii[best])
         if self.verbose:
             print(f"[{type(self).__name__}] radius={radius:.6g} chosen among {len(radii)} "
-                  f"radii (mean validation MSE {mse_path[best].mean():.6g} over "
+                  f"radii (mean validation MSE {np.nanmean(mse_path[best]):.6g} over "
                   f"{mse_path.shape[1]} folds); refitting on all the data")
         return radii, mse_path, radius, _path_refit(X, y, sw, radii[:best + 1], params,
                                                     path_params)
