@@ -420,6 +420,15 @@ def test_worker_killed_during_fit(process_client, n_classes):
                                   reference.predict_proba(X.compute()))
 
 
+@pytest.mark.parametrize("Est", [CGVRRegressor, S3GDRegressor])
+def test_a_target_whose_squares_overflow_is_named(client, Est):
+    # "the objective became inf at record 0; decrease the step size", before any step
+    X, y = _data("reg")
+    Xd, yd = _to_dask(X, y * 1e160, (600, 600))
+    with pytest.raises(ValueError, match="For a regressor, y is too large in magnitude"):
+        Est().fit(Xd, yd)
+
+
 def test_dask_errors_keep_previous_state(client):
     X, y = _data("clf")
     Xd, yd = _to_dask(X, y, (600, 600))

@@ -256,6 +256,13 @@ class DaskData:
         self.passes += 1
         if first:
             self._check_first(total[-1], extras)
+            if not np.isfinite(total[-2]):
+                # X's rows and their squared norms are finite (checked), so are the margins
+                raise ValueError(
+                    "The objective at the start overflows float64: the losses of the starting "
+                    "coefficients (0, or the warm start's) are not finite. For a regressor, y "
+                    "is too large in magnitude: scale it (e.g. divide it by its standard "
+                    "deviation, or use TransformedTargetRegressor).")
         sample = None if rows is None else self._assemble(pieces, rows)
         scale = self.weight_scale
         return float(total[-2]) * scale, total[:-2] * scale, sample
