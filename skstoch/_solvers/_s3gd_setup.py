@@ -9,10 +9,9 @@
 """
 import numpy as np
 
-from .._fast._s3gd import AnchorTables, StrataTables, row_sqnorms, weighted_anchor_sums
+from .._fast._s3gd import AnchorTables, StrataTables, weighted_anchor_sums
 from ..utils import make_dataset
-from ..utils._validation import max_abs, row_norms_error
-from ..utils._dataset import (N_ROW_BLOCKS, dataset_matrix, full_margins,
+from ..utils._dataset import (N_ROW_BLOCKS, checked_row_sqnorms, dataset_matrix, full_margins,
                               full_transpose_product, run_row_blocks)
 from ._anchor_graph import build_anchor_graph, stratify
 from ._fit_cache import FitCache
@@ -59,10 +58,7 @@ def prepare(X, sample_weights, seed, params):
     """
     ds = make_dataset(X, float32=True)   # a float32 X stays float32 (no copy)
     X = dataset_matrix(ds)
-    sq = np.empty(ds.n_samples)
-    row_sqnorms(ds, sq)    # one compiled pass, no copy of X
-    if not np.all(np.isfinite(sq)):
-        raise row_norms_error(max_abs(X))
+    sq = checked_row_sqnorms(ds)
     graph = strata = None
     if params.uses_anchor_graph:
         graph = build_anchor_graph(

@@ -22,10 +22,8 @@ import numpy as np
 
 from .._fast import _cgvr
 from .._fast._loss import Hinge, LogLoss, SquaredError, SquaredHinge
-from .._fast._s3gd import row_sqnorms
 from ..utils import check_allocation
-from ..utils._dataset import dataset_matrix
-from ..utils._validation import max_abs, row_norms_error
+from ..utils._dataset import checked_row_sqnorms, dataset_matrix
 from ._fit_cache import FitCache
 from ._monitor import SCALERS, check_finite_iterate
 from ._result import SolverResult
@@ -114,6 +112,10 @@ class FitShared(FitCache):
         """:func:`._stationarity.column_moments` of X, once per fit."""
         return self.cached("column_moments", lambda: column_moments(X))
 
+    def row_sqnorms(self, ds):
+        """The dataset's checked squared row norms, once per fit (every head reads them)."""
+        return self.cached("row_sqnorms", lambda: checked_row_sqnorms(ds))
+
 
 def solve(problem, params, monitor, state=None):
     """Fit one head.
@@ -200,7 +202,8 @@ class _Run:
         full = params.solver == "cg" or (params.solver == "cgvr" and params.line_search == "full")
         self.z = np.empty(self.n) if full else None
         self.batch_limit = self.n     # the safeguard doubles the batch up to this
-        self.row_bound = row_bound(ds, self.tables.full_weights * self.n)
+        self.row_bound = row_bound(self.shared.row_sqnorms(ds),
+                                   self.tables.full_weights * self.n)
 
     def _init_state(self, params, monitor, state, n, d):
         """What every solve starts from, in memory or on Dask data: the sizes, penalties,
@@ -313,14 +316,10 @@ def cg_options(params, step_init):
                            params.w_selection == "random")
 
 
-def row_bound(ds, sample_weight):
-    """``max_i s_i (||x_i||^2 + 1)`` of a dataset (``sample_weight``: the weights ``s_i``);
-    ValueError when a squared row norm overflows float64."""
-    sq = np.empty(ds.n_samples)
-    row_sqnorms(ds, sq)    # one compiled pass, no copy of X
-    if not np.all(np.isfinite(sq)):
-        raise row_norms_error(max_abs(dataset_matrix(ds)))
-    return float(np.max(sample_weight * (sq + 1.0))) if sq.size else 0.0
+def row_bound(row_sq, sample_weight):
+    """``max_i s_i (||x_i||^2 + 1)`` from the squared row norms ``row_sq`` and the weights
+    ``s_i``."""
+    return float(np.max(sample_weight * (row_sq + 1.0))) if row_sq.size else 0.0
 
 
 def rescale_limit(run):

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .._fast._multinomial import (MultinomialTables, line_sums, rows_times,
                                   rows_transpose_times, softmax_along, softmax_gradient)
 from ..utils import make_dataset
-from ..utils._dataset import float64_row_blocks
+from ..utils._dataset import checked_row_sqnorms, float64_row_blocks
 from ..utils._validation import canonical_csr
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
@@ -219,7 +219,7 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
     prob = _Problem(X, y, sample_weight, n_classes, params.alpha, alpha_b,
                     params.fit_intercept)
     run = _Run(prob, params, monitor, state, seed)
-    run.row_bound = row_bound(make_dataset(X, float32=True), prob.sw)
+    run.row_bound = row_bound(checked_row_sqnorms(make_dataset(X, float32=True)), prob.sw)
     loop = (partial(_cg_loop, line_search=_full_line_search) if params.solver == "cg"
             else _outer_loop)
     result = run_solve(run, loop, n_classes, prob.d, coef_init, intercept_init)

@@ -5,7 +5,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._fast._dataset import RowDataset
-from ._validation import canonical_csr
+from .._fast._s3gd import row_sqnorms
+from ._validation import canonical_csr, max_abs, row_norms_error
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -59,6 +60,16 @@ def dataset_matrix(ds):
         return arrays[0]
     data, indices, indptr = arrays
     return sp.csr_matrix((data, indices, indptr), shape=(ds.n_samples, ds.n_features))
+
+
+def checked_row_sqnorms(ds):
+    """The squared row norms of a :class:`RowDataset` (one compiled pass, no copy of X);
+    ValueError when one overflows float64 (steps, gradients and distances read them)."""
+    sq = np.empty(ds.n_samples)
+    row_sqnorms(ds, sq)
+    if not np.all(np.isfinite(sq)):
+        raise row_norms_error(max_abs(dataset_matrix(ds)))
+    return sq
 
 
 # The full-pass products below split the rows into this many blocks, a fixed number so that
