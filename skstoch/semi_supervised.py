@@ -594,8 +594,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         # a string array cannot hold the integer -1: every row is labeled (use an object
         # array with -1 for unlabeled rows, as SelfTrainingClassifier documents)
         unlabeled = _unlabeled_mask(y)
-        y_lab = y[~unlabeled]
-        y_lab = _labels(y_lab)
+        y_lab = _labels(y[~unlabeled])
         if y_lab.shape[0] == 0:
             raise ValueError(
                 "y has no labeled rows: every entry is -1 (the marker of unlabeled rows). "

@@ -155,6 +155,7 @@ def _nearest_rows(centers, X):
     distances within ``TIE_RTOL`` of their scale: a k-means centre halfway between two rows
     is at the same distance from both, and dense and CSR products round it differently)."""
     x_sq = _row_sqnorms(X)
+    largest = x_sq.max(initial=0.0)
     out = np.empty(centers.shape[0], dtype=np.intp)
     chunk = max(1, _CHUNK_ELEMENTS // max(X.shape[0], 1))
     for start in range(0, centers.shape[0], chunk):
@@ -163,7 +164,7 @@ def _nearest_rows(centers, X):
         d2 = d2 * -2.0
         d2 += x_sq[np.newaxis, :]
         # ||x||^2 - 2 x.c rounds at the scale of ||x||^2 + ||c||^2
-        scale = x_sq.max(initial=0.0) + np.einsum("ij,ij->i", c, c)
+        scale = largest + np.einsum("ij,ij->i", c, c)
         nearest = d2.min(axis=1, initial=np.inf) + TIE_RTOL * scale
         out[start:start + chunk] = np.argmax(d2 <= nearest[:, np.newaxis], axis=1)
     return out

@@ -238,7 +238,7 @@ def _dask_line_search(run, x, p):
     objective, u = run.last
     step, failed = search(objective, False)
     # a hinge (a subgradient) fails lines at its kinks, not at the rounding of f
-    if step == 0.0 and float(u @ p) < 0 and run.params.loss != "hinge":
+    if step == 0.0 and float(u @ p) < 0 and cgvr.LOSSES[run.params.loss].differentiable:
         # no step decreased f: near the optimum its decrease is below the rounding of f, a
         # sum over the rows; search again on the loss changes (in memory, line_search_margins
         # sums them from the start)
