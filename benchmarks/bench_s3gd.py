@@ -140,6 +140,8 @@ def rerun_trace(make, X, y):
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
         spent += dt
         snaps.append((dt, dc, np.asarray(est.coef_, dtype=float).ravel().copy()))
+        if np.max(getattr(est, "n_iter_", it)) < it:
+            break   # it stopped on its own: longer runs repeat this fit (and max_iter overflows)
         it = max(it + 1, int(it * 1.5))
     return snaps
 
@@ -353,22 +355,35 @@ def plot(payload, path, desc):
     except ImportError:
         return
     alphas = sorted({r["alpha"] for r in payload["results"]})
-    fig, axes = plt.subplots(1, len(alphas), figsize=(6 * len(alphas), 4.2), squeeze=False)
+    labels = list(dict.fromkeys(r["label"] for r in payload["results"]))
+    # one colour per contender, the same in every panel: tab20's ten dark hues, then its
+    # light ones (tab10 repeats after ten contenders)
+    tab20 = plt.get_cmap("tab20").colors
+    colors = dict(zip(labels, tab20[::2] + tab20[1::2]))
+    legend_height = 0.18 * ((len(labels) + 1) // 2) + 0.1   # inches, two columns
+    height = 4.2 + legend_height
+    fig, axes = plt.subplots(1, len(alphas), figsize=(6 * len(alphas), height), squeeze=False)
     for ax, alpha in zip(axes[0], alphas):
         for r in payload["results"]:
             if r["alpha"] != alpha or not r["curve"]:
                 continue
             t, rel = np.array(r["curve"]).T
             style = "-" if r["library"] == "skstoch" else "--"
-            ax.loglog(t, np.maximum(rel, 1e-12), style, marker=".", label=r["label"])
+            ax.loglog(t, np.maximum(rel, 1e-12), style, marker=".", color=colors[r["label"]],
+                      label=r["label"])
         for tgt in TARGETS:
             ax.axhline(tgt, color="grey", lw=0.5)
         ax.set_title(f"alpha={alpha:g}", fontsize=9)
         ax.set_xlabel("wall time incl. preprocessing (s)")
         ax.set_ylabel("(F - F*) / F*")
-    axes[0][0].legend(fontsize=6)
+    # the legend goes below the panels, where it hides no curve
+    entries = {}
+    for ax in axes[0]:
+        entries.update(zip(*reversed(ax.get_legend_handles_labels())))
+    fig.legend(list(entries.values()), list(entries), loc="lower center", ncol=2, fontsize=7,
+               frameon=False)
     fig.suptitle(desc, fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, legend_height / height, 1, 1))
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
