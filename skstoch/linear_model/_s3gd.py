@@ -247,8 +247,9 @@ _SOLVER_DOC = """
         (user guide, "The line-search start"): ``'auto'`` takes the start on the sparse
         benchmark at alpha 1e-3 only and runs ``None``'s iterates bitwise on the other three
         benchmark cells.  It became the default on a run where the start reached 1e-3 first;
-        on that cell the current run (``benchmarks/results/s3gd_sparse.md``) has it no
-        faster than ``None``: 1e-3 in 0.04 s CPU both, 1e-6 in 0.10 s against 0.04 s CPU.
+        on that cell the current run (``benchmarks/results/s3gd_sparse.md``) has it barely
+        faster than ``None`` to 1e-3 (0.04 s against 0.05 s CPU) and slower to 1e-6 (0.12 s
+        against 0.05 s CPU).
     eta0 : 'auto' or float, default='auto'
         Step size.  ``'auto'`` is ``1 / (8 L_b)`` for S3GD, SGD and stratified SGD (the bound
         of Theorem 3.1) and ``1 / (4 L_b)`` for Prox-SVRG and the Prox-SVRG phase of
