@@ -309,11 +309,14 @@ def test_sparse_l1_just_in_time_prox_matches_dense_reference(solver, penalty):
     assert 0 < nz.sum() < d and np.array_equal(nz, dense.coef_[0] != 0)
 
 
-def test_all_anchors_one_neighbor_equals_prox_svrg():
-    """With n_anchors = n and k = 1, h_i = psi_i and S3GD's iterates are Prox-SVRG's."""
+@pytest.mark.parametrize("n_inner", [20, 57, 60, 5000])
+def test_all_anchors_one_neighbor_equals_prox_svrg(n_inner):
+    """With n_anchors = n and k = 1, h_i = psi_i and S3GD's iterates are Prox-SVRG's, also
+    when n_inner is longer than a pass (57 steps of 10 here), where 's3gd' caps it and
+    'svrg' ran n_inner steps per epoch."""
     X, y = _cancer()
     common = dict(alpha=1e-3, penalty="elasticnet", l1_ratio=0.3, eta0=0.01, batch_size=10,
-                  n_inner=20, max_iter=5, tol=0, n_iter_no_change=100, random_state=0)
+                  n_inner=n_inner, max_iter=5, tol=0, n_iter_no_change=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         s3gd = S3GDClassifier(solver="s3gd", n_anchors=10_000, n_neighbors=1,
@@ -324,6 +327,21 @@ def test_all_anchors_one_neighbor_equals_prox_svrg():
     np.testing.assert_allclose(s3gd.coef_, svrg.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(s3gd.intercept_, svrg.intercept_, rtol=1e-9, atol=1e-12)
     assert not np.allclose(sgd.coef_, svrg.coef_, rtol=1e-3)
+
+
+@pytest.mark.parametrize("solver", ["svrg", "s3gd", "sgd", "ssgd"])
+def test_n_inner_is_capped_at_one_pass(solver):
+    """An epoch is n_samples sampled gradients whatever n_inner: a value above one pass (57
+    steps of 10 on 569 rows) fits as one pass.  'svrg' ran 5000 steps per epoch (88 passes)."""
+    X, y = _cancer()
+    common = dict(solver=solver, eta0=0.01, max_iter=3, tol=0, n_iter_no_change=100,
+                  random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        one_pass = S3GDClassifier(n_inner=57, **common).fit(X, y)
+        longer = S3GDClassifier(n_inner=5000, **common).fit(X, y)
+    np.testing.assert_array_equal(longer.coef_, one_pass.coef_)
+    assert longer.n_iter_ == one_pass.n_iter_ == 3
 
 
 @pytest.mark.parametrize("penalty", ["l2", None, "l1"])

@@ -288,8 +288,8 @@ def _phases(run, n_first):
     if p.solver in ("hybrid", "svrg"):
         # Prox-SVRG: 'hybrid' takes one snapshot (full pass) per epoch
         inner = p.n_inner if p.solver == "svrg" and p.n_inner != "auto" else steps_svrg
-        svrg = _Phase(SnapshotTables(run.kernel), inner, max(1, _ceil_div(steps_svrg, inner)),
-                      True, "svrg")
+        svrg = _Phase(SnapshotTables(run.kernel), min(inner, steps_svrg),
+                      max(1, _ceil_div(steps_svrg, inner)), True, "svrg")
     return first, svrg
 
 

@@ -276,8 +276,9 @@ _SOLVER_DOC = """
         steps cost about as much as the O(m d) correction of an outer loop -- 20 on dense
         low-dimensional data, thousands on sparse high-dimensional data, where a step costs
         O(p nnz); for ``'svrg'`` one full pass per epoch (``ceil(n / batch_size)`` steps).
-        The Prox-SVRG phase of ``'hybrid'`` always takes one snapshot per epoch.  At most
-        2**31 - 1.
+        The Prox-SVRG phase of ``'hybrid'`` always takes one snapshot per epoch.  Every
+        solver caps it at one pass (``ceil(n / batch_size)`` steps; ``ceil(n / n_strata)`` for ``'ssgd'``), so
+        that an epoch stays ``n_samples`` sampled gradients.  At most 2**31 - 1.
     n_anchors : int, default=100
         Number of anchors m (paper: 100).  Anchors are k-means centres snapped to their
         nearest training sample; duplicates are merged (``n_anchors_`` is the number kept).
