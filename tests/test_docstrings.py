@@ -6,8 +6,11 @@ and public methods) pass under doctest.  Sections still missing are listed in
 ``PENDING_SECTIONS`` with the reason; the list is strict: once a section is written the test
 fails until its entry is removed, so the list only shrinks.
 """
+import ast
 import doctest
 import inspect
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -99,3 +102,73 @@ def test_module_docstring_examples_pass():
     for test in doctest.DocTestFinder().find(skstoch.datasets, "skstoch.datasets"):
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+def _literal(text):
+    """A documented default as a value: ``1e-4``, ``'auto'``, ``"cv"``, ``None``, ``False``."""
+    return ast.literal_eval(text.strip())
+
+
+def _same_default(documented, actual):
+    return type(documented) is type(actual) and documented == actual or (
+        isinstance(actual, float) and isinstance(documented, (int, float))
+        and float(documented) == actual)
+
+
+@pytest.mark.parametrize("name", PUBLIC_CLASSES)
+def test_documented_defaults_match_the_signature(name):
+    """``default=...`` in a Parameters entry is the constructor's default (a grouped entry
+    ``c1, c2 : float, default=1e-4, 0.1`` gives one value per name)."""
+    cls = getattr(skstoch, name)
+    signature = inspect.signature(cls).parameters
+    wrong = []
+    for param in _doc(name)["Parameters"]:
+        names = [part.strip() for part in param.name.split(",")]
+        match = re.search(r"default=(.*)$", param.type)
+        if match is None:
+            # only a group that defers to another class's entries has no default
+            assert "As in :class:" in " ".join(param.desc), f"{name}.{param.name}: no default"
+            continue
+        values = match.group(1).split(",") if len(names) > 1 else [match.group(1)]
+        assert len(values) == len(names), f"{name}.{param.name}: {match.group(1)!r}"
+        for part, value in zip(names, values):
+            if not _same_default(_literal(value), signature[part].default):
+                wrong.append((part, value.strip(), signature[part].default))
+    assert not wrong, f"{name}: documented default differs from the signature: {wrong}"
+
+
+USER_GUIDE_DEFAULT_TABLES = {"lmnn.rst": "LMNNMetric", "s3gd.rst": "S3GDClassifier"}
+
+
+def _default_table(page):
+    """``(names, default text)`` rows of the page's 'parameter default ...' simple table."""
+    lines = page.read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if re.match(r"parameter\s+default\b", line))
+    border = lines[head - 1]
+    starts = [m.start() for m in re.finditer(r"=+", border)]
+    rows = []
+    for line in lines[head + 2:]:
+        if line.startswith("="):
+            break
+        first, default = line[:starts[1]].strip(), line[starts[1]:starts[2]].strip()
+        if first:
+            rows.append([re.findall(r"``([^`]+)``", first)[0], default])
+        elif default:
+            rows[-1][1] += " " + default
+    return rows
+
+
+@pytest.mark.parametrize("page, name", sorted(USER_GUIDE_DEFAULT_TABLES.items()))
+def test_user_guide_default_tables_match_the_signature(page, name):
+    """The 'Parameters and defaults' tables of the user guide give the constructor's
+    defaults (s3gd.rst said solver='hybrid' after the default became 'auto')."""
+    signature = inspect.signature(getattr(skstoch, name)).parameters
+    rows = _default_table(Path(__file__).resolve().parents[1] / "doc" / "user_guide" / page)
+    assert len(rows) >= 5
+    for names, default in rows:
+        names = [part.strip() for part in names.split(",")]
+        values = default.split(",") if len(names) > 1 else [default]
+        for part, value in zip(names, values, strict=True):
+            assert _same_default(_literal(value), signature[part].default), (
+                f"{page}: {part} default {value.strip()!r}, the signature has "
+                f"{signature[part].default!r}")
