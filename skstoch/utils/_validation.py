@@ -230,9 +230,14 @@ def rescale_sample_weight(sample_weight):
 
     Only relative weights matter to the objectives (weighted means), but sums of weights
     such as 1e-320 (subnormal) or 1e300 underflow or overflow: uniform weights of any positive
-    scale must fit as unit weights.  Weights of ordinary scale are returned unchanged (bitwise).
-    A Dask array costs one pass (its maximum); NaN or infinite weights are left to the caller.
+    scale must fit as unit weights, so in memory they are returned as ones (their sum's
+    rounding would otherwise show in the last bits).  Other weights of ordinary scale are
+    returned unchanged (bitwise).  A Dask array costs one pass (its maximum); NaN or
+    infinite weights are left to the caller.
     """
+    if (isinstance(sample_weight, np.ndarray) and sample_weight.size and sample_weight[0] > 0
+            and np.all(sample_weight == sample_weight[0])):
+        return np.ones_like(sample_weight)
     if sample_weight.size:
         top = float(sample_weight.max())
         if (top > 0 and np.isfinite(top)
