@@ -450,10 +450,12 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         Parameters
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-            Training data (dense or CSR).  float32 X is used without a copy (the kernels
-            widen each value and accumulate in float64, so the fit equals that of the same
-            values in float64), the multinomial model's full passes included (its
-            mini-batches are widened to float64, a batch at a time).
+            Training data (dense or CSR).  float32 X is used without a copy: the kernels
+            widen each value and accumulate in float64, so the binary and one-vs-rest fits
+            equal those of the same values in float64.  The multinomial model's full passes
+            over float32 run in a compiled kernel, in another summation order than the
+            float64 BLAS passes, so its coefficients differ in the last bits (user guide,
+            Reliability); its mini-batches are widened to float64, a batch at a time.
             A ``dask.array.Array`` is fitted on the Dask workers (see Notes).
         y : {array-like, dask array} of shape (n_samples,)
             Target values.
