@@ -450,11 +450,13 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
     C_star_ : float
         The unlabeled weight used.
     eta0_ : float
-        The step size used.
+        The first step size: ``eta0`` (resolved when "auto"), or ``theta / T^(3/4)`` with
+        ``learning_rate="theory"``.  Every step is in ``step_sizes_``.
     intercept_ : ndarray of shape (n_heads,)
         Added to f: ``mean_l y - sum_i alpha_i^T mu_i`` with the balance constraint (mu_i the
         mean of block i's features on the probe set), else 0.
     step_sizes_ : ndarray of shape (n_iter_,)
+        The step of each iteration.
     seed_ : int
         Seed of the counter-based generator (of the kept restart); features of block i are
         regenerated from (seed_, i).
@@ -674,7 +676,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         fitted = dict(
             classes_=classes, n_labeled_=n_l, n_unlabeled_=n_u, C_=params.C,
             C_star_=params.C_star, gamma_=gamma, gamma_cv_scores_=cv_scores,
-            n_components_=params.n_components, eta0_=eta0, seed_=result.extra["seed"],
+            n_components_=params.n_components, eta0_=float(params.step_sizes[0]), seed_=result.extra["seed"],
             restart_objectives_=result.extra["restart_objectives"], n_iter_=result.n_iter,
             intercept_=result.intercept, alpha_=result.x,
             step_sizes_=result.extra["step_sizes"],

@@ -428,6 +428,17 @@ def test_paper_c_star_rule(moons):
     assert clf.eta0_ == pytest.approx(0.2 * 10 / 1000.0)   # per-labeled-row step 0.2
 
 
+@pytest.mark.parametrize("learning_rate, first", [("constant", 0.05), ("invscaling", 0.05),
+                                                   ("theory", 0.5 / 20 ** 0.75)])
+def test_eta0_is_the_first_step_taken(moons, learning_rate, first):
+    # with "theory" eta0_ reported the unused eta0 (0.05) while every step was 0.5 / T^(3/4)
+    X, _, y_semi, _, _ = moons
+    clf = S3VMClassifier(learning_rate=learning_rate, eta0=0.05, theta=0.5, max_iter=20,
+                         tol=None, random_state=0).fit(X, y_semi)
+    assert clf.eta0_ == pytest.approx(first, rel=1e-15)
+    assert clf.eta0_ == clf.step_sizes_[0]
+
+
 def test_same_seed_identical_different_seed_differs(moons):
     X, _, y_semi, Xt, _ = moons
     kw = dict(n_components=8, batch_size=32, max_iter=20)
