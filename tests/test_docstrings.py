@@ -10,12 +10,14 @@ import ast
 import doctest
 import inspect
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import skstoch
+import skstoch.datasets
 
 
 PUBLIC_CLASSES = sorted(name for name in skstoch.__all__
@@ -172,3 +174,39 @@ def test_user_guide_default_tables_match_the_signature(page, name):
             assert _same_default(_literal(value), signature[part].default), (
                 f"{page}: {part} default {value.strip()!r}, the signature has "
                 f"{signature[part].default!r}")
+
+
+def _fitted_on_a_dataframe(name):
+    """``name`` with default parameters fitted on small data with string column names."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.base import is_regressor
+    from sklearn.datasets import load_iris
+    from sklearn.preprocessing import StandardScaler
+
+    cls = getattr(skstoch, name)
+    est = cls(random_state=0) if "random_state" in inspect.signature(cls).parameters else cls()
+    if name == "OrdinalEmbedding":
+        triplets = skstoch.datasets.make_triplets(n_objects=30, n_triplets=500, random_state=0)
+        return est.fit(triplets[0] if isinstance(triplets, tuple) else triplets)
+    X, y = load_iris(return_X_y=True)
+    X = pd.DataFrame(StandardScaler().fit_transform(X), columns=["a", "b", "c", "d"])
+    if name == "S3VMClassifier":
+        y = np.where(y == 0, 0, 1)
+        y[::3] = -1
+    elif is_regressor(est):
+        y = X["a"].to_numpy() + y
+    return est.fit(X, y)
+
+
+@pytest.mark.parametrize("name", PUBLIC_CLASSES)
+def test_every_fitted_attribute_documented(name):
+    """Every public attribute a fit sets is in the Attributes section (ConstrainedLassoCV's
+    feature_names_in_ was not)."""
+    documented = set()
+    for attribute in _doc(name)["Attributes"]:
+        documented.update(part.strip() for part in attribute.name.split(","))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = _fitted_on_a_dataframe(name)
+    fitted = {key for key in vars(est) if key.endswith("_") and not key.startswith("_")}
+    assert fitted - documented == set(), f"{name}: undocumented {sorted(fitted - documented)}"

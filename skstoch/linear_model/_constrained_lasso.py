@@ -680,6 +680,8 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
     estimators_ : list of ConstrainedLasso
         The refitted estimators, one per output (multi-output only).
     n_features_in_ : int
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of the features seen in ``fit``, when X has string column names.
 
     See Also
     --------
