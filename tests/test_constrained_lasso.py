@@ -1479,3 +1479,24 @@ def test_cv_fold_without_test_weight_is_nan_and_left_out():
     folds = [(np.arange(30, 150), np.arange(30)), (np.arange(20, 150), np.arange(20))]
     with pytest.raises(ValueError, match="every cv split's test samples have sample_weight 0"):
         ConstrainedLassoCV(n_radii=10, cv=folds).fit(X, y, sample_weight=sw)
+
+
+@pytest.mark.parametrize("n_targets", [1, 2])
+def test_cv_refit_estimators_keep_the_feature_names(n_targets):
+    # the refits were fitted on the validated array: estimator_.predict(X) on the same
+    # DataFrame warned "X has feature names, but ConstrainedLasso was fitted without"
+    pd = pytest.importorskip("pandas")
+    X, y = make_problem(n=100, d=3, k=2)
+    X = pd.DataFrame(X, columns=["a", "b", "c"])
+    Y = y if n_targets == 1 else np.column_stack([y, -y])
+    cv = ConstrainedLassoCV(n_radii=4).fit(X, Y)
+    refits = [cv.estimator_] if n_targets == 1 else cv.estimators_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for k, est in enumerate(refits):
+            assert list(est.feature_names_in_) == ["a", "b", "c"]
+            np.testing.assert_allclose(est.predict(X), cv.predict(X) if n_targets == 1
+                                       else cv.predict(X)[:, k], rtol=1e-12)
+    cv.fit(X.to_numpy(), Y)   # a refit without names drops them everywhere
+    assert not any(hasattr(e, "feature_names_in_")
+                   for e in ([cv] + ([cv.estimator_] if n_targets == 1 else cv.estimators_)))

@@ -814,6 +814,10 @@ class ConstrainedLassoCV(RegressorMixin, StochasticSolverMixin, BaseEstimator):
         targets = [y] if y.ndim == 1 else [np.ascontiguousarray(y[:, k])
                                            for k in range(y.shape[1])]
         fits = [self._fit_one(X, t, sw, folds, radii, l2_reg) for t in targets]
+        if hasattr(self, "feature_names_in_"):
+            # the refits saw the validated array; they predict on the user's DataFrame too
+            for _, _, _, est in fits:
+                est.feature_names_in_ = self.feature_names_in_
         self.__dict__.update(_cv_attributes(fits, single=y.ndim == 1))
         return self
 
