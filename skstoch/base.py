@@ -90,6 +90,17 @@ def check_class_weights(weights, classes):
     return weights
 
 
+def balanced_class_weights(weighted_counts):
+    """``class_weight='balanced'`` from each class's sum of sample weights: ``total /
+    (n_classes * class total)``, scikit-learn's ``n_samples / (n_classes * count)`` with the
+    samples counted by their weights (as LogisticRegression does), so that a weight of 2 is
+    the sample twice.  A class whose samples all weigh 0 gets weight 0."""
+    weighted_counts = np.asarray(weighted_counts, dtype=np.float64)
+    safe = np.where(weighted_counts > 0, weighted_counts, 1.0)
+    weights = weighted_counts.sum() / (len(weighted_counts) * safe)
+    return np.where(weighted_counts > 0, weights, 0.0)
+
+
 class ClassTargets:
     """The one-vs-rest targets (+1 for class ``heads[k]``, -1 else) of the class codes,
     each made when read: a multinomial fit reads ``codes`` and builds none of the
@@ -333,7 +344,11 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
             )
         sample_weight = check_sample_weight(sample_weight, X)
         class_weight = getattr(self, "class_weight", None)
-        if class_weight is not None:
+        if class_weight == "balanced":
+            weights = balanced_class_weights(
+                np.bincount(y_encoded, weights=sample_weight, minlength=n_classes))
+            sample_weight = sample_weight * weights[y_encoded]
+        elif class_weight is not None:
             weights = check_class_weights(
                 compute_class_weight(class_weight, classes=classes, y=y), classes)
             sample_weight = sample_weight * weights[y_encoded]

@@ -6,6 +6,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import pytest
+import sklearn.base
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from sklearn.datasets import load_iris, make_classification, make_regression
@@ -264,3 +265,30 @@ def test_column_vector_target_is_raveled_with_a_warning(make):
             est = make().fit(X, y)
     assert np.ndim(est.coef_) == 1 and np.ndim(est.intercept_) == 0
     assert est.predict(X).shape == (80,)
+
+
+@pytest.mark.parametrize("est", [
+    skstoch.CGVRClassifier(solver="cg", alpha=1e-2, class_weight="balanced", tol=1e-12,
+                           max_iter=1000),
+    skstoch.S3GDClassifier(solver="cd", penalty="elasticnet", l1_ratio=0.0, alpha=1e-2,
+                           class_weight="balanced", tol=1e-12, max_iter=1000),
+], ids=["CGVRClassifier", "S3GDClassifier"])
+def test_balanced_class_weight_counts_the_sample_weights(est):
+    """class_weight='balanced' with an integer sample_weight fits as the repeated rows, as
+    LogisticRegression's does: the class counts are the weights' sums (they were the rows'
+    counts, 0.06 off in the coefficients)."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + rng.normal(size=300) > 1).astype(int)
+    counts = np.where(y == 1, 3, 1)
+    weighted = sklearn.base.clone(est).fit(X, y, sample_weight=counts.astype(float))
+    repeated = sklearn.base.clone(est).fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    np.testing.assert_allclose(weighted.coef_, repeated.coef_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=1e-7,
+                               atol=1e-9)
+
+
+def test_balanced_class_weight_of_a_class_without_weight():
+    # a class whose samples all weigh 0 gets weight 0 (not inf * 0 = nan)
+    np.testing.assert_array_equal(skstoch.base.balanced_class_weights([3.0, 0.0, 1.0]),
+                                  [4 / 9, 0.0, 4 / 3])

@@ -163,6 +163,22 @@ def test_dask_sample_weight(client, name):
     assert _objective(unweighted, X, y, sw) > f_local * (1 + 1e-6)
 
 
+@pytest.mark.parametrize("scale", [1.0, 1e-320])
+def test_dask_balanced_class_weight_counts_the_sample_weights(client, scale):
+    """class_weight='balanced' counts each class by its sample weights, as in memory (the
+    Dask fit counted rows); weights of extreme scale are rescaled before they are summed."""
+    Est, _, task = EST["CGVRClassifier"]
+    X, y = _data(task)
+    base = np.random.RandomState(1).uniform(0.2, 3.0, N) * np.where(y == 1, 4.0, 1.0)
+    counted = base * (base.sum() / (2 * np.bincount(y, weights=base)))[y]
+    kw = dict(CGVR_KW, solver="cg", tol=1e-6)
+    reference = Est(**kw).fit(X, y, sample_weight=counted)
+    parts = _to_dask(X, y, UNEVEN, base * scale)
+    dist = Est(class_weight="balanced", **kw).fit(*parts)
+    f_ref, f_dist = _objective(reference, X, y, counted), _objective(dist, X, y, counted)
+    assert _rel(f_dist, f_ref) <= 1e-8, (f_dist, f_ref)
+
+
 def test_one_vs_rest_and_multi_output(client):
     """One head per class (one-vs-rest) or per target, each at the in-memory optimum."""
     rng = np.random.RandomState(2)

@@ -320,7 +320,9 @@ class CGVRClassifier(_CGVRMixin, DaskClassifierMixin, BaseLinearClassifier):
         problem per class, ``predict_proba`` normalises the one-vs-rest sigmoids (as
         ``SGDClassifier``). ``'auto'``: ``'multinomial'`` for the log loss, else ``'ovr'``.
     class_weight : dict, 'balanced' or None, default=None
-        Multiplies the sample weights per class.
+        Multiplies the sample weights per class.  ``'balanced'``: ``n_samples / (n_classes
+        * class count)``, the samples counted by their ``sample_weight``, as in
+        ``LogisticRegression``.
     n_jobs : int or None, default=None
         Threads inside one fit and across the one-vs-rest heads (the kernels release the
         GIL): the full passes over X (objective, gradient, snapshot) run over fixed row

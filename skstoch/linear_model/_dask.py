@@ -14,7 +14,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ..base import check_class_weights, ravel_column_vector
+from ..base import balanced_class_weights, check_class_weights, ravel_column_vector
 from ..utils import atomic_fit
 from ..utils._validation import rescale_sample_weight
 
@@ -269,12 +269,11 @@ class DaskClassifierMixin(DaskFitMixin):
     ``_dask_solve_multinomial`` after ``_dask_check_multinomial``)."""
 
     def _dask_targets(self, y, sw):
-        import dask
         import dask.array as da
 
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D, got shape {y.shape}.")
-        classes, counts = dask.compute(*da.unique(y, return_counts=True))
+        classes = da.unique(y).compute()
         check_classification_targets(classes)
         if len(classes) < 2:
             raise ValueError(
@@ -284,7 +283,10 @@ class DaskClassifierMixin(DaskFitMixin):
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
             if class_weight == "balanced":
-                weights = counts.sum() / (len(classes) * counts.astype(np.float64))
+                codes = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.intp)
+                # weighted class counts, of weights rescaled so that their sums stay finite
+                weights = balanced_class_weights(da.bincount(
+                    codes, weights=rescale_sample_weight(sw), minlength=len(classes)).compute())
             else:
                 from sklearn.utils import compute_class_weight
                 weights = check_class_weights(

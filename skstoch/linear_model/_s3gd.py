@@ -464,7 +464,9 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         (binary algorithms, as in the paper).
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the sample weights by class (then all are rescaled to sum to ``n``).
-        ``'balanced'`` is the paper's eq. (46) divided by 2.
+        ``'balanced'`` is the paper's eq. (46) divided by 2: ``n_samples / (n_classes *
+        class count)``, the samples counted by their ``sample_weight``, as in
+        ``LogisticRegression``.
     n_jobs : int or None, default=None
         Threads for the one-vs-rest problems.
 
