@@ -340,7 +340,7 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
         if n_classes < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
-                f"but the data contains only one class: {classes[0]!r}."
+                f"but the data contains only one class: {np.asarray(classes[0]).item()!r}."
             )
         sample_weight = check_sample_weight(sample_weight, X)
         class_weight = getattr(self, "class_weight", None)

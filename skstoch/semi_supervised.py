@@ -611,7 +611,7 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
                         "read as unlabeled; encode the classes as {0, 1} instead.")
             raise ValueError(
                 f"S3VMClassifier needs labeled rows of at least 2 classes, but the labeled rows "
-                f"contain only one class: {classes[0]!r}.{hint}"
+                f"contain only one class: {np.asarray(classes[0]).item()!r}.{hint}"
             )
         return unlabeled, classes, y_enc
 

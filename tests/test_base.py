@@ -292,3 +292,11 @@ def test_balanced_class_weight_of_a_class_without_weight():
     # a class whose samples all weigh 0 gets weight 0 (not inf * 0 = nan)
     np.testing.assert_array_equal(skstoch.base.balanced_class_weights([3.0, 0.0, 1.0]),
                                   [4 / 9, 0.0, 4 / 3])
+
+
+@pytest.mark.parametrize("label, shown", [(np.int64(7), "7"), ("a", "'a'"), (True, "True")])
+def test_one_class_error_shows_the_label_as_written(label, shown):
+    # numpy 2's repr showed 'np.int64(7)'
+    y = np.array([label] * 4, dtype=object if isinstance(label, str) else None)
+    with pytest.raises(ValueError, match=rf"only one class: {shown}\.$"):
+        skstoch.CGVRClassifier().fit(np.ones((4, 2)), y)

@@ -278,7 +278,7 @@ class DaskClassifierMixin(DaskFitMixin):
         if len(classes) < 2:
             raise ValueError(
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
-                f"but the data contains only one class: {classes[0]!r}.")
+                f"but the data contains only one class: {np.asarray(classes[0]).item()!r}.")
         self._dask_check_classes(len(classes))
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
