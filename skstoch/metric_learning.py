@@ -174,7 +174,7 @@ class LMNNMetric(ClassNamePrefixFeaturesOutMixin, TransformerMixin, StochasticSo
         Triplets per stochastic gradient (the paper used 1).  With ``max_iter='auto'`` the
         budget is set in triplet draws, so a larger batch means proportionally fewer steps
         (16 validated as well as 8 at the same number of draws, with fewer Lanczos checks,
-        epochs and searches: 20 to 35% less CPU time).  At most the number of triplets
+        epochs and searches: 21 to 30% less CPU time, as 8 takes 26 to 43% more).  At most the number of triplets
         of a table (anchors x ``n_neighbors_`` x ``n_impostors_``; ``search_size // 4``
         anchors for sampled searches): a larger value is clamped to it.
     max_iter : int or 'auto', default='auto'
