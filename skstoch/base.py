@@ -18,7 +18,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model._base import LinearClassifierMixin, SparseCoefMixin
 from sklearn.exceptions import DataConversionWarning
-from sklearn.utils import compute_class_weight
+from sklearn.utils import assert_all_finite, compute_class_weight
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import safe_sparse_dot
@@ -73,11 +73,15 @@ def ravel_column_vector(y):
 
 def regression_targets(y):
     """A regressor's validated y as float64 (``ravel_column_vector``); a sparse y is refused
-    as Ridge refuses it (``validate_data(multi_output=True)`` lets it through)."""
+    as Ridge refuses it (``validate_data(multi_output=True)`` lets it through).  A missing
+    value of an object y (None) becomes NaN here, after scikit-learn's check: it is refused
+    as Ridge refuses it."""
     if sp.issparse(y):
         raise TypeError("Sparse data was passed for y, but dense data is required. Use "
                         "'.toarray()' to convert to a dense numpy array.")
-    return ravel_column_vector(np.asarray(y, dtype=np.float64))
+    y = np.asarray(y, dtype=np.float64)
+    assert_all_finite(y, input_name="y")
+    return ravel_column_vector(y)
 
 
 def check_class_weights(weights, classes):

@@ -211,6 +211,17 @@ def test_sparse_y_is_refused_as_ridge_refuses_it(name):
 
 
 @pytest.mark.parametrize("name", REGRESSORS)
+def test_a_missing_target_in_an_object_y_is_named(name):
+    # None in an object y passes scikit-learn's check and became NaN: the error was
+    # "y is too large in magnitude for float64 (max |y| = nan)"
+    X, y = _data(name)
+    y = y.astype(object)
+    y[-1] = None
+    with pytest.raises(ValueError, match="Input y contains NaN"):
+        make_estimator(name).fit(X, y)
+
+
+@pytest.mark.parametrize("name", REGRESSORS)
 def test_a_target_whose_squares_overflow_is_named(name):
     # CGVR and S3GD raised "the objective became inf at record 0; decrease the step size
     # (eta0 / learning rate)": no step had been taken, and 'cg' has no eta0
