@@ -263,7 +263,9 @@ class BaseLinearModel(StochasticSolverMixin, BaseEstimator):
         if n_problems == 1 or n_jobs in (None, 1):
             results = [self._fit_problem(p) for p in problems]
         else:
-            results = Parallel(n_jobs=n_jobs, prefer="threads")(
+            # threads whatever backend a search made active: its 'dask' or 'loky' workers
+            # would get pickled heads, whose shared fit state holds a lock (the fit hung)
+            results = Parallel(n_jobs=n_jobs, backend="threading")(
                 delayed(self._fit_problem)(p) for p in problems
             )
         fitted = self._stack_heads(results, [m.history() for m in monitors], seed)

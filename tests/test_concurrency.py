@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
+import skstoch
 from _isolation import describe, run_isolated
 from test_fuzz import SPECS, _base, _triplets, make_estimator
 
@@ -119,3 +120,27 @@ def test_one_estimator_from_two_threads(name, scenario):
     result = run_isolated(lambda: scenario(name), timeout=120)
     assert result["status"] == "ok", f"{name}: {describe(result)}"
     assert result["value"] == [], f"{name}: " + "\n".join(result["value"])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: skstoch.CGVRClassifier(multi_class="ovr", random_state=0),
+    lambda: skstoch.S3GDClassifier(multi_class="ovr", random_state=0),
+    lambda: skstoch.CGVRRegressor(random_state=0),
+    lambda: skstoch.ConstrainedLassoCV(n_radii=4),
+], ids=["CGVRClassifier", "S3GDClassifier", "CGVRRegressor", "ConstrainedLassoCV"])
+def test_n_jobs_runs_threads_inside_a_process_backend(make):
+    """n_jobs runs the heads (folds) in threads also where a search made another joblib
+    backend active: under 'loky' the one-vs-rest fit raised PicklingError (the heads' shared
+    state holds a lock) and under joblib's 'dask' backend on a process cluster it hung."""
+    import joblib
+
+    rng = np.random.RandomState(0)
+    X = rng.standard_normal((200, 4))
+    multi = type(make()).__name__ == "CGVRRegressor"
+    y = np.column_stack([X[:, 0], X[:, 1]]) if multi else np.digitize(X[:, 0], [-0.5, 0.5])
+    if type(make()).__name__ == "ConstrainedLassoCV":
+        y = X @ [1.0, 2.0, 0.0, 0.0]
+    reference = make().fit(X, y)
+    with joblib.parallel_backend("loky"):
+        est = make().set_params(n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(est.coef_, reference.coef_)

@@ -546,7 +546,7 @@ def _validation_path(X, y, sw, folds, radii, path_params, n_jobs=None):
     """The validation MSE of every radius on every fold, shape (n_radii, n_folds) (the
     folds in parallel threads), and the index of the lowest mean over the folds with test
     weight."""
-    mse = Parallel(n_jobs=n_jobs, prefer="threads")(
+    mse = Parallel(n_jobs=n_jobs, backend="threading")(
         delayed(_path_fold)(X, y, sw, k, train, test, radii, path_params)
         for k, (train, test) in enumerate(folds))
     mse_path = np.column_stack(mse)
