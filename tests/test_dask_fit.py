@@ -389,9 +389,14 @@ def test_gather_budget_bounds_what_the_client_receives(client, received, name, r
     assert _rel(_objective(dist, X, y), _objective(local, X, y)) <= 1e-8
     hist = dist.history_
     assert hist["gathers"][-1] >= hist["passes"][-1] and _max_rows_per_gather(hist) <= rows
-    with dask.config.set({"skstoch.gather-budget": -1}), \
-            pytest.raises(ValueError, match="gather-budget"):
-        Est(**kw).fit(Xd, yd)
+    # a float budget (what Dask reads from DASK_SKSTOCH__GATHER_BUDGET=1e9) is a byte count;
+    # it was refused as not 'a non-negative number of bytes'
+    with dask.config.set({"skstoch.gather-budget": float(budget)}):
+        np.testing.assert_array_equal(Est(**kw).fit(Xd, yd).coef_, dist.coef_)
+    for bad in (-1, -1.0, float("nan"), float("inf"), True):
+        with dask.config.set({"skstoch.gather-budget": bad}), \
+                pytest.raises(ValueError, match="gather-budget"):
+            Est(**kw).fit(Xd, yd)
 
 
 def _generated(seed, n_classes=2):
@@ -814,3 +819,48 @@ def test_cgvr_full_batch_tol_check_matches_in_memory(client, monkeypatch):
     est.fit(*_to_dask(raw, y, (500, 100, 600)))
     assert len(ratios) == 2 and ratios[0] > 0.1
     assert ratios[1] == pytest.approx(ratios[0], rel=1e-10)
+
+
+def _declared(X, load):
+    """A Dask array of X's shape and dtype whose four row chunks ``load(chunk)`` computes:
+    a source whose data can differ from what the array declares."""
+    rows = X.shape[0] // 4
+    return da.concatenate([
+        da.from_delayed(dask.delayed(load)(X[i * rows:(i + 1) * rows]),
+                        shape=(rows, X.shape[1]), dtype=X.dtype) for i in range(4)])
+
+
+@pytest.mark.parametrize("load, message", [
+    (lambda b: b + 1j, "a chunk of X holds dtype complex128"),
+    (lambda b: b.astype(str), "a chunk of X holds dtype <U"),
+    (lambda b: b[:-10], r"a chunk of X has shape \(290, 8\), where its Dask array declares"),
+    (lambda b: np.column_stack([b, b[:, :1]]), r"a chunk of X has shape \(300, 9\)"),
+])
+@pytest.mark.parametrize("name", ["CGVRRegressor", "S3GDClassifier", "multinomial"])
+def test_chunks_that_differ_from_their_declared_dtype_or_shape(client, name, load, message):
+    # delayed sources only declare a dtype and a shape: complex chunks lost their imaginary
+    # parts and string chunks were parsed, silently; wrong shapes raised numpy's
+    # broadcasting errors that did not name X
+    Est, kw, task = EST["S3GDClassifier" if name == "multinomial" else name]
+    X, y = _data(task)
+    if name == "multinomial":
+        y = np.digitize(X[:, 0], [-0.5, 0.5])
+    with pytest.raises(ValueError, match=message):
+        Est(**kw).fit(_declared(X, load), y)
+
+
+def test_scalar_sample_weight_and_targets_without_columns(client):
+    """A number as sample_weight weighs every row alike, as in memory (it was 'sample_weight
+    has 0 samples'); a y of 0 columns is named (it was 'need at least one array to
+    concatenate')."""
+    X, y = _data("reg")
+    Xd, yd = _to_dask(X, y, UNEVEN)[:2]
+    unweighted = CGVRRegressor(**CGVR_KW).fit(Xd, yd)
+    np.testing.assert_array_equal(CGVRRegressor(**CGVR_KW).fit(Xd, yd, sample_weight=2.5).coef_,
+                                  unweighted.coef_)
+    for bad, message in ((0.0, "at least one non-zero"), (-1.0, "Negative values"),
+                         (np.nan, "contains NaN"), (np.inf, "contains infinity")):
+        with pytest.raises(ValueError, match=message):
+            CGVRRegressor(**CGVR_KW).fit(Xd, yd, sample_weight=bad)
+    with pytest.raises(ValueError, match=r"y has 0 columns \(shape \(1200, 0\)\)"):
+        CGVRRegressor(**CGVR_KW).fit(Xd, np.empty((N, 0)))

@@ -210,6 +210,17 @@ def test_sparse_y_is_refused_as_ridge_refuses_it(name):
         make_estimator(name).fit(X, sp.csr_matrix(y[:, None]))
 
 
+@pytest.mark.parametrize("weight, message", [(np.nan, "contains NaN"),
+                                             (np.inf, "contains infinity")])
+@pytest.mark.parametrize("name", WEIGHTED)
+def test_a_number_as_sample_weight_must_be_finite(name, weight, message):
+    # scikit-learn fills a number in unchecked: inf fitted as unit weights, nan raised
+    # "every sample has weight zero"
+    X, y = _data(name)
+    with pytest.raises(ValueError, match=message):
+        make_estimator(name).fit(X, y, sample_weight=weight)
+
+
 @pytest.mark.parametrize("name", REGRESSORS)
 def test_a_missing_target_in_an_object_y_is_named(name):
     # None in an object y passes scikit-learn's check and became NaN: the error was

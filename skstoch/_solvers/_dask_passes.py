@@ -30,7 +30,7 @@ from .._fast import _cgvr
 from .._fast._random import randint_stream
 from .._fast._s3gd import row_sqnorms
 from ..utils import make_dataset
-from ..utils._validation import is_integer, row_norms_error
+from ..utils._validation import row_norms_error
 from ._stationarity import column_moments
 
 # the client gathers at most n // GATHER_DIVISOR rows per outer iteration
@@ -51,7 +51,9 @@ def gather_budget():
 
     budget = dask.config.get(GATHER_BUDGET_KEY, GATHER_BUDGET)
     budget = parse_bytes(budget) if isinstance(budget, str) else budget
-    if not is_integer(budget) or budget < 0:
+    # a float such as 1e9 is what Dask reads from DASK_SKSTOCH__GATHER_BUDGET=1e9
+    if (isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer, np.floating))
+            or not 0 <= budget < float("inf")):
         raise ValueError(f"The Dask config value {GATHER_BUDGET_KEY!r} must be a "
                          f"non-negative number of bytes, got {budget!r}.")
     return int(budget)
@@ -77,11 +79,27 @@ def sample_indices(seed, stream, counter, size, n):
     return np.sort(randint_stream(seed, _GATHER_STREAM + stream, size, n, counter))
 
 
-def _as_chunk(block):
-    """A chunk as the kernels read it: C-contiguous float64, or canonical CSR."""
+def _as_chunk(block, name="X"):
+    """A chunk as the kernels read it: C-contiguous float64, or canonical CSR.  The chunk's
+    own dtype is checked, since a Dask array built from delayed values only declares one:
+    strings would be parsed and imaginary parts dropped."""
+    kind = (block.dtype if sp.issparse(block) else np.asarray(block).dtype).kind
+    if kind not in "biuf":
+        raise ValueError(f"a chunk of {name} holds dtype {block.dtype}, not numbers (its Dask "
+                         f"array declares a numeric dtype); Complex data, strings and objects "
+                         f"are not supported.")
     if sp.issparse(block):
         return sp.csr_matrix(block)
     return np.ascontiguousarray(block, dtype=np.float64)
+
+
+def _check_chunk_shape(X, n_rows, n_features):
+    """A chunk of X with the rows of its y chunk and the model's features, as its Dask
+    array declares (delayed values can differ from the declared shape)."""
+    if X.shape != (n_rows, n_features):
+        raise ValueError(f"a chunk of X has shape {X.shape}, where its Dask array declares "
+                         f"({n_rows}, {n_features}): the chunks' data must match the declared "
+                         f"chunk sizes.")
 
 
 def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
@@ -90,9 +108,10 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
     ``extra`` is ``(whether every value is finite, max sw_i (||x_i||^2 + 1), bytes of the
     chunk's rows once gathered)`` (else None)."""
     X = _as_chunk(block)
+    y = np.ascontiguousarray(_as_chunk(y, "y"), dtype=np.float64).reshape(-1)
+    sw = np.ascontiguousarray(_as_chunk(sw, "sample_weight"), dtype=np.float64).reshape(-1)
+    _check_chunk_shape(X, y.shape[0], x.shape[0] - 1)   # x ends with the intercept
     n_c, d = X.shape
-    y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
-    sw = np.ascontiguousarray(sw, dtype=np.float64).reshape(-1)
     sums = np.zeros(d + 3)
     sums[d + 2] = sw.sum()
     extra = None

@@ -36,7 +36,8 @@ from .._fast._s3gd import row_sqnorms
 from ..utils import make_dataset
 from . import cgvr_multinomial, s3gd_multinomial
 from .cgvr import warn_if_far_after_tol
-from ._dask_passes import DaskData, _as_chunk, _sample_bytes, sample_indices
+from ._dask_passes import (DaskData, _as_chunk, _check_chunk_shape, _sample_bytes,
+                           sample_indices)
 from ._stationarity import column_moments, gradient_ratio
 from .dask_fit import SAMPLE_SWEEPS, SampleStream
 
@@ -52,9 +53,10 @@ def _chunk_pass(block, y, sw, x, n_classes, fit_intercept, n_total, stats):
     ``stats``, ``extra`` is ``(whether every value is finite, max sw_i ||x_i||^2, bytes of
     the chunk's rows once gathered, max sw_i)`` (else None)."""
     X = _as_chunk(block)
-    n_c, d = X.shape
     y = np.asarray(y).reshape(-1).astype(np.intp)
-    sw = np.ascontiguousarray(sw, dtype=np.float64).reshape(-1)
+    sw = np.ascontiguousarray(_as_chunk(sw, "sample_weight"), dtype=np.float64).reshape(-1)
+    _check_chunk_shape(X, y.shape[0], np.size(x) // n_classes - 1)   # (K, d + 1) coefficients
+    n_c, d = X.shape
     sums = np.zeros(n_classes * (d + 1) + 2)
     sums[-1] = sw.sum()
     extra = None

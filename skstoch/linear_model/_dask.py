@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..base import balanced_class_weights, check_class_weights, ravel_column_vector
 from ..utils import atomic_fit
-from ..utils._validation import rescale_sample_weight
+from ..utils._validation import check_sample_weight, rescale_sample_weight
 
 
 # The Notes paragraphs of the estimators' docstrings (one text per family)
@@ -135,12 +135,16 @@ def _rows_like(a, X, name):
 
 
 def _numbers(a, name):
-    """``a`` unless its dtype holds strings, objects or complex numbers (the in-memory
-    checks refuse them; ``astype(float64)`` would parse numeric strings and drop imaginary
-    parts)."""
+    """``a`` unless its dtype holds strings, objects or complex numbers: the in-memory
+    checks refuse strings and complex numbers, and ``astype(float64)`` on the workers would
+    parse numeric strings and drop imaginary parts.  Objects are refused too, where memory
+    accepts numbers in them: their values are only known chunk by chunk."""
     kind = np.dtype(a.dtype).kind
     if kind == "c":
         raise ValueError(f"{name} holds complex numbers; Complex data not supported.")
+    if kind == "O":
+        raise ValueError(f"{name} is a Dask array of dtype object; cast it to numbers "
+                         f"first, e.g. {name}.astype(float).")
     if kind not in "biuf":
         raise ValueError(f"{name} must hold numbers, got dtype {a.dtype}.")
     return a
@@ -208,6 +212,10 @@ class DaskFitMixin:
 
         X = _check_dask_X(self, X)
         y = _rows_like(y, X, "y")
+        if sample_weight is not None and np.ndim(sample_weight) == 0:
+            # a number weighs every row alike: unit weights, after the in-memory checks
+            check_sample_weight(sample_weight, np.empty((1, 1)))
+            sample_weight = None
         sw = (da.ones(X.shape[0], chunks=(X.chunks[0],)) if sample_weight is None
               else _numbers(_rows_like(sample_weight, X, "sample_weight"),
                             "sample_weight").astype(np.float64))
@@ -391,6 +399,9 @@ class DaskRegressorMixin(DaskFitMixin):
     def _dask_targets(self, y, sw):
         if y.ndim not in (1, 2):
             raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}.")
+        if y.ndim == 2 and y.shape[1] == 0:
+            raise ValueError(f"y has 0 columns (shape {y.shape}): a regressor needs at least "
+                             f"one target.")
         y = _numbers(y, "y").astype(np.float64)
         if y.ndim == 1:
             return [y], sw, {}

@@ -249,11 +249,16 @@ def rescale_sample_weight(sample_weight):
 def check_sample_weight(sample_weight, X, name="sample_weight"):
     """``sample_weight`` validated as non-negative float64 of X's length (strings rejected),
     rescaled by :func:`rescale_sample_weight`."""
+    from sklearn.utils import assert_all_finite
     from sklearn.utils.validation import _check_sample_weight
 
     if sample_weight is not None and not isinstance(sample_weight, (int, float)):
         reject_string_input(sample_weight, name)
     sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    if sample_weight is not None and np.ndim(sample_weight) == 0:
+        # scikit-learn fills a number in without checking it (inf fitted, nan was 'every
+        # sample has weight zero')
+        assert_all_finite(sw[:1], input_name=name)
     return rescale_sample_weight(sw)
 
 
