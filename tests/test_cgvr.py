@@ -1461,3 +1461,17 @@ def test_tol_check_computes_the_column_moments_once_per_fit(monkeypatch, n_jobs)
     CGVRClassifier(multi_class="ovr", n_jobs=n_jobs, random_state=0, solver="cgvr").fit(X, y)
     assert len(ratios) == 3       # three heads stopped at tol and were checked
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("solver, remedy", [("cgvr_paper", "use solver='cg'"),
+                                            ("svrg", r"decrease the step size \(eta0\)")])
+def test_a_finite_blow_up_is_a_divergence(solver, remedy):
+    """p >> n: the paper's CGVR and the SVRG baseline blow up (objective 0.52 -> 7.6e306,
+    coef 3.6e151) without reaching inf, which alone raised: the fit ended with a
+    ConvergenceWarning advising a larger max_iter, and score() was -inf."""
+    from skstoch._solvers import DivergenceError
+
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((20, 2000)), rng.standard_normal(20)
+    with pytest.raises(DivergenceError, match=rf"diverged: the objective grew from .*{remedy}"):
+        CGVRRegressor(solver=solver, random_state=0).fit(X, y)

@@ -859,8 +859,9 @@ def test_returned_iterate_last_for_the_paper_best_for_lbfgs(solver):
     earlier one had a lower objective; 'lbfgs' (ours) returns the lowest-objective iterate."""
     T = make_triplets(20, 400, 2, random_state=1)
     seen = []
-    # a first step far too long: the epoch ends above the start (SVRG-SBB)
-    est = OrdinalEmbedding(2, solver=solver, max_iter=3, tol=0.0, eta0=1.0, random_state=0,
+    # a first step too long: the epoch ends above the start (SVRG-SBB; 1.4 -> 80 -> 10 ->
+    # 2.4; eta0=1 now diverges, 1.4 -> 1e26, a DivergenceError)
+    est = OrdinalEmbedding(2, solver=solver, max_iter=3, tol=0.0, eta0=0.3, random_state=0,
                            callback=lambda r: seen.append(r) and False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -1146,3 +1147,38 @@ def test_best_objective_is_the_lowest_recorded_one():
     monitor = FitMonitor("test")
     result = solve(OrdinalProblem(Q, n), params, monitor)
     assert result.extra["best_objective"] == monitor.history()["objective"].min()
+
+
+@pytest.mark.parametrize("solver, loss, n_triplets", [("svrg_sbb", "ste", 1), ("svrg", "gnmds", 1),
+                                                      ("sgd", "gnmds", 1), ("gd", "gnmds", 11)])
+def test_a_fit_that_only_rises_is_not_silent(solver, loss, n_triplets):
+    """On a handful of triplets the automatic step of the paper's solvers overshoots and the
+    objective only grows (1 triplet: 4.4 -> 4.7e12), which no check saw: the warning for a
+    risen objective measured the rise against the decrease from the start, here 0, and only
+    an infinite objective raised.  A growth beyond 1e4 times the start is now a
+    DivergenceError, and a smaller one above the start a ConvergenceWarning."""
+    from skstoch._solvers import DivergenceError
+
+    T = (np.array([[0, 1, 2]]) if n_triplets == 1
+         else make_triplets(n_objects=8, n_triplets=n_triplets, random_state=1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            OrdinalEmbedding(solver=solver, loss=loss, random_state=0).fit(T)
+        except DivergenceError as error:
+            assert "diverged: the objective grew from" in str(error)
+            return
+    assert any(issubclass(w.category, ConvergenceWarning) for w in caught), caught
+
+
+def test_the_warning_for_an_objective_that_never_fell():
+    """warn_if_risen: a plateau stop whose best objective is the start and whose last
+    iterate is above it warns (it divided by a decrease of 0 and stayed silent)."""
+    from skstoch._solvers import SolverResult
+    from skstoch._solvers.ordinal import warn_if_risen
+
+    result = SolverResult(x=None, n_iter=5, converged=True, criterion=0.0,
+                          extra={"best_objective": 2.0, "objective": 50.0,
+                                 "start_objective": 2.0})
+    with pytest.warns(ConvergenceWarning, match=r"above its value at the start \(2\)"):
+        warn_if_risen(result, "OrdinalEmbedding", 1e-5)

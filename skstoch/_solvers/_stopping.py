@@ -74,13 +74,14 @@ class Plateau:
         self.no_improvement = 0
 
 
-def check_divergence(value, start, solver_name, where, factor=1e4):
+def check_divergence(value, start, solver_name, where, factor=1e4,
+                     remedy="decrease the step size (eta0)"):
     """Raise :class:`DivergenceError` when an objective grew beyond ``factor`` times
     ``max(start, 1)``, its value at the start of the fit."""
     if value > factor * max(start, 1.0):
         raise DivergenceError(
             f"{solver_name} diverged: the objective grew from {start:.3g} to {value:.3g} "
-            f"after {where}; decrease the step size (eta0).")
+            f"after {where}; {remedy}.")
 
 
 class RelativeChangeStop:

@@ -27,6 +27,7 @@ from ..utils._dataset import checked_row_sqnorms, dataset_matrix
 from ._fit_cache import FitCache
 from ._monitor import SCALERS, check_finite_iterate
 from ._result import SolverResult
+from ._stopping import check_divergence
 from ._stationarity import column_moments, gradient_ratio, warn_if_far
 from ._svrg import svrg
 
@@ -97,6 +98,18 @@ class CGVRParams:
     tol: float
     n_threads: int = 1
 
+
+
+def check_outer_divergence(run, k, objective):
+    """:func:`check_divergence` of outer iteration ``k``'s objective against the start's
+    (``k == 0``, kept on ``run``): a blow-up that stays finite (1e306) would otherwise end as
+    a mere ConvergenceWarning."""
+    if k == 0:
+        run.start_objective = objective
+        return
+    check_divergence(objective, run.start_objective, run.monitor.solver_name, f"iteration {k}",
+                     remedy=("decrease the step size (eta0)" if "svrg" in run.params.solver
+                             else "use solver='cg' (full-batch, a descent method)"))
 
 class FitShared(FitCache):
     """What the heads of one fit share (``problem.shared``): the resolved ``params``, the
@@ -266,6 +279,7 @@ class _Run:
     def record(self, k, x, objective, snapshot=None, step=None):
         """One history entry for outer iteration k (0: the start)."""
         x = x[:self.d]
+        check_outer_divergence(self, k, objective)
         if k == 0:
             return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
                                        step_size=0.0, passes=self.passes, x=x,

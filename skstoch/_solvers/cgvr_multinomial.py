@@ -33,8 +33,8 @@ from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._stationarity import column_moments, gradient_ratio
 from ._svrg import svrg
-from .cgvr import (INNER_COLUMNS_AT_START, _cg_beta, _cg_loop, _safeguard_rejects, row_bound,
-                   shrink_first_step, warn_if_far_after_tol)
+from .cgvr import (INNER_COLUMNS_AT_START, _cg_beta, _cg_loop, _safeguard_rejects,
+                   check_outer_divergence, row_bound, shrink_first_step, warn_if_far_after_tol)
 
 CRITERION = "max |gradient|"
 STATS = ("restarts", "skipped_steps", "line_search_evals")
@@ -326,6 +326,7 @@ class _Run:
 
     def record(self, k, x, objective, snapshot=None, step=None):
         w = x[:, :-1]
+        check_outer_divergence(self, k, objective)
         if k == 0:
             return self.monitor.record(iteration=0, objective=objective, grad_max=self.crit,
                                        step_size=0.0, passes=self.passes, x=w,

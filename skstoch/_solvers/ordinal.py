@@ -17,7 +17,7 @@ from ..utils import single_thread_blas
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._step_size import curvature_step, decaying_step, probe_curvature
-from ._stopping import BestObjectiveWindow
+from ._stopping import BestObjectiveWindow, check_divergence
 from ._svrg import svrg
 
 __all__ = ["OrdinalParams", "OrdinalProblem", "satisfied", "solve", "warn_if_risen",
@@ -116,7 +116,7 @@ def solve(problem, params, monitor, state=None):
     with single_thread_blas():
         objective = _Objective(_make_loss(params), problem.Q)
         x0 = _initial_embedding(problem, params)
-        start = _check_finite_start(objective, x0, params)
+        start = objective.start_value = _check_finite_start(objective, x0, params)
         eta0, epsilon = _resolve_steps(objective, x0, params)
         result = _RUNNERS[params.solver](objective, x0, eta0, epsilon, params, monitor)
         value = objective.value(result.x)
@@ -164,19 +164,22 @@ def warn_if_risen(result, solver_name, tol):
     best = extra["best_objective"]
     excess = extra["objective"] - best
     drop = extra["start_objective"] - best
-    rise = excess / drop if drop > 0.0 else 0.0
-    if (result.converged and rise > RISE_TOLERANCE
+    # no decrease at all (the best is the start) and a rise: the fit only went up
+    rise = excess / drop if drop > 0.0 else (np.inf if excess > 0.0 else 0.0)
+    if not (result.converged and rise > RISE_TOLERANCE
             and excess > tol * max(abs(best), 1.0)):
-        warnings.warn(
-            f"{solver_name} stopped because the best objective improved by less than "
-            f"tol={tol:.3g}, but the objective rose meanwhile: the returned embedding (the "
-            f"last iterate) has objective {extra['objective']:.4g}, above the lowest "
-            f"one recorded ({best:.4g}) by {rise:.2g} of the "
-            f"decrease from the start (above {RISE_TOLERANCE:g}). The steps overshoot: pass "
-            "a smaller eta0, or solver='lbfgs' (which returns the best iterate).",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+        return
+    how = (f"above the lowest one recorded ({best:.4g}) by {rise:.2g} of the decrease from "
+           f"the start (above {RISE_TOLERANCE:g})" if drop > 0.0 else
+           f"above its value at the start ({best:.4g}), the lowest one recorded")
+    warnings.warn(
+        f"{solver_name} stopped because the best objective improved by less than "
+        f"tol={tol:.3g}, but the objective rose meanwhile: the returned embedding (the "
+        f"last iterate) has objective {extra['objective']:.4g}, {how}. The steps "
+        "overshoot: pass a smaller eta0, or solver='lbfgs' (which returns the best iterate).",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
 
 
 def _check_finite_start(objective, x0, params):
@@ -269,6 +272,7 @@ class _Objective:
         self.inv_m = 1.0 / Q.shape[0]
         self.best_value = np.inf
         self.best_x = None
+        self.start_value = None     # at the initial embedding, set by solve
         self._last = (None, None, None)     # x, value, gradient (None: not computed)
 
     def _cached(self, x):
@@ -325,6 +329,7 @@ def _svrg(objective, x0, eta0, epsilon, params, monitor):
     stop = _stop(params)
 
     def record(epoch, x, value, grad, step):
+        check_divergence(value, objective.start_value, monitor.solver_name, f"epoch {epoch}")
         if stop.reached or epoch == params.max_iter:
             step = np.nan    # no epoch starts at the last record
         return monitor.record(iteration=epoch, epoch=epoch, objective=value, step_size=step,
@@ -354,7 +359,7 @@ def _sgd(objective, x0, eta0, epsilon, params, monitor):
         _ordinal.sgd_inner(tables, x, step, 1 + epoch)
         return x
 
-    return _iterate(x0, evaluate, advance, params, monitor, "epoch")
+    return _iterate(x0, evaluate, advance, params, monitor, "epoch", objective.start_value)
 
 
 def _gd(objective, x0, eta0, epsilon, params, monitor):
@@ -368,17 +373,20 @@ def _gd(objective, x0, eta0, epsilon, params, monitor):
     def advance(x, it, grad):
         return x - eta0 * grad
 
-    return _iterate(x0, evaluate, advance, params, monitor, "iteration")
+    return _iterate(x0, evaluate, advance, params, monitor, "iteration",
+                    objective.start_value)
 
 
-def _iterate(x, evaluate, advance, params, monitor, unit):
+def _iterate(x, evaluate, advance, params, monitor, unit, start):
     """Outer loop of the ``'sgd'`` and ``'gd'`` baselines: record at the iterate
     (``evaluate(x, it) -> (record, work)``), stop on the criterion of :func:`_stop`, else
-    step (``advance(x, it, work) -> x_new``, a new array)."""
+    step (``advance(x, it, work) -> x_new``, a new array); ``start`` is the objective at the
+    initial embedding (:func:`check_divergence`)."""
     stop = _stop(params)
     n_iter = 0
     for it in range(params.max_iter + 1):
         values, work = evaluate(x, it)
+        check_divergence(values["objective"], start, monitor.solver_name, f"{unit} {it}")
         stop.update(values["objective"])
         if stop.reached or it == params.max_iter:
             values["step_size"] = np.nan    # no step is taken from the last record
