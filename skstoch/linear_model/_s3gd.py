@@ -198,7 +198,10 @@ _SOLVER_DOC = """
         classification losses); it uses none of the step, anchor, batch and epoch
         parameters, copies the working sets' columns of X (dense: at most X's size; sparse:
         in CSC form, all of X once those columns would hold half of its entries), and reaches
-        the optimum to the precision ``tol`` asks.
+        the optimum to the precision ``tol`` asks.  It takes the l2 penalty too: on small
+        data, or with far from uniform sample weights, it reaches the optimum sooner than
+        the stochastic solvers, whose plateau stop can come well above it (user guide,
+        "Practical advice").
     anchor_epochs : int, default=0
         ``solver='hybrid'`` only: epochs with the anchor correction (S3GD) before the switch
         to Prox-SVRG; 0 runs Prox-SVRG from the start and builds no anchor graph.  The default
