@@ -8,6 +8,7 @@ only when the input is a Dask array.
 """
 import copy
 from functools import partial
+from numbers import Number
 
 import numpy as np
 from sklearn.utils._available_if import available_if
@@ -212,7 +213,7 @@ class DaskFitMixin:
 
         X = _check_dask_X(self, X)
         y = _rows_like(y, X, "y")
-        if sample_weight is not None and np.ndim(sample_weight) == 0:
+        if isinstance(sample_weight, Number):
             # a number weighs every row alike: unit weights, after the in-memory checks
             check_sample_weight(sample_weight, np.empty((1, 1)))
             sample_weight = None

@@ -1,6 +1,6 @@
 """Validation helpers shared by the estimators (on top of scikit-learn's ``validate_data``)."""
 import copy
-from numbers import Integral, Real
+from numbers import Integral, Number, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -255,7 +255,7 @@ def check_sample_weight(sample_weight, X, name="sample_weight"):
     if sample_weight is not None and not isinstance(sample_weight, (int, float)):
         reject_string_input(sample_weight, name)
     sw = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
-    if sample_weight is not None and np.ndim(sample_weight) == 0:
+    if isinstance(sample_weight, Number):   # as scikit-learn tells a number (not np.ndim)
         # scikit-learn fills a number in without checking it (inf fitted, nan was 'every
         # sample has weight zero')
         assert_all_finite(sw[:1], input_name=name)
