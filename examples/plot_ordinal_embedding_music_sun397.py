@@ -74,6 +74,7 @@ def shown(value):
     """A metric as printed: 'diverged' for a method whose fit diverged in every seed."""
     return "diverged" if np.isnan(value) else f"{value:.3f}"
 
+
 EPSILON = 0.01     # the paper's absolute SBB stabilizer (its reference code: 1e-5 to 2.5e-2)
 if FAST:
     losses = ["gnmds", "ste"]
