@@ -117,12 +117,20 @@ class FitMonitor:
         # inf / nan: the criterion compares records that the budget never reached
         state = (f"is {value:.3g}, above tol={tol:.3g}" if np.isfinite(value) else
                  f"could not be measured yet (too few iterations; tol={tol:.3g})")
+        objectives = [r["objective"] for r in self.records
+                      if isinstance(r.get("objective"), float)]
+        if len(objectives) >= 2 and objectives[0] < objectives[-1]:
+            # the fit ended above its start: more iterations of the same steps will not help
+            advice = (f"The objective rose over the fit, from {objectives[0]:.4g} to "
+                      f"{objectives[-1]:.4g}: the steps overshoot. Decrease the step size or "
+                      f"use another solver.")
+        else:
+            advice = ("Increase max_iter, loosen tol or check the step size"
+                      + ("; features of very different scales slow the fit: standardize them "
+                         f"(for example with {SCALERS})." if self.scale_hint else "."))
         warnings.warn(
             f"{self.solver_name} did not converge: after max_iter={max_iter} iterations the "
-            f"{criterion} {state}. Increase max_iter, loosen tol or check the step size"
-            + ("; features of very different scales slow the fit: standardize them (for "
-               f"example with {SCALERS})." if self.scale_hint
-               else "."),
+            f"{criterion} {state}. {advice}",
             ConvergenceWarning,
             stacklevel=3,
         )
