@@ -350,13 +350,13 @@ class BaseLinearClassifier(LinearClassifierMixin, SparseCoefMixin, BaseLinearMod
             )
         sample_weight = check_sample_weight(sample_weight, X)
         class_weight = getattr(self, "class_weight", None)
-        if class_weight == "balanced":
-            weights = balanced_class_weights(
-                np.bincount(y_encoded, weights=sample_weight, minlength=n_classes))
-            sample_weight = sample_weight * weights[y_encoded]
-        elif class_weight is not None:
-            weights = check_class_weights(
-                compute_class_weight(class_weight, classes=classes, y=y), classes)
+        if class_weight is not None:
+            if class_weight == "balanced":
+                weights = balanced_class_weights(
+                    np.bincount(y_encoded, weights=sample_weight, minlength=n_classes))
+            else:
+                weights = check_class_weights(
+                    compute_class_weight(class_weight, classes=classes, y=y), classes)
             sample_weight = sample_weight * weights[y_encoded]
         sample_weight = normalize_sample_weight(sample_weight)
         heads = [1] if n_classes == 2 else range(n_classes)

@@ -676,7 +676,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
         fitted = dict(
             classes_=classes, n_labeled_=n_l, n_unlabeled_=n_u, C_=params.C,
             C_star_=params.C_star, gamma_=gamma, gamma_cv_scores_=cv_scores,
-            n_components_=params.n_components, eta0_=float(params.step_sizes[0]), seed_=result.extra["seed"],
+            n_components_=params.n_components, eta0_=float(params.step_sizes[0]),
+            seed_=result.extra["seed"],
             restart_objectives_=result.extra["restart_objectives"], n_iter_=result.n_iter,
             intercept_=result.intercept, alpha_=result.x,
             step_sizes_=result.extra["step_sizes"],

@@ -108,8 +108,8 @@ def _chunk_pass(block, y, sw, x, loss_spec, n_total, stats):
     ``extra`` is ``(whether every value is finite, max sw_i (||x_i||^2 + 1), bytes of the
     chunk's rows once gathered)`` (else None)."""
     X = _as_chunk(block)
-    y = np.ascontiguousarray(_as_chunk(y, "y"), dtype=np.float64).reshape(-1)
-    sw = np.ascontiguousarray(_as_chunk(sw, "sample_weight"), dtype=np.float64).reshape(-1)
+    y = _as_chunk(y, "y").reshape(-1)
+    sw = _as_chunk(sw, "sample_weight").reshape(-1)
     _check_chunk_shape(X, y.shape[0], x.shape[0] - 1)   # x ends with the intercept
     n_c, d = X.shape
     sums = np.zeros(d + 3)

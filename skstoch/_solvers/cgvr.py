@@ -99,7 +99,6 @@ class CGVRParams:
     n_threads: int = 1
 
 
-
 def check_outer_divergence(run, k, objective):
     """:func:`check_divergence` of outer iteration ``k``'s objective against the start's
     (``k == 0``, kept on ``run``): a blow-up that stays finite (1e306) would otherwise end as
@@ -110,6 +109,7 @@ def check_outer_divergence(run, k, objective):
     check_divergence(objective, run.start_objective, run.monitor.solver_name, f"iteration {k}",
                      remedy=("decrease the step size (eta0)" if "svrg" in run.params.solver
                              else "use solver='cg' (full-batch, a descent method)"))
+
 
 class FitShared(FitCache):
     """What the heads of one fit share (``problem.shared``): the resolved ``params``, the

@@ -54,7 +54,7 @@ def _chunk_pass(block, y, sw, x, n_classes, fit_intercept, n_total, stats):
     the chunk's rows once gathered, max sw_i)`` (else None)."""
     X = _as_chunk(block)
     y = np.asarray(y).reshape(-1).astype(np.intp)
-    sw = np.ascontiguousarray(_as_chunk(sw, "sample_weight"), dtype=np.float64).reshape(-1)
+    sw = _as_chunk(sw, "sample_weight").reshape(-1)
     _check_chunk_shape(X, y.shape[0], np.size(x) // n_classes - 1)   # (K, d + 1) coefficients
     n_c, d = X.shape
     sums = np.zeros(n_classes * (d + 1) + 2)

@@ -289,10 +289,10 @@ class DaskClassifierMixin(DaskFitMixin):
                 f"{type(self).__name__} needs samples of at least 2 classes in the data, "
                 f"but the data contains only one class: {np.asarray(classes[0]).item()!r}.")
         self._dask_check_classes(len(classes))
+        codes = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.intp)   # lazy
         class_weight = getattr(self, "class_weight", None)
         if class_weight is not None:
             if class_weight == "balanced":
-                codes = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.intp)
                 # weighted class counts, of weights rescaled so that their sums stay finite
                 weights = balanced_class_weights(da.bincount(
                     codes, weights=rescale_sample_weight(sw), minlength=len(classes)).compute())
@@ -300,11 +300,9 @@ class DaskClassifierMixin(DaskFitMixin):
                 from sklearn.utils import compute_class_weight
                 weights = check_class_weights(
                     compute_class_weight(class_weight, classes=classes, y=classes), classes)
-            sw = sw * y.map_blocks(lambda b: weights[np.searchsorted(classes, b)],
-                                   dtype=np.float64)
+            sw = sw * codes.map_blocks(lambda c: weights[c], dtype=np.float64)
         if self._multinomial(len(classes)):
             # one multinomial problem, whose target is the class index
-            codes = y.map_blocks(lambda b: np.searchsorted(classes, b), dtype=np.intp)
             return [codes], sw, {"classes_": classes}
         heads = [1] if len(classes) == 2 else range(len(classes))
         targets = [da.where(y == classes[k], 1.0, -1.0) for k in heads]
