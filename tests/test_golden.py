@@ -124,10 +124,11 @@ def _cases():
             loss=l, solver="s3gd", **s3gd), _classification)
     for init_step in (None, "line_search"):
         add(f"S3GDClassifier-hybrid-init_step={init_step}",
-            lambda i=init_step: skstoch.S3GDClassifier(init_step=i, alpha=1e-2, **s3gd),
+            lambda i=init_step: skstoch.S3GDClassifier(solver="hybrid", init_step=i,
+                                                       alpha=1e-2, **s3gd),
             _classification)
     add("S3GDClassifier-hybrid-auto-alpha=1e-2",
-        lambda: skstoch.S3GDClassifier(alpha=1e-2, **s3gd), _classification)
+        lambda: skstoch.S3GDClassifier(solver="hybrid", alpha=1e-2, **s3gd), _classification)
     add("S3GDClassifier-s3gd-adaptive-options", lambda: skstoch.S3GDClassifier(
         solver="s3gd", learning_rate="adaptive", kernel_width="paper", anchor_method="random",
         track_objective=True, **s3gd), _classification)
@@ -141,7 +142,8 @@ def _cases():
         penalty="l1", alpha=1e-2, solver="cd", random_state=0),
         lambda: _classification(3, sparse=True))
     add("S3GDClassifier-hybrid-multiclass-sparse",   # one-vs-rest, the default before 21.2
-        lambda: skstoch.S3GDClassifier(class_weight="balanced", multi_class="ovr", **s3gd),
+        lambda: skstoch.S3GDClassifier(solver="hybrid", class_weight="balanced",
+                                       multi_class="ovr", **s3gd),
         lambda: _classification(3, sparse=True))
     # multinomial Prox-SVRG (issue 21.2)
     add("S3GDClassifier-hybrid-multinomial",
@@ -158,12 +160,18 @@ def _cases():
     for solver in ("hybrid", "s3gd", "ssgd"):   # long enough for the auto inner lengths
         add(f"S3GDClassifier-{solver}-n1200", lambda s=solver: skstoch.S3GDClassifier(
             solver=s, **s3gd), lambda: _classification(2, n=1200, d=8))
-    add("S3GDRegressor-hybrid-n1200-sparse", lambda: skstoch.S3GDRegressor(**s3gd),
+    add("S3GDRegressor-hybrid-n1200-sparse",
+        lambda: skstoch.S3GDRegressor(solver="hybrid", **s3gd),
         lambda: _regression(sparse=True, n=1200, d=8))
     add("S3GDRegressor-hybrid-multioutput-sparse",
-        lambda: skstoch.S3GDRegressor(**s3gd), lambda: _regression(sparse=True, n_targets=2))
+        lambda: skstoch.S3GDRegressor(solver="hybrid", **s3gd),
+        lambda: _regression(sparse=True, n_targets=2))
     add("S3GDClassifier-hybrid-warm_start",
-        lambda: _WarmRefit(skstoch.S3GDClassifier(warm_start=True, **s3gd)), _classification)
+        lambda: _WarmRefit(skstoch.S3GDClassifier(solver="hybrid", warm_start=True, **s3gd)),
+        _classification)
+    # the default: solver='auto' is 'cd' below CD_BELOW_ROWS rows (not multinomial)
+    add("S3GDClassifier-auto", lambda: skstoch.S3GDClassifier(random_state=0), _classification)
+    add("S3GDRegressor-auto", lambda: skstoch.S3GDRegressor(random_state=0), _regression)
 
     # ConstrainedLasso
     for solver in ("auto", "fista", "epro_sgd", "epro_orda", "epro_svrg", "sgd", "oneproj"):

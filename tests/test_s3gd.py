@@ -378,7 +378,7 @@ def test_log_loss_reaches_noise_floor_and_decay_removes_it():
         const = S3GDClassifier(solver="s3gd", **kw).fit(X, y)
         decay = S3GDClassifier(solver="s3gd", learning_rate="adaptive", **kw).fit(X, y)
         sgd = S3GDClassifier(solver="sgd", **kw).fit(X, y)
-    hybrid = S3GDClassifier(alpha=alpha, tol=1e-10, max_iter=100, anchor_epochs=1,
+    hybrid = S3GDClassifier(solver="hybrid", alpha=alpha, tol=1e-10, max_iter=100, anchor_epochs=1,
                             warmup_epochs=0, init_step=None, random_state=0).fit(X, y)
     gap = lambda c: _objective("log_loss", X, ys, c.coef_[0], c.intercept_[0], alpha) - fstar  # noqa
     assert 0 <= gap(const) < 2e-3          # the documented constant-step floor (user guide)
@@ -491,7 +491,8 @@ def test_two_threads_fit_one_object_at_once(solver):
 
 def test_reproducible_and_seed_matters():
     X, y = _cancer()
-    fits = [S3GDClassifier(anchor_epochs=1, random_state=s).fit(X, y) for s in (1, 1, 2)]
+    fits = [S3GDClassifier(solver="hybrid", anchor_epochs=1, random_state=s).fit(X, y)
+            for s in (1, 1, 2)]
     np.testing.assert_array_equal(fits[0].coef_, fits[1].coef_)
     np.testing.assert_array_equal(fits[0].anchor_indices_, fits[1].anchor_indices_)
     assert not np.array_equal(fits[0].coef_, fits[2].coef_)
@@ -523,7 +524,7 @@ def test_sample_weight_and_class_weight():
 
 def test_warm_start_history_callback_verbose(capsys):
     X, y = _cancer()
-    clf = S3GDClassifier(max_iter=3, tol=0, track_objective=True, warm_start=True,
+    clf = S3GDClassifier(solver="hybrid", max_iter=3, tol=0, track_objective=True, warm_start=True,
                          init_step=None, random_state=0, verbose=1)
     with pytest.warns(ConvergenceWarning, match="relative objective improvement"):
         clf.fit(X, y)
@@ -542,7 +543,8 @@ def test_warm_start_history_callback_verbose(capsys):
         clf.fit(X, y)
     assert clf.history_["objective"][0] < first     # resumed from the previous coef_
     seen = []
-    cb = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 2,
+    cb = S3GDClassifier(solver="hybrid", max_iter=50,
+                        callback=lambda r: seen.append(r["x"]) or len(seen) == 2,
                         init_step=None, random_state=0).fit(X, y)
     # the second record is the warm-up after 1/8 of the pass: the fit stops inside it
     assert cb.n_iter_ == 1 and seen[0].shape == (X.shape[1],)
@@ -551,7 +553,8 @@ def test_warm_start_history_callback_verbose(capsys):
     # without track_objective the warm-up records the chunk's progressive loss
     assert list(cb.history_["objective_kind"]) == ["estimate", "estimate"]
     seen.clear()
-    cb6 = S3GDClassifier(max_iter=50, callback=lambda r: seen.append(r["x"]) or len(seen) == 6,
+    cb6 = S3GDClassifier(solver="hybrid", max_iter=50,
+                         callback=lambda r: seen.append(r["x"]) or len(seen) == 6,
                          init_step=None, random_state=0).fit(X, y)
     assert cb6.n_iter_ == 2 and list(cb6.history_["solver"][-2:]) == ["sgd_warmup", "svrg"]
 
@@ -583,10 +586,13 @@ def test_bad_input_and_divergence():
     with pytest.raises(ValueError, match="class"):
         S3GDClassifier().fit(X, np.zeros(len(y)))
     with pytest.raises(FloatingPointError, match="step size"):
-        S3GDRegressor(eta0=1e3, penalty=None).fit(X, X @ np.ones(X.shape[1]) * 1e3)
+        S3GDRegressor(solver="hybrid", eta0=1e3, penalty=None).fit(
+            X, X @ np.ones(X.shape[1]) * 1e3)
     # entries near the float maximum: no NaN in X, but ||x||^2 overflows (reliability finding)
     huge = np.sign(X) * np.finfo(np.float64).max
-    for est, target in ((S3GDClassifier(), y), (S3GDRegressor(), X[:, 0])):
+    # 'auto' runs 'cd' on these rows ('cd' returned zeros with a ConvergenceWarning)
+    for est, target in [(S3GDClassifier(solver=s), y) for s in ("auto", "cd", "hybrid")] + \
+            [(S3GDRegressor(solver=s), X[:, 0]) for s in ("auto", "cd", "hybrid")]:
         for Xh in (huge, sp.csr_matrix(huge)):
             with pytest.raises(ValueError, match="X is too large.*scale"):
                 est.fit(Xh, target)
@@ -597,7 +603,8 @@ def test_bad_input_and_divergence():
 @pytest.mark.filterwarnings("ignore:.*likely far from:sklearn.exceptions.ConvergenceWarning")
 def test_tiny_problems_clamp_anchors_and_batch():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
-    clf = S3GDClassifier(n_anchors=50, n_neighbors=10, batch_size=10, anchor_epochs=1,
+    clf = S3GDClassifier(solver="hybrid", n_anchors=50, n_neighbors=10, batch_size=10,
+                         anchor_epochs=1,
                          random_state=0)
     clf.fit(X, [0, 1, 1])
     assert clf.n_anchors_ == 3 and np.all(np.isfinite(clf.coef_))
@@ -638,7 +645,8 @@ def test_hybrid_snapshot_objective_is_exact_and_phases():
     X, y = _cancer()
     ys, alpha = 2.0 * y - 1, 1e-2
     iterates = []
-    clf = S3GDClassifier(alpha=alpha, fit_intercept=False, max_iter=4, tol=0, anchor_epochs=1,
+    clf = S3GDClassifier(solver="hybrid", alpha=alpha, fit_intercept=False, max_iter=4, tol=0,
+                         anchor_epochs=1,
                          warmup_epochs=0, init_step=None, n_iter_no_change=100,
                          random_state=0, callback=lambda r: iterates.append(r["x"].copy()) and False)
     with warnings.catch_warnings():
@@ -662,7 +670,8 @@ def test_anchor_epochs_zero_is_prox_svrg_and_n_inner_auto():
     kw = dict(alpha=1e-3, max_iter=3, tol=0, n_iter_no_change=100, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        h0 = S3GDClassifier(anchor_epochs=0, warmup_epochs=0, init_step=None, **kw).fit(X, y)
+        h0 = S3GDClassifier(solver="hybrid", anchor_epochs=0, warmup_epochs=0, init_step=None,
+                            **kw).fit(X, y)
         sv = S3GDClassifier(solver="svrg", **kw).fit(X, y)
     assert not hasattr(h0, "anchor_indices_")          # no anchor graph built
     np.testing.assert_array_equal(h0.coef_, sv.coef_)  # 'auto': one snapshot per epoch, 1/(4L_b)
@@ -793,18 +802,18 @@ def test_warmup_is_one_pass_without_replacement_then_prox_svrg():
         rel = {}
         for name, extra in [("warmup", {}), ("svrg_epoch", dict(warmup_epochs=0)),
                             ("sgd_with_replacement", dict(solver="sgd"))]:
-            one = S3GDClassifier(max_iter=1, **kw, **extra).fit(X, y)
+            one = S3GDClassifier(max_iter=1, **kw, **{"solver": "hybrid", **extra}).fit(X, y)
             rel[name] = (_objective("log_loss", X, ys, one.coef_[0], 0.0, alpha) - fstar) / fstar
         # measured: 9.0e-6 (round 5, per-sample pass; 2.4e-5 with the round-4 mini-batch pass)
         # vs 6.3e-4 (a Prox-SVRG epoch from 0) and 7.0e-3 (constant-step SGD with replacement)
         assert 0 <= rel["warmup"] < 1e-4
         assert rel["warmup"] < rel["svrg_epoch"] / 10
         assert rel["warmup"] < rel["sgd_with_replacement"] / 100
-        three = S3GDClassifier(max_iter=3, warm_start=True, **kw).fit(X, y)
+        three = S3GDClassifier(solver="hybrid", max_iter=3, warm_start=True, **kw).fit(X, y)
         assert list(three.history_["solver"]) == ["sgd_warmup"] * 5 + ["svrg", "svrg"]
         three.set_params(max_iter=2).fit(X, y)         # warm start: no second warm-up
         assert list(three.history_["solver"]) == ["svrg", "svrg"]
-        plain = S3GDClassifier(max_iter=2, warmup_epochs=0, **kw).fit(X, y)
+        plain = S3GDClassifier(solver="hybrid", max_iter=2, warmup_epochs=0, **kw).fit(X, y)
         svrg = S3GDClassifier(max_iter=2, solver="svrg", **kw).fit(X, y)
     np.testing.assert_array_equal(plain.coef_, svrg.coef_)
 
@@ -928,9 +937,10 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
         warnings.simplefilter("ignore", ConvergenceWarning)
         assert S3GDClassifier().init_step == "auto"         # measured default (user guide)
         kw["init_step"] = "line_search"
-        clf = S3GDClassifier(callback=lambda r: seen.append(r["x"]) and False, **kw).fit(X, y)
-        old = S3GDClassifier(**{**kw, "init_step": None}).fit(X, y)
-        stop = S3GDClassifier(callback=lambda r: True, **kw).fit(X, y)
+        clf = S3GDClassifier(solver="hybrid", callback=lambda r: seen.append(r["x"]) and False,
+                             **kw).fit(X, y)
+        old = S3GDClassifier(solver="hybrid", **{**kw, "init_step": None}).fit(X, y)
+        stop = S3GDClassifier(solver="hybrid", callback=lambda r: True, **kw).fit(X, y)
     h = clf.history_
     # round 11: the start replaces the SGD warm-up (Prox-SVRG follows it directly)
     assert list(h["solver"]) == ["line_search", "svrg", "svrg"]
@@ -948,8 +958,9 @@ def test_line_search_start_is_the_first_record_and_none_is_previous_behaviour():
     # ... and with an l1 part the start is skipped: default == None bitwise
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        a = S3GDClassifier(penalty="elasticnet", **kw).fit(X, y)
-        b = S3GDClassifier(penalty="elasticnet", **{**kw, "init_step": None}).fit(X, y)
+        a = S3GDClassifier(solver="hybrid", penalty="elasticnet", **kw).fit(X, y)
+        b = S3GDClassifier(solver="hybrid", penalty="elasticnet",
+                           **{**kw, "init_step": None}).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert "line_search" not in list(a.history_["solver"])
 
@@ -970,7 +981,7 @@ def test_start_replaces_warmup_and_auto_decides_on_conditioning():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         good = 2.0 * c_lam   # well conditioned: the start is taken and not undone
-        fits = [S3GDClassifier(alpha=good, init_step=s, **kw).fit(Xin, y)
+        fits = [S3GDClassifier(solver="hybrid", alpha=good, init_step=s, **kw).fit(Xin, y)
                 for s in ("auto", "line_search") for Xin in (X, sp.csr_matrix(X))]
         for f in fits:
             h = f.history_
@@ -979,8 +990,8 @@ def test_start_replaces_warmup_and_auto_decides_on_conditioning():
         np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=1e-10, atol=1e-14)
         np.testing.assert_array_equal(fits[0].coef_, fits[2].coef_)   # same path
         bad = 0.5 * c_lam    # not well conditioned: 'auto' is init_step=None
-        a = S3GDClassifier(alpha=bad, init_step="auto", **kw).fit(X, y)
-        o = S3GDClassifier(alpha=bad, init_step=None, **kw).fit(X, y)
+        a = S3GDClassifier(solver="hybrid", alpha=bad, init_step="auto", **kw).fit(X, y)
+        o = S3GDClassifier(solver="hybrid", alpha=bad, init_step=None, **kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, o.coef_)
     assert "line_search" not in list(a.history_["solver"])
     assert list(a.history_["solver"]).count("sgd_warmup") == 5
@@ -1097,7 +1108,7 @@ def test_convergence_warning_before_the_criterion_exists_says_so():
     said the improvement "is inf, above tol"; it now says it could not be measured yet."""
     X, y = make_classification(n_samples=60, n_features=4, random_state=0)
     with pytest.warns(ConvergenceWarning) as rec:
-        S3GDClassifier(max_iter=1, random_state=0).fit(X, y)
+        S3GDClassifier(solver="hybrid", max_iter=1, random_state=0).fit(X, y)
     message = str(rec[0].message)
     assert "could not be measured yet" in message and "inf" not in message
 
@@ -1110,11 +1121,12 @@ def test_convergence_warning_before_the_criterion_exists_says_so():
 def test_plateau_stop_far_from_the_optimum_warns(load, tol):
     X, y = load(return_X_y=True)
     with pytest.warns(ConvergenceWarning, match="likely far from the optimum.*StandardScaler"):
-        clf = S3GDClassifier(tol=tol, random_state=0).fit(X, y)
+        clf = S3GDClassifier(solver="hybrid", tol=tol, random_state=0).fit(X, y)
     assert clf.score(X, y) < 0.95    # the fit the warning is about
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        clf = S3GDClassifier(tol=tol, random_state=0).fit(StandardScaler().fit_transform(X), y)
+        clf = S3GDClassifier(solver="hybrid", tol=tol, random_state=0).fit(
+            StandardScaler().fit_transform(X), y)
     assert clf.n_iter_ < clf.max_iter
 
 
@@ -1129,13 +1141,13 @@ def test_plateau_warning_advises_a_scaler_that_takes_sparse_input():
     X = X @ sp.diags(np.exp(rng.uniform(-3, 3, size=500)))
     y = (X @ rng.normal(size=500) > 0).astype(int)
     with pytest.warns(ConvergenceWarning, match="MaxAbsScaler for sparse X"):
-        S3GDClassifier(random_state=0).fit(X, y)
+        S3GDClassifier(solver="hybrid", random_state=0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        S3GDClassifier(random_state=0).fit(MaxAbsScaler().fit_transform(X), y)
+        S3GDClassifier(solver="hybrid", random_state=0).fit(MaxAbsScaler().fit_transform(X), y)
 
 
-@pytest.mark.parametrize("solver", ["auto", "svrg"])
+@pytest.mark.parametrize("solver", ["hybrid", "svrg"])
 def test_plateau_check_covers_the_regressor(solver):
     # raw diabetes: training R2 0.45 where 20,000 epochs reach 0.49 and Ridge() 0.52
     X, y = load_diabetes(return_X_y=True, scaled=False)

@@ -21,8 +21,8 @@ from ._monitor import SCALERS
 __all__ = ["FAR_FROM_OPTIMUM", "column_moments", "far_threshold", "gradient_ratio",
            "warn_if_far"]
 
-# default fits stop at 0.0015-0.009 on standardized breast cancer, wine, iris, digits and
-# diabetes (at most 0.0114 over 20 cross-validation training folds of each); at 0.047-0.69
+# solver='hybrid' fits stop at 0.0015-0.009 on standardized breast cancer, wine, iris, digits
+# and diabetes (at most 0.0114 over 20 cross-validation training folds of each); at 0.047-0.69
 # on raw digits, diabetes, breast cancer and wine, all short of the optimum (training score
 # 0.998 / 0.45 / 0.92 / 0.70, where a long fit or LogisticRegression reaches 1.0 / 0.49+ /
 # 0.96 / 0.99); at 0.02 on raw iris, whose fit matches LogisticRegression's

@@ -24,7 +24,8 @@ import scipy.sparse as sp
 from .._fast._cd import (block_matvec, block_rmatvec, cd_epochs, loss_derivatives,
                          weighted_col_sqnorms)
 from ..utils import single_thread_blas
-from ..utils._dataset import dataset_matrix, full_margins, full_transpose_product
+from ..utils._dataset import (checked_row_sqnorms, dataset_matrix, full_margins,
+                              full_transpose_product, make_dataset)
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._s3gd_setup import S3GDShared
@@ -291,9 +292,10 @@ def _newton_subproblem(P, block, w, ws, b, st, tol):
     return b, sweeps, t
 
 
-def prepare(seed):
-    """What the problems of one fit share: a cache (the CSC copy of a sparse X)."""
-    return S3GDShared(seed, None, [])
+def prepare(X, seed):
+    """What the problems of one fit share: a cache (the CSC copy of a sparse X) and the
+    squared row norms (ValueError when one overflows: the gradients would not be finite)."""
+    return S3GDShared(seed, checked_row_sqnorms(make_dataset(X, float32=True)), [])
 
 
 def solve(problem, params, monitor, state=None):

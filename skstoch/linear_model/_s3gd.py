@@ -1,6 +1,7 @@
-"""Linear models of the S3GD paper (002): by default Prox-SVRG after one SGD pass (l2
-penalty; multinomial Prox-SVRG for a multiclass log loss) or working-set coordinate descent
-(l1 / elastic-net), the paper's S3GD with ``solver='s3gd'``.
+"""Linear models of the S3GD paper (002): by default working-set coordinate descent (l1 /
+elastic-net, and any penalty below ``CD_BELOW_ROWS`` rows) or Prox-SVRG after one SGD pass
+(l2 penalty from ``CD_BELOW_ROWS`` rows; multinomial Prox-SVRG for a multiclass log loss),
+the paper's S3GD with ``solver='s3gd'``.
 
 ``S3GDClassifier`` and ``S3GDRegressor`` minimise
 
@@ -8,8 +9,9 @@ penalty; multinomial Prox-SVRG for a multiclass log loss) or working-set coordin
 
 (``s_i`` the sample times class weights rescaled to sum to n, ``b`` unpenalised).  The default
 ``solver='auto'`` runs ``'cd'`` (working-set coordinate descent) when the penalty has an l1
-part, else ``'hybrid'``, which with ``anchor_epochs=0`` builds no anchor graph: one pass of
-per-sample SGD, then Prox-SVRG (Xiao & Zhang).  ``solver='s3gd'`` is Algorithm 1 of Mu, Liu & Fan
+part or X has fewer than ``CD_BELOW_ROWS`` rows, else ``'hybrid'``, which with
+``anchor_epochs=0`` builds no anchor graph: one pass of per-sample SGD, then Prox-SVRG (Xiao &
+Zhang).  ``solver='s3gd'`` is Algorithm 1 of Mu, Liu & Fan
 (proximal mini-batch steps with the anchor-graph control variate, Algorithm 2); the paper's
 baselines (mini-batch SGD, stratified SGD, Prox-SVRG) are ``'sgd'``, ``'ssgd'``, ``'svrg'``.
 """
@@ -23,7 +25,7 @@ from .._solvers import (_working_set, dask_fit, dask_multinomial, s3gd,
                         s3gd_multinomial)
 from ..base import STOCHASTIC_SOLVER_CONSTRAINTS, BaseLinearClassifier, BaseLinearRegressor
 from ._dask import (MULTINOMIAL_DASK_NOTES, S3GD_DASK_NOTES, DaskClassifierMixin,
-                    DaskRegressorMixin)
+                    DaskRegressorMixin, is_dask_array)
 
 _COMMON_CONSTRAINTS = {
     **STOCHASTIC_SOLVER_CONSTRAINTS,
@@ -51,6 +53,14 @@ _COMMON_CONSTRAINTS = {
 }
 
 
+# solver='auto' runs 'cd' below this many rows (in memory; not for a multinomial fit): on
+# standardized breast cancer 'hybrid' stopped on its plateau 8% above the optimum (digits
+# one-vs-rest 49%) where 'cd' stops within 4e-6 of it in half the time or less; on generated
+# problems 'cd' is as fast up to 5,000 rows, 'hybrid' faster from 20,000 rows at d = 100
+# (benchmarks/studies/s3gd_auto_crossover.py; user guide, "Choosing the default below 5,000
+# rows")
+CD_BELOW_ROWS = 5000
+
 # the solvers whose multiclass log loss can be multinomial (multinomial Prox-SVRG)
 _MULTINOMIAL_SOLVERS = ("auto", "hybrid", "svrg")
 
@@ -72,13 +82,27 @@ class _S3GDMixin:
             return alpha, 0.0
         return alpha * self.l1_ratio, alpha * (1.0 - self.l1_ratio)
 
-    def _resolved_solver(self, n_samples):
-        """``solver='auto'``: ``'cd'`` when the penalty has an l1 part, else ``'hybrid'``."""
+    def _has_l1_part(self):
+        # alpha='auto' (1 / n) is positive for every n
+        return self._penalty_coefs(2)[0] > 0
+
+    def _resolved_solver(self, n_samples, multinomial=False):
+        """The solver an in-memory fit on ``n_samples`` rows runs: ``solver='auto'`` is
+        ``'cd'`` when the penalty has an l1 part or for fewer than ``CD_BELOW_ROWS`` rows
+        (not for a multinomial fit, which ``'cd'`` does not fit), else ``'hybrid'``."""
         if self.solver != "auto":
             return self.solver
-        return "cd" if self._penalty_coefs(n_samples)[0] > 0 else "hybrid"
+        if multinomial:
+            return "hybrid"
+        return "cd" if self._has_l1_part() or n_samples < CD_BELOW_ROWS else "hybrid"
 
-    def _solver_params(self, n_samples):
+    def _solver_name(self, X, multinomial=False):
+        # on a Dask X 'auto' is 'hybrid' (see _dask_solve)
+        solver = ("hybrid" if self.solver == "auto" and is_dask_array(X)
+                  else self._resolved_solver(X.shape[0], multinomial))
+        return f"{type(self).__name__}(solver={solver!r})"
+
+    def _solver_params(self, n_samples, multinomial=False):
         lam1, lam2 = self._penalty_coefs(n_samples)
         names = ("fit_intercept", "solver", "max_iter", "tol", "anchor_epochs",
                  "warmup_epochs", "init_step", "eta0", "learning_rate", "batch_size",
@@ -87,14 +111,14 @@ class _S3GDMixin:
         # numpy scalars as Python numbers: np.int32(2**31 - 1) wrapped to 0 in arithmetic
         values = {k: v.item() if isinstance(v, np.generic) else v
                   for k, v in ((k, getattr(self, k)) for k in names)}
-        values["solver"] = self._resolved_solver(n_samples)
+        values["solver"] = self._resolved_solver(n_samples, multinomial)
         return s3gd.S3GDParams(loss=self.loss, smoothing=getattr(self, "smoothing", 1.0),
                                lam1=lam1, lam2=lam2, **values)
 
     def _prepare_fit(self, X, sample_weights, seed):
         """Row norms and the anchor graph (or strata), shared by every problem of the fit."""
         if self._resolved_solver(X.shape[0]) == "cd":
-            return _working_set.prepare(seed)
+            return _working_set.prepare(X, seed)
         return s3gd.prepare(X, sample_weights, seed, self._solver_params(X.shape[0]))
 
     def _reads_float32(self, X):
@@ -140,15 +164,21 @@ class _S3GDMixin:
                     intercept_init, state):
         params = self._solver_params(X.shape[0])
         if self.solver == "auto":
-            # on Dask data 'auto' is 'hybrid' for every penalty: Prox-SVRG epochs (in memory,
-            # an l1 part selects 'cd', which reads columns of X)
+            # on Dask data 'auto' is 'hybrid' for every penalty and size: Prox-SVRG epochs
+            # (in memory, an l1 part or a small X selects 'cd', which reads columns of X)
             params = dataclasses.replace(params, solver="hybrid")
         data = dask_fit.make_data(X, target, sample_weight, dask_fit.s3gd_loss_spec(params))
         return dask_fit.solve_s3gd(data, params, monitor, seed, k, coef_init, intercept_init)
 
     def _dask_extras(self, results, X):
         steps = [r.extra["step_size"] for r in results]
-        return {"step_size_": steps[0] if len(steps) == 1 else np.array(steps)}
+        return {"step_size_": steps[0] if len(steps) == 1 else np.array(steps),
+                "solver_": "hybrid" if self.solver == "auto" else self.solver}
+
+    def _run_problems(self, X, *args, **kwargs):
+        fitted = super()._run_problems(X, *args, **kwargs)
+        fitted["solver_"] = self._resolved_solver(X.shape[0])
+        return fitted
 
     def _fitted_extras(self, results, shared):
         steps = [r.extra["step_size"] for r in results]
@@ -175,12 +205,17 @@ _SOLVER_DOC = """
         Fit an unpenalised intercept (the paper appends a penalised constant feature instead).
     solver : {'auto', 'hybrid', 's3gd', 'svrg', 'sgd', 'ssgd', 'cd'}, default='auto'
         ``'auto'``: ``'cd'`` when the penalty has an l1 part (``penalty='l1'``, or
-        ``'elasticnet'`` with ``l1_ratio > 0``, and ``alpha > 0``), else ``'hybrid'``: a
-        measured decision (``benchmarks/bench_s3gd.py l1``: ``'cd'`` reached a relative
-        suboptimality of 1e-6 4-8x sooner than ``'hybrid'`` on dense problems and 30x
-        sooner on sparse regression; ``'hybrid'`` did not reach it on sparse logistic
-        regression).  On a Dask array X, ``'auto'`` is
-        ``'hybrid'`` (Prox-SVRG) for every penalty (see Notes).
+        ``'elasticnet'`` with ``l1_ratio > 0``, and ``alpha > 0``) or X has fewer than
+        5,000 rows (except for the multinomial model, which ``'cd'`` does not fit), else
+        ``'hybrid'``; ``solver_`` says which ran.  Measured decisions: with an l1 part
+        (``benchmarks/bench_s3gd.py l1``) ``'cd'`` reached a relative suboptimality of 1e-6
+        4-8x sooner than ``'hybrid'`` on dense problems and 30x sooner on sparse regression
+        (``'hybrid'`` did not reach it on sparse logistic regression); below 5,000 rows
+        (``benchmarks/studies/s3gd_auto_crossover.py``) ``'cd'`` stopped within 4e-6 of the
+        optimum on the standardized bundled datasets, where ``'hybrid'``'s plateau stop came
+        8% above it on breast cancer and 49% on digits one-vs-rest, in at most the same time.
+        On a Dask array X, ``'auto'`` is ``'hybrid'`` (Prox-SVRG) for every penalty and size
+        (see Notes).
         ``'s3gd'``: the paper's Algorithm 1 with the anchor-graph control variate throughout
         (converges to a noise floor above the optimum, Theorem 3.1).  ``'hybrid'``
         (default without an l1 part; the paper's suggested remedy, not implemented there;
@@ -198,10 +233,10 @@ _SOLVER_DOC = """
         classification losses); it uses none of the step, anchor, batch and epoch
         parameters, copies the working sets' columns of X (dense: at most X's size; sparse:
         in CSC form, all of X once those columns would hold half of its entries), and reaches
-        the optimum to the precision ``tol`` asks.  It takes the l2 penalty too: on small
-        data, or with far from uniform sample weights, it reaches the optimum sooner than
-        the stochastic solvers, whose plateau stop can come well above it (user guide,
-        "Practical advice").
+        the optimum to the precision ``tol`` asks.  It takes the l2 penalty too (the default
+        on small data): with far from uniform sample weights, or on ill-conditioned data, it
+        reaches the optimum sooner than the stochastic solvers, whose plateau stop can come
+        well above it (user guide, "Practical advice").
     anchor_epochs : int, default=0
         ``solver='hybrid'`` only: epochs with the anchor correction (S3GD) before the switch
         to Prox-SVRG; 0 runs Prox-SVRG from the start and builds no anchor graph.  The default
@@ -303,8 +338,8 @@ _SOLVER_DOC = """
         Iterations (epochs for MiniBatchKMeans) of the clustering (paper: not reported).
     max_iter : int, default=1000
         Maximum number of epochs (one epoch = ``n_samples`` sampled gradients), as
-        ``SGDClassifier``; a fit that reaches it without meeting ``tol`` warns
-        (``ConvergenceWarning``).
+        ``SGDClassifier``; of working-set iterations for ``'cd'``.  A fit that reaches it
+        without meeting ``tol`` warns (``ConvergenceWarning``).
     tol : float, default=1e-4
         The stopping rule of ``SGDClassifier`` (``n_iter_no_change`` epochs without an
         improvement larger than ``tol``), made relative for objectives above 1: the fit
@@ -320,11 +355,11 @@ _SOLVER_DOC = """
         ``ConvergenceWarning`` while it is above 0.03 of its value at zero (``3 sqrt(tol)``
         for ``tol`` above 1e-4; user guide, "Stopping rule"; not for the SGD solvers,
         which stop at their noise floor): standardize the features.
-        ``solver='cd'``: the fit stops when the largest optimality violation (over the
-        features, the distance of the negative gradient of the smooth part to the l1
-        subdifferential; and the intercept's gradient), divided by its value at ``w = 0,
-        b = 0``, is at most ``tol`` (``history_['criterion']``); ``max_iter`` counts
-        working-set iterations.
+        ``solver='cd'`` (which ``'auto'`` runs with an l1 part and below 5,000 rows): the
+        fit stops when the largest optimality violation (over the features, the distance of
+        the negative gradient of the smooth part to the l1 subdifferential; and the
+        intercept's gradient), divided by its value at ``w = 0, b = 0``, is at most ``tol``
+        (``history_['criterion']``); ``max_iter`` counts working-set iterations.
     n_iter_no_change : int, default=5
     track_objective : bool, default=False
         Compute the exact objective after each epoch (one extra pass over the data) and stop
@@ -343,7 +378,8 @@ _SOLVER_DOC = """
 
 _ATTRIBUTES_DOC = """
     n_iter_ : int
-        Epochs run (the largest over the one-vs-rest / output problems).
+        Epochs run, working-set iterations for ``'cd'`` (the largest over the one-vs-rest /
+        output problems).
     history_ : dict of ndarray (list of dicts, one per problem, for several problems)
         One record per epoch, per chunk of the first warm-up pass and for the line-search
         start, with ``iteration`` (the epoch the record belongs to, counting from 1 as
@@ -374,6 +410,9 @@ _ATTRIBUTES_DOC = """
         ``'sgd'`` and ``'ssgd'``; the warm-up's first step when the fit ended in the warm-up.
         ``'cd'``: the last Newton step (1.0 for the squared error).  Multinomial fit: the
         Prox-SVRG step after any halvings by rejected epochs.
+    solver_ : str
+        The solver that ran (resolves ``solver='auto'``: ``'cd'`` or ``'hybrid'``; a
+        multinomial fit runs multinomial Prox-SVRG, ``'hybrid'`` for ``'auto'``).
     anchor_indices_ : ndarray of int
         Rows of the training X used as anchors (set when the fit built an anchor graph:
         ``solver='s3gd'``, or ``'hybrid'`` with ``anchor_epochs > 0``).
@@ -387,13 +426,14 @@ _ATTRIBUTES_DOC = """
 
 
 class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
-    __doc__ = f"""Linear classifier trained by Prox-SVRG after one SGD pass (default for the
-    l2 penalty; multinomial Prox-SVRG for the log loss with more than two classes;
-    working-set coordinate descent for l1 / elastic-net), or by the S3GD of Mu, Liu & Fan
-    (``solver='s3gd'``) and the paper's baselines.
+    __doc__ = f"""Linear classifier trained by working-set coordinate descent (default for
+    l1 / elastic-net, and below 5,000 rows), Prox-SVRG after one SGD pass (default for the l2
+    penalty from 5,000 rows; multinomial Prox-SVRG for the log loss with more than two
+    classes), or by the S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    The default for the l2 penalty (``solver='auto'`` resolves to ``'hybrid'``, with
-    ``anchor_epochs=0``) is not S3GD: one pass of per-sample
+    The default is not S3GD.  Below 5,000 rows, and with an l1 part, ``solver='auto'``
+    resolves to ``'cd'`` (see ``solver``); for the l2 penalty from 5,000 rows it resolves to
+    ``'hybrid'`` with ``anchor_epochs=0``: one pass of per-sample
     SGD (``warmup_epochs``; on a well-conditioned problem one exact steepest-descent step
     instead, ``init_step``), then Prox-SVRG with one full pass per epoch; it builds no anchor
     graph.  Each binary problem (one per class, one-vs-rest, for more than two classes when
@@ -459,8 +499,10 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         plateau rule on the exact objective.  ``'ovr'``: one binary problem per class (the
         heads share one anchor graph; threads with ``n_jobs``), ``predict_proba`` normalises
         the one-vs-rest sigmoids (as ``SGDClassifier``).  ``'auto'``: ``'multinomial'`` for
-        the log loss when ``solver`` is or resolves to ``'hybrid'`` or ``'svrg'`` (the l2
-        default: what ``LogisticRegression`` fits), else ``'ovr'``: the other losses,
+        the log loss when ``solver`` is ``'hybrid'`` or ``'svrg'``, or ``'auto'`` without an
+        l1 part, whatever the number of rows (the l2 default: what ``LogisticRegression``
+        fits; ``'cd'``, which ``'auto'`` picks below 5,000 rows, fits only binary and
+        one-vs-rest problems), else ``'ovr'``: the other losses,
         ``solver='cd'`` (the default with an l1 part: coordinate descent per head; also on
         a Dask X, where 'auto' runs Prox-SVRG, so that the same parameters fit the same
         model) and the paper's ``'s3gd'`` with its baselines ``'sgd'`` and ``'ssgd'``
@@ -579,14 +621,16 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
             return False
         if self.multi_class == "multinomial":
             return True
-        return self.solver in _MULTINOMIAL_SOLVERS and self._resolved_solver(2) != "cd"
+        # with an l1 part 'auto' runs one-vs-rest 'cd' whatever the number of rows
+        return (self.solver in _MULTINOMIAL_SOLVERS
+                and not (self.solver == "auto" and self._has_l1_part()))
 
     def _dask_check_multinomial(self):
         """Every setting ``_dask_check`` accepts is supported by the multinomial Dask fit."""
 
     def _dask_solve_multinomial(self, X, codes, sample_weight, n_classes, seed, monitor,
                                 coef_init, intercept_init, state):
-        params = self._solver_params(X.shape[0])
+        params = self._solver_params(X.shape[0], multinomial=True)
         data = dask_multinomial.make_data(X, codes, sample_weight, n_classes,
                                           params.fit_intercept)
         return dask_multinomial.solve_s3gd(data, params, monitor, seed, coef_init,
@@ -602,27 +646,30 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
             return super()._run_problems(X, targets, sample_weights, coef_init,
                                          intercept_init, head_labels)
         seed = self._draw_seed()
-        params = self._solver_params(X.shape[0])
+        params = self._solver_params(X.shape[0], multinomial=True)
         y = targets.codes    # a multinomial fit gets ClassTargets
         warm = self.warm_start and hasattr(self, "coef_")
-        monitor = self._make_monitor(self._solver_name(X))
+        monitor = self._make_monitor(self._solver_name(X, multinomial=True))
         result = s3gd_multinomial.solve(
             X, y, sample_weights[0], n_classes, params, monitor, seed,
             coef_init=coef_init if warm else None,
             intercept_init=intercept_init if warm else None)
         return {"coef_": result.x, "intercept_": np.asarray(result.intercept, dtype=float),
                 "n_iter_": int(result.n_iter), "history_": monitor.history(), "seed_": seed,
-                "step_size_": float(result.extra["step_size"])}
+                "step_size_": float(result.extra["step_size"]),
+                "solver_": params.solver}
 
 
 class S3GDRegressor(_S3GDMixin, DaskRegressorMixin, BaseLinearRegressor):
-    __doc__ = f"""Ridge, lasso or elastic net trained by Prox-SVRG after one SGD pass
-    (default for ridge; working-set coordinate descent for lasso / elastic net), or by the
-    S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
+    __doc__ = f"""Ridge, lasso or elastic net trained by working-set coordinate descent
+    (default for lasso / elastic net, and below 5,000 rows), Prox-SVRG after one SGD pass
+    (default for ridge from 5,000 rows), or by the S3GD of Mu, Liu & Fan (``solver='s3gd'``)
+    and the paper's baselines.
 
-    The default for ridge (``solver='auto'`` resolves to ``'hybrid'``, with
-    ``anchor_epochs=0``) is not S3GD: one pass of per-sample
-    SGD, then Prox-SVRG; it builds no anchor graph.  Each output minimises
+    The default is not S3GD.  Below 5,000 rows, and with an l1 part, ``solver='auto'``
+    resolves to ``'cd'`` (see ``solver``); for ridge from 5,000 rows it resolves to
+    ``'hybrid'`` with ``anchor_epochs=0``: one pass of per-sample SGD, then Prox-SVRG; it
+    builds no anchor graph.  Each output minimises
 
     ``F(w, b) = (1/n) sum_i s_i (x_i.w + b - y_i)^2 / 2
     + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
