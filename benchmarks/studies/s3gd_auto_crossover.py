@@ -1,0 +1,112 @@
+"""Where S3GD's ``solver='auto'`` runs ``'cd'`` instead of ``'hybrid'`` for the l2 penalty:
+median CPU seconds of default fits with either solver and the relative objective gap each
+stops at (against a ``'cd'`` fit at ``tol=1e-8``), on the standardized bundled datasets and
+on standardized generated problems of growing n.
+
+``'auto'`` runs ``'cd'`` below ``skstoch.linear_model._s3gd.CD_BELOW_ROWS`` rows (in memory,
+not for the multinomial model).  Re-run before changing that number or either solver.
+
+Run: ``PYTHONPATH=. python benchmarks/studies/s3gd_auto_crossover.py`` (about three minutes);
+writes ``benchmarks/studies/results/s3gd_auto_crossover.md``.
+"""
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import (load_breast_cancer, load_diabetes, load_digits, load_wine,
+                              make_classification, make_regression)
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from skstoch import S3GDClassifier, S3GDRegressor
+from skstoch.linear_model._s3gd import CD_BELOW_ROWS
+
+SEEDS = (0, 1, 2)
+
+
+def _bundled(load):
+    return lambda: load(return_X_y=True)
+
+
+# (label, data(), estimator)
+PROBLEMS = [
+    ("breast_cancer", _bundled(load_breast_cancer), S3GDClassifier),
+    ("wine, one-vs-rest", _bundled(load_wine), S3GDClassifier),
+    ("digits, one-vs-rest", _bundled(load_digits), S3GDClassifier),
+    ("diabetes", _bundled(load_diabetes), S3GDRegressor),
+] + [
+    (f"make_classification d={d}", lambda n=n, d=d: make_classification(
+        n, d, n_informative=d // 2, flip_y=0.05, random_state=0), S3GDClassifier)
+    for d in (20, 100) for n in (2000, 5000, 20000, 100000)
+] + [
+    ("make_regression d=100", lambda n=n: make_regression(n, 100, noise=10, random_state=0),
+     S3GDRegressor)
+    for n in (2000, 20000)
+]
+
+
+def _objective(est, X, y):
+    """The summed objective of the fit's heads (one-vs-rest classes, or the regression)."""
+    alpha = 1.0 / X.shape[0]
+    W, b = np.atleast_2d(est.coef_), np.atleast_1d(est.intercept_)
+    if isinstance(est, S3GDRegressor):
+        r = y - X @ W[0] - b[0]
+        return 0.5 * np.mean(r * r) + 0.5 * alpha * W[0] @ W[0]
+    classes = est.classes_
+    heads = classes[1:] if len(classes) == 2 else classes
+    total = 0.0
+    for k, c in enumerate(heads):
+        s = np.where(y == c, 1.0, -1.0)
+        total += np.mean(np.logaddexp(0, -s * (X @ W[k] + b[k]))) + 0.5 * alpha * W[k] @ W[k]
+    return total
+
+
+def _cpu_fit(est, X, y):
+    start = time.process_time()
+    est.fit(X, y)
+    return time.process_time() - start
+
+
+def _row(label, data, estimator):
+    X, y = data()
+    X = StandardScaler().fit_transform(X)
+    if estimator is S3GDRegressor:
+        y = (y - y.mean()) / y.std()
+    kw = {} if estimator is S3GDRegressor else {"multi_class": "ovr"}
+    best = _objective(estimator(solver="cd", tol=1e-8, **kw).fit(X, y), X, y)
+    cells = []
+    for solver in ("cd", "hybrid"):
+        seconds, warned = [], 0
+        for seed in SEEDS:
+            est = estimator(solver=solver, random_state=seed, **kw)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                seconds.append(_cpu_fit(est, X, y))
+            warned += len(caught)
+        gap = (_objective(est, X, y) - best) / abs(best)
+        cells.append(f"{np.median(seconds):.3f} | {max(gap, 0.0):.1e} | {warned}")
+    return f"| {label} | {X.shape[0]} | " + " | ".join(cells) + " |"
+
+
+def main():
+    lines = ["# s3gd_auto_crossover", "",
+             "Median CPU s of 3 fits (random_state 0-2, one BLAS thread) with default "
+             "parameters but `solver`, l2 penalty, `alpha=1/n`, one-vs-rest for several "
+             "classes; gap = relative objective gap of the last fit (seed 2) over a "
+             "`solver='cd', tol=1e-8` fit; warnings = warnings over the 3 fits. Standardized "
+             "features (regression target standardized). "
+             f"`solver='auto'` runs 'cd' below {CD_BELOW_ROWS} rows.", "",
+             "| problem | n | cd s | cd gap | cd warnings | hybrid s | hybrid gap "
+             "| hybrid warnings |",
+             "|---|---|---|---|---|---|---|---|"]
+    with threadpool_limits(1):
+        for label, data, estimator in PROBLEMS:
+            lines.append(_row(label, data, estimator))
+            print(lines[-1], flush=True)
+    out = Path(__file__).parent / "results" / "s3gd_auto_crossover.md"
+    out.write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
