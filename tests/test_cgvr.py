@@ -1054,7 +1054,7 @@ def test_full_batch_cg_stops_when_no_step_is_possible(n_classes):
     # ends with a warning that says so instead of repeating that iteration max_iter times
     X, y = make_classification(300, 6, n_informative=4, n_classes=n_classes, random_state=0)
     clf = CGVRClassifier(alpha=1e-2, solver="cg", tol=0, max_iter=5000, random_state=0)
-    with pytest.warns(ConvergenceWarning, match="no longer changes in floating point"):
+    with pytest.warns(ConvergenceWarning, match="no longer improves in floating point"):
         clf.fit(X, y)
     assert clf.n_iter_ < 5000
 

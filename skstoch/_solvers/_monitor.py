@@ -100,15 +100,16 @@ class FitMonitor:
     def finish(self, *, converged, criterion, value, tol, max_iter, stalled_at=None):
         """Warn with ``ConvergenceWarning`` unless converged or stopped by the callback.
 
-        ``stalled_at``: the iteration after which the iterate stopped changing in floating
-        point (a tol below what float64 resolves for this problem), if that ended the fit.
+        ``stalled_at``: the iteration after which the iterate stopped changing or improving
+        in floating point (a tol below what float64 resolves for this problem), if that
+        ended the fit.
         """
         if converged or self.stopped_by_callback:
             return
         if stalled_at is not None:
             warnings.warn(
                 f"{self.solver_name} stopped after {stalled_at} iterations: the iterate no "
-                f"longer changes in floating point and the {criterion} is {value:.3g}, above "
+                f"longer improves in floating point and the {criterion} is {value:.3g}, above "
                 f"tol={tol:.3g}, which is below what float64 resolves here. Loosen tol.",
                 ConvergenceWarning,
                 stacklevel=3,

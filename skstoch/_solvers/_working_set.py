@@ -43,6 +43,10 @@ _NEWTON_SWEEPS = 20   # sweeps per Newton step
 # entries, then one CSC copy of all of X is made
 _CSC_CACHE_SHARE = 0.5
 _CURVATURE_FLOOR = {"smooth_hinge": 1e-2}   # losses with a linear part: floor of psi''
+# rounds in a row in which neither the objective fell by more than rounding nor the
+# violation halved: the fit is at float64's floor for this problem (a tol of 1e-10 on a
+# 5,000 x 20 logistic problem kept the violation at 4.4e-10 for 200 rounds of 0.4 s each)
+_FLOOR_ROUNDS = 5
 
 _EMPTY_I32 = np.empty(0, dtype=np.int32)
 _EMPTY_I64 = np.empty(0, dtype=np.int64)
@@ -196,6 +200,22 @@ class _Problem:
                                 self.swn, self.floor, out.m, out.g, h)
 
 
+class _Floor:
+    """Counts the rounds that improve neither the objective beyond rounding nor the best
+    violation by half; ``reached`` after ``_FLOOR_ROUNDS`` of them in a row."""
+
+    def __init__(self):
+        self.objective, self.crit, self.flat = np.inf, np.inf, 0
+
+    def reached(self, objective, crit):
+        eps = np.finfo(np.float64).eps
+        improved = (objective < self.objective - 4 * eps * abs(objective)
+                    or crit < 0.5 * self.crit)
+        self.flat = 0 if improved else self.flat + 1
+        self.objective, self.crit = min(self.objective, objective), min(self.crit, crit)
+        return self.flat >= _FLOOR_ROUNDS
+
+
 def _anderson(history):
     """Anderson extrapolation of the last ``K + 1`` iterates (rows), or None."""
     X = np.asarray(history)
@@ -327,6 +347,7 @@ def solve(problem, params, monitor, state=None):
         scale = scale if scale > 0 else 1.0
         n_iter, converged, crit, step, ws_size, sweeps = 0, False, np.inf, 1.0, 0, 0
         stalled_at = None
+        floor = _Floor()
         for it in range(params.max_iter + 1):
             viol = _violations(grad + P.lam2 * w, w, P.lam1)
             crit_abs = max(viol.max(initial=0.0), abs(st.g.sum()) if P.fit_intercept else 0.0)
@@ -341,6 +362,9 @@ def solve(problem, params, monitor, state=None):
                 converged = True
                 break
             if stop or it == params.max_iter:
+                break
+            if floor.reached(objective, crit):
+                stalled_at = it
                 break
             support = w != 0
             ws_size = min(d, max(_P0, 2 * int(support.sum())))
