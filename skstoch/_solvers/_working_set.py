@@ -6,7 +6,8 @@ Minimises ``F(w, b) = (1/n) sum_i s_i psi(x_i.w + b; y_i) + lam1 ||w||_1 + lam2/
 
 * an outer loop computes the full gradient (one pass over X), the optimality violation of
   every feature, and stops when the largest violation (the intercept's included) divided by
-  its value at ``w = 0, b = 0`` is at most ``tol``;
+  its value at ``w = 0, b = 0`` is at most ``tol`` and the last round lowered the objective
+  by at most ``tol * max(1, |F|)``;
 * otherwise it picks a working set: the support and the most violating features,
   ``max(10, 2 nnz(w))`` of them;
 * on the working set it minimises the quadratic model of the data term (exact for the
@@ -346,7 +347,7 @@ def solve(problem, params, monitor, state=None):
                         abs(st.g.sum()) if P.fit_intercept else 0.0)
         scale = scale if scale > 0 else 1.0
         n_iter, converged, crit, step, ws_size, sweeps = 0, False, np.inf, 1.0, 0, 0
-        stalled_at = None
+        stalled_at, previous = None, None
         floor = _Floor()
         for it in range(params.max_iter + 1):
             viol = _violations(grad + P.lam2 * w, w, P.lam1)
@@ -358,9 +359,14 @@ def solve(problem, params, monitor, state=None):
                                   objective=objective, objective_kind="exact",
                                   criterion=crit, working_set_size=ws_size, sweeps=sweeps)
             n_iter = it
-            if crit <= tol:
+            # the violation is a largest one: on wide sparse data it passed tol with a
+            # working set of 20,480 of 50,000 features while the round still lowered the
+            # objective by 18% (10% above the optimum at the stop)
+            settled = previous is None or previous - objective <= tol * max(1.0, abs(objective))
+            if crit <= tol and settled:
                 converged = True
                 break
+            previous = objective
             if stop or it == params.max_iter:
                 break
             if floor.reached(objective, crit):

@@ -359,7 +359,8 @@ _SOLVER_DOC = """
         fit stops when the largest optimality violation (over the features, the distance of
         the negative gradient of the smooth part to the l1 subdifferential; and the
         intercept's gradient), divided by its value at ``w = 0, b = 0``, is at most ``tol``
-        (``history_['criterion']``); ``max_iter`` counts working-set iterations.
+        (``history_['criterion']``) after a round that lowered the objective by at most
+        ``tol * max(1, |F|)``; ``max_iter`` counts working-set iterations.
     n_iter_no_change : int, default=5
     track_objective : bool, default=False
         Compute the exact objective after each epoch (one extra pass over the data) and stop
