@@ -140,3 +140,22 @@ def test_peak_memory_linear_in_n(name):
     assert p2 < 8 * n2 * n2 / 10, f"{name}: peak {p2} bytes is an n x n allocation"
     # a small multiple of the input: no hidden copy per epoch
     assert p2 < 40 * input_bytes(d2) + 4e6, f"{name}: peak {p2} bytes"
+
+
+def test_cd_copies_dense_columns_once():
+    # 'cd' copies the working sets' columns of a dense X into a cache that grows to all of
+    # them with the l2 penalty: the copy step made an X[:, missing] temporary beside the
+    # old and the grown cache, a peak of 2.0 times X's size (now below 1.25 plus a few
+    # columns)
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 4000)
+    y = (X[:, :20].sum(axis=1) > 0).astype(int)
+    est = skstoch.S3GDClassifier(solver="cd", random_state=0)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        est.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.4 * X.nbytes, peak / X.nbytes

@@ -43,6 +43,7 @@ _NEWTON_SWEEPS = 20   # sweeps per Newton step
 # sparse X: the working sets' columns are cached until they would hold this share of X's
 # entries, then one CSC copy of all of X is made
 _CSC_CACHE_SHARE = 0.5
+_COPY_COLUMNS = 256   # dense X: columns copied into the cache per step
 _CURVATURE_FLOOR = {"smooth_hinge": 1e-2}   # losses with a linear part: floor of psi''
 # rounds in a row in which neither the objective fell by more than rounding nor the
 # violation halved: the fit is at float64's floor for this problem (a tol of 1e-10 on a
@@ -148,11 +149,18 @@ class _Columns:
         if missing.size:
             need = self._used + missing.size
             if need > self._cache.shape[0]:
-                grown = np.empty((min(self.d, max(need, 2 * self._cache.shape[0])), self.n),
-                                 dtype=self._cache.dtype)
+                rows = min(self.d, max(need, 2 * self._cache.shape[0]))
+                # a cache that would hold a quarter of the columns holds them all: the old
+                # cache (below a quarter) and the new one peak below 1.25 times X's size
+                rows = self.d if 4 * rows >= self.d else rows
+                grown = np.empty((rows, self.n), dtype=self._cache.dtype)
                 grown[:self._used] = self._cache[:self._used]
                 self._cache = grown
-            self._cache[self._used:need] = self.X[:, missing].T
+            # a few columns at a time: X[:, missing] would be a temporary of their size
+            for start in range(0, missing.size, _COPY_COLUMNS):
+                part = missing[start:start + _COPY_COLUMNS]
+                first = self._used + start
+                self._cache[first:first + part.size] = self.X[:, part].T
             self._slot[missing] = np.arange(self._used, need, dtype=np.int32)
             self._used = need
         return (self._cache.reshape(-1), _EMPTY_I32, _EMPTY_I64,

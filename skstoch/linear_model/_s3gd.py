@@ -231,8 +231,9 @@ _SOLVER_DOC = """
         objective on them by cyclic coordinate descent with Anderson extrapolation (exactly
         for the squared error; proximal Newton steps with a backtracking line search for the
         classification losses); it uses none of the step, anchor, batch and epoch
-        parameters, copies the working sets' columns of X (dense: at most X's size; sparse:
-        in CSC form, all of X once those columns would hold half of its entries), and reaches
+        parameters, copies the working sets' columns of X (dense: at most X's size, below
+        1.25 times it while the copy grows; sparse: in CSC form, all of X once those columns
+        would hold half of its entries), and reaches
         the optimum to the precision ``tol`` asks.  It takes the l2 penalty too (the default
         on small data): with far from uniform sample weights, or on ill-conditioned data, it
         reaches the optimum sooner than the stochastic solvers, whose plateau stop can come
