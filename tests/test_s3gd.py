@@ -220,7 +220,7 @@ def test_label_decoupled_correction_equals_direct_sum(name, sparse):
     if sparse:
         X = Xin.toarray()
     ds = make_dataset(Xin)
-    loss = est._solver_params(len(y)).loss_object()
+    loss = est._solver_params(X).loss_object()
     BT, colsum, slot_label, offset, Lw, Lb = anchor_arrays(ds, y, sw, loss, name, shared, 0)
     if name in ("log_loss", "squared_error"):
         assert BT.shape[0] == 1   # one label-free table

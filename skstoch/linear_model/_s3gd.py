@@ -15,7 +15,6 @@ Zhang).  ``solver='s3gd'`` is Algorithm 1 of Mu, Liu & Fan
 (proximal mini-batch steps with the anchor-graph control variate, Algorithm 2); the paper's
 baselines (mini-batch SGD, stratified SGD, Prox-SVRG) are ``'sgd'``, ``'ssgd'``, ``'svrg'``.
 """
-import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
@@ -86,24 +85,22 @@ class _S3GDMixin:
         # alpha='auto' (1 / n) is positive for every n
         return self._penalty_coefs(2)[0] > 0
 
-    def _resolved_solver(self, n_samples, multinomial=False):
-        """The solver an in-memory fit on ``n_samples`` rows runs: ``solver='auto'`` is
-        ``'cd'`` when the penalty has an l1 part or for fewer than ``CD_BELOW_ROWS`` rows
-        (not for a multinomial fit, which ``'cd'`` does not fit), else ``'hybrid'``."""
+    def _resolved_solver(self, X, multinomial=False):
+        """The solver a fit on ``X`` runs: ``solver='auto'`` is ``'cd'`` in memory when the
+        penalty has an l1 part or X has fewer than ``CD_BELOW_ROWS`` rows, else
+        ``'hybrid'``: for a multinomial fit (which ``'cd'`` does not fit) and on a Dask X
+        (Prox-SVRG epochs for every penalty and size; ``'cd'`` reads columns of X)."""
         if self.solver != "auto":
             return self.solver
-        if multinomial:
+        if multinomial or is_dask_array(X):
             return "hybrid"
-        return "cd" if self._has_l1_part() or n_samples < CD_BELOW_ROWS else "hybrid"
+        return "cd" if self._has_l1_part() or X.shape[0] < CD_BELOW_ROWS else "hybrid"
 
     def _solver_name(self, X, multinomial=False):
-        # on a Dask X 'auto' is 'hybrid' (see _dask_solve)
-        solver = ("hybrid" if self.solver == "auto" and is_dask_array(X)
-                  else self._resolved_solver(X.shape[0], multinomial))
-        return f"{type(self).__name__}(solver={solver!r})"
+        return f"{type(self).__name__}(solver={self._resolved_solver(X, multinomial)!r})"
 
-    def _solver_params(self, n_samples, multinomial=False):
-        lam1, lam2 = self._penalty_coefs(n_samples)
+    def _solver_params(self, X, multinomial=False):
+        lam1, lam2 = self._penalty_coefs(X.shape[0])
         names = ("fit_intercept", "solver", "max_iter", "tol", "anchor_epochs",
                  "warmup_epochs", "init_step", "eta0", "learning_rate", "batch_size",
                  "n_inner", "n_iter_no_change", "track_objective", "n_anchors", "n_neighbors",
@@ -111,24 +108,23 @@ class _S3GDMixin:
         # numpy scalars as Python numbers: np.int32(2**31 - 1) wrapped to 0 in arithmetic
         values = {k: v.item() if isinstance(v, np.generic) else v
                   for k, v in ((k, getattr(self, k)) for k in names)}
-        values["solver"] = self._resolved_solver(n_samples, multinomial)
+        values["solver"] = self._resolved_solver(X, multinomial)
         return s3gd.S3GDParams(loss=self.loss, smoothing=getattr(self, "smoothing", 1.0),
                                lam1=lam1, lam2=lam2, **values)
 
     def _prepare_fit(self, X, sample_weights, seed):
         """Row norms and the anchor graph (or strata), shared by every problem of the fit."""
-        if self._resolved_solver(X.shape[0]) == "cd":
+        if self._resolved_solver(X) == "cd":
             return _working_set.prepare(X, seed)
-        return s3gd.prepare(X, sample_weights, seed, self._solver_params(X.shape[0]))
+        return s3gd.prepare(X, sample_weights, seed, self._solver_params(X))
 
     def _reads_float32(self, X):
         # the epoch kernels read float32 rows; 'cd' float32 column blocks (fused kernels)
         return True
 
     def _fit_problem(self, problem):
-        n_samples = problem.dataset.n_samples
-        params = self._solver_params(n_samples)
-        if self._resolved_solver(n_samples) == "cd":
+        params = self._solver_params(problem.X)
+        if params.solver == "cd":
             return _working_set.solve(problem, params, problem.monitor)
         return s3gd.solve(problem, params, problem.monitor, problem.state)
 
@@ -162,22 +158,18 @@ class _S3GDMixin:
 
     def _dask_solve(self, X, target, sample_weight, seed, k, monitor, coef_init,
                     intercept_init, state):
-        params = self._solver_params(X.shape[0])
-        if self.solver == "auto":
-            # on Dask data 'auto' is 'hybrid' for every penalty and size: Prox-SVRG epochs
-            # (in memory, an l1 part or a small X selects 'cd', which reads columns of X)
-            params = dataclasses.replace(params, solver="hybrid")
+        params = self._solver_params(X)
         data = dask_fit.make_data(X, target, sample_weight, dask_fit.s3gd_loss_spec(params))
         return dask_fit.solve_s3gd(data, params, monitor, seed, k, coef_init, intercept_init)
 
     def _dask_extras(self, results, X):
         steps = [r.extra["step_size"] for r in results]
         return {"step_size_": steps[0] if len(steps) == 1 else np.array(steps),
-                "solver_": "hybrid" if self.solver == "auto" else self.solver}
+                "solver_": self._resolved_solver(X)}
 
     def _run_problems(self, X, *args, **kwargs):
         fitted = super()._run_problems(X, *args, **kwargs)
-        fitted["solver_"] = self._resolved_solver(X.shape[0])
+        fitted["solver_"] = self._resolved_solver(X)
         return fitted
 
     def _fitted_extras(self, results, shared):
@@ -635,7 +627,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
 
     def _dask_solve_multinomial(self, X, codes, sample_weight, n_classes, seed, monitor,
                                 coef_init, intercept_init, state):
-        params = self._solver_params(X.shape[0], multinomial=True)
+        params = self._solver_params(X, multinomial=True)
         data = dask_multinomial.make_data(X, codes, sample_weight, n_classes,
                                           params.fit_intercept)
         return dask_multinomial.solve_s3gd(data, params, monitor, seed, coef_init,
@@ -651,7 +643,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
             return super()._run_problems(X, targets, sample_weights, coef_init,
                                          intercept_init, head_labels)
         seed = self._draw_seed()
-        params = self._solver_params(X.shape[0], multinomial=True)
+        params = self._solver_params(X, multinomial=True)
         y = targets.codes    # a multinomial fit gets ClassTargets
         warm = self.warm_start and hasattr(self, "coef_")
         monitor = self._make_monitor(self._solver_name(X, multinomial=True))
