@@ -39,6 +39,10 @@ def _classification(n_classes=2, sparse=False, n=90, d=6, seed=0):
     return _clf_data(seed, n, d, n_classes, sparse, zero_below=0.5)
 
 
+def _float32(X, y):
+    return X.astype(np.float32), y
+
+
 def _regression(sparse=False, n_targets=1, n=90, d=6, seed=0):
     rng = np.random.RandomState(seed)
     X = rng.randn(n, d)
@@ -147,9 +151,9 @@ def _cases():
         lambda: _classification(3, sparse=True))
     # multinomial Prox-SVRG (issue 21.2)
     add("S3GDClassifier-hybrid-multinomial",
-        lambda: skstoch.S3GDClassifier(**s3gd), lambda: _classification(3))
+        lambda: skstoch.S3GDClassifier(solver="hybrid", **s3gd), lambda: _classification(3))
     add("S3GDClassifier-hybrid-multinomial-sparse",
-        lambda: skstoch.S3GDClassifier(class_weight="balanced", **s3gd),
+        lambda: skstoch.S3GDClassifier(solver="hybrid", class_weight="balanced", **s3gd),
         lambda: _classification(3, sparse=True))
     add("S3GDClassifier-svrg-multinomial-elasticnet", lambda: skstoch.S3GDClassifier(
         solver="svrg", penalty="elasticnet", alpha=1e-2, multi_class="multinomial", **s3gd),
@@ -169,8 +173,13 @@ def _cases():
     add("S3GDClassifier-hybrid-warm_start",
         lambda: _WarmRefit(skstoch.S3GDClassifier(solver="hybrid", warm_start=True, **s3gd)),
         _classification)
-    # the default: solver='auto' is 'cd' below CD_BELOW_ROWS rows (not multinomial)
+    # the default: solver='auto' is 'cd' below CD_BELOW_ROWS rows, 'cg' for a multinomial fit
     add("S3GDClassifier-auto", lambda: skstoch.S3GDClassifier(random_state=0), _classification)
+    add("S3GDClassifier-auto-multinomial", lambda: skstoch.S3GDClassifier(random_state=0),
+        lambda: _classification(3))
+    add("S3GDClassifier-auto-multinomial-sparse-float32",
+        lambda: skstoch.S3GDClassifier(class_weight="balanced", random_state=0),
+        lambda: _float32(*_classification(3, sparse=True)))
     add("S3GDRegressor-auto", lambda: skstoch.S3GDRegressor(random_state=0), _regression)
 
     # ConstrainedLasso

@@ -1,14 +1,19 @@
 """Multinomial log loss of S3GDClassifier (issue 21.2): one objective over all classes, as
-scikit-learn's LogisticRegression, fitted by multinomial Prox-SVRG."""
+scikit-learn's LogisticRegression, fitted by multinomial Prox-SVRG ('hybrid', 'svrg') or
+full-batch CG ('auto' below CD_BELOW_ROWS rows)."""
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.special import logsumexp
-from sklearn.datasets import make_classification
+from sklearn.datasets import load_digits, load_wine, make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
 
 from skstoch import S3GDClassifier
+from skstoch.linear_model._s3gd import CD_BELOW_ROWS
 from skstoch._solvers._monitor import DivergenceError
 
 
@@ -31,17 +36,19 @@ def _objective(X, y, coef, intercept, lam2, lam1=0.0, sw=None):
             + 0.5 * lam2 * np.sum(coef ** 2))
 
 
+@pytest.mark.parametrize("solver", ["auto", "hybrid"])      # 'auto': full-batch CG
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_reaches_logistic_regression_optimum(sparse, fit_intercept, weighted):
+def test_reaches_logistic_regression_optimum(sparse, fit_intercept, weighted, solver):
     X, y = _data()
     n, alpha = X.shape[0], 1e-2
     sw = _weights(n) if weighted else None
     lr = LogisticRegression(C=1 / (n * alpha), fit_intercept=fit_intercept, tol=1e-12,
                             max_iter=10000).fit(X, y, sample_weight=sw)
-    clf = S3GDClassifier(alpha=alpha, fit_intercept=fit_intercept, tol=1e-12,
-                         n_iter_no_change=3, max_iter=1000, random_state=0)
+    clf = S3GDClassifier(solver=solver, alpha=alpha, fit_intercept=fit_intercept,
+                         tol=1e-10 if solver == "auto" else 1e-12, n_iter_no_change=3,
+                         max_iter=1000, random_state=0)
     clf.fit(sp.csr_matrix(X) if sparse else X, y, sample_weight=sw)
     assert isinstance(clf.history_, dict)      # one multinomial problem
     assert clf.coef_.shape == (4, 6) and clf.intercept_.shape == (4,)
@@ -137,7 +144,8 @@ def test_class_weight_is_sample_weight_and_fit_is_reproducible():
 
 def test_history_warm_start_and_convergence_warning():
     X, y = _data(n_classes=3)
-    clf = S3GDClassifier(alpha=1e-2, tol=1e-6, warm_start=True, random_state=0).fit(X, y)
+    clf = S3GDClassifier(solver="hybrid", alpha=1e-2, tol=1e-6, warm_start=True,
+                         random_state=0).fit(X, y)
     h = clf.history_
     assert clf.n_iter_ == h["iteration"][-1] == len(h["iteration"])
     assert np.all(np.diff(h["objective"]) <= 1e-15)      # exact objectives, kept iterates
@@ -146,12 +154,13 @@ def test_history_warm_start_and_convergence_warning():
     clf.fit(X, y)         # from the optimum: a first epoch, then the plateau of 5 epochs
     assert clf.n_iter_ <= 6 < first
     with pytest.warns(ConvergenceWarning, match="did not converge"):
-        S3GDClassifier(alpha=1e-2, tol=1e-12, max_iter=2, random_state=0).fit(X, y)
+        S3GDClassifier(solver="hybrid", alpha=1e-2, tol=1e-12, max_iter=2,
+                       random_state=0).fit(X, y)
 
 
 def test_safeguard_halves_a_step_that_increases_the_objective():
     X, y = _data(n_classes=3)
-    clf = S3GDClassifier(alpha=1e-2, eta0=50.0, tol=1e-8, max_iter=300,
+    clf = S3GDClassifier(solver="hybrid", alpha=1e-2, eta0=50.0, tol=1e-8, max_iter=300,
                          random_state=0).fit(X, y)
     h = clf.history_
     assert h["rejected_epochs"][-1] > 0
@@ -165,12 +174,18 @@ def test_safeguard_halves_a_step_that_increases_the_objective():
 def test_callback_stops_and_divergence_is_reported():
     X, y = _data(n_classes=3)
     seen = []
-    clf = S3GDClassifier(callback=lambda rec: seen.append(rec["x"].shape) or True,
-                         random_state=0).fit(X, y)
+    clf = S3GDClassifier(solver="hybrid", random_state=0,
+                         callback=lambda rec: seen.append(rec["x"].shape) or True).fit(X, y)
     assert clf.n_iter_ == 1 and seen == [(3, 6)]
+    clf = S3GDClassifier(random_state=0,       # 'cg': the callback sees the start first
+                         callback=lambda rec: seen.append(rec["iteration"]) or True).fit(X, y)
+    assert clf.solver_ == "cg" and clf.n_iter_ == 0 and seen[1:] == [0]
     with pytest.raises(DivergenceError, match="did not decrease"):
-        S3GDClassifier(eta0=1e300, max_iter=100, random_state=0).fit(X * 1e100, y)
+        S3GDClassifier(solver="hybrid", eta0=1e300, max_iter=100,
+                       random_state=0).fit(X * 1e100, y)
     with pytest.raises(DivergenceError, match="overflows float64"):
+        S3GDClassifier(solver="hybrid", random_state=0).fit(X * 1e200, y)
+    with pytest.raises(ValueError, match="X is too large"):    # 'cg' checks the row norms
         S3GDClassifier(random_state=0).fit(X * 1e200, y)
 
 
@@ -189,3 +204,34 @@ def test_multi_class_means_the_same_in_cgvr():
     np.testing.assert_allclose(ours.predict_proba(X), mn.predict_proba(X), atol=1e-5)
     with pytest.raises(ValueError, match="needs loss='log_loss'"):
         CGVRClassifier("squared_hinge", multi_class="multinomial").fit(X, y)
+
+
+@pytest.mark.parametrize("load", [load_digits, load_wine])
+def test_default_fits_small_multinomial_data_as_logistic_regression(load):
+    # multinomial Prox-SVRG stopped on its plateau 10% above the optimum on standardized
+    # digits (wine 2e-3) without a warning; below CD_BELOW_ROWS rows 'auto' runs full-batch
+    # CG with LogisticRegression's stop, max |gradient| <= tol (LogisticRegression()'s own
+    # default fit: 8.4e-4 above the optimum on digits, 2.4e-5 on wine)
+    X, y = load(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = S3GDClassifier(random_state=0, warm_start=True).fit(X, y)
+    assert clf.solver_ == "cg" and clf.history_["grad_max"][-1] <= clf.tol
+    alpha = 1 / len(y)
+    opt = LogisticRegression(tol=1e-12, max_iter=100_000).fit(X, y)
+    f_opt = _objective(X, y, opt.coef_, opt.intercept_, alpha)
+    assert _objective(X, y, clf.coef_, clf.intercept_, alpha) - f_opt < 1e-3 * f_opt
+    first = clf.n_iter_
+    assert clf.fit(X, y).n_iter_ < first / 2      # the warm start begins near the optimum
+
+
+def test_auto_is_full_batch_cg_for_a_multinomial_fit_below_cd_below_rows():
+    X, y = _data(n=CD_BELOW_ROWS, d=4, n_classes=3)
+    for rows, runs in ((slice(None), "hybrid"), (slice(1, None), "cg")):
+        clf = S3GDClassifier(random_state=0).fit(X[rows], y[rows])
+        assert clf.solver == "auto" and clf.solver_ == runs
+        assert ("grad_max" in clf.history_) == (runs == "cg")
+    # with an l1 part full-batch CG does not apply: Prox-SVRG with the l1 prox
+    clf = S3GDClassifier(penalty="l1", multi_class="multinomial", random_state=0)
+    assert clf.fit(X[:300], y[:300]).solver_ == "hybrid"

@@ -272,7 +272,7 @@ def run_solve(run, loop, K, d, coef_init, intercept_init):
         intercept=xf[:, d].copy() if params.fit_intercept else np.zeros(K),
         n_iter=result.n_iter, converged=result.converged, criterion=result.criterion,
         criterion_name=CRITERION, state={"h": run.h, "batch": run.batch, "cap": run.cap},
-        extra={"stats": dict(run.stats), "passes": run.passes})
+        extra={"stats": dict(run.stats), "passes": run.passes, "step_size": run.step_size})
 
 
 class _Run:

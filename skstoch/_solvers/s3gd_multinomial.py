@@ -30,14 +30,16 @@ import scipy.sparse as sp
 from .._fast._multinomial import (MultinomialTables, row_sqnorms, rows_times,
                                   rows_transpose_times, softmax_gradient, svrg_epoch)
 from ..utils._validation import canonical_csr
+from . import cgvr_multinomial
 from ._monitor import DivergenceError
 from ._result import SolverResult
 from ._stationarity import column_moments, gradient_ratio, warn_if_far
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
 from ._stopping import Plateau
+from .cgvr import CGVRParams
 from .cgvr_multinomial import _row_pointers, _softmax_losses
 
-__all__ = ["solve"]
+__all__ = ["solve", "solve_cg"]
 
 CURVATURE = 0.5        # ||diag(p) - p p^T||_2 <= 1/2
 # eta0='auto' is 1 / (_STEP_FACTOR L_b), 8x Prox-SVRG's safe 1 / (4 L_b) (measured: user
@@ -45,6 +47,28 @@ CURVATURE = 0.5        # ||diag(p) - p p^T||_2 <= 1/2
 _STEP_FACTOR = 0.5
 _MAX_REJECTED = 40
 _CRITERION = "relative objective improvement of the last epoch"
+
+
+# the line-search and safeguard settings of full-batch CG: CGVRClassifier's defaults
+_CG_SETTINGS = dict(beta="PR+", line_search="full", inner_iter=1, batch_size=1, c1=1e-4,
+                    c2=0.1, step_init=1.0, step_max=np.inf, ls_max_iter=20, zoom_max_iter=20,
+                    restart="h", w_selection="last", init="zeros", eta0=1e-3,
+                    regularize_intercept=False, safeguard=True)
+
+
+def solve_cg(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
+             intercept_init=None):
+    """Fit the multinomial model with the l2 penalty (``params.lam1`` 0) by full-batch
+    nonlinear CG, the driver of ``CGVRClassifier(solver='cg')``
+    (:func:`.cgvr_multinomial.solve`): the same parameters and result as :func:`solve`;
+    it stops when ``max |grad F| <= params.tol``, within ``params.max_iter`` CG steps."""
+    if params.lam1 != 0.0:
+        raise ValueError("full-batch CG fits the l2 penalty only; got an l1 part")
+    cg = CGVRParams(loss="log_loss", alpha=params.lam2, solver="cg",
+                    fit_intercept=params.fit_intercept, max_iter=params.max_iter,
+                    tol=params.tol, **_CG_SETTINGS)
+    return cgvr_multinomial.solve(X, y, sample_weight, n_classes, cg, monitor, seed,
+                                  coef_init=coef_init, intercept_init=intercept_init)
 
 
 def _softmax_lse(Z):

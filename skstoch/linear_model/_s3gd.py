@@ -1,7 +1,8 @@
 """Linear models of the S3GD paper (002): by default working-set coordinate descent (l1 /
 elastic-net, and any penalty below ``CD_BELOW_ROWS`` rows) or Prox-SVRG after one SGD pass
-(l2 penalty from ``CD_BELOW_ROWS`` rows; multinomial Prox-SVRG for a multiclass log loss),
-the paper's S3GD with ``solver='s3gd'``.
+(l2 penalty from ``CD_BELOW_ROWS`` rows); for a multiclass log loss, full-batch nonlinear CG
+below ``CD_BELOW_ROWS`` rows and multinomial Prox-SVRG from there; the paper's S3GD with
+``solver='s3gd'``.
 
 ``S3GDClassifier`` and ``S3GDRegressor`` minimise
 
@@ -9,7 +10,8 @@ the paper's S3GD with ``solver='s3gd'``.
 
 (``s_i`` the sample times class weights rescaled to sum to n, ``b`` unpenalised).  The default
 ``solver='auto'`` runs ``'cd'`` (working-set coordinate descent) when the penalty has an l1
-part or X has fewer than ``CD_BELOW_ROWS`` rows, else ``'hybrid'``, which with
+part or X has fewer than ``CD_BELOW_ROWS`` rows (``'cg'``, full-batch CG, for the multinomial
+model there), else ``'hybrid'``, which with
 ``anchor_epochs=0`` builds no anchor graph: one pass of per-sample SGD, then Prox-SVRG (Xiao &
 Zhang).  ``solver='s3gd'`` is Algorithm 1 of Mu, Liu & Fan
 (proximal mini-batch steps with the anchor-graph control variate, Algorithm 2); the paper's
@@ -52,15 +54,17 @@ _COMMON_CONSTRAINTS = {
 }
 
 
-# solver='auto' runs 'cd' below this many rows (in memory; not for a multinomial fit): on
+# solver='auto' runs 'cd' below this many rows (in memory; 'cg' for a multinomial fit): on
 # standardized breast cancer 'hybrid' stopped on its plateau 8% above the optimum (digits
 # one-vs-rest 49%) where 'cd' stops within 4e-6 of it in half the time or less; on generated
 # problems 'cd' is as fast up to 5,000 rows, 'hybrid' faster from 20,000 rows at d = 100
 # (benchmarks/studies/s3gd_auto_crossover.py; user guide, "Choosing the default below 5,000
-# rows")
+# rows").  Multinomial: 'hybrid' stopped 10% above the optimum on standardized digits, 'cg'
+# 7e-4 above it (LogisticRegression()'s stop) in a third of the CPU time
 CD_BELOW_ROWS = 5000
 
-# the solvers whose multiclass log loss can be multinomial (multinomial Prox-SVRG)
+# the solvers whose multiclass log loss can be multinomial ('auto' below CD_BELOW_ROWS rows:
+# full-batch CG; else multinomial Prox-SVRG)
 _MULTINOMIAL_SOLVERS = ("auto", "hybrid", "svrg")
 
 
@@ -86,15 +90,20 @@ class _S3GDMixin:
         return self._penalty_coefs(2)[0] > 0
 
     def _resolved_solver(self, X, multinomial=False):
-        """The solver a fit on ``X`` runs: ``solver='auto'`` is ``'cd'`` in memory when the
-        penalty has an l1 part or X has fewer than ``CD_BELOW_ROWS`` rows, else
-        ``'hybrid'``: for a multinomial fit (which ``'cd'`` does not fit) and on a Dask X
-        (Prox-SVRG epochs for every penalty and size; ``'cd'`` reads columns of X)."""
+        """The solver a fit on ``X`` runs: ``solver='auto'`` is ``'hybrid'`` on a Dask X
+        (Prox-SVRG epochs for every penalty and size; ``'cd'`` reads columns of X); in
+        memory, below ``CD_BELOW_ROWS`` rows, ``'cg'`` for a multinomial fit without an l1
+        part (full-batch CG needs a smooth objective) and ``'cd'`` for the other fits; from
+        ``CD_BELOW_ROWS`` rows ``'cd'`` with an l1 part (not multinomial), else
+        ``'hybrid'``."""
         if self.solver != "auto":
             return self.solver
-        if multinomial or is_dask_array(X):
+        if is_dask_array(X):
             return "hybrid"
-        return "cd" if self._has_l1_part() or X.shape[0] < CD_BELOW_ROWS else "hybrid"
+        few_rows = X.shape[0] < CD_BELOW_ROWS
+        if multinomial:
+            return "cg" if few_rows and not self._has_l1_part() else "hybrid"
+        return "cd" if self._has_l1_part() or few_rows else "hybrid"
 
     def _solver_name(self, X, multinomial=False):
         return f"{type(self).__name__}(solver={self._resolved_solver(X, multinomial)!r})"
@@ -198,15 +207,19 @@ _SOLVER_DOC = """
     solver : {'auto', 'hybrid', 's3gd', 'svrg', 'sgd', 'ssgd', 'cd'}, default='auto'
         ``'auto'``: ``'cd'`` when the penalty has an l1 part (``penalty='l1'``, or
         ``'elasticnet'`` with ``l1_ratio > 0``, and ``alpha > 0``) or X has fewer than
-        5,000 rows (except for the multinomial model, which ``'cd'`` does not fit), else
-        ``'hybrid'``; ``solver_`` says which ran.  Measured decisions: with an l1 part
+        5,000 rows, else ``'hybrid'``; ``solver_`` says which ran.  The multinomial model
+        of ``S3GDClassifier`` (which ``'cd'`` does not fit) runs ``'cg'`` below 5,000 rows
+        without an l1 part: full-batch nonlinear CG with strong-Wolfe line searches (not in
+        the paper; the driver of ``CGVRClassifier(solver='cg')``, not a value of this
+        parameter), else ``'hybrid'``.  Measured decisions: with an l1 part
         (``benchmarks/bench_s3gd.py l1``) ``'cd'`` reached a relative suboptimality of 1e-6
         4-8x sooner than ``'hybrid'`` on dense problems and 30x sooner on sparse regression
         (``'hybrid'`` did not reach it on sparse logistic regression); below 5,000 rows
         (``benchmarks/studies/s3gd_auto_crossover.py``) ``'cd'`` stopped within 4e-6 of the
         optimum on the standardized bundled datasets, where ``'hybrid'``'s plateau stop came
-        8% above it on breast cancer and 49% on digits one-vs-rest, in at most the same time.
-        On a Dask array X, ``'auto'`` is ``'hybrid'`` (Prox-SVRG) for every penalty and size
+        8% above it on breast cancer and 49% on digits one-vs-rest, in at most the same time;
+        on standardized digits the multinomial ``'hybrid'`` stopped 10% above its optimum
+        where ``'cg'`` stops 7e-4 above it in a third of the time.  On a Dask array X, ``'auto'`` is ``'hybrid'`` (Prox-SVRG) for every penalty and size
         (see Notes).
         ``'s3gd'``: the paper's Algorithm 1 with the anchor-graph control variate throughout
         (converges to a noise floor above the optimum, Theorem 3.1).  ``'hybrid'``
@@ -353,7 +366,9 @@ _SOLVER_DOC = """
         the negative gradient of the smooth part to the l1 subdifferential; and the
         intercept's gradient), divided by its value at ``w = 0, b = 0``, is at most ``tol``
         (``history_['criterion']``) after a round that lowered the objective by at most
-        ``tol * max(1, |F|)``; ``max_iter`` counts working-set iterations.
+        ``tol * max(1, |F|)``; ``max_iter`` counts working-set iterations.  The multinomial
+        model's full-batch CG (``solver_='cg'``) stops when ``max |gradient| <= tol``
+        (``history_['grad_max']``), as ``LogisticRegression``; ``max_iter`` counts CG steps.
     n_iter_no_change : int, default=5
     track_objective : bool, default=False
         Compute the exact objective after each epoch (one extra pass over the data) and stop
@@ -372,8 +387,8 @@ _SOLVER_DOC = """
 
 _ATTRIBUTES_DOC = """
     n_iter_ : int
-        Epochs run, working-set iterations for ``'cd'`` (the largest over the one-vs-rest /
-        output problems).
+        Epochs run, working-set iterations for ``'cd'``, CG steps for ``'cg'`` (the largest
+        over the one-vs-rest / output problems).
     history_ : dict of ndarray (list of dicts, one per problem, for several problems)
         One record per epoch, per chunk of the first warm-up pass and for the line-search
         start, with ``iteration`` (the epoch the record belongs to, counting from 1 as
@@ -391,7 +406,12 @@ _ATTRIBUTES_DOC = """
         ``solver='cd'``: one record per working-set iteration (``iteration`` 0 the start),
         with the exact ``objective``, ``criterion`` (see ``tol``), ``working_set_size``,
         ``sweeps`` (coordinate sweeps of the iteration) and ``step_size`` (the last Newton
-        step, 1.0 for the squared error).  A Dask array X (Prox-SVRG, see Notes): one
+        step, 1.0 for the squared error).  The multinomial model's ``'cg'``: one record per
+        CG step (``iteration`` 0 the start) with ``CGVRClassifier``'s columns: the exact
+        ``objective``, ``grad_max`` (max |gradient|, see ``tol``), ``step_size`` (the CG
+        step), ``passes``, ``restarts``, ``skipped_steps``, ``line_search_evals``,
+        ``rejected_epochs``, ``batch``, ``step_cap`` (NaN in entry 0) and ``time``.  A Dask
+        array X (Prox-SVRG, see Notes): one
         record per epoch with ``objective_kind='snapshot'``, plus ``passes`` (distributed
         full passes over X), ``gathers`` and ``gathered_rows`` (samples brought to the
         client and their rows; each sample at most a quarter of the rows and the gather
@@ -403,10 +423,11 @@ _ATTRIBUTES_DOC = """
         ``'hybrid'`` with anchor epochs, the solver's step for ``'s3gd'``, ``'svrg'``,
         ``'sgd'`` and ``'ssgd'``; the warm-up's first step when the fit ended in the warm-up.
         ``'cd'``: the last Newton step (1.0 for the squared error).  Multinomial fit: the
-        Prox-SVRG step after any halvings by rejected epochs.
+        Prox-SVRG step after any halvings by rejected epochs; ``'cg'``: the last line-search
+        step (0.0 when the fit took none).
     solver_ : str
-        The solver that ran (resolves ``solver='auto'``: ``'cd'`` or ``'hybrid'``; a
-        multinomial fit runs multinomial Prox-SVRG, ``'hybrid'`` for ``'auto'``).
+        The solver that ran (resolves ``solver='auto'``: ``'cd'`` or ``'hybrid'``; for
+        a multinomial fit ``'cg'``, full-batch CG, or ``'hybrid'``, multinomial Prox-SVRG).
     anchor_indices_ : ndarray of int
         Rows of the training X used as anchors (set when the fit built an anchor graph:
         ``solver='s3gd'``, or ``'hybrid'`` with ``anchor_epochs > 0``).
@@ -422,8 +443,9 @@ _ATTRIBUTES_DOC = """
 class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     __doc__ = f"""Linear classifier trained by working-set coordinate descent (default for
     l1 / elastic-net, and below 5,000 rows), Prox-SVRG after one SGD pass (default for the l2
-    penalty from 5,000 rows; multinomial Prox-SVRG for the log loss with more than two
-    classes), or by the S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
+    penalty from 5,000 rows; for the log loss with more than two classes full-batch CG below
+    5,000 rows, multinomial Prox-SVRG from there), or by the S3GD of Mu, Liu & Fan
+    (``solver='s3gd'``) and the paper's baselines.
 
     The default is not S3GD.  Below 5,000 rows, and with an l1 part, ``solver='auto'``
     resolves to ``'cd'`` (see ``solver``); for the l2 penalty from 5,000 rows it resolves to
@@ -450,7 +472,8 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     ``F(W, b) = (1/n) sum_i s_i [log sum_k exp(x_i.w_k + b_k) - (x_i.w_{{y_i}} + b_{{y_i}})]
     + alpha (l1_ratio ||W||_1 + (1 - l1_ratio) / 2 ||W||_F^2)``
 
-    fitted by multinomial Prox-SVRG (see ``multi_class``); ``predict_proba`` is its softmax.
+    fitted by full-batch CG below 5,000 rows, else by multinomial Prox-SVRG (see
+    ``multi_class``); ``predict_proba`` is its softmax.
 
     ``solver='s3gd'`` is the paper's Algorithm 1: proximal mini-batch steps
     ``w <- prox(w - eta (grad psi_I(w) - grad h_I(w~) + grad H(w~)))`` where ``h`` replaces
@@ -478,22 +501,28 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     multi_class : {{'auto', 'multinomial', 'ovr'}}, default='auto'
         How more than two classes are fitted (two classes are one binary problem whatever
         the value).  ``'multinomial'``: the softmax log loss above, one problem over all
-        classes (as ``LogisticRegression`` and ``CGVRClassifier``); log loss only, by
-        multinomial Prox-SVRG (not in the paper): each epoch one full pass (exact objective,
-        gradient and probabilities at the snapshot) and one pass of proximal steps over
-        mini-batches of ``batch_size`` consecutive rows of a copy of X made once with the
-        rows in a random order (each epoch from a random offset: sequential reads, about
-        twice as fast as a fresh random order; the copy costs X's size), step ``eta0`` (``'auto'``:
-        ``2 / L_b``, ``L_b`` as for ``eta0`` with the curvature bound 1/2 of the softmax, 8x
-        Prox-SVRG's theory step; measured, user guide); an epoch that does not decrease the
-        objective is undone and halves the step (``history_['rejected_epochs']``); on small
-        ill-conditioned data it stops on its plateau above the optimum (10% on standardized
-        digits), where ``CGVRClassifier()`` fits the same model closer and faster (user
-        guide, "Practical advice").  It uses ``solver`` ``'auto'``, ``'hybrid'`` or
-        ``'svrg'`` (with an l1 part the l1 prox; no
-        warm-up, line-search start or anchors: ``warmup_epochs``, ``init_step``,
-        ``anchor_epochs``, ``n_inner`` and the anchor parameters are not used) and ``tol``'s
-        plateau rule on the exact objective.  ``'ovr'``: one binary problem per class (the
+        classes (as ``LogisticRegression`` and ``CGVRClassifier``); log loss only.
+        ``solver='auto'`` fits it below 5,000 rows without an l1 part (``solver_='cg'``) by
+        full-batch nonlinear CG (not in the paper; Polak-Ribiere+ directions, strong-Wolfe
+        line searches on the objective, a restart along the negative gradient whenever a
+        direction does not descend: the driver of ``CGVRClassifier(solver='cg')``), which
+        stops when ``max |gradient| <= tol``, the rule of ``LogisticRegression`` (lbfgs),
+        within ``max_iter`` CG steps; it uses none of the step, batch, epoch and anchor
+        parameters and draws nothing.  Otherwise by multinomial Prox-SVRG (not in the
+        paper; ``solver`` ``'auto'``, ``'hybrid'`` or ``'svrg'``): each epoch one full pass
+        (exact objective, gradient and probabilities at the snapshot) and one pass of
+        proximal steps over mini-batches of ``batch_size`` consecutive rows of a copy of X
+        made once with the rows in a random order (each epoch from a random offset:
+        sequential reads, about twice as fast as a fresh random order; the copy costs X's
+        size), step ``eta0`` (``'auto'``: ``2 / L_b``, ``L_b`` as for ``eta0`` with the
+        curvature bound 1/2 of the softmax, 8x Prox-SVRG's theory step; measured, user
+        guide); an epoch that does not decrease the objective is undone and halves the step
+        (``history_['rejected_epochs']``); on small ill-conditioned data it stops on its
+        plateau above the optimum (10% on standardized digits, where ``'cg'`` stops 7e-4
+        above it; user guide, "Multinomial log loss").  It takes an l1 part (the l1 prox;
+        no warm-up, line-search start or anchors: ``warmup_epochs``, ``init_step``,
+        ``anchor_epochs``, ``n_inner`` and the anchor parameters are not used) and stops by
+        ``tol``'s plateau rule on the exact objective.  ``'ovr'``: one binary problem per class (the
         heads share one anchor graph; threads with ``n_jobs``), ``predict_proba`` normalises
         the one-vs-rest sigmoids (as ``SGDClassifier``).  ``'auto'``: ``'multinomial'`` for
         the log loss when ``solver`` is ``'hybrid'`` or ``'svrg'``, or ``'auto'`` without an
@@ -608,8 +637,8 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
                 f"loss={self.loss!r} (use multi_class='ovr').")
         if self.solver not in _MULTINOMIAL_SOLVERS:
             raise ValueError(
-                f"multi_class='multinomial' runs multinomial Prox-SVRG, with solver "
-                f"'auto', 'hybrid' or 'svrg'; got solver={self.solver!r} (use "
+                f"multi_class='multinomial' runs full-batch CG or multinomial Prox-SVRG, "
+                f"with solver 'auto', 'hybrid' or 'svrg'; got solver={self.solver!r} (use "
                 f"multi_class='ovr').")
 
     def _multinomial(self, n_classes):
@@ -647,7 +676,9 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         y = targets.codes    # a multinomial fit gets ClassTargets
         warm = self.warm_start and hasattr(self, "coef_")
         monitor = self._make_monitor(self._solver_name(X, multinomial=True))
-        result = s3gd_multinomial.solve(
+        solve = (s3gd_multinomial.solve_cg if params.solver == "cg"
+                 else s3gd_multinomial.solve)
+        result = solve(
             X, y, sample_weights[0], n_classes, params, monitor, seed,
             coef_init=coef_init if warm else None,
             intercept_init=intercept_init if warm else None)
