@@ -159,3 +159,18 @@ def test_cd_copies_dense_columns_once():
     finally:
         tracemalloc.stop()
     assert peak < 1.4 * X.nbytes, peak / X.nbytes
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_hybrid_setup_and_check_read_x_in_blocks(layout):
+    # eta0='auto' (the Gram matrix of up to 20,000 rows: X times the weights' roots) and the
+    # check after a plateau stop (column variances, 4,096 rows at a time) made copies of X:
+    # a peak of 1.06 (dense) and 2.14 (CSR) times X's size on 12,000 x 200; both now read
+    # X in blocks of 2^16 entries (WIDEN_ELEMENTS)
+    X, y = _clf(12_000, d=200)
+    if layout == "csr":
+        X, y = _sparse((X, y))
+    est = skstoch.S3GDClassifier(solver="hybrid", random_state=0)
+    peak = peak_fit_bytes(lambda: est, (X, y))
+    assert est.n_iter_ < est.max_iter        # a plateau stop: the check ran
+    assert peak < 0.75 * input_bytes((X,)), peak / input_bytes((X,))

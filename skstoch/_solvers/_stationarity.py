@@ -28,7 +28,7 @@ __all__ = ["FAR_FROM_OPTIMUM", "column_moments", "far_threshold", "gradient_rati
 # 0.96 / 0.99); at 0.02 on raw iris, whose fit matches LogisticRegression's
 # (benchmarks/studies/s3gd_plateau_check.py)
 FAR_FROM_OPTIMUM = 0.03
-_CHUNK_ROWS = 4096      # dense variances a block of rows at a time: no (n, d) temporary
+_CHUNK_ELEMENTS = 1 << 16   # dense variances a block of rows at a time (512 KB of float64)
 _CONSTANT = 1e-7        # std / |mean| below this: a constant column
 _MOMENT_ROWS = 20_000   # the columns' moments from at most this many rows (evenly spaced)
 
@@ -42,8 +42,9 @@ def column_moments(X, max_rows=_MOMENT_ROWS):
         return np.asarray(mean, np.float64), np.sqrt(np.asarray(var, np.float64))
     mean = X.mean(axis=0, dtype=np.float64)
     squares = np.zeros(X.shape[1])
-    for start in range(0, X.shape[0], _CHUNK_ROWS):
-        centred = X[start:start + _CHUNK_ROWS] - mean
+    step = max(1, _CHUNK_ELEMENTS // max(X.shape[1], 1))
+    for start in range(0, X.shape[0], step):
+        centred = X[start:start + step] - mean
         squares += np.einsum("ij,ij->j", centred, centred)
     return mean, np.sqrt(squares / max(X.shape[0], 1))
 

@@ -2,7 +2,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._dataset import float64_row_blocks
+from ..utils._dataset import WIDEN_ELEMENTS
 
 
 def stabilized_bb_step(dx, dg, *, inner_iter, epsilon, previous):
@@ -167,30 +167,35 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
     most 100 products) started from the weighted mean row plus a random part (for
     non-negative data such as text the mean row is close to the top eigenvector, and the
     iteration stops after a few products).  A non-finite estimate is returned as ``inf``.
-    A float32 X is widened to float64 in row blocks (never all at once).
+    X is read in float64 blocks of ``WIDEN_ELEMENTS`` entries (a float32 X widened a
+    block at a time; the Gram matrix's weighted rows formed a block at a time), so the
+    memory beyond X is a block, not a copy of X (the power iteration, which reads the
+    subsample many times, gathers it once).
     """
     n, d = X.shape
     rng = np.random.RandomState(seed % (2**32))
-    if n > GRAM_SUBSAMPLE:
-        rows = np.sort(rng.choice(n, GRAM_SUBSAMPLE, replace=False))
-        Xs, ws = X[rows], sw[rows]
-    else:
-        Xs, ws = X, sw
-    s = Xs.shape[0]
+    rows = np.sort(rng.choice(n, GRAM_SUBSAMPLE, replace=False)) if n > GRAM_SUBSAMPLE else None
+    ws = sw if rows is None else sw[rows]
+    s = ws.shape[0]
+    exact = d <= GRAM_EXACT_MAX
+    source, picked = (X[rows], None) if rows is not None and not exact else (X, rows)
+    step = max(1, WIDEN_ELEMENTS // max(d, 1))
 
     def block_sum(product):
-        """``product(Xb, rows)`` summed over float64 row blocks (one block, Xs itself,
-        for a float64 X)."""
-        if Xs.dtype == np.float64:
-            return product(Xs, slice(None))
+        """``product(Xb, positions)`` summed over the float64 row blocks of the subsample
+        (one block, X itself, for a float64 X of at most ``step`` rows)."""
+        if picked is None and s <= step and source.dtype == np.float64:
+            return product(source, slice(None))
         total = 0.0
-        for b, Xb in float64_row_blocks(Xs):
-            total = total + product(Xb, b)
+        for start in range(0, s, step):
+            b = slice(start, start + step)
+            block = source[b] if picked is None else source[picked[b]]
+            total = total + product(block.astype(np.float64, copy=False), b)
         return total
 
     mean_row = block_sum(lambda Xb, b: np.asarray(Xb.T @ ws[b]).ravel())
     mean_norm = float(np.linalg.norm(mean_row)) / s
-    if d <= GRAM_EXACT_MAX:
+    if exact:
         root = np.sqrt(ws)
 
         def gram(Xb, b):
