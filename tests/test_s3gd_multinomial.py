@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from skstoch import S3GDClassifier
+from skstoch import CGVRClassifier, S3GDClassifier
 from skstoch.linear_model._s3gd import CD_BELOW_ROWS
 from skstoch._solvers._monitor import DivergenceError
 
@@ -190,7 +190,6 @@ def test_callback_stops_and_divergence_is_reported():
 
 
 def test_multi_class_means_the_same_in_cgvr():
-    from skstoch import CGVRClassifier
     X, y = _data(n_classes=3)
     kw = dict(alpha=1e-2, tol=1e-8, random_state=0)
     mn = CGVRClassifier(**kw).fit(X, y)
@@ -235,3 +234,17 @@ def test_auto_is_full_batch_cg_for_a_multinomial_fit_below_cd_below_rows():
     # with an l1 part full-batch CG does not apply: Prox-SVRG with the l1 prox
     clf = S3GDClassifier(penalty="l1", multi_class="multinomial", random_state=0)
     assert clf.fit(X[:300], y[:300]).solver_ == "hybrid"
+
+
+@pytest.mark.parametrize("make", [lambda: S3GDClassifier(random_state=0),
+                                  lambda: S3GDClassifier(solver="hybrid", random_state=0),
+                                  lambda: CGVRClassifier()])
+def test_constant_features_and_balanced_classes_fit_zero_without_a_warning(make):
+    # zero is the optimum; the gradient at zero is a rounding remainder of 1/3 - 10/30
+    # (about 1e-17), and the check after the stop divided it by itself and warned "still 1
+    # of its size at zero"
+    X, y = np.ones((30, 4)), np.arange(30) % 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = make().fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), 1 / 3)

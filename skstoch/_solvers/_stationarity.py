@@ -18,8 +18,8 @@ from sklearn.utils.sparsefuncs import mean_variance_axis
 
 from ._monitor import SCALERS
 
-__all__ = ["FAR_FROM_OPTIMUM", "column_moments", "far_threshold", "gradient_ratio",
-           "warn_if_far"]
+__all__ = ["FAR_FROM_OPTIMUM", "SOFTMAX_ROUNDING", "column_moments", "far_threshold",
+           "gradient_ratio", "warn_if_far"]
 
 # solver='hybrid' fits stop at 0.0015-0.009 on standardized breast cancer, wine, iris, digits
 # and diabetes (at most 0.0114 over 20 cross-validation training folds of each); at 0.047-0.69
@@ -28,6 +28,11 @@ __all__ = ["FAR_FROM_OPTIMUM", "column_moments", "far_threshold", "gradient_rati
 # 0.96 / 0.99); at 0.02 on raw iris, whose fit matches LogisticRegression's
 # (benchmarks/studies/s3gd_plateau_check.py)
 FAR_FROM_OPTIMUM = 0.03
+# a standardized multinomial gradient at zero at most this is rounding, not a direction: its
+# terms are probabilities minus one-hot targets times standardized features, and class
+# shares such as 1/3 leave a remainder of about 1e-17 where it vanishes (constant features,
+# balanced classes: zero is the optimum, and the ratio of two rounding errors is about 1)
+SOFTMAX_ROUNDING = 1e-12
 _CHUNK_ELEMENTS = 1 << 16   # dense variances a block of rows at a time (512 KB of float64)
 _CONSTANT = 1e-7        # std / |mean| below this: a constant column
 _MOMENT_ROWS = 20_000   # the columns' moments from at most this many rows (evenly spaced)
@@ -73,7 +78,7 @@ def _standardized_max(G, Gb, moments, fit_intercept):
     return max(top, float(np.abs(Z[live] / scale[live, None]).max(initial=0.0)))
 
 
-def gradient_ratio(final, at_zero, W, lam1, moments, fit_intercept):
+def gradient_ratio(final, at_zero, W, lam1, moments, fit_intercept, negligible=0.0):
     """The standardized gradient at the fit relative to the one at zero.
 
     Parameters
@@ -87,6 +92,9 @@ def gradient_ratio(final, at_zero, W, lam1, moments, fit_intercept):
     moments : tuple of ndarray
         :func:`column_moments` of X.
     fit_intercept : bool
+    negligible : float, default=0.0
+        A standardized gradient at zero at most this counts as zero
+        (:data:`SOFTMAX_ROUNDING` for the multinomial model).
 
     Returns
     -------
@@ -95,7 +103,7 @@ def gradient_ratio(final, at_zero, W, lam1, moments, fit_intercept):
     """
     top = _standardized_max(_min_norm_subgradient(at_zero[0], 0.0 * W, lam1), at_zero[1],
                             moments, fit_intercept)
-    if not top > 0.0:
+    if not top > negligible:
         return 0.0
     now = _standardized_max(_min_norm_subgradient(final[0], W, lam1), final[1], moments,
                             fit_intercept)

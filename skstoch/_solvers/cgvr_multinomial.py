@@ -31,7 +31,7 @@ from ..utils._validation import canonical_csr
 from ._line_search import strong_wolfe
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
-from ._stationarity import column_moments, gradient_ratio
+from ._stationarity import SOFTMAX_ROUNDING, column_moments, gradient_ratio
 from ._svrg import svrg
 from .cgvr import (INNER_COLUMNS_AT_START, _cg_beta, _cg_loop, _safeguard_rejects,
                    check_outer_divergence, row_bound, shrink_first_step, warn_if_far_after_tol)
@@ -243,7 +243,7 @@ def stacked_gradient_ratio(G, G0, W, moments, fit_intercept):
     the fit (``G``) and at zero (``G0``), ``W`` of shape (K, d)."""
     d = W.shape[1]
     return gradient_ratio((G[:, :d].T, G[:, d]), (G0[:, :d].T, G0[:, d]), W.T, 0.0, moments,
-                          fit_intercept)
+                          fit_intercept, negligible=SOFTMAX_ROUNDING)
 
 
 def run_solve(run, loop, K, d, coef_init, intercept_init):

@@ -38,7 +38,7 @@ from . import cgvr_multinomial, s3gd_multinomial
 from .cgvr import warn_if_far_after_tol
 from ._dask_passes import (DaskData, _as_chunk, _check_chunk_shape, _sample_bytes,
                            sample_indices)
-from ._stationarity import column_moments, gradient_ratio
+from ._stationarity import SOFTMAX_ROUNDING, column_moments, gradient_ratio
 from .dask_fit import SAMPLE_SWEEPS, SampleStream
 
 def _row_bytes(n_classes):
@@ -257,7 +257,7 @@ def solve_s3gd(data, params, monitor, seed, coef_init=None, intercept_init=None,
             B0, Bc0 = G[:, :d].T, (G[:, d] if params.fit_intercept else np.zeros(K))
         return gradient_ratio((kept.B + params.lam2 * kept.W, kept.Bc), (B0, Bc0), kept.W,
                               params.lam1, column_moments(fit.sample[0]),
-                              params.fit_intercept)
+                              params.fit_intercept, negligible=SOFTMAX_ROUNDING)
 
     with np.errstate(over="ignore", invalid="ignore"):
         kept = snapshot(W, c)

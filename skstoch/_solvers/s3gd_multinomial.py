@@ -33,7 +33,7 @@ from ..utils._validation import canonical_csr
 from . import cgvr_multinomial
 from ._monitor import DivergenceError
 from ._result import SolverResult
-from ._stationarity import column_moments, gradient_ratio, warn_if_far
+from ._stationarity import SOFTMAX_ROUNDING, column_moments, gradient_ratio, warn_if_far
 from ._step_size import expected_batch_smoothness, gram_spectrum, intercept_gram_bound
 from ._stopping import Plateau
 from .cgvr import CGVRParams
@@ -272,7 +272,8 @@ def solve(X, y, sample_weight, n_classes, params, monitor, seed, coef_init=None,
             """The gradient ratio at the kept snapshot (one more full pass, from zero)."""
             _, _, B0, Bc0 = prob.full_pass(np.zeros((d, K)), np.zeros(K))
             return gradient_ratio((kept.B + params.lam2 * kept.W, kept.Bc), (B0, Bc0), kept.W,
-                                  params.lam1, column_moments(prob.X), params.fit_intercept)
+                                  params.lam1, column_moments(prob.X), params.fit_intercept,
+                                  negligible=SOFTMAX_ROUNDING)
 
         # the first snapshot is not held here: its (n, K) tables go once it is replaced
         return run_epochs(_Snapshot(prob, W, c, lazy), epoch_step,
