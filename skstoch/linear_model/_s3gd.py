@@ -219,8 +219,8 @@ _SOLVER_DOC = """
         optimum on the standardized bundled datasets, where ``'hybrid'``'s plateau stop came
         8% above it on breast cancer and 49% on digits one-vs-rest, in at most the same time;
         on standardized digits the multinomial ``'hybrid'`` stopped 10% above its optimum
-        where ``'cg'`` stops 7e-4 above it in a third of the time.  On a Dask array X, ``'auto'`` is ``'hybrid'`` (Prox-SVRG) for every penalty and size
-        (see Notes).
+        where ``'cg'`` stops 7e-4 above it in a third of the time.  On a Dask array X,
+        ``'auto'`` is ``'hybrid'`` (Prox-SVRG) for every penalty and size (see Notes).
         ``'s3gd'``: the paper's Algorithm 1 with the anchor-graph control variate throughout
         (converges to a noise floor above the optimum, Theorem 3.1).  ``'hybrid'``
         (default without an l1 part; the paper's suggested remedy, not implemented there;
@@ -321,8 +321,9 @@ _SOLVER_DOC = """
         low-dimensional data, thousands on sparse high-dimensional data, where a step costs
         O(p nnz); for ``'svrg'`` one full pass per epoch (``ceil(n / batch_size)`` steps).
         The Prox-SVRG phase of ``'hybrid'`` always takes one snapshot per epoch.  Every
-        solver caps it at one pass (``ceil(n / batch_size)`` steps; ``ceil(n / n_strata)`` for ``'ssgd'``), so
-        that an epoch stays ``n_samples`` sampled gradients.  At most 2**31 - 1.
+        solver caps it at one pass (``ceil(n / batch_size)`` steps; ``ceil(n / n_strata)``
+        for ``'ssgd'``), so that an epoch stays ``n_samples`` sampled gradients.  At most
+        2**31 - 1.
     n_anchors : int, default=100
         Number of anchors m (paper: 100).  Anchors are k-means centres snapped to their
         nearest training sample; duplicates are merged (``n_anchors_`` is the number kept).
@@ -338,8 +339,8 @@ _SOLVER_DOC = """
     anchor_method : {'auto', 'kmeans', 'minibatch_kmeans', 'random'}, default='auto'
         Clustering for anchors (and strata of ``'ssgd'``).  ``'kmeans'``: KMeans on all
         samples (the paper); ``'auto'``: KMeans on a uniform subsample of
-        ``max(2,000, 20 n_anchors)`` samples (all of them when there are fewer), centres snapped to subsampled samples;
-        ``'minibatch_kmeans'``: MiniBatchKMeans on all samples; ``'random'``: uniform samples.
+        ``max(2,000, 20 n_anchors)`` samples (all of them when there are fewer), centres
+        snapped to subsampled samples; ``'minibatch_kmeans'``: MiniBatchKMeans on all samples; ``'random'``: uniform samples.
     kmeans_max_iter : int, default=10
         Iterations (epochs for MiniBatchKMeans) of the clustering (paper: not reported).
     max_iter : int, default=1000
@@ -749,7 +750,8 @@ class S3GDRegressor(_S3GDMixin, DaskRegressorMixin, BaseLinearRegressor):
     def __init__(self, loss="squared_error", *, penalty="l2", alpha="auto", l1_ratio=0.15,
                  fit_intercept=True, solver="auto", anchor_epochs=0,
                  warmup_epochs=1, init_step="auto", eta0="auto",
-                 learning_rate="constant", batch_size=10, n_inner="auto", n_anchors=100, n_neighbors=5,
+                 learning_rate="constant", batch_size=10, n_inner="auto", n_anchors=100,
+                 n_neighbors=5,
                  kernel_width="nearest", kernel_eps=1e-4, anchor_method="auto",
                  kmeans_max_iter=10, max_iter=1000, tol=1e-4, n_iter_no_change=5,
                  track_objective=False, warm_start=False, random_state=None, verbose=0,
