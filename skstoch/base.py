@@ -9,7 +9,6 @@ fit share work, ``_prepare_fit`` (computed once, handed to every problem as
 stored on the estimator before every problem is solved: the fitted attributes are set
 together at the end.
 """
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -30,6 +29,7 @@ from .utils import (AtomicFitMixin, check_sample_weight, make_dataset, seed_from
                     validate_data)
 from .utils._validation import (check_finite_numbers, check_fitted_shapes, fitted_attribute,
                                 fitted_n_heads, rescale_sample_weight)
+from .utils._warnings import warn
 
 STOCHASTIC_SOLVER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -64,9 +64,8 @@ class StochasticSolverMixin(AtomicFitMixin):
 def ravel_column_vector(y):
     """An (n, 1) target becomes (n,) with a ``DataConversionWarning``, as in SGDRegressor."""
     if y.ndim == 2 and y.shape[1] == 1:
-        warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
-                      "change the shape of y to (n_samples,), for example using ravel().",
-                      DataConversionWarning, stacklevel=3)
+        warn("A column-vector y was passed when a 1d array was expected. Please change the "
+             "shape of y to (n_samples,), for example using ravel().", DataConversionWarning)
         return y.ravel()
     return y
 

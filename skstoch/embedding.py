@@ -1,7 +1,6 @@
 """Ordinal embedding from triplet / quadruplet comparisons: full-batch L-BFGS by default, the
 paper's mini-batch SVRG with a stabilized Barzilai-Borwein step (paper 000) as
 ``solver='svrg_sbb'``."""
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,6 +16,7 @@ from ._solvers.ordinal import (OrdinalParams, OrdinalProblem, satisfied, solve,
 from .base import STOCHASTIC_SOLVER_CONSTRAINTS, StochasticSolverMixin
 from .utils._validation import (available_memory, check_fitted_array, fitted_state_error,
                                 is_integer, reject_string_input)
+from .utils._warnings import warn
 
 __all__ = ["OrdinalEmbedding"]
 
@@ -508,11 +508,9 @@ def _warn_unconstrained_objects(Q, n_objects):
     if absent.size == 0:
         return
     shown = ", ".join(map(str, absent[:10])) + (", ..." if absent.size > 10 else "")
-    warnings.warn(
+    warn(
         f"{absent.size} of {n_objects} objects appear in no comparison (indices {shown}): "
         f"nothing constrains them, so their rows of embedding_ are their starting positions, "
         f"not learned from X. Drop them and relabel the rest 0-based and contiguous (for "
         f"example with np.unique(X, return_inverse=True)).",
-        UserWarning,
-        stacklevel=5,     # the caller of fit, through the atomic and fit-context wrappers
-    )
+        UserWarning)

@@ -8,7 +8,6 @@ The front end: it validates the input, resolves the parameters into a
 :func:`skstoch._solvers.tsg.solve` (the gamma="cv" selection calls the same driver).
 """
 import sys
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,6 +23,7 @@ from .utils import AtomicFitMixin, check_allocation, seed_from_random_state, val
 from .utils._dataset import float64_row_blocks
 from .utils._validation import (check_fitted_array, check_squared_distances, fitted_n_heads,
                                 fitted_state_error, is_integer, is_positive_real, max_abs)
+from .utils._warnings import warn
 
 # random features cached automatically when they take less than this many bytes
 _AUTO_CACHE_BYTES = 256 * 2**20
@@ -648,8 +648,8 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             seed=seed_from_random_state(self.random_state))
         n_l, n_u = problem.labeled_rows.shape[0], problem.unlabeled_rows.shape[0]
         if n_u == 0:
-            warnings.warn("y contains no unlabeled samples (-1): S3VMClassifier fits a "
-                          "supervised random-feature SVM (C_star is not used).", UserWarning)
+            warn("y contains no unlabeled samples (-1): S3VMClassifier fits a supervised "
+                 "random-feature SVM (C_star is not used).", UserWarning)
         # a regenerated feature block is (n_components, width): sparse X keeps only the
         # columns that hold an entry
         width = X.shape[1] if not hasattr(X, "toarray") else max(1, np.unique(X.indices).size)
@@ -663,13 +663,13 @@ class S3VMClassifier(ClassifierMixin, AtomicFitMixin, BaseEstimator):
             if not tsg.can_converge(params):
                 small = (" (eta0='auto' is below 0.02 when C or C_star is large)"
                          if self.eta0 == "auto" and eta0 < 0.02 else "")
-                warnings.warn(
+                warn(
                     f"S3VMClassifier did not converge: the stopping test never ran, because "
                     f"max_iter={T} is below its first iteration, max(C_star_warmup * "
                     f"max_iter, 2 / first step) = {tsg.min_stop_iter(params):.4g} (first "
                     f"step {params.step_sizes[0]:.3g}{small}). Increase max_iter to at least "
                     f"that or the step, or pass tol=None for a fixed budget.",
-                    ConvergenceWarning, stacklevel=2)
+                    ConvergenceWarning)
             else:
                 monitor.finish(converged=result.converged, criterion=result.criterion_name,
                                value=result.criterion, tol=params.tol, max_iter=T)

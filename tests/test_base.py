@@ -10,7 +10,7 @@ import sklearn.base
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from sklearn.datasets import load_iris, make_classification, make_regression
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -300,3 +300,32 @@ def test_one_class_error_shows_the_label_as_written(label, shown):
     y = np.array([label] * 4, dtype=object if isinstance(label, str) else None)
     with pytest.raises(ValueError, match=rf"only one class: {shown}\.$"):
         skstoch.CGVRClassifier().fit(np.ones((4, 2)), y)
+
+
+def test_warnings_point_at_the_line_that_called_fit():
+    # fixed stacklevels attributed them to skstoch's own modules (_s3gd.py, _monitor.py,
+    # embedding.py through fit_transform): a warning names the user's line, through
+    # fit_transform, a Pipeline and scikit-learn's fit-context wrapper alike
+    from sklearn.pipeline import make_pipeline
+
+    from skstoch.datasets import make_triplets
+
+    X, y = make_classification(200, 5, random_state=0)
+    triplets = make_triplets(n_objects=20, n_triplets=200, random_state=0)
+    calls = [
+        (ConvergenceWarning, lambda: skstoch.S3GDClassifier(solver="hybrid", max_iter=1)
+         .fit(X, y)),
+        (ConvergenceWarning, lambda: make_pipeline(
+            StandardScaler(), skstoch.CGVRClassifier(max_iter=1, random_state=0)).fit(X, y)),
+        (UserWarning, lambda: skstoch.OrdinalEmbedding(random_state=0)
+         .fit_transform(triplets, n_objects=25)),
+        (DataConversionWarning, lambda: skstoch.S3GDRegressor()
+         .fit(X, y.reshape(-1, 1).astype(float))),
+    ]
+    for category, call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        ours = [w for w in caught if issubclass(w.category, category)]
+        assert ours, category
+        assert {w.filename for w in ours} == {__file__}, [(w.filename, w.lineno) for w in ours]

@@ -7,10 +7,11 @@ the user's callback; the fit stops when the callback returns a true value.  Afte
 did not reach ``tol``.
 """
 import time
-import warnings
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
+
+from ..utils._warnings import warn
 
 # what the convergence warnings advise for features of very different scales (StandardScaler
 # refuses sparse X unless with_mean=False, so sparse input needs the other one)
@@ -107,13 +108,11 @@ class FitMonitor:
         if converged or self.stopped_by_callback:
             return
         if stalled_at is not None:
-            warnings.warn(
+            warn(
                 f"{self.solver_name} stopped after {stalled_at} iterations: the iterate no "
                 f"longer improves in floating point and the {criterion} is {value:.3g}, above "
                 f"tol={tol:.3g}, which is below what float64 resolves here. Loosen tol.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+                ConvergenceWarning)
             return
         # inf / nan: the criterion compares records that the budget never reached
         state = (f"is {value:.3g}, above tol={tol:.3g}" if np.isfinite(value) else
@@ -129,12 +128,10 @@ class FitMonitor:
             advice = ("Increase max_iter, loosen tol or check the step size"
                       + ("; features of very different scales slow the fit: standardize them "
                          f"(for example with {SCALERS})." if self.scale_hint else "."))
-        warnings.warn(
+        warn(
             f"{self.solver_name} did not converge: after max_iter={max_iter} iterations the "
             f"{criterion} {state}. {advice}",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+            ConvergenceWarning)
 
 
 def check_finite_iterate(x, solver_name, where):

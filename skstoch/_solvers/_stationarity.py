@@ -9,13 +9,13 @@ scales) relative to its value at zero, and warn above :func:`far_threshold` (mea
 guide, "Stopping rule").  The CGVR drivers run the same measure after their ``max |gradient|
 <= tol`` stop, whose bound is in the units of X and y (threshold ``cgvr.FAR_FROM_OPTIMUM``).
 """
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.sparsefuncs import mean_variance_axis
 
+from ..utils._warnings import warn
 from ._monitor import SCALERS
 
 __all__ = ["FAR_FROM_OPTIMUM", "SOFTMAX_ROUNDING", "column_moments", "far_threshold",
@@ -129,10 +129,8 @@ def warn_if_far(ratio, solver_name, tol, *, threshold=None, stopped=None, advice
                   f"example with {SCALERS}); a lower tol or a larger n_iter_no_change fits "
                   "longer.")
     if ratio > threshold:
-        warnings.warn(
+        warn(
             f"{solver_name} stopped because {stopped}, but it is likely far from the "
             f"optimum: measured on standardized features, the gradient is still "
             f"{ratio:.3g} of its size at zero (above {threshold:.3g}). {advice}",
-            ConvergenceWarning,
-            stacklevel=4,
-        )
+            ConvergenceWarning)

@@ -4,7 +4,6 @@ the mean loss over comparisons, keeping the best iterate seen.  The only Python 
 
 RNG streams of one fit: 0 = random initialisation, ``1 + epoch`` = sampling of that epoch.
 """
-import warnings
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -14,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._fast import _ordinal
 from .._fast._comparison_loss import CKLLoss, GNMDSLoss, SOELoss, STELoss, TSTELoss
 from ..utils import single_thread_blas
+from ..utils._warnings import warn
 from ._monitor import check_finite_iterate
 from ._result import SolverResult
 from ._step_size import curvature_step, decaying_step, probe_curvature
@@ -141,16 +141,14 @@ def warn_line_search_failed(result, solver_name, tol):
     value = result.criterion
     state = (f"is {value:.3g} (tol={tol:.3g})" if np.isfinite(value) else
              f"could not be measured yet (tol={tol:.3g})")
-    warnings.warn(
+    warn(
         f"{solver_name} stopped after {result.n_iter} iterations because L-BFGS's line "
         f"search failed: no step along its search direction decreased the objective enough "
         f"(scipy's ABNORMAL termination); the relative decrease of the best objective "
         f"{state}. The objective is either flat at float64 precision there (tol below what "
         f"float64 resolves: loosen tol) or badly scaled (e.g. an init with huge "
         f"coordinates: rescale it). A larger max_iter would not help.",
-        ConvergenceWarning,
-        stacklevel=3,
-    )
+        ConvergenceWarning)
 
 
 def warn_if_risen(result, solver_name, tol):
@@ -172,14 +170,12 @@ def warn_if_risen(result, solver_name, tol):
     how = (f"above the lowest one recorded ({best:.4g}) by {rise:.2g} of the decrease from "
            f"the start (above {RISE_TOLERANCE:g})" if drop > 0.0 else
            f"above its value at the start ({best:.4g}), the lowest one recorded")
-    warnings.warn(
+    warn(
         f"{solver_name} stopped because the best objective improved by less than "
         f"tol={tol:.3g}, but the objective rose meanwhile: the returned embedding (the "
         f"last iterate) has objective {extra['objective']:.4g}, {how}. The steps "
         "overshoot: pass a smaller eta0, or solver='lbfgs' (which returns the best iterate).",
-        ConvergenceWarning,
-        stacklevel=3,
-    )
+        ConvergenceWarning)
 
 
 def _check_finite_start(objective, x0, params):
