@@ -2,7 +2,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._dataset import WIDEN_ELEMENTS
+from ..utils._dataset import rows_per_block
 
 
 def stabilized_bb_step(dx, dg, *, inner_iter, epsilon, previous):
@@ -167,10 +167,11 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
     most 100 products) started from the weighted mean row plus a random part (for
     non-negative data such as text the mean row is close to the top eigenvector, and the
     iteration stops after a few products).  A non-finite estimate is returned as ``inf``.
-    X is read in float64 blocks of ``WIDEN_ELEMENTS`` entries (a float32 X widened a
-    block at a time; the Gram matrix's weighted rows formed a block at a time), so the
-    memory beyond X is a block, not a copy of X (the power iteration, which reads the
-    subsample many times, gathers it once).
+    X is read in float64 blocks of about ``WIDEN_ELEMENTS`` entries (:func:`rows_per_block`;
+    for a sparse X, stored entries): a float32 X is widened a block at a time and the Gram
+    matrix's weighted rows are formed a block at a time, so the memory beyond X is a block,
+    not a copy of X (the power iteration, which reads the subsample many times, gathers it
+    once).  The blocks also keep a dense X's products in cache.
     """
     n, d = X.shape
     rng = np.random.RandomState(seed % (2**32))
@@ -179,7 +180,7 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
     s = ws.shape[0]
     exact = d <= GRAM_EXACT_MAX
     source, picked = (X[rows], None) if rows is not None and not exact else (X, rows)
-    step = max(1, WIDEN_ELEMENTS // max(d, 1))
+    step = rows_per_block(source)
 
     def block_sum(product):
         """``product(Xb, positions)`` summed over the float64 row blocks of the subsample

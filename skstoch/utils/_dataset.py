@@ -41,11 +41,23 @@ def make_dataset(X, float32=False):
 WIDEN_ELEMENTS = 1 << 16   # entries of a float32 X widened to float64 at once
 
 
+def rows_per_block(X, elements=WIDEN_ELEMENTS):
+    """The rows of a block of X (dense or sparse) of about ``elements`` entries: ``elements
+    // width``, and for a sparse X at least the rows that hold ``elements / 4`` stored
+    entries (a stored entry costs its value, its index and their copies in a sparse
+    product; a block as wide as a text X's vocabulary would be one row)."""
+    rows = elements // max(X.shape[1], 1)
+    if sp.issparse(X):
+        per_row = max(X.nnz / max(X.shape[0], 1), 1.0)
+        rows = max(rows, int(elements / 4 // per_row))
+    return max(1, rows)
+
+
 def float64_row_blocks(X, elements=WIDEN_ELEMENTS):
     """``(rows, block)``: the rows of X (dense or CSR) as float64 blocks of about
-    ``elements`` entries, one at a time, so that a float32 X is never widened whole (numpy
-    casts all of it in every product with a float64 operand)."""
-    step = max(1, elements // max(X.shape[1], 1))
+    ``elements`` entries (:func:`rows_per_block`), one at a time, so that a float32 X is
+    never widened whole (numpy casts all of it in every product with a float64 operand)."""
+    step = rows_per_block(X, elements)
     for start in range(0, X.shape[0], step):
         rows = slice(start, start + step)
         yield rows, X[rows].astype(np.float64)
