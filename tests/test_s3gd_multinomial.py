@@ -236,6 +236,23 @@ def test_auto_is_full_batch_cg_for_a_multinomial_fit_below_cd_below_rows():
     assert clf.fit(X[:300], y[:300]).solver_ == "hybrid"
 
 
+@pytest.mark.parametrize("kw", [{}, dict(alpha=0.01, tol=1e-6, max_iter=20),
+                                dict(fit_intercept=False)])
+def test_small_multinomial_default_is_cgvr_classifier_cg(kw):
+    # the docs name the 'cg' default as CGVRClassifier(solver='cg')'s driver with its
+    # line-search defaults: s3gd_multinomial restates those settings, so a change on either
+    # side must show here
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)    # max_iter=20 stops short
+        ours = S3GDClassifier(random_state=0, **kw).fit(X, y)
+        cg = CGVRClassifier(solver="cg", **kw).fit(X, y)
+    assert ours.solver_ == "cg" and ours.n_iter_ == cg.n_iter_
+    np.testing.assert_array_equal(ours.coef_, cg.coef_)
+    np.testing.assert_array_equal(ours.intercept_, cg.intercept_)
+
+
 @pytest.mark.parametrize("make", [lambda: S3GDClassifier(random_state=0),
                                   lambda: S3GDClassifier(solver="hybrid", random_state=0),
                                   lambda: CGVRClassifier()])
