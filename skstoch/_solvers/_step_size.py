@@ -2,7 +2,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils._dataset import rows_per_block
+from ..utils._dataset import float64_row_blocks, rows_per_block
 
 
 def stabilized_bb_step(dx, dg, *, inner_iter, epsilon, previous):
@@ -187,12 +187,8 @@ def gram_spectrum(X, sw, seed, rtol=1e-3):
         (one block, X itself, for a float64 X of at most ``step`` rows)."""
         if picked is None and s <= step and source.dtype == np.float64:
             return product(source, slice(None))
-        total = 0.0
-        for start in range(0, s, step):
-            b = slice(start, start + step)
-            block = source[b] if picked is None else source[picked[b]]
-            total = total + product(block.astype(np.float64, copy=False), b)
-        return total
+        return sum(product(block, positions)
+                   for positions, block in float64_row_blocks(source, rows=picked))
 
     mean_row = block_sum(lambda Xb, b: np.asarray(Xb.T @ ws[b]).ravel())
     mean_norm = float(np.linalg.norm(mean_row)) / s

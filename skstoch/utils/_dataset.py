@@ -53,14 +53,18 @@ def rows_per_block(X, elements=WIDEN_ELEMENTS):
     return max(1, rows)
 
 
-def float64_row_blocks(X, elements=WIDEN_ELEMENTS):
-    """``(rows, block)``: the rows of X (dense or CSR) as float64 blocks of about
-    ``elements`` entries (:func:`rows_per_block`), one at a time, so that a float32 X is
-    never widened whole (numpy casts all of it in every product with a float64 operand)."""
+def float64_row_blocks(X, elements=WIDEN_ELEMENTS, rows=None):
+    """``(positions, block)``: the rows of X (dense or CSR), or only ``rows`` (an index
+    array, gathered a block at a time), as float64 blocks of about ``elements`` entries
+    (:func:`rows_per_block`), one at a time, so that a float32 X is never widened whole
+    (numpy casts all of it in every product with a float64 operand).  ``positions`` is the
+    slice of the block's rows in X or in ``rows``; a block of a float64 X may be a view of
+    it (read only)."""
     step = rows_per_block(X, elements)
-    for start in range(0, X.shape[0], step):
-        rows = slice(start, start + step)
-        yield rows, X[rows].astype(np.float64)
+    for start in range(0, X.shape[0] if rows is None else len(rows), step):
+        positions = slice(start, start + step)
+        block = X[positions] if rows is None else X[rows[positions]]
+        yield positions, block.astype(np.float64, copy=False)
 
 
 def dataset_matrix(ds):
