@@ -2,14 +2,16 @@
 and full-batch CG instead of multinomial Prox-SVRG for the multinomial model: median CPU
 seconds of default fits with either solver and the relative objective gap each stops at
 (against a ``'cd'`` fit at ``tol=1e-8``; multinomial: a CG fit at ``tol=1e-10``), on the
-standardized bundled datasets and on standardized generated problems of growing n.
+standardized bundled datasets, on standardized generated problems of growing n, on noisy
+copies of digits (dense, correlated features) and on text-like sparse problems.
 
-``'auto'`` runs ``'cd'`` (multinomial: ``'cg'``) below
-``skstoch.linear_model._s3gd.CD_BELOW_ROWS`` rows, in memory.  ``'cg'`` is not a value of
+In memory ``'auto'`` runs ``'cd'`` on a dense float64 X and below
+``skstoch.linear_model._s3gd.CD_BELOW_ROWS`` rows (multinomial: ``'cg'`` below that many
+rows).  ``'cg'`` is not a value of
 S3GD's ``solver``: its rows fit ``CGVRClassifier(solver='cg')``, the same driver and model
 (``alpha = 1/n``, unpenalised intercepts).  Re-run before changing that number or a solver.
 
-Run: ``PYTHONPATH=. python benchmarks/studies/s3gd_auto_crossover.py`` (about a minute);
+Run: ``PYTHONPATH=. python benchmarks/studies/s3gd_auto_crossover.py`` (a few minutes);
 writes ``benchmarks/studies/results/s3gd_auto_crossover.md``.
 """
 import time
@@ -17,10 +19,11 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn.datasets import (load_breast_cancer, load_diabetes, load_digits, load_iris,
                               load_wine, make_classification, make_regression)
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import StandardScaler, normalize
 from threadpoolctl import threadpool_limits
 
 from skstoch import CGVRClassifier, S3GDClassifier, S3GDRegressor
@@ -31,6 +34,36 @@ SEEDS = (0, 1, 2)
 
 def _bundled(load):
     return lambda: load(return_X_y=True)
+
+
+def _noisy_digits(copies, target=None):
+    """Digits repeated ``copies`` times plus 0.3 N(0, 1) noise (dense, correlated features);
+    ``target``: that digit against the rest (binary, imbalanced)."""
+    def data():
+        X, y = load_digits(return_X_y=True)
+        rng = np.random.RandomState(0)
+        X = np.repeat(X, copies, axis=0) + 0.3 * rng.standard_normal((copies * len(X), 64))
+        y = np.repeat(y, copies)
+        return X, y if target is None else (y == target).astype(int)
+    return data
+
+
+def _text(n, d, positive=0.5):
+    """Text-like CSR rows of unit norm (50 stored entries, exponential values), labels from a
+    sparse linear model: its top ``positive`` share of margins is class 1."""
+    def data():
+        rng = np.random.RandomState(0)
+        cols = rng.randint(0, d, size=(n, 50))
+        X = sp.csr_matrix((rng.exponential(1.0, n * 50), cols.ravel(),
+                           np.arange(0, n * 50 + 1, 50)), shape=(n, d))
+        X.sum_duplicates()
+        X = normalize(X)
+        w = np.zeros(d)
+        support = rng.choice(d, d // 20, replace=False)
+        w[support] = 10 * rng.standard_normal(len(support))
+        margin = X @ w
+        return X, (margin > np.quantile(margin, 1 - positive)).astype(int)
+    return data
 
 
 # (label, data(), estimator)
@@ -47,6 +80,21 @@ PROBLEMS = [
     ("make_regression d=100", lambda n=n: make_regression(n, 100, noise=10, random_state=0),
      S3GDRegressor)
     for n in (2000, 20000)
+]
+
+
+# from CD_BELOW_ROWS rows: dense data with correlated features, and sparse data
+LARGE = [
+    ("covtype-like make_classification d=54", lambda: make_classification(
+        100_000, 54, n_informative=20, n_redundant=10, n_clusters_per_class=4, flip_y=0.05,
+        random_state=0), S3GDClassifier),
+    ("noisy digits x4, 0 against the rest", _noisy_digits(4, 0), S3GDClassifier),
+    ("noisy digits x4, 3 against the rest", _noisy_digits(4, 3), S3GDClassifier),
+    ("noisy digits x4, one-vs-rest", _noisy_digits(4), S3GDClassifier),
+    ("noisy digits x12, one-vs-rest", _noisy_digits(12), S3GDClassifier),
+    ("text-like CSR d=20000", _text(30_000, 20_000), S3GDClassifier),
+    ("text-like CSR d=20000, 5% positive", _text(30_000, 20_000, 0.05), S3GDClassifier),
+    ("text-like CSR d=50000", _text(100_000, 50_000), S3GDClassifier),
 ]
 
 
@@ -119,7 +167,7 @@ def _cpu_fit(est, X, y):
 
 def _row(label, data, estimator):
     X, y = data()
-    X = StandardScaler().fit_transform(X)
+    X = X if sp.issparse(X) else StandardScaler().fit_transform(X)
     if estimator is S3GDRegressor:
         y = (y - y.mean()) / y.std()
     kw = {} if estimator is S3GDRegressor else {"multi_class": "ovr"}
@@ -139,8 +187,10 @@ def main():
              "parameters but `solver`, l2 penalty, `alpha=1/n`, one-vs-rest for several "
              "classes; gap = relative objective gap of the last fit (seed 2) over a "
              "`solver='cd', tol=1e-8` fit; warnings = warnings over the 3 fits. Standardized "
-             "features (regression target standardized). "
-             f"`solver='auto'` runs 'cd' below {CD_BELOW_ROWS} rows.", "",
+             "dense features (regression target standardized); text-like CSR rows have "
+             "unit norm. Noisy digits: digits repeated 4 or 12 times plus 0.3 N(0, 1). "
+             f"`solver='auto'` runs 'cd' on a dense float64 X and below {CD_BELOW_ROWS} rows, "
+             "'hybrid' on a sparse or float32 X from there.", "",
              "| problem | n | cd s | cd gap | cd warnings | hybrid s | hybrid gap "
              "| hybrid warnings |",
              "|---|---|---|---|---|---|---|---|"]
@@ -153,14 +203,23 @@ def main():
                    "| problem | n | cg s | cg gap | cg warnings | hybrid s | hybrid gap "
                    "| hybrid warnings |",
                    "|---|---|---|---|---|---|---|---|"]
+    large = ["", "## From 5,000 rows: dense and sparse", "",
+             "As the first table, on noisy copies of digits (dense, correlated features; "
+             "binary problems of one digit against the rest, and one-vs-rest), a "
+             "covtype-like generated problem and text-like CSR problems. `solver='auto'` "
+             "runs 'cd' on the dense float64 rows and 'hybrid' on the CSR rows.", "",
+             lines[-2], lines[-1]]
     with threadpool_limits(1):
         for label, data, estimator in PROBLEMS:
             lines.append(_row(label, data, estimator))
             print(lines[-1], flush=True)
+        for label, data, estimator in LARGE:
+            large.append(_row(label, data, estimator))
+            print(large[-1], flush=True)
         for label, data in MULTINOMIAL:
             multinomial.append(_multinomial_row(label, data))
             print(multinomial[-1], flush=True)
-    lines += multinomial
+    lines += large + multinomial
     out = Path(__file__).parent / "results" / "s3gd_auto_crossover.md"
     out.write_text("\n".join(lines) + "\n")
 
