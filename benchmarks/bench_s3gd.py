@@ -223,19 +223,21 @@ def contenders(alpha, n, sparse_input):
     epochs = 200
     s3 = dict(alpha=alpha, fit_intercept=False, random_state=0, tol=0, n_iter_no_change=10**6,
               max_iter=epochs)
+    # 'auto' runs 'cd' on a dense X: the Prox-SVRG rows name their solver
+    hybrid = dict(s3, solver="hybrid")
     cases = [
         ("Prox-SVRG (S3GDClassifier) init_step=None (SGD warm-up pass, then Prox-SVRG; default of rounds 6-10)",
-         "skstoch", lambda cb: S3GDClassifier(callback=cb, init_step=None, **s3),
+         "skstoch", lambda cb: S3GDClassifier(callback=cb, init_step=None, **hybrid),
          skstoch_trace),
         ("Prox-SVRG (S3GDClassifier) init_step='auto' (line-search start instead of the warm-up when "
          "c lambda_max <= alpha)", "skstoch",
-         lambda cb: S3GDClassifier(callback=cb, init_step="auto", **s3), skstoch_trace),
+         lambda cb: S3GDClassifier(callback=cb, init_step="auto", **hybrid), skstoch_trace),
         ("Prox-SVRG (S3GDClassifier) init_step='line_search' (always; then Prox-SVRG, no warm-up)", "skstoch",
-         lambda cb: S3GDClassifier(callback=cb, init_step="line_search", **s3), skstoch_trace),
+         lambda cb: S3GDClassifier(callback=cb, init_step="line_search", **hybrid), skstoch_trace),
         ("Prox-SVRG (S3GDClassifier) warmup_epochs=0 (from 0, round-3 default)", "skstoch",
-         lambda cb: S3GDClassifier(callback=cb, warmup_epochs=0, **s3), skstoch_trace),
+         lambda cb: S3GDClassifier(callback=cb, warmup_epochs=0, **hybrid), skstoch_trace),
         ("S3GD epoch then Prox-SVRG (S3GDClassifier anchor_epochs=1)", "skstoch",
-         lambda cb: S3GDClassifier(callback=cb, anchor_epochs=1, **s3), skstoch_trace),
+         lambda cb: S3GDClassifier(callback=cb, anchor_epochs=1, **hybrid), skstoch_trace),
         ("S3GD paper (solver='s3gd', constant step)", "skstoch",
          lambda cb: S3GDClassifier(callback=cb, solver="s3gd", **s3), skstoch_trace),
         ("S3GD paper, decaying ('adaptive') step", "skstoch",

@@ -146,9 +146,9 @@ def step_of(name, label):
 # the seeds of ``F(w) - F*`` with the min-max band.  SCV runs in numpy (the others in
 # Cython), so its times are pessimistic; its objective per epoch is fair.
 # ``ours (defaults)`` is ``S3GDClassifier`` with the protocol's objective and otherwise
-# default parameters (``solver='auto'``: ``'cd'``, coordinate descent, on the bundled sets,
-# below 5,000 rows; ``'hybrid'``, one SGD pass then Prox-SVRG with an automatic step, on the
-# generated ones).
+# default parameters (``solver='auto'``: ``'cd'``, coordinate descent, on every set here, all
+# dense float64; ``'hybrid'``, one SGD pass then Prox-SVRG, is the default on sparse or float32
+# data from 5,000 rows).
 # "Best" on a dataset is the lowest median objective at the end of the budget among the
 # paper's five methods.
 fig, axes = plt.subplots(1, len(data), figsize=(4 * len(data), 3.5))

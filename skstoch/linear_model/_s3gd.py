@@ -1,8 +1,8 @@
 """Linear models of the S3GD paper (002): by default working-set coordinate descent (l1 /
-elastic-net, and any penalty below ``CD_BELOW_ROWS`` rows) or Prox-SVRG after one SGD pass
-(l2 penalty from ``CD_BELOW_ROWS`` rows); for a multiclass log loss, full-batch nonlinear CG
-below ``CD_BELOW_ROWS`` rows and multinomial Prox-SVRG from there; the paper's S3GD with
-``solver='s3gd'``.
+elastic-net, a dense float64 X, and any penalty below ``CD_BELOW_ROWS`` rows) or Prox-SVRG after
+one SGD pass (l2 penalty on a sparse or float32 X from ``CD_BELOW_ROWS`` rows); for a multiclass
+log loss, full-batch nonlinear CG below ``CD_BELOW_ROWS`` rows and multinomial Prox-SVRG from
+there; the paper's S3GD with ``solver='s3gd'``.
 
 ``S3GDClassifier`` and ``S3GDRegressor`` minimise
 
@@ -10,16 +10,17 @@ below ``CD_BELOW_ROWS`` rows and multinomial Prox-SVRG from there; the paper's S
 
 (``s_i`` the sample times class weights rescaled to sum to n, ``b`` unpenalised).  The default
 ``solver='auto'`` runs ``'cd'`` (working-set coordinate descent) when the penalty has an l1
-part or X has fewer than ``CD_BELOW_ROWS`` rows (``'cg'``, full-batch CG, for the multinomial
-model there), else ``'hybrid'``, which with
-``anchor_epochs=0`` builds no anchor graph: one pass of per-sample SGD, then Prox-SVRG (Xiao &
-Zhang).  ``solver='s3gd'`` is Algorithm 1 of Mu, Liu & Fan
-(proximal mini-batch steps with the anchor-graph control variate, Algorithm 2); the paper's
-baselines (mini-batch SGD, stratified SGD, Prox-SVRG) are ``'sgd'``, ``'ssgd'``, ``'svrg'``.
+part, X is dense float64, or X has fewer than ``CD_BELOW_ROWS`` rows (the multinomial model:
+``'cg'``, full-batch CG, below ``CD_BELOW_ROWS`` rows, dense or sparse), else ``'hybrid'``,
+which with ``anchor_epochs=0`` builds no anchor graph: one pass of per-sample SGD, then
+Prox-SVRG (Xiao & Zhang).  ``solver='s3gd'`` is Algorithm 1 of Mu, Liu & Fan (proximal mini-batch
+steps with the anchor-graph control variate, Algorithm 2); the paper's baselines (mini-batch
+SGD, stratified SGD, Prox-SVRG) are ``'sgd'``, ``'ssgd'``, ``'svrg'``.
 """
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._solvers import (_working_set, dask_fit, dask_multinomial, s3gd,
@@ -58,9 +59,11 @@ _COMMON_CONSTRAINTS = {
 # standardized breast cancer 'hybrid' stopped on its plateau 8% above the optimum (digits
 # one-vs-rest 49%) where 'cd' stops within 4e-6 of it in half the time or less; on generated
 # problems 'cd' is as fast up to 5,000 rows, 'hybrid' faster from 20,000 rows at d = 100
-# (benchmarks/studies/s3gd_auto_crossover.py; user guide, "Choosing the default below 5,000
-# rows").  Multinomial: 'hybrid' stopped 10% above the optimum on standardized digits, 'cg'
-# 7e-4 above it (LogisticRegression()'s stop) in a third of the CPU time
+# (benchmarks/studies/s3gd_auto_crossover.py; user guide, "Choosing the default solver").  From
+# there 'auto' keeps 'hybrid' for a sparse or float32 X only: on dense data with correlated
+# features 'hybrid' stopped up to 99% above the optimum without a warning.  Multinomial: 'hybrid'
+# stopped 10% above the optimum on standardized digits, 'cg' 7e-4 above it
+# (LogisticRegression()'s stop) in a third of the CPU time
 CD_BELOW_ROWS = 5000
 
 # the solvers whose multiclass log loss can be multinomial ('auto' below CD_BELOW_ROWS rows:
@@ -92,10 +95,10 @@ class _S3GDMixin:
     def _resolved_solver(self, X, multinomial=False):
         """The solver a fit on ``X`` runs: ``solver='auto'`` is ``'hybrid'`` on a Dask X
         (Prox-SVRG epochs for every penalty and size; ``'cd'`` reads columns of X); in
-        memory, below ``CD_BELOW_ROWS`` rows, ``'cg'`` for a multinomial fit without an l1
-        part (full-batch CG needs a smooth objective) and ``'cd'`` for the other fits; from
-        ``CD_BELOW_ROWS`` rows ``'cd'`` with an l1 part (not multinomial), else
-        ``'hybrid'``."""
+        memory, a multinomial fit runs ``'cg'`` below ``CD_BELOW_ROWS`` rows without an l1
+        part (full-batch CG needs a smooth objective), else ``'hybrid'``; the other fits run
+        ``'cd'`` with an l1 part, on a dense float64 X, or below ``CD_BELOW_ROWS`` rows,
+        else (a sparse or float32 X without an l1 part) ``'hybrid'``."""
         if self.solver != "auto":
             return self.solver
         if is_dask_array(X):
@@ -103,7 +106,9 @@ class _S3GDMixin:
         few_rows = X.shape[0] < CD_BELOW_ROWS
         if multinomial:
             return "cg" if few_rows and not self._has_l1_part() else "hybrid"
-        return "cd" if self._has_l1_part() or few_rows else "hybrid"
+        # 'cd' copies a dense X's columns in float64: a float32 X is kept in place
+        dense64 = not sp.issparse(X) and X.dtype == np.float64
+        return "cd" if self._has_l1_part() or few_rows or dense64 else "hybrid"
 
     def _solver_name(self, X, multinomial=False):
         return f"{type(self).__name__}(solver={self._resolved_solver(X, multinomial)!r})"
@@ -206,25 +211,35 @@ _SOLVER_DOC = """
         Fit an unpenalised intercept (the paper appends a penalised constant feature instead).
     solver : {'auto', 'hybrid', 's3gd', 'svrg', 'sgd', 'ssgd', 'cd'}, default='auto'
         ``'auto'``: ``'cd'`` when the penalty has an l1 part (``penalty='l1'``, or
-        ``'elasticnet'`` with ``l1_ratio > 0``, and ``alpha > 0``) or X has fewer than
-        5,000 rows, else ``'hybrid'``; ``solver_`` says which ran.  The multinomial model
-        of ``S3GDClassifier`` (which ``'cd'`` does not fit) runs ``'cg'`` below 5,000 rows
-        without an l1 part: full-batch nonlinear CG with strong-Wolfe line searches (not in
-        the paper; the driver of ``CGVRClassifier(solver='cg')``, not a value of this
-        parameter), else ``'hybrid'``.  Measured decisions: with an l1 part
-        (``benchmarks/bench_s3gd.py l1``) ``'cd'`` reached a relative suboptimality of 1e-6
-        4-8x sooner than ``'hybrid'`` on dense problems and 30x sooner on sparse regression
-        (``'hybrid'`` did not reach it on sparse logistic regression); below 5,000 rows
+        ``'elasticnet'`` with ``l1_ratio > 0``, and ``alpha > 0``), X is dense float64, or X
+        has fewer than 5,000 rows, else (a sparse or float32 X) ``'hybrid'``; ``solver_``
+        says which ran. The multinomial model of ``S3GDClassifier`` (which ``'cd'`` does not
+        fit) runs ``'cg'`` below 5,000 rows without an l1 part: full-batch nonlinear CG with
+        strong-Wolfe line searches (not in the paper; the driver of
+        ``CGVRClassifier(solver='cg')``, not a value of this parameter), else ``'hybrid'``.
+        Measured decisions: with an l1 part (``benchmarks/bench_s3gd.py l1``) ``'cd'``
+        reached a relative suboptimality of 1e-6 4-8x sooner than ``'hybrid'`` on dense
+        problems and 30x sooner on sparse regression (``'hybrid'`` did not reach it on
+        sparse logistic regression); below 5,000 rows
         (``benchmarks/studies/s3gd_auto_crossover.py``) ``'cd'`` stopped within 4e-6 of the
         optimum on the standardized bundled datasets, where ``'hybrid'``'s plateau stop came
-        8% above it on breast cancer and 49% on digits one-vs-rest, in at most the same time;
-        on standardized digits the multinomial ``'hybrid'`` stopped 10% above its optimum
-        where ``'cg'`` stops 7e-4 above it in a third of the time.  On a Dask array X,
-        ``'auto'`` is ``'hybrid'`` (Prox-SVRG) for every penalty and size (see Notes).
+        8% above it on breast cancer and 49% on digits one-vs-rest, in at most the same
+        time; from 5,000 rows (the same study) ``'hybrid'`` was at most 1.35x faster on
+        dense generated problems but stopped 21-99% above the optimum on noisy copies of
+        digits (binary and one-vs-rest), where ``'cd'`` stops within 6e-5 of it in at most
+        the same time; on text-like sparse rows of unit norm ``'hybrid'`` was 2.3-4.1x
+        faster and stopped within 3e-6 of it.  ``'cd'`` keeps a column-major float64 copy of
+        a dense X (a peak of up to 1.25 times X beyond it): a float32 X, which ``'hybrid'``
+        reads in place, keeps ``'hybrid'``; for a dense float64 X near the memory limit pass
+        ``'hybrid'``.  On standardized digits the multinomial ``'hybrid'`` stopped 10% above
+        its optimum where ``'cg'`` stops 7e-4 above it in a third of the time.  On a Dask
+        array X, ``'auto'`` is ``'hybrid'`` (Prox-SVRG) for every penalty and size (see
+        Notes).
         ``'s3gd'``: the paper's Algorithm 1 with the anchor-graph control variate throughout
         (converges to a noise floor above the optimum, Theorem 3.1).  ``'hybrid'``
-        (default without an l1 part; the paper's suggested remedy, not implemented there;
-        with the default ``anchor_epochs=0`` it is Prox-SVRG with one snapshot per epoch):
+        (default for the l2 penalty on a sparse or float32 X from 5,000 rows; the paper's suggested
+        remedy, not implemented there; with the default ``anchor_epochs=0`` it is Prox-SVRG
+        with one snapshot per epoch):
         ``anchor_epochs`` epochs of S3GD, then Prox-SVRG with one full pass per epoch,
         which converges linearly to the optimum.  The paper's baselines: ``'svrg'``
         Prox-SVRG (a full pass per outer loop of ``n_inner`` steps; the paper uses
@@ -362,7 +377,8 @@ _SOLVER_DOC = """
         ``ConvergenceWarning`` while it is above 0.03 of its value at zero (``3 sqrt(tol)``
         for ``tol`` above 1e-4; user guide, "Stopping rule"; not for the SGD solvers,
         which stop at their noise floor): standardize the features.
-        ``solver='cd'`` (which ``'auto'`` runs with an l1 part and below 5,000 rows): the
+        ``solver='cd'`` (which ``'auto'`` runs with an l1 part, on a dense float64 X and below
+        5,000 rows): the
         fit stops when the largest optimality violation (over the features, the distance of
         the negative gradient of the smooth part to the l1 subdifferential; and the
         intercept's gradient), divided by its value at ``w = 0, b = 0``, is at most ``tol``
@@ -442,20 +458,20 @@ _ATTRIBUTES_DOC = """
 
 
 class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
-    __doc__ = f"""Linear classifier trained by working-set coordinate descent (default for
-    l1 / elastic-net, and below 5,000 rows), Prox-SVRG after one SGD pass (default for the l2
-    penalty from 5,000 rows; for the log loss with more than two classes full-batch CG below
-    5,000 rows, multinomial Prox-SVRG from there), or by the S3GD of Mu, Liu & Fan
-    (``solver='s3gd'``) and the paper's baselines.
+    __doc__ = f"""Linear classifier trained by working-set coordinate descent (default for l1 /
+    elastic-net, a dense float64 X, and below 5,000 rows), Prox-SVRG after one SGD pass (default
+    for the l2 penalty on a sparse or float32 X from 5,000 rows; for the log loss with more than
+    two classes full-batch CG below 5,000 rows, multinomial Prox-SVRG from there), or by the
+    S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    The default is not S3GD.  Below 5,000 rows, and with an l1 part, ``solver='auto'``
-    resolves to ``'cd'`` (see ``solver``); for the l2 penalty from 5,000 rows it resolves to
-    ``'hybrid'`` with ``anchor_epochs=0``: one pass of per-sample
-    SGD (``warmup_epochs``; on a well-conditioned problem one exact steepest-descent step
-    instead, ``init_step``), then Prox-SVRG with one full pass per epoch; it builds no anchor
-    graph.  Each binary problem (one per class, one-vs-rest, for more than two classes when
-    the fit is not multinomial, see ``multi_class``; all heads share one anchor graph,
-    threads with ``n_jobs``) minimises, with ``y_i`` in {{-1, +1}},
+    The default is not S3GD.  With an l1 part, on a dense float64 X and below 5,000 rows,
+    ``solver='auto'`` resolves to ``'cd'`` (see ``solver``); for the l2 penalty on a sparse
+    or float32 X from 5,000 rows it resolves to ``'hybrid'`` with ``anchor_epochs=0``: one pass of
+    per-sample SGD (``warmup_epochs``; on a well-conditioned problem one exact
+    steepest-descent step instead, ``init_step``), then Prox-SVRG with one full pass per
+    epoch; it builds no anchor graph.  Each binary problem (one per class, one-vs-rest, for
+    more than two classes when the fit is not multinomial, see ``multi_class``; all heads
+    share one anchor graph, threads with ``n_jobs``) minimises, with ``y_i`` in {{-1, +1}},
 
     ``F(w, b) = (1/n) sum_i s_i loss(y_i, x_i.w + b)
     + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
@@ -528,7 +544,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
         the one-vs-rest sigmoids (as ``SGDClassifier``).  ``'auto'``: ``'multinomial'`` for
         the log loss when ``solver`` is ``'hybrid'`` or ``'svrg'``, or ``'auto'`` without an
         l1 part, whatever the number of rows (the l2 default: what ``LogisticRegression``
-        fits; ``'cd'``, which ``'auto'`` picks below 5,000 rows, fits only binary and
+        fits; ``'cd'``, which ``'auto'`` picks otherwise, fits only binary and
         one-vs-rest problems), else ``'ovr'``: the other losses,
         ``solver='cd'`` (the default with an l1 part: coordinate descent per head; also on
         a Dask X, where 'auto' runs Prox-SVRG, so that the same parameters fit the same
@@ -690,15 +706,15 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
 
 
 class S3GDRegressor(_S3GDMixin, DaskRegressorMixin, BaseLinearRegressor):
-    __doc__ = f"""Ridge, lasso or elastic net trained by working-set coordinate descent
-    (default for lasso / elastic net, and below 5,000 rows), Prox-SVRG after one SGD pass
-    (default for ridge from 5,000 rows), or by the S3GD of Mu, Liu & Fan (``solver='s3gd'``)
-    and the paper's baselines.
+    __doc__ = f"""Ridge, lasso or elastic net trained by working-set coordinate descent (default
+    for lasso / elastic net, a dense float64 X, and below 5,000 rows), Prox-SVRG after one SGD
+    pass (default for ridge on a sparse or float32 X from 5,000 rows), or by the S3GD of Mu, Liu
+    & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    The default is not S3GD.  Below 5,000 rows, and with an l1 part, ``solver='auto'``
-    resolves to ``'cd'`` (see ``solver``); for ridge from 5,000 rows it resolves to
-    ``'hybrid'`` with ``anchor_epochs=0``: one pass of per-sample SGD, then Prox-SVRG; it
-    builds no anchor graph.  Each output minimises
+    The default is not S3GD.  With an l1 part, on a dense float64 X and below 5,000 rows,
+    ``solver='auto'`` resolves to ``'cd'`` (see ``solver``); for ridge on a sparse or float32
+    X from 5,000 rows it resolves to ``'hybrid'`` with ``anchor_epochs=0``: one pass of per-sample
+    SGD, then Prox-SVRG; it builds no anchor graph.  Each output minimises
 
     ``F(w, b) = (1/n) sum_i s_i (x_i.w + b - y_i)^2 / 2
     + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) / 2 ||w||^2)``
