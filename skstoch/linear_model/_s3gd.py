@@ -225,7 +225,8 @@ _SOLVER_DOC = """
         optimum on the standardized bundled datasets, where ``'hybrid'``'s plateau stop came
         8% above it on breast cancer and 49% on digits one-vs-rest, in at most the same
         time; from 5,000 rows (the same study) ``'hybrid'`` was at most 1.35x faster on
-        dense generated problems but stopped 21-99% above the optimum on noisy copies of
+        dense generated problems at the default ``tol`` (up to 4.2x to a relative
+        suboptimality of 1e-6, user guide) but stopped 21-99% above the optimum on noisy copies of
         digits (binary and one-vs-rest), where ``'cd'`` stops within 6e-5 of it in at most
         the same time; on text-like sparse rows of unit norm ``'hybrid'`` was 2.3-4.1x
         faster and stopped within 3e-6 of it.  ``'cd'`` keeps a column-major float64 copy of
