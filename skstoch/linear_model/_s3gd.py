@@ -378,7 +378,7 @@ _SOLVER_DOC = """
         ``ConvergenceWarning`` while it is above 0.03 of its value at zero (``3 sqrt(tol)``
         for ``tol`` above 1e-4; user guide, "Stopping rule"; not for the SGD solvers,
         which stop at their noise floor): standardize the features.
-        ``solver='cd'`` (which ``'auto'`` runs with an l1 part, on a dense float64 X and below
+        ``solver='cd'`` (which ``'auto'`` runs with an l1 part, on a dense float64 X or below
         5,000 rows): the
         fit stops when the largest optimality violation (over the features, the distance of
         the negative gradient of the smooth part to the l1 subdifferential; and the
@@ -465,7 +465,7 @@ class S3GDClassifier(_S3GDMixin, DaskClassifierMixin, BaseLinearClassifier):
     two classes full-batch CG below 5,000 rows, multinomial Prox-SVRG from there), or by the
     S3GD of Mu, Liu & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    The default is not S3GD.  With an l1 part, on a dense float64 X and below 5,000 rows,
+    The default is not S3GD.  With an l1 part, on a dense float64 X, or below 5,000 rows,
     ``solver='auto'`` resolves to ``'cd'`` (see ``solver``); for the l2 penalty on a sparse
     or float32 X from 5,000 rows it resolves to ``'hybrid'`` with ``anchor_epochs=0``: one pass of
     per-sample SGD (``warmup_epochs``; on a well-conditioned problem one exact
@@ -712,7 +712,7 @@ class S3GDRegressor(_S3GDMixin, DaskRegressorMixin, BaseLinearRegressor):
     pass (default for ridge on a sparse or float32 X from 5,000 rows), or by the S3GD of Mu, Liu
     & Fan (``solver='s3gd'``) and the paper's baselines.
 
-    The default is not S3GD.  With an l1 part, on a dense float64 X and below 5,000 rows,
+    The default is not S3GD.  With an l1 part, on a dense float64 X, or below 5,000 rows,
     ``solver='auto'`` resolves to ``'cd'`` (see ``solver``); for ridge on a sparse or float32
     X from 5,000 rows it resolves to ``'hybrid'`` with ``anchor_epochs=0``: one pass of per-sample
     SGD, then Prox-SVRG; it builds no anchor graph.  Each output minimises
