@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.sparsefuncs import mean_variance_axis
 
+from ..utils._dataset import rows_per_block
 from ..utils._warnings import warn
 from ._monitor import SCALERS
 
@@ -33,7 +34,6 @@ FAR_FROM_OPTIMUM = 0.03
 # shares such as 1/3 leave a remainder of about 1e-17 where it vanishes (constant features,
 # balanced classes: zero is the optimum, and the ratio of two rounding errors is about 1)
 SOFTMAX_ROUNDING = 1e-12
-_CHUNK_ELEMENTS = 1 << 16   # dense variances a block of rows at a time (512 KB of float64)
 _CONSTANT = 1e-7        # std / |mean| below this: a constant column
 _MOMENT_ROWS = 20_000   # the columns' moments from at most this many rows (evenly spaced)
 
@@ -47,7 +47,7 @@ def column_moments(X, max_rows=_MOMENT_ROWS):
         return np.asarray(mean, np.float64), np.sqrt(np.asarray(var, np.float64))
     mean = X.mean(axis=0, dtype=np.float64)
     squares = np.zeros(X.shape[1])
-    step = max(1, _CHUNK_ELEMENTS // max(X.shape[1], 1))
+    step = rows_per_block(X)     # dense variances a block of rows at a time
     for start in range(0, X.shape[0], step):
         centred = X[start:start + step] - mean
         squares += np.einsum("ij,ij->j", centred, centred)
